@@ -1,0 +1,60 @@
+//! The top: parse arguments, set up logging and signals, run a command, map the result to an
+//! exit code.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command, LogFormat};
+use crate::command;
+use crate::exit_code;
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return if error.use_stderr() {
+                exit_code::USAGE
+            } else {
+                exit_code::SUCCESS
+            };
+        }
+    };
+    init_logging(cli.log_format, &cli.log);
+    let cancel = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(error) = signal_hook::flag::register(signal, Arc::clone(&cancel)) {
+            tracing::warn!(%error, signal, "cannot handle signal");
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    let result = match &cli.command {
+        Command::Check(args) => command::check(args, &cancel, &mut stdout),
+        Command::Init(args) => command::init(args, &mut stdout),
+    };
+    let _ = stdout.flush();
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            let _ = writeln!(std::io::stderr(), "error: {error}");
+            error.exit_code()
+        }
+    }
+}
+
+fn init_logging(format: LogFormat, filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false);
+    let _ = match format {
+        LogFormat::Text => builder.without_time().try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
+}

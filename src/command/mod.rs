@@ -1,0 +1,34 @@
+//! The subcommands: each turns parsed arguments into work and an exit code.
+
+mod check;
+mod init;
+
+pub use check::check;
+pub use init::init;
+
+use crate::config::ConfigError;
+use crate::exit_code;
+use crate::gate::GateError;
+use crate::state::StateError;
+
+/// Why a command could not do its job; each maps to one exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Gate(#[from] GateError),
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl CommandError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Self::Config(_) | Self::Usage(_) => exit_code::USAGE,
+            Self::Gate(_) | Self::State(_) => exit_code::ERROR,
+        }
+    }
+}

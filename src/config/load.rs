@@ -1,0 +1,283 @@
+//! Reads `refine-loop.toml`, applies the environment and flag layers, and validates the result.
+
+use std::collections::BTreeSet;
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use super::error::ConfigError;
+use super::settings::{CheckSettings, GateSettings, Settings, defaults};
+use super::units::{ByteSize, ConfigDuration};
+use super::wire::{CheckFile, ConfigFile};
+use crate::parse::Catalogue;
+
+/// The layers above the file: each value came from a flag or a `REFINE_LOOP_*` variable (clap
+/// merges those two, the flag winning, and treats an empty variable as unset).
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    pub target: Option<PathBuf>,
+    pub config: Option<PathBuf>,
+    pub state_dir: Option<PathBuf>,
+    pub gate_timeout: Option<ConfigDuration>,
+    pub kill_grace: Option<ConfigDuration>,
+    pub log_limit: Option<ByteSize>,
+}
+
+/// Loads and validates the configuration for `overrides.target` (default: the current directory).
+pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
+    let target = resolve_target(overrides.target.as_deref())?;
+    let config_file = overrides
+        .config
+        .clone()
+        .unwrap_or_else(|| target.join(defaults::CONFIG_FILE));
+    let text = read_config(&config_file)?;
+    let file = parse_file(&config_file, &text)?;
+
+    let config_dir = config_file
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let parser_dirs: Vec<PathBuf> = file
+        .parser_dirs
+        .iter()
+        .flatten()
+        .map(|dir| config_dir.join(dir))
+        .collect();
+    let parsers = Catalogue::load(&parser_dirs)?;
+
+    let gate_file = file.gate.unwrap_or_default();
+    let default_timeout = overrides
+        .gate_timeout
+        .or(gate_file.timeout)
+        .map_or(defaults::CHECK_TIMEOUT, |d| d.0);
+    let kill_grace = overrides
+        .kill_grace
+        .or(gate_file.kill_grace)
+        .map_or(defaults::KILL_GRACE, |d| d.0);
+    let log_limit = overrides
+        .log_limit
+        .or(gate_file.log_limit)
+        .map_or(defaults::LOG_LIMIT, |s| s.0);
+
+    let checks = resolve_checks(
+        &config_file,
+        &target,
+        &parsers,
+        gate_file.check,
+        default_timeout,
+    )?;
+
+    let state_dir = match (&overrides.state_dir, &file.state_dir) {
+        (Some(dir), _) => absolute(dir)?,
+        (None, Some(dir)) => target.join(dir),
+        (None, None) => target.join(defaults::STATE_DIR),
+    };
+
+    Ok(Settings {
+        target,
+        config_file,
+        state_dir,
+        gate: GateSettings {
+            checks,
+            kill_grace,
+            log_limit,
+        },
+        parsers,
+    })
+}
+
+fn resolve_target(target: Option<&Path>) -> Result<PathBuf, ConfigError> {
+    let given = target.unwrap_or(Path::new("."));
+    if !given.is_dir() {
+        return Err(ConfigError::TargetNotDirectory {
+            path: given.to_path_buf(),
+        });
+    }
+    given
+        .canonicalize()
+        .map_err(|_| ConfigError::TargetNotDirectory {
+            path: given.to_path_buf(),
+        })
+}
+
+fn absolute(path: &Path) -> Result<PathBuf, ConfigError> {
+    std::path::absolute(path).map_err(|source| ConfigError::InvalidOverride {
+        source_name: "--state-dir".into(),
+        reason: format!("{}: {source}", path.display()),
+    })
+}
+
+fn read_config(path: &Path) -> Result<String, ConfigError> {
+    match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes).map_err(|error| {
+            ConfigError::invalid_at(
+                path,
+                "",
+                None,
+                "(file)",
+                format!(
+                    "not valid UTF-8 (at byte {})",
+                    error.utf8_error().valid_up_to()
+                ),
+            )
+        }),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Err(ConfigError::Missing {
+            path: path.to_path_buf(),
+        }),
+        Err(source) => Err(ConfigError::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Parses the TOML text into the wire types; errors carry the key path and position.
+fn parse_file(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
+    let deserializer = toml::de::Deserializer::parse(text).map_err(|error| {
+        ConfigError::invalid_at(path, text, error.span(), "(syntax)", error.message())
+    })?;
+    serde_path_to_error::deserialize(deserializer).map_err(|error| {
+        let key = match error.path().to_string() {
+            key if key == "." => "(top level)".to_string(),
+            key => key,
+        };
+        let inner = error.into_inner();
+        ConfigError::invalid_at(path, text, inner.span(), key, inner.message())
+    })
+}
+
+fn resolve_checks(
+    config_file: &Path,
+    target: &Path,
+    parsers: &Catalogue,
+    checks: Vec<CheckFile>,
+    default_timeout: Duration,
+) -> Result<Vec<CheckSettings>, ConfigError> {
+    if checks.is_empty() {
+        return Err(invalid(
+            config_file,
+            "gate.check",
+            "the gate has no checks; add at least one [[gate.check]] with a name and a run command",
+        ));
+    }
+    let mut names = BTreeSet::new();
+    checks
+        .into_iter()
+        .enumerate()
+        .map(|(index, check)| {
+            let key = |field: &str| format!("gate.check[{index}].{field}");
+            if check.name.trim().is_empty() {
+                return Err(invalid(config_file, key("name"), "must not be empty"));
+            }
+            if !names.insert(check.name.clone()) {
+                return Err(invalid(
+                    config_file,
+                    key("name"),
+                    format!(
+                        "\"{}\" is used by another check; names must be unique",
+                        check.name
+                    ),
+                ));
+            }
+            if check.run.trim().is_empty() {
+                return Err(invalid(
+                    config_file,
+                    key("run"),
+                    "must not be empty: expected the shell command that runs this check",
+                ));
+            }
+            let parser_name = check.parser.as_deref().unwrap_or(defaults::PARSER);
+            let Some(parser) = parsers.get(parser_name) else {
+                return Err(invalid(
+                    config_file,
+                    key("parser"),
+                    format!(
+                        "unknown parser \"{parser_name}\"; expected one of: {}",
+                        parsers.names().collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            };
+            let category = match check.category {
+                Some(category) if category.trim().is_empty() => {
+                    return Err(invalid(config_file, key("category"), "must not be empty"));
+                }
+                Some(category) => category,
+                None => parser
+                    .category()
+                    .map_or_else(|| check.name.clone(), str::to_string),
+            };
+            let (cwd, cwd_relative) = resolve_cwd(config_file, target, &key("cwd"), check.cwd)?;
+            let success_codes = check.success_codes.unwrap_or_else(|| vec![0]);
+            if success_codes.is_empty() {
+                return Err(invalid(
+                    config_file,
+                    key("success_codes"),
+                    "must list at least one exit code, like [0]",
+                ));
+            }
+            if let Some(bad) = check.env.keys().find(|k| k.is_empty() || k.contains('=')) {
+                return Err(invalid(
+                    config_file,
+                    key("env"),
+                    format!("\"{bad}\" is not a valid environment variable name"),
+                ));
+            }
+            Ok(CheckSettings {
+                name: check.name,
+                category,
+                run: check.run,
+                parser: parser_name.to_string(),
+                timeout: check.timeout.map_or(default_timeout, |d| d.0),
+                cwd,
+                cwd_relative,
+                env: check.env.into_iter().collect(),
+                success_codes,
+            })
+        })
+        .collect()
+}
+
+fn resolve_cwd(
+    config_file: &Path,
+    target: &Path,
+    key: &str,
+    cwd: Option<PathBuf>,
+) -> Result<(PathBuf, String), ConfigError> {
+    let Some(cwd) = cwd else {
+        return Ok((target.to_path_buf(), String::new()));
+    };
+    let escapes = cwd.is_absolute()
+        || cwd
+            .components()
+            .any(|c| matches!(c, Component::ParentDir | Component::Prefix(_)));
+    if escapes {
+        return Err(invalid(
+            config_file,
+            key,
+            format!(
+                "\"{}\" must be a relative path inside the target",
+                cwd.display()
+            ),
+        ));
+    }
+    let absolute = target.join(&cwd);
+    if !absolute.is_dir() {
+        return Err(invalid(
+            config_file,
+            key,
+            format!("\"{}\" is not a directory inside the target", cwd.display()),
+        ));
+    }
+    let relative = cwd
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("/");
+    Ok((absolute, relative))
+}
+
+fn invalid(path: &Path, key: impl Into<String>, reason: impl AsRef<str>) -> ConfigError {
+    ConfigError::invalid_at(path, "", None, key, reason)
+}

@@ -1,0 +1,13 @@
+//! Configuration: embedded defaults < `refine-loop.toml` < `REFINE_LOOP_*` environment < flags,
+//! resolved once into [`Settings`]. Everything is validated (and every parser compiled) before
+//! anything runs.
+
+mod error;
+mod load;
+mod settings;
+pub mod units;
+mod wire;
+
+pub use error::{ConfigError, one_line};
+pub use load::{Overrides, load};
+pub use settings::{CheckSettings, GateSettings, Settings, defaults};

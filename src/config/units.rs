@@ -1,0 +1,150 @@
+//! Strict readers for the units written in config: durations like `"90s"` and sizes like `"64MiB"`.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer};
+
+/// A duration written as digits and a unit, several parts allowed: `"500ms"`, `"90s"`, `"10m"`,
+/// `"1h30m"`. Anything else (`"10 minutes"`, `"10"`) is refused rather than guessed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigDuration(pub Duration);
+
+pub const DURATION_EXPECTED: &str =
+    "expected digits followed by a unit (ms, s, m or h), like \"90s\", \"10m\" or \"1h30m\"";
+
+impl ConfigDuration {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let refuse = || format!("invalid duration \"{text}\": {DURATION_EXPECTED}");
+        let mut rest = text;
+        let mut total = Duration::ZERO;
+        if rest.is_empty() {
+            return Err(refuse());
+        }
+        while !rest.is_empty() {
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            if digits == 0 {
+                return Err(refuse());
+            }
+            let value: u64 = rest[..digits].parse().map_err(|_| refuse())?;
+            rest = &rest[digits..];
+            let unit_len = rest.bytes().take_while(u8::is_ascii_alphabetic).count();
+            let part = match &rest[..unit_len] {
+                "ms" => Duration::from_millis(value),
+                "s" => Duration::from_secs(value),
+                "m" => Duration::from_secs(value.saturating_mul(60)),
+                "h" => Duration::from_secs(value.saturating_mul(3600)),
+                _ => return Err(refuse()),
+            };
+            rest = &rest[unit_len..];
+            total = total.checked_add(part).ok_or_else(refuse)?;
+        }
+        Ok(Self(total))
+    }
+}
+
+impl<'de> Deserialize<'de> for ConfigDuration {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A byte size written as digits and an optional binary unit: `"65536"`, `"64KiB"`, `"64MiB"`,
+/// `"1GiB"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteSize(pub u64);
+
+pub const SIZE_EXPECTED: &str =
+    "expected digits with an optional unit (B, KiB, MiB or GiB), like \"64MiB\"";
+
+impl ByteSize {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let refuse = || format!("invalid size \"{text}\": {SIZE_EXPECTED}");
+        let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return Err(refuse());
+        }
+        let value: u64 = text[..digits].parse().map_err(|_| refuse())?;
+        let factor: u64 = match &text[digits..] {
+            "" | "B" => 1,
+            "KiB" => 1 << 10,
+            "MiB" => 1 << 20,
+            "GiB" => 1 << 30,
+            _ => return Err(refuse()),
+        };
+        value.checked_mul(factor).map(Self).ok_or_else(refuse)
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+impl fmt::Display for ConfigDuration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        let table: [(&str, Option<u64>); 14] = [
+            ("500ms", Some(500)),
+            ("90s", Some(90_000)),
+            ("10m", Some(600_000)),
+            ("1h", Some(3_600_000)),
+            ("1h30m", Some(5_400_000)),
+            ("0s", Some(0)),
+            ("10 minutes", None),
+            ("10minutes", None),
+            ("10", None),
+            ("", None),
+            ("m", None),
+            ("1.5s", None),
+            ("-1s", None),
+            ("10S", None),
+        ];
+        for (text, expected) in table {
+            let parsed = ConfigDuration::parse(text)
+                .ok()
+                .map(|d| d.0.as_millis() as u64);
+            assert_eq!(parsed, expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn duration_error_names_value_and_form() {
+        let error = ConfigDuration::parse("10 minutes").unwrap_err();
+        assert!(error.contains("\"10 minutes\""), "{error}");
+        assert!(error.contains("\"10m\""), "{error}");
+    }
+
+    #[test]
+    fn sizes() {
+        let table: [(&str, Option<u64>); 8] = [
+            ("0", Some(0)),
+            ("4096", Some(4096)),
+            ("64KiB", Some(65_536)),
+            ("64MiB", Some(67_108_864)),
+            ("1GiB", Some(1_073_741_824)),
+            ("64MB", None),
+            ("MiB", None),
+            ("99999999999GiB", None),
+        ];
+        for (text, expected) in table {
+            assert_eq!(
+                ByteSize::parse(text).ok().map(|s| s.0),
+                expected,
+                "{text:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! The shape of `refine-loop.toml` as written: every field optional, unknown keys refused.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use super::units::{ByteSize, ConfigDuration};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// Where runs keep their files; relative to the target.
+    pub state_dir: Option<PathBuf>,
+    /// Folders of extra parser definitions; relative to the config file.
+    pub parser_dirs: Option<Vec<PathBuf>>,
+    pub gate: Option<GateFile>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateFile {
+    /// Deadline for a check that sets none of its own.
+    pub timeout: Option<ConfigDuration>,
+    /// Time between SIGTERM and SIGKILL when a check is stopped.
+    pub kill_grace: Option<ConfigDuration>,
+    /// Bytes of each check's output written to `gate-output.txt` before the middle is cut.
+    pub log_limit: Option<ByteSize>,
+    #[serde(default)]
+    pub check: Vec<CheckFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckFile {
+    pub name: String,
+    pub category: Option<String>,
+    pub run: String,
+    pub parser: Option<String>,
+    pub timeout: Option<ConfigDuration>,
+    /// Working directory, relative to the target.
+    pub cwd: Option<PathBuf>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub success_codes: Option<Vec<i32>>,
+}

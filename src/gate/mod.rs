@@ -1,0 +1,86 @@
+//! The gate runner: runs each check in its own process group, streams its output to
+//! `cycle-N/gate-output.txt` and through its parser, and sums the results into a
+//! [`GateSummary`](crate::model::GateSummary).
+
+mod capture;
+mod check;
+mod process;
+mod summarize;
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub use capture::{BoundedLog, HeadTail};
+pub use check::{CheckResult, run_check};
+pub use process::{ProcessEnd, ProcessError, ProcessSpec, StopReason, run_in_group};
+pub use summarize::summarize;
+
+use crate::config::Settings;
+use crate::model::GateSummary;
+
+/// The name of the raw output file in a cycle folder.
+pub const OUTPUT_FILE: &str = "gate-output.txt";
+/// The name of the summary file in a cycle folder.
+pub const SUMMARY_FILE: &str = "gate-summary.json";
+
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    #[error("cannot write {}: {source}", path.display())]
+    Log {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("check \"{check}\": lost control of its process: {source}")]
+    Supervise {
+        check: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One run of the whole gate.
+#[derive(Debug)]
+pub struct GateRun {
+    pub summary: GateSummary,
+    pub checks: Vec<CheckResult>,
+    /// A cancel request stopped the gate before it finished.
+    pub cancelled: bool,
+}
+
+/// Runs every check of the gate in order, writing `cycle_dir/gate-output.txt`.
+pub fn run_gate(
+    settings: &Settings,
+    cycle: u32,
+    cycle_dir: &Path,
+    cancel: &AtomicBool,
+) -> Result<GateRun, GateError> {
+    let log_path = cycle_dir.join(OUTPUT_FILE);
+    let log_error = |source| GateError::Log {
+        path: log_path.clone(),
+        source,
+    };
+    let mut log = BufWriter::new(File::create(&log_path).map_err(log_error)?);
+    let mut checks = Vec::with_capacity(settings.gate.checks.len());
+    let mut cancelled = false;
+    for check in &settings.gate.checks {
+        if cancel.load(Ordering::Relaxed) {
+            cancelled = true;
+            break;
+        }
+        tracing::info!(check = %check.name, category = %check.category, "running check");
+        let result = run_check(settings, check, &mut log, cancel)?;
+        log.flush().map_err(log_error)?;
+        cancelled |= result.end.stopped == Some(StopReason::Cancelled);
+        checks.push(result);
+    }
+    log.flush().map_err(log_error)?;
+    let summary = summarize(cycle, &checks);
+    Ok(GateRun {
+        summary,
+        checks,
+        cancelled,
+    })
+}

@@ -1,0 +1,214 @@
+//! Runs one shell command in its own process group, with stdout and stderr on one pipe (so they
+//! interleave in arrival order, as a CI log shows them), a deadline, a grace period between SIGTERM
+//! and SIGKILL, and cancellation. When it returns, no process of the group is left.
+
+use std::io::{self, PipeReader, Read};
+use std::os::fd::AsFd;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::signal::{Signal, killpg};
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
+use nix::unistd::Pid;
+
+/// How long output may stay open after the command itself exited (background processes still
+/// writing) before the rest of the group is stopped.
+const LINGER_AFTER_EXIT: Duration = Duration::from_secs(2);
+/// How long to wait for the pipe to close after SIGKILL before giving up on it (a process that
+/// left the group still holds it).
+const ABANDON_AFTER_KILL: Duration = Duration::from_secs(2);
+/// How often the supervisor looks at the clock, the child and the cancel flag.
+const TICK: Duration = Duration::from_millis(50);
+const CHUNK: usize = 64 * 1024;
+
+/// What to run.
+#[derive(Debug, Clone, Copy)]
+pub struct ProcessSpec<'a> {
+    pub shell_command: &'a str,
+    pub cwd: &'a Path,
+    pub env: &'a [(String, String)],
+    pub timeout: Duration,
+    pub kill_grace: Duration,
+}
+
+/// Why the supervisor stopped the group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    Deadline,
+    Cancelled,
+    /// The command exited but processes it left behind kept the output open.
+    LeftoverProcesses,
+}
+
+/// How the process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessEnd {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub duration: Duration,
+    pub stopped: Option<StopReason>,
+    /// The pipe was still open after SIGKILL; the rest of the output was not read.
+    pub output_abandoned: bool,
+}
+
+/// Why a process could not be run to its end.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    #[error("could not start: {0}")]
+    Spawn(#[source] io::Error),
+    /// The output handler failed (writing the log); the group was stopped.
+    #[error("{0}")]
+    Output(#[source] io::Error),
+    #[error("lost track of the process: {0}")]
+    Supervise(#[source] io::Error),
+}
+
+/// Runs `spec` and hands every chunk of its output to `on_output`. An error from `on_output`
+/// stops the group and is returned.
+pub fn run_in_group(
+    spec: ProcessSpec<'_>,
+    cancel: &AtomicBool,
+    on_output: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+) -> Result<ProcessEnd, ProcessError> {
+    let (reader, writer) = io::pipe().map_err(ProcessError::Spawn)?;
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(spec.shell_command)
+        .current_dir(spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stderr(writer.try_clone().map_err(ProcessError::Spawn)?)
+        .stdout(writer)
+        .process_group(0);
+    let started = Instant::now();
+    let mut child = command.spawn().map_err(ProcessError::Spawn)?;
+    // The command holds our copies of the pipe's write end: drop it, or the pipe never closes.
+    drop(command);
+    let pid = Pid::from_raw(
+        i32::try_from(child.id()).map_err(|e| ProcessError::Supervise(io::Error::other(e)))?,
+    );
+
+    let supervised = supervise(pid, &reader, spec, started, cancel, on_output);
+    // The leader is not reaped yet (its zombie keeps the group id from being reused), so this
+    // reaches only what is left of this group.
+    let _ = killpg(pid, Signal::SIGKILL);
+    let status = child.wait().map_err(ProcessError::Supervise)?;
+    let (stopped, exited_at, output_abandoned) = supervised?;
+    Ok(ProcessEnd {
+        exit_code: status.code(),
+        signal: status.signal(),
+        duration: exited_at.unwrap_or_else(Instant::now) - started,
+        stopped,
+        output_abandoned,
+    })
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Stopping {
+    reason: StopReason,
+    since: Instant,
+    killed: bool,
+}
+
+type Supervised = (Option<StopReason>, Option<Instant>, bool);
+
+fn supervise(
+    pid: Pid,
+    reader: &PipeReader,
+    spec: ProcessSpec<'_>,
+    started: Instant,
+    cancel: &AtomicBool,
+    on_output: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+) -> Result<Supervised, ProcessError> {
+    let mut buffer = vec![0u8; CHUNK];
+    let mut reader_eof = false;
+    let mut exited_at = None;
+    let mut stopping: Option<Stopping> = None;
+    loop {
+        if !reader_eof {
+            if wait_readable(reader, TICK).map_err(ProcessError::Supervise)? {
+                match (&*reader).read(&mut buffer) {
+                    Ok(0) => reader_eof = true,
+                    Ok(n) => on_output(&buffer[..n]).map_err(ProcessError::Output)?,
+                    Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                    Err(error) => return Err(ProcessError::Supervise(error)),
+                }
+            }
+        } else if exited_at.is_none() {
+            std::thread::sleep(TICK);
+        }
+        if exited_at.is_none() && leader_exited(pid).map_err(ProcessError::Supervise)? {
+            exited_at = Some(Instant::now());
+        }
+        if exited_at.is_some() && reader_eof {
+            return Ok((stopping.map(|s| s.reason), exited_at, false));
+        }
+        let now = Instant::now();
+        match &mut stopping {
+            None => {
+                let reason = if cancel.load(Ordering::Relaxed) {
+                    Some(StopReason::Cancelled)
+                } else if now - started >= spec.timeout {
+                    Some(StopReason::Deadline)
+                } else if exited_at.is_some_and(|at| now - at >= LINGER_AFTER_EXIT) {
+                    Some(StopReason::LeftoverProcesses)
+                } else {
+                    None
+                };
+                if let Some(reason) = reason {
+                    tracing::debug!(?reason, %pid, "stopping process group");
+                    signal_group(pid, Signal::SIGTERM);
+                    stopping = Some(Stopping {
+                        reason,
+                        since: now,
+                        killed: false,
+                    });
+                }
+            }
+            Some(state) if !state.killed && now - state.since >= spec.kill_grace => {
+                signal_group(pid, Signal::SIGKILL);
+                state.killed = true;
+                state.since = now;
+            }
+            Some(state) if state.killed && now - state.since >= ABANDON_AFTER_KILL => {
+                return Ok((Some(state.reason), exited_at, !reader_eof));
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+fn signal_group(pid: Pid, signal: Signal) {
+    if let Err(error) = killpg(pid, signal)
+        && error != Errno::ESRCH
+    {
+        tracing::warn!(%pid, %error, "could not signal process group");
+    }
+}
+
+/// Has the group leader exited? Looks without reaping it.
+fn leader_exited(pid: Pid) -> io::Result<bool> {
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    match waitid(Id::Pid(pid), flags) {
+        Ok(WaitStatus::StillAlive) => Ok(false),
+        Ok(_) | Err(Errno::ECHILD) => Ok(true),
+        Err(Errno::EINTR) => Ok(false),
+        Err(error) => Err(error.into()),
+    }
+}
+
+fn wait_readable(reader: &PipeReader, timeout: Duration) -> io::Result<bool> {
+    let millis = u16::try_from(timeout.as_millis()).unwrap_or(u16::MAX);
+    let mut fds = [PollFd::new(reader.as_fd(), PollFlags::POLLIN)];
+    match poll(&mut fds, PollTimeout::from(millis)) {
+        Ok(0) | Err(Errno::EINTR) => Ok(false),
+        Ok(_) => Ok(true),
+        Err(error) => Err(error.into()),
+    }
+}

@@ -1,0 +1,222 @@
+//! Sums check results into a [`GateSummary`]: findings by category, infrastructure failures
+//! under `infra`, a failing check without findings as one `unparsed` failure.
+
+use std::collections::BTreeMap;
+
+use super::check::{CheckResult, describe_end, humanize};
+use super::process::StopReason;
+use crate::model::{
+    CategorySummary, CheckRecord, CheckStatus, FORMAT_VERSION, GateResult, GateSummary, Severity,
+};
+
+/// The category of checks that could not give a result.
+pub const INFRA_CATEGORY: &str = "infra";
+/// Details kept per category; the rest are counted in `details_omitted`.
+pub const MAX_DETAILS: usize = 100;
+/// Longest detail line kept.
+const MAX_DETAIL_CHARS: usize = 500;
+
+/// Builds the summary of cycle `cycle` from what each check did.
+pub fn summarize(cycle: u32, results: &[CheckResult]) -> GateSummary {
+    let mut categories: BTreeMap<String, CategorySummary> = BTreeMap::new();
+    let mut checks = Vec::with_capacity(results.len());
+    let mut notes = Vec::new();
+    for result in results {
+        let record = record_of(result);
+        match (&record.status, &record.infra_reason) {
+            (CheckStatus::Infra, Some(reason)) => {
+                let entry = categories.entry(INFRA_CATEGORY.to_string()).or_default();
+                entry.failures += 1;
+                add_detail(entry, format!("{}: {reason}", record.name));
+            }
+            _ => add_findings(&mut categories, result, &record),
+        }
+        if let Some(note) = count_mismatch(&record) {
+            notes.push(note);
+        }
+        if result.findings.omitted > 0 {
+            notes.push(format!(
+                "{}: {} findings were counted but not kept (limit {})",
+                record.name,
+                result.findings.omitted,
+                crate::parse::Findings::default_limit()
+            ));
+        }
+        checks.push(record);
+    }
+    for summary in categories.values_mut() {
+        summary.passed = summary.failures == 0;
+    }
+    let failed_count = categories.values().map(|c| c.failures).sum();
+    let warning_count = categories.values().map(|c| c.warnings).sum();
+    GateSummary {
+        format_version: FORMAT_VERSION,
+        cycle,
+        overall_result: if failed_count == 0 {
+            GateResult::Passed
+        } else {
+            GateResult::Failed
+        },
+        failed_count,
+        warning_count,
+        categories,
+        checks,
+        notes,
+    }
+}
+
+fn record_of(result: &CheckResult) -> CheckRecord {
+    let check = &result.check;
+    let end = &result.end;
+    let infra_reason = infra_reason(result);
+    let exit_ok = end
+        .exit_code
+        .is_some_and(|code| check.success_codes.contains(&code));
+    let unparsed = infra_reason.is_none() && !exit_ok && result.findings.counts.error == 0;
+    let status = if infra_reason.is_some() {
+        CheckStatus::Infra
+    } else if exit_ok && result.findings.counts.error == 0 {
+        CheckStatus::Passed
+    } else {
+        CheckStatus::Failed
+    };
+    CheckRecord {
+        name: check.name.clone(),
+        category: check.category.clone(),
+        parser: check.parser.clone(),
+        status,
+        exit_code: end.exit_code,
+        signal: end.signal,
+        duration_ms: u64::try_from(end.duration.as_millis()).unwrap_or(u64::MAX),
+        timed_out: end.stopped == Some(StopReason::Deadline),
+        counts: result.findings.counts,
+        expected_count: result.findings.expected,
+        tests: result.findings.tests,
+        unparsed,
+        output_bytes: result.output.total(),
+        lines_cut: result.lines_cut,
+        infra_reason,
+    }
+}
+
+/// Why a check gave no result, if it did not: it could not start, its command was not found or
+/// not executable, or it was stopped.
+fn infra_reason(result: &CheckResult) -> Option<String> {
+    if let Some(error) = &result.spawn_error {
+        return Some(format!("could not start: {error}"));
+    }
+    let end = &result.end;
+    match end.stopped {
+        Some(StopReason::Deadline) => {
+            return Some(format!(
+                "stopped at its deadline of {} ({})",
+                humanize(result.check.timeout),
+                describe_end(end, None, result.check.timeout)
+            ));
+        }
+        Some(StopReason::Cancelled) => return Some("cancelled".to_string()),
+        _ => {}
+    }
+    let last = || {
+        result
+            .output
+            .last_lines(1)
+            .pop()
+            .map(|line| format!(": {line}"))
+            .unwrap_or_default()
+    };
+    match end.exit_code {
+        Some(127) => Some(format!("command not found (exit code 127){}", last())),
+        Some(126) => Some(format!("command not executable (exit code 126){}", last())),
+        _ => None,
+    }
+}
+
+fn add_findings(
+    categories: &mut BTreeMap<String, CategorySummary>,
+    result: &CheckResult,
+    record: &CheckRecord,
+) {
+    let own = categories.entry(record.category.clone()).or_default();
+    if record.unparsed {
+        own.failures += 1;
+        own.unparsed = true;
+        let tail = result.output.last_lines(3).join(" ⏎ ");
+        let how = describe_end(&result.end, None, result.check.timeout);
+        add_detail(
+            own,
+            if tail.is_empty() {
+                format!("{}: failed ({how}) and printed nothing", record.name)
+            } else {
+                format!(
+                    "{}: failed ({how}) with no finding parser \"{}\" reads; output ends: {tail}",
+                    record.name, record.parser
+                )
+            },
+        );
+    }
+    let diagnostics = result.findings.diagnostics();
+    // Errors first, then warnings, so that the kept details are the ones that fail the gate.
+    for severity in [Severity::Error, Severity::Warning] {
+        for diagnostic in diagnostics.iter().filter(|d| d.severity == severity) {
+            let category = diagnostic.category.as_deref().unwrap_or(&record.category);
+            let entry = categories.entry(category.to_string()).or_default();
+            match severity {
+                Severity::Error => entry.failures += 1,
+                _ => entry.warnings += 1,
+            }
+            add_detail(entry, diagnostic.detail());
+        }
+    }
+    // Findings counted beyond the kept list belong to the check's own category.
+    let kept = |severity| {
+        diagnostics
+            .iter()
+            .filter(|d| d.severity == severity)
+            .count() as u64
+    };
+    let own = categories.entry(record.category.clone()).or_default();
+    own.failures += record.counts.error - kept(Severity::Error);
+    own.warnings += record.counts.warning - kept(Severity::Warning);
+}
+
+fn add_detail(summary: &mut CategorySummary, detail: String) {
+    if summary.details.len() >= MAX_DETAILS {
+        summary.details_omitted += 1;
+        return;
+    }
+    let detail = if detail.chars().count() > MAX_DETAIL_CHARS {
+        let cut: String = detail.chars().take(MAX_DETAIL_CHARS).collect();
+        format!("{cut}…")
+    } else {
+        detail
+    };
+    summary.details.push(detail);
+}
+
+/// A note when the tool's own count of its findings differs from what was parsed.
+fn count_mismatch(record: &CheckRecord) -> Option<String> {
+    let expected = record.expected_count?;
+    let mut differences = Vec::new();
+    if let Some(errors) = expected.error
+        && errors != record.counts.error
+    {
+        differences.push(format!("{errors} errors (parsed {})", record.counts.error));
+    }
+    if let Some(warnings) = expected.warning
+        && warnings != record.counts.warning
+    {
+        differences.push(format!(
+            "{warnings} warnings (parsed {})",
+            record.counts.warning
+        ));
+    }
+    (!differences.is_empty()).then(|| {
+        format!(
+            "{}: the tool reported {}; parser \"{}\" may be missing some of its output",
+            record.name,
+            differences.join(" and "),
+            record.parser
+        )
+    })
+}

@@ -1,0 +1,14 @@
+//! refine-loop: headless, bounded improvement cycles on a repository's quality gate, for CI.
+//!
+//! The binary is a thin shell around [`app::main`]; everything else is library code.
+
+pub mod app;
+pub mod cli;
+pub mod command;
+pub mod config;
+pub mod exit_code;
+pub mod gate;
+pub mod model;
+pub mod parse;
+pub mod report;
+pub mod state;

@@ -1,0 +1,186 @@
+//! One finding reported by a tool, and the counts that go with a list of them.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// How serious a finding is. Tools use many words for these; parsers map them here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Note,
+}
+
+impl Severity {
+    /// Maps a tool's own word for a severity. Unknown words are kept as errors (never dropped),
+    /// because a finding the loop cannot classify must not silently pass the gate.
+    pub fn from_label(label: &str) -> Self {
+        match label.trim().to_ascii_lowercase().as_str() {
+            "warning" | "warn" | "w" => Self::Warning,
+            "note" | "help" | "info" | "information" | "hint" | "i" | "n" | "notice" => Self::Note,
+            _ => Self::Error,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Error => "error",
+            Self::Warning => "warning",
+            Self::Note => "note",
+        }
+    }
+}
+
+/// A single finding: where, how serious, which rule, what it says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    pub end_line: Option<u32>,
+    pub end_column: Option<u32>,
+    pub severity: Severity,
+    pub code: Option<String>,
+    pub message: String,
+    pub category: Option<String>,
+    pub fingerprint: String,
+}
+
+impl Diagnostic {
+    /// The line written into a summary's `details`: `file:line:column: code: message`, leaving out
+    /// what is unknown.
+    pub fn detail(&self) -> String {
+        let mut out = String::new();
+        if let Some(file) = &self.file {
+            out.push_str(file);
+            for number in [self.line, self.column].into_iter().map_while(|n| n) {
+                out.push(':');
+                out.push_str(&number.to_string());
+            }
+            out.push_str(": ");
+        }
+        if let Some(code) = &self.code {
+            out.push_str(code);
+            out.push_str(": ");
+        }
+        out.push_str(&self.message);
+        out
+    }
+
+    /// A stable identity for the finding that survives edits moving it to another line: the tool,
+    /// the code, the path and the message with its digits normalised, hashed with sha256.
+    pub fn compute_fingerprint(
+        tool: &str,
+        code: Option<&str>,
+        file: Option<&str>,
+        message: &str,
+    ) -> String {
+        let normalized: String = message
+            .split_whitespace()
+            .map(|word| {
+                word.chars()
+                    .map(|c| if c.is_ascii_digit() { '0' } else { c })
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut hasher = Sha256::new();
+        for part in [tool, code.unwrap_or(""), file.unwrap_or(""), &normalized] {
+            hasher.update(part.as_bytes());
+            hasher.update([0u8]);
+        }
+        hasher
+            .finalize()
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect()
+    }
+}
+
+/// Findings counted by severity.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeverityCounts {
+    pub error: u64,
+    pub warning: u64,
+    pub note: u64,
+}
+
+impl SeverityCounts {
+    pub fn add(&mut self, severity: Severity) {
+        match severity {
+            Severity::Error => self.error += 1,
+            Severity::Warning => self.warning += 1,
+            Severity::Note => self.note += 1,
+        }
+    }
+}
+
+/// What a test runner said it ran.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestCounts {
+    pub passed: u64,
+    pub failed: u64,
+    pub skipped: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn severity_labels() {
+        let table = [
+            ("error", Severity::Error),
+            ("ERROR", Severity::Error),
+            ("fatal", Severity::Error),
+            ("deny", Severity::Error),
+            ("something-new", Severity::Error),
+            ("warning", Severity::Warning),
+            ("W", Severity::Warning),
+            ("note", Severity::Note),
+            ("help", Severity::Note),
+        ];
+        for (label, expected) in table {
+            assert_eq!(Severity::from_label(label), expected, "{label}");
+        }
+    }
+
+    #[test]
+    fn fingerprint_ignores_line_numbers_but_not_paths() {
+        let a = Diagnostic::compute_fingerprint("clippy", None, Some("src/a.rs"), "x at 10");
+        let b = Diagnostic::compute_fingerprint("clippy", None, Some("src/a.rs"), "x at 12");
+        let c = Diagnostic::compute_fingerprint("clippy", None, Some("src/b.rs"), "x at 10");
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_eq!(a.len(), 64);
+    }
+
+    #[test]
+    fn detail_leaves_out_unknown_parts() {
+        let mut diagnostic = Diagnostic {
+            file: Some("src/a.rs".into()),
+            line: Some(10),
+            column: Some(5),
+            end_line: None,
+            end_column: None,
+            severity: Severity::Error,
+            code: Some("clippy::needless_return".into()),
+            message: "unneeded `return` statement".into(),
+            category: None,
+            fingerprint: String::new(),
+        };
+        assert_eq!(
+            diagnostic.detail(),
+            "src/a.rs:10:5: clippy::needless_return: unneeded `return` statement"
+        );
+        diagnostic.column = None;
+        diagnostic.code = None;
+        assert_eq!(
+            diagnostic.detail(),
+            "src/a.rs:10: unneeded `return` statement"
+        );
+        diagnostic.file = None;
+        assert_eq!(diagnostic.detail(), "unneeded `return` statement");
+    }
+}

@@ -1,0 +1,98 @@
+//! `gate-summary.json`: the gate's result for one cycle, by category and by check.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{SeverityCounts, TestCounts};
+
+/// The gate's verdict for one cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum GateResult {
+    Passed,
+    Failed,
+}
+
+/// The contents of `cycle-N/gate-summary.json`. The first keys are the refactoring-loop seed's;
+/// `checks` and `notes` add what each check did and what the parsers noticed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GateSummary {
+    pub format_version: u32,
+    pub cycle: u32,
+    pub overall_result: GateResult,
+    pub failed_count: u64,
+    pub warning_count: u64,
+    pub categories: BTreeMap<String, CategorySummary>,
+    #[serde(default)]
+    pub checks: Vec<CheckRecord>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// One category's result: failures count toward the gate, warnings do not.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CategorySummary {
+    pub passed: bool,
+    pub failures: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warnings: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<String>,
+    /// Details left out of `details` to keep the file small.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub details_omitted: u64,
+    /// A check of this category failed without any finding its parser could read.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unparsed: bool,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
+}
+
+/// How one check ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckStatus {
+    Passed,
+    Failed,
+    /// The check could not give a result: its command was not found, it could not start, or it
+    /// was stopped at its deadline. Counted under the `infra` category, never as its own.
+    Infra,
+}
+
+/// What one check did: its command's end, and what its parser found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckRecord {
+    pub name: String,
+    pub category: String,
+    pub parser: String,
+    pub status: CheckStatus,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub duration_ms: u64,
+    #[serde(default)]
+    pub timed_out: bool,
+    pub counts: SeverityCounts,
+    /// The counts the tool itself printed, when its parser reads them.
+    #[serde(default)]
+    pub expected_count: Option<ExpectedCount>,
+    #[serde(default)]
+    pub tests: Option<TestCounts>,
+    #[serde(default)]
+    pub unparsed: bool,
+    pub output_bytes: u64,
+    /// Lines longer than the limit, cut with a marker.
+    #[serde(default)]
+    pub lines_cut: u64,
+    #[serde(default)]
+    pub infra_reason: Option<String>,
+}
+
+/// Counts a tool printed about its own findings (`Found 12 errors`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExpectedCount {
+    pub error: Option<u64>,
+    pub warning: Option<u64>,
+}

@@ -1,0 +1,75 @@
+//! Makes the paths tools print relative to the target, with `/` separators.
+
+use std::path::Path;
+
+/// Normalises a path printed by a tool that ran in `cwd_relative` (relative to `target`, `/`
+/// separated, empty for the target itself). Absolute paths under the target become relative;
+/// other absolute paths are kept as given.
+pub fn normalize_path(raw: &str, target: &Path, cwd_relative: &str) -> String {
+    let path = raw.trim().replace('\\', "/");
+    let target_text = target.to_string_lossy().replace('\\', "/");
+    let target_text = target_text.trim_end_matches('/');
+    if let Some(rest) = path.strip_prefix(target_text)
+        && let Some(rest) = rest.strip_prefix('/')
+    {
+        return resolve_dots(rest);
+    }
+    if path.starts_with('/') || is_windows_absolute(&path) {
+        return path;
+    }
+    if cwd_relative.is_empty() {
+        resolve_dots(&path)
+    } else {
+        resolve_dots(&format!("{cwd_relative}/{path}"))
+    }
+}
+
+fn is_windows_absolute(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    bytes.len() >= 3 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' && bytes[2] == b'/'
+}
+
+/// Drops `.` parts and folds `dir/..`, keeping leading `..` that leave the target.
+fn resolve_dots(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|last| *last != "..") => {
+                parts.pop();
+            }
+            _ => parts.push(part),
+        }
+    }
+    parts.join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths() {
+        let target = Path::new("/work/repo");
+        let table = [
+            ("src/a.rs", "", "src/a.rs"),
+            ("./src/a.rs", "", "src/a.rs"),
+            ("src\\a.rs", "", "src/a.rs"),
+            ("/work/repo/src/a.rs", "", "src/a.rs"),
+            ("/work/repo/src/a.rs", "sub", "src/a.rs"),
+            ("/work/repository/a.rs", "", "/work/repository/a.rs"),
+            ("/usr/lib/x.rs", "", "/usr/lib/x.rs"),
+            ("src/a.rs", "crates/core", "crates/core/src/a.rs"),
+            ("../b/x.rs", "crates/a", "crates/b/x.rs"),
+            ("../../../x.rs", "a", "../../x.rs"),
+            ("C:\\x\\y.rs", "", "C:/x/y.rs"),
+        ];
+        for (raw, cwd, expected) in table {
+            assert_eq!(
+                normalize_path(raw, target, cwd),
+                expected,
+                "{raw} in {cwd:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! Turns a raw byte stream into clean text lines: split on `\n`, accept CRLF, keep the last
+//! `\r` overwrite of a progress line, strip ANSI/ECMA-48 escapes, drop a BOM, decode invalid UTF-8
+//! lossily, and cut absurdly long lines with a marker. Memory is bounded by the longest line kept.
+
+use std::borrow::Cow;
+
+/// Lines longer than this are cut, the rest of the line dropped and counted.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// Collects chunks of output into lines, holding at most one (bounded) partial line.
+#[derive(Debug)]
+pub struct LineAssembler {
+    pending: Vec<u8>,
+    dropped_from_pending: u64,
+    max_line: usize,
+    lines_cut: u64,
+}
+
+impl Default for LineAssembler {
+    fn default() -> Self {
+        Self::new(MAX_LINE_BYTES)
+    }
+}
+
+impl LineAssembler {
+    pub fn new(max_line: usize) -> Self {
+        Self {
+            pending: Vec::new(),
+            dropped_from_pending: 0,
+            max_line,
+            lines_cut: 0,
+        }
+    }
+
+    /// How many lines were cut so far.
+    pub fn lines_cut(&self) -> u64 {
+        self.lines_cut
+    }
+
+    /// Feeds a chunk; calls `on_line` for every line it completes.
+    pub fn push(&mut self, mut chunk: &[u8], on_line: &mut dyn FnMut(&str)) {
+        while let Some(newline) = memchr::memchr(b'\n', chunk) {
+            let part = &chunk[..newline];
+            if self.pending.is_empty()
+                && self.dropped_from_pending == 0
+                && part.len() <= self.max_line
+            {
+                on_line(&clean_line(part));
+            } else {
+                self.append(part);
+                self.emit(on_line);
+            }
+            chunk = &chunk[newline + 1..];
+        }
+        self.append(chunk);
+    }
+
+    /// Emits the last line if the stream did not end with a newline.
+    pub fn finish(&mut self, on_line: &mut dyn FnMut(&str)) {
+        if !self.pending.is_empty() || self.dropped_from_pending > 0 {
+            self.emit(on_line);
+        }
+    }
+
+    fn append(&mut self, part: &[u8]) {
+        let room = self.max_line.saturating_sub(self.pending.len());
+        if part.len() <= room {
+            self.pending.extend_from_slice(part);
+        } else {
+            self.pending.extend_from_slice(&part[..room]);
+            self.dropped_from_pending += (part.len() - room) as u64;
+        }
+    }
+
+    fn emit(&mut self, on_line: &mut dyn FnMut(&str)) {
+        let mut line = clean_line(&self.pending).into_owned();
+        if self.dropped_from_pending > 0 {
+            self.lines_cut += 1;
+            line.push_str(&format!(
+                " [refine-loop: line cut, {} more bytes left out]",
+                self.dropped_from_pending
+            ));
+        }
+        on_line(&line);
+        self.pending.clear();
+        self.dropped_from_pending = 0;
+    }
+}
+
+/// Cleans one raw line (without its `\n`) into text.
+pub fn clean_line(raw: &[u8]) -> Cow<'_, str> {
+    let mut line = raw;
+    while let [rest @ .., b'\r'] = line {
+        line = rest;
+    }
+    if let Some(last_cr) = memchr::memrchr(b'\r', line) {
+        line = &line[last_cr + 1..];
+    }
+    if let [0xEF, 0xBB, 0xBF, rest @ ..] = line {
+        line = rest;
+    }
+    if memchr::memchr(0x1b, line).is_some() {
+        Cow::Owned(String::from_utf8_lossy(&strip_escapes(line)).into_owned())
+    } else {
+        String::from_utf8_lossy(line)
+    }
+}
+
+/// Removes ECMA-48 escape sequences: CSI (`ESC [ … final`), OSC (`ESC ] … BEL|ESC \`), and
+/// two-byte escapes.
+fn strip_escapes(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut index = 0;
+    while index < raw.len() {
+        if raw[index] != 0x1b {
+            out.push(raw[index]);
+            index += 1;
+            continue;
+        }
+        index += 1;
+        match raw.get(index) {
+            Some(b'[') => {
+                index += 1;
+                while index < raw.len() && (0x20..=0x3f).contains(&raw[index]) {
+                    index += 1;
+                }
+                index += 1; // the final byte
+            }
+            Some(b']') => {
+                index += 1;
+                while index < raw.len() {
+                    if raw[index] == 0x07 {
+                        index += 1;
+                        break;
+                    }
+                    if raw[index] == 0x1b && raw.get(index + 1) == Some(&b'\\') {
+                        index += 2;
+                        break;
+                    }
+                    index += 1;
+                }
+            }
+            Some(byte) if (0x40..=0x5f).contains(byte) => index += 1,
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines_of(chunks: &[&[u8]], max_line: usize) -> Vec<String> {
+        let mut assembler = LineAssembler::new(max_line);
+        let mut lines = Vec::new();
+        for chunk in chunks {
+            assembler.push(chunk, &mut |line| lines.push(line.to_string()));
+        }
+        assembler.finish(&mut |line| lines.push(line.to_string()));
+        lines
+    }
+
+    #[test]
+    fn cleaning() {
+        let table: [(&[u8], &str); 9] = [
+            (b"plain", "plain"),
+            (b"crlf\r", "crlf"),
+            (b"10%\r50%\r100% done", "100% done"),
+            (b"\xEF\xBB\xBFbom", "bom"),
+            (b"\x1b[1m\x1b[31merror\x1b[0m: x", "error: x"),
+            (b"\x1b[2K\x1b[1Gcursor", "cursor"),
+            (
+                b"\x1b]8;;https://example.com\x07link\x1b]8;;\x07 text",
+                "link text",
+            ),
+            (b"\x1b]8;;file:///a\x1b\\a.rs\x1b]8;;\x1b\\", "a.rs"),
+            (b"bad \xff\xfe utf8", "bad \u{fffd}\u{fffd} utf8"),
+        ];
+        for (raw, expected) in table {
+            assert_eq!(clean_line(raw), expected, "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn lines_split_across_chunks() {
+        assert_eq!(
+            lines_of(&[b"ab", b"c\nde", b"f\n\ng"], 100),
+            ["abc", "def", "", "g"]
+        );
+        assert_eq!(lines_of(&[b"x\n"], 100), ["x"]);
+        assert!(lines_of(&[b""], 100).is_empty());
+    }
+
+    #[test]
+    fn long_lines_are_cut_with_a_marker() {
+        let mut assembler = LineAssembler::new(4);
+        let mut lines = Vec::new();
+        assembler.push(b"abcdefgh\nok\n123", &mut |l| lines.push(l.to_string()));
+        assembler.push(b"456789", &mut |l| lines.push(l.to_string()));
+        assembler.finish(&mut |l| lines.push(l.to_string()));
+        assert_eq!(
+            lines,
+            [
+                "abcd [refine-loop: line cut, 4 more bytes left out]",
+                "ok",
+                "1234 [refine-loop: line cut, 5 more bytes left out]"
+            ]
+        );
+        assert_eq!(assembler.lines_cut(), 2);
+    }
+
+    #[test]
+    fn unterminated_escapes_do_not_panic() {
+        for raw in [
+            &b"\x1b"[..],
+            b"\x1b[",
+            b"\x1b]8;;",
+            b"a\x1b[12",
+            b"\x1b]\x1b",
+        ] {
+            let _ = clean_line(raw);
+        }
+    }
+}

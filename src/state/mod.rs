@@ -1,0 +1,62 @@
+//! The state dir: where a run's files live, and how they are written (atomically: a temp file in
+//! the same folder, then a rename).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {}: {source}", path.display())]
+pub struct StateError {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// The folder of cycle `cycle` (0 is the baseline), created if missing.
+pub fn cycle_dir(state_dir: &Path, cycle: u32) -> Result<PathBuf, StateError> {
+    let dir = state_dir.join(format!("cycle-{cycle}"));
+    std::fs::create_dir_all(&dir).map_err(|source| StateError {
+        path: dir.clone(),
+        source,
+    })?;
+    Ok(dir)
+}
+
+/// Writes `bytes` to `path` so that readers see the old file or the new one, never a part.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
+    let error = |source| StateError {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(error)?;
+    file.write_all(bytes).map_err(error)?;
+    file.as_file().sync_all().map_err(error)?;
+    file.persist(path).map_err(|e| error(e.error))?;
+    Ok(())
+}
+
+/// Writes `value` as pretty JSON with a final newline, atomically.
+pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), StateError> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(|source| StateError {
+        path: path.to_path_buf(),
+        source: source.into(),
+    })?;
+    bytes.push(b'\n');
+    write_atomic(path, &bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_replace_whole_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.json");
+        write_atomic(&path, b"first, long").unwrap();
+        write_atomic(&path, b"second").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"second");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}
