@@ -5,15 +5,13 @@ use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use clap::Parser;
-
 use crate::cli::{Cli, Command, LogFormat};
 use crate::command;
 use crate::exit_code;
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_from_env() {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();

@@ -90,3 +90,25 @@ pub struct InitArgs {
     #[arg(long)]
     pub print: bool,
 }
+
+impl Cli {
+    /// Parses the process arguments. A `REFINE_LOOP_*` variable set to the empty string counts
+    /// as unset, as CI systems pass inputs nobody filled in that way.
+    pub fn parse_from_env() -> Result<Self, clap::Error> {
+        use clap::{CommandFactory, FromArgMatches};
+        let matches = ignore_empty_env(Self::command()).try_get_matches()?;
+        Self::from_arg_matches(&matches)
+    }
+}
+
+fn ignore_empty_env(command: clap::Command) -> clap::Command {
+    command
+        .mut_args(|arg| {
+            let empty = arg
+                .get_env()
+                .and_then(std::env::var_os)
+                .is_some_and(|value| value.is_empty());
+            if empty { arg.env(None) } else { arg }
+        })
+        .mut_subcommands(ignore_empty_env)
+}

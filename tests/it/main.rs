@@ -1,4 +1,7 @@
 //! Integration tests: the real `refine-loop` binary against real temporary git repositories.
 //! All of them compile into this one test binary.
 
+mod config_errors;
+mod config_layers;
+mod gate_process;
 mod support;

@@ -1,1 +1,125 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests: a temporary git repository and the real binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The binary under test.
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_refine-loop")
+}
+
+/// A temporary git repository with one commit.
+pub struct Repo {
+    dir: tempfile::TempDir,
+}
+
+impl Repo {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let repo = Self { dir };
+        repo.git(&["init", "-q", "-b", "main"]);
+        repo.write("README.md", "test repository\n");
+        repo.commit("initial");
+        repo
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn join(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    pub fn write(&self, relative: &str, contents: &str) {
+        let path = self.join(relative);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create parent");
+        }
+        std::fs::write(path, contents).expect("write file");
+    }
+
+    pub fn git(&self, args: &[&str]) {
+        let status = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(self.path())
+            .status()
+            .expect("run git");
+        assert!(status.success(), "git {args:?}");
+    }
+
+    pub fn commit(&self, message: &str) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", message]);
+    }
+
+    /// A `Command` for the binary in this repository, with no `REFINE_LOOP_*` from outside.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(binary());
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("REFINE_LOOP_") {
+                command.env_remove(key);
+            }
+        }
+        command.args(args).current_dir(self.path());
+        command
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run refine-loop")
+    }
+
+    pub fn summary(&self) -> serde_json::Value {
+        let text = std::fs::read_to_string(self.join(".refine-loop/cycle-0/gate-summary.json"))
+            .expect("gate-summary.json");
+        serde_json::from_str(&text).expect("summary is JSON")
+    }
+
+    pub fn gate_output(&self) -> Vec<u8> {
+        std::fs::read(self.join(".refine-loop/cycle-0/gate-output.txt")).expect("gate-output.txt")
+    }
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Processes of process group `group` that are still alive (zombies do not count).
+pub fn live_members_of_group(group: i32) -> Vec<i32> {
+    let mut members = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+        let Some(after_comm) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let fields: Vec<&str> = after_comm.split_whitespace().collect();
+        if fields.len() > 2
+            && fields[2] == group.to_string()
+            && fields[0] != "Z"
+            && fields[0] != "X"
+        {
+            members.push(pid);
+        }
+    }
+    members
+}
+
+/// Reads a pid a test script wrote into the repository.
+pub fn read_pid(repo: &Repo, relative: &str) -> i32 {
+    std::fs::read_to_string(repo.join(relative))
+        .expect("pid file")
+        .trim()
+        .parse()
+        .expect("pid")
+}

@@ -1,0 +1,204 @@
+//! Bad input exits 2 with one line naming the file, the key and what is expected, and changes
+//! nothing: no state dir is created, no check runs.
+
+use crate::support::{Repo, stderr};
+
+const GOOD_CHECK: &str = "[[gate.check]]\nname = \"t\"\nrun = \"touch ran\"\n";
+
+struct Case {
+    name: &'static str,
+    config: Option<&'static str>,
+    args: &'static [&'static str],
+    env: &'static [(&'static str, &'static str)],
+    expected: &'static [&'static str],
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "missing config",
+        config: None,
+        args: &[],
+        env: &[],
+        expected: &[
+            "refine-loop.toml: no such file",
+            "refine-loop init",
+            "--config",
+        ],
+    },
+    Case {
+        name: "--config names a missing file",
+        config: Some(GOOD_CHECK),
+        args: &["--config", "nowhere.toml"],
+        env: &[],
+        expected: &["nowhere.toml: no such file"],
+    },
+    Case {
+        name: "config is unreadable (a directory)",
+        config: Some(GOOD_CHECK),
+        args: &["--config", "."],
+        env: &[],
+        expected: &[".: cannot read:"],
+    },
+    Case {
+        name: "invalid TOML",
+        config: Some("[gate\nname = 1\n"),
+        args: &[],
+        env: &[],
+        expected: &["refine-loop.toml:1:", "(syntax):"],
+    },
+    Case {
+        name: "unknown key in a check",
+        config: Some("[[gate.check]]\nname = \"t\"\nrun = \"true\"\ntmeout = \"1s\"\n"),
+        args: &[],
+        env: &[],
+        expected: &[
+            "refine-loop.toml:4:1: gate.check[0].tmeout: unknown field `tmeout`, expected one of",
+            "`timeout`",
+        ],
+    },
+    Case {
+        name: "unknown top-level key",
+        config: Some("stat_dir = \"x\"\n[[gate.check]]\nname = \"t\"\nrun = \"true\"\n"),
+        args: &[],
+        env: &[],
+        expected: &["refine-loop.toml:1:1: stat_dir: unknown field `stat_dir`"],
+    },
+    Case {
+        name: "unknown parser",
+        config: Some("[[gate.check]]\nname = \"t\"\nrun = \"true\"\nparser = \"clipy\"\n"),
+        args: &[],
+        env: &[],
+        expected: &[
+            "refine-loop.toml: gate.check[0].parser: unknown parser \"clipy\"; expected one of:",
+            "clippy",
+        ],
+    },
+    Case {
+        name: "empty run",
+        config: Some("[[gate.check]]\nname = \"t\"\nrun = \"  \"\n"),
+        args: &[],
+        env: &[],
+        expected: &["refine-loop.toml: gate.check[0].run: must not be empty"],
+    },
+    Case {
+        name: "timeout written in words",
+        config: Some("[[gate.check]]\nname = \"t\"\nrun = \"true\"\ntimeout = \"10 minutes\"\n"),
+        args: &[],
+        env: &[],
+        expected: &[
+            "refine-loop.toml:4:11: gate.check[0].timeout: invalid duration \"10 minutes\"",
+            "\"10m\"",
+        ],
+    },
+    Case {
+        name: "no checks",
+        config: Some("[gate]\ntimeout = \"1m\"\n"),
+        args: &[],
+        env: &[],
+        expected: &["refine-loop.toml: gate.check: the gate has no checks"],
+    },
+    Case {
+        name: "duplicate check names",
+        config: Some(
+            "[[gate.check]]\nname = \"t\"\nrun = \"true\"\n[[gate.check]]\nname = \"t\"\nrun = \"true\"\n",
+        ),
+        args: &[],
+        env: &[],
+        expected: &["gate.check[1].name: \"t\" is used by another check"],
+    },
+    Case {
+        name: "cwd outside the target",
+        config: Some("[[gate.check]]\nname = \"t\"\nrun = \"true\"\ncwd = \"../elsewhere\"\n"),
+        args: &[],
+        env: &[],
+        expected: &[
+            "gate.check[0].cwd: \"../elsewhere\" must be a relative path inside the target",
+        ],
+    },
+    Case {
+        name: "empty success_codes",
+        config: Some("[[gate.check]]\nname = \"t\"\nrun = \"true\"\nsuccess_codes = []\n"),
+        args: &[],
+        env: &[],
+        expected: &["gate.check[0].success_codes: must list at least one exit code"],
+    },
+    Case {
+        name: "--target is not a directory",
+        config: Some(GOOD_CHECK),
+        args: &["--target", "README.md"],
+        env: &[],
+        expected: &["--target README.md: not a directory"],
+    },
+    Case {
+        name: "a duration from the environment in words",
+        config: Some(GOOD_CHECK),
+        args: &[],
+        env: &[("REFINE_LOOP_GATE_TIMEOUT", "10 minutes")],
+        expected: &["--gate-timeout", "invalid duration \"10 minutes\""],
+    },
+    Case {
+        name: "a broken parser file",
+        config: Some("parser_dirs = [\"parsers\"]\n[[gate.check]]\nname = \"t\"\nrun = \"true\"\n"),
+        args: &[],
+        env: &[],
+        expected: &["parsers/broken.toml: pattern[1].regex: invalid regex /(unclosed/"],
+    },
+];
+
+#[test]
+fn bad_input_exits_2_with_one_line_and_changes_nothing() {
+    for case in CASES {
+        let repo = Repo::new();
+        if let Some(config) = case.config {
+            repo.write("refine-loop.toml", config);
+        }
+        repo.write(
+            "parsers/broken.toml",
+            "name = \"broken\"\n[[pattern]]\nregex = '(?P<message>.*)'\n[[pattern]]\nregex = '(unclosed'\n",
+        );
+        let mut command = repo.command(&["check"]);
+        command.args(case.args);
+        for (key, value) in case.env {
+            command.env(key, value);
+        }
+        let output = command.output().unwrap();
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{}: {err}", case.name);
+        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+        if !case.env.is_empty() {
+            // clap reports environment values with its own usage hint lines.
+            assert!(lines[0].starts_with("error: "), "{}: {err}", case.name);
+        } else {
+            assert_eq!(
+                lines.len(),
+                1,
+                "{}: one line expected, got: {err}",
+                case.name
+            );
+        }
+        for expected in case.expected {
+            assert!(
+                err.contains(expected),
+                "{}: {expected:?} not in {err}",
+                case.name
+            );
+        }
+        assert!(
+            !repo.join(".refine-loop").exists(),
+            "{}: state dir created",
+            case.name
+        );
+        assert!(!repo.join("ran").exists(), "{}: a check ran", case.name);
+    }
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let repo = Repo::new();
+    let output = repo.run(&["check", "--no-such-flag"]);
+    assert_eq!(output.status.code(), Some(2));
+    let output = repo.run(&["frobnicate"]);
+    assert_eq!(output.status.code(), Some(2));
+    let output = repo.run(&["--help"]);
+    assert_eq!(output.status.code(), Some(0));
+}
