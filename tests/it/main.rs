@@ -3,5 +3,7 @@
 
 mod config_errors;
 mod config_layers;
+mod gate_output;
 mod gate_process;
+mod parser_fixtures;
 mod support;

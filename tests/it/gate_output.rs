@@ -1,0 +1,79 @@
+//! Hostile output: floods, huge lines, invalid UTF-8. `check` finishes, the log and memory stay
+//! bounded, and the summary says what happened.
+
+use crate::support::Repo;
+
+fn config(run: &str, parser: &str) -> String {
+    format!(
+        "[gate]\nlog_limit = \"1MiB\"\n[[gate.check]]\nname = \"flood\"\ncategory = \"lint\"\n\
+         parser = \"{parser}\"\nrun = '''{run}'''\n"
+    )
+}
+
+#[test]
+fn a_flood_of_findings_is_counted_in_full_and_kept_bounded() {
+    let repo = Repo::new();
+    let run = "yes 'src/a.rs:1:1: error: flood' | head -n 200000; echo 'src/z.rs:9:9: error: the last one'; exit 1";
+    repo.write("refine-loop.toml", &config(run, "clippy"));
+    let output = repo.run(&["check"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let summary = repo.summary();
+    assert_eq!(summary["failed_count"], 200_001);
+    let lint = &summary["categories"]["lint"];
+    assert_eq!(lint["failures"], 200_001);
+    assert_eq!(lint["details"].as_array().unwrap().len(), 100);
+    assert_eq!(lint["details_omitted"], 10_000 - 100);
+    assert_eq!(summary["checks"][0]["output_bytes"], 200_000 * 27 + 34);
+    let notes = summary["notes"][0].as_str().unwrap();
+    assert!(notes.contains("190001 findings were counted but not kept"), "{notes}");
+
+    let log = repo.gate_output();
+    assert!(log.len() < (1 << 20) + 64 * 1024, "log is {} bytes", log.len());
+    let text = String::from_utf8_lossy(&log);
+    assert!(text.contains("bytes of output left out here (log limit 1048576 bytes)"));
+    assert!(text.contains("src/z.rs:9:9: error: the last one\n<== check \"flood\": exit code 1"));
+}
+
+#[test]
+fn a_50_mb_line_is_cut_and_the_check_finishes() {
+    let repo = Repo::new();
+    let run = "head -c 52428800 /dev/zero | tr '\\0' a; echo; echo 'src/a.rs:2:3: error: after the long line'; exit 1";
+    repo.write("refine-loop.toml", &config(run, "clippy"));
+    let output = repo.run(&["check"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let summary = repo.summary();
+    let check = &summary["checks"][0];
+    assert_eq!(check["lines_cut"], 1);
+    assert_eq!(check["output_bytes"], 52_428_800 + 1 + 41);
+    assert_eq!(
+        summary["categories"]["lint"]["details"],
+        serde_json::json!(["src/a.rs:2:3: after the long line"])
+    );
+}
+
+#[test]
+fn invalid_utf8_is_decoded_lossily_and_kept_raw_in_the_log() {
+    let repo = Repo::new();
+    let run = "printf 'src/\\377.rs:1:1: error: bad \\376 bytes\\n'; exit 1";
+    repo.write("refine-loop.toml", &config(run, "clippy"));
+    let output = repo.run(&["check"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert_eq!(
+        repo.summary()["categories"]["lint"]["details"],
+        serde_json::json!(["src/\u{fffd}.rs:1:1: bad \u{fffd} bytes"])
+    );
+    let log = repo.gate_output();
+    assert!(log.windows(5).any(|w| w == b"src/\xff"), "raw bytes kept in the log");
+}
+
+#[test]
+fn coloured_output_is_parsed() {
+    let repo = Repo::new();
+    let run = "printf '\\033[1msrc/a.rs:4:1: \\033[31merror\\033[0m: coloured\\r\\n'; exit 1";
+    repo.write("refine-loop.toml", &config(run, "clippy"));
+    repo.run(&["check"]);
+    assert_eq!(
+        repo.summary()["categories"]["lint"]["details"],
+        serde_json::json!(["src/a.rs:4:1: coloured"])
+    );
+}
