@@ -5,5 +5,7 @@ mod config_errors;
 mod config_layers;
 mod gate_output;
 mod gate_process;
+mod init;
 mod parser_fixtures;
+mod real_tools;
 mod support;

@@ -1,0 +1,56 @@
+//! `refine-loop init`: a starter config for the project it finds, valid as written, and never
+//! over an existing file.
+
+use refine_loop::config::{Overrides, load};
+
+use crate::support::{Repo, stderr, stdout};
+
+#[test]
+fn starter_configs_load_and_name_the_project_tools() {
+    // (project files, what init says it found, the check names written)
+    let table: [(&[&str], &str, &[&str]); 5] = [
+        (&["Cargo.toml"], "found Rust", &["clippy", "cargo-test"]),
+        (&["pyproject.toml"], "found Python", &["ruff", "pytest"]),
+        (&["setup.cfg"], "found Python", &["ruff", "pytest"]),
+        (&["package.json"], "found Node.js", &["eslint", "npm-test"]),
+        (&[], "no known project file", &["gate"]),
+    ];
+    for (files, found, checks) in table {
+        let repo = Repo::new();
+        for file in files {
+            repo.write(file, "");
+        }
+        let output = repo.run(&["init"]);
+        assert_eq!(output.status.code(), Some(0), "{files:?}: {output:?}");
+        assert!(stdout(&output).contains(found), "{files:?}: {}", stdout(&output));
+        let settings = load(&Overrides {
+            target: Some(repo.path().to_path_buf()),
+            ..Overrides::default()
+        })
+        .unwrap_or_else(|e| panic!("{files:?}: {e}"));
+        let names: Vec<&str> = settings.gate.checks.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, checks, "{files:?}");
+    }
+}
+
+#[test]
+fn a_polyglot_project_gets_every_kind() {
+    let repo = Repo::new();
+    repo.write("Cargo.toml", "");
+    repo.write("package.json", "{}");
+    let output = repo.run(&["init", "--print"]);
+    assert_eq!(output.status.code(), Some(0));
+    let text = stdout(&output);
+    assert!(text.contains("name = \"clippy\"") && text.contains("name = \"eslint\""), "{text}");
+    assert!(!repo.join("refine-loop.toml").exists(), "--print writes nothing");
+}
+
+#[test]
+fn init_never_overwrites() {
+    let repo = Repo::new();
+    repo.write("refine-loop.toml", "# mine\n");
+    let output = repo.run(&["init"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("refine-loop.toml: already exists; init never overwrites it"));
+    assert_eq!(std::fs::read_to_string(repo.join("refine-loop.toml")).unwrap(), "# mine\n");
+}

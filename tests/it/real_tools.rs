@@ -1,0 +1,166 @@
+//! `check` with real tools: a real `cargo clippy` and `cargo test` gate on a small crate in a
+//! temporary git repository.
+
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::support::{Repo, stdout};
+
+const LIB: &str = r#"pub fn answer() -> i32 {
+    return 42;
+}
+
+pub fn is_empty(values: &Vec<i32>) -> bool {
+    values.len() == 0
+}
+
+pub fn add(a: i32, b: i32) -> i32 {
+    a - b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adds() {
+        assert_eq!(add(2, 2), 4);
+    }
+
+    #[test]
+    fn answers() {
+        assert_eq!(answer(), 42);
+    }
+}
+"#;
+
+const CONFIG: &str = r#"[[gate.check]]
+name = "clippy"
+category = "lint"
+run = "cargo clippy --all-targets --message-format=short -- -D warnings"
+parser = "clippy"
+timeout = "10m"
+
+[[gate.check]]
+name = "tests"
+category = "tests"
+run = "cargo test --no-fail-fast"
+parser = "cargo-test"
+timeout = "10m"
+"#;
+
+fn crate_repo() -> Repo {
+    let repo = Repo::new();
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    repo.write("src/lib.rs", LIB);
+    repo.write(".gitignore", "/target\n/.refine-loop\n");
+    repo.write("refine-loop.toml", CONFIG);
+    repo.commit("demo crate");
+    repo
+}
+
+/// Unique primary-span diagnostics in `cargo clippy --message-format=json` (cargo repeats a lib's
+/// diagnostics for its test target).
+fn clippy_json_count(repo: &Repo) -> usize {
+    let output = Command::new("cargo")
+        .args(["clippy", "--all-targets", "--message-format=json", "--", "-D", "warnings"])
+        .current_dir(repo.path())
+        .env("CARGO_TARGET_DIR", repo.join("target"))
+        .output()
+        .unwrap();
+    let mut unique = std::collections::BTreeSet::new();
+    for line in String::from_utf8(output.stdout).unwrap().lines() {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        if value["reason"] != "compiler-message" {
+            continue;
+        }
+        let message = &value["message"];
+        if let Some(span) = message["spans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["is_primary"] == true)
+        {
+            unique.insert((
+                span["file_name"].to_string(),
+                span["line_start"].to_string(),
+                span["column_start"].to_string(),
+                message["message"].to_string(),
+            ));
+        }
+    }
+    unique.len()
+}
+
+#[test]
+fn real_clippy_and_cargo_test_gate() {
+    let repo = crate_repo();
+    let output = repo
+        .command(&["check"])
+        .env("CARGO_TARGET_DIR", repo.join("target"))
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+
+    let mut summary = repo.summary();
+    for check in summary["checks"].as_array_mut().unwrap() {
+        assert!(check["duration_ms"].as_u64().unwrap() > 0);
+        assert!(check["output_bytes"].as_u64().unwrap() > 0);
+        check["duration_ms"] = json!("(varies)");
+        check["output_bytes"] = json!("(varies)");
+    }
+    let expected = json!({
+        "format_version": 1,
+        "cycle": 0,
+        "overall_result": "FAILED",
+        "failed_count": 3,
+        "warning_count": 0,
+        "categories": {
+            "lint": {
+                "passed": false,
+                "failures": 2,
+                "details": [
+                    "src/lib.rs:2:5: unneeded `return` statement",
+                    "src/lib.rs:5:25: writing `&Vec` instead of `&[_]` involves a new object where a slice will do"
+                ]
+            },
+            "tests": {
+                "passed": false,
+                "failures": 1,
+                "details": ["src/lib.rs:19:9: tests::adds: test failed"]
+            }
+        },
+        "checks": [
+            {
+                "name": "clippy", "category": "lint", "parser": "clippy", "status": "failed",
+                "exit_code": 101, "signal": null, "duration_ms": "(varies)", "timed_out": false,
+                "counts": {"error": 2, "warning": 0, "note": 0},
+                "expected_count": null, "tests": null, "unparsed": false,
+                "output_bytes": "(varies)", "lines_cut": 0, "infra_reason": null
+            },
+            {
+                "name": "tests", "category": "tests", "parser": "cargo-test", "status": "failed",
+                "exit_code": 101, "signal": null, "duration_ms": "(varies)", "timed_out": false,
+                "counts": {"error": 1, "warning": 0, "note": 0},
+                "expected_count": {"error": 1, "warning": null},
+                "tests": {"passed": 1, "failed": 1, "skipped": 0},
+                "unparsed": false,
+                "output_bytes": "(varies)", "lines_cut": 0, "infra_reason": null
+            }
+        ]
+    });
+    assert_eq!(summary, expected, "{}", serde_json::to_string_pretty(&summary).unwrap());
+
+    // The count agrees with clippy's own machine-readable output.
+    assert_eq!(clippy_json_count(&repo), 2);
+
+    let table = stdout(&output);
+    assert!(table.starts_with(
+        "CATEGORY  PASSED  FAILURES  WARNINGS\nlint      no             2         0\ntests     no             1         0\ngate FAILED: 3 failures, 0 warnings; "
+    ), "{table}");
+}
