@@ -50,6 +50,7 @@ fn init_logging(format: LogFormat, filter: &str) {
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false);
     let _ = match format {
         LogFormat::Text => builder.without_time().try_init(),

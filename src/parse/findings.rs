@@ -1,7 +1,7 @@
 //! The sink a parse session writes into: diagnostics (kept up to a limit, all counted), the
 //! counts the tool printed itself, and test counts.
 
-use crate::model::{Diagnostic, ExpectedCount, SeverityCounts, TestCounts};
+use crate::model::{Diagnostic, ExpectedCount, Severity, SeverityCounts, TestCounts};
 
 /// Diagnostics kept per check; more are counted but not stored.
 pub const DEFAULT_KEEP: usize = 10_000;
@@ -39,6 +39,17 @@ impl Findings {
     /// How many diagnostics a default sink keeps.
     pub fn default_limit() -> usize {
         DEFAULT_KEEP
+    }
+
+    /// True once no more diagnostics are stored: callers may then only [`count`](Self::count).
+    pub fn is_full(&self) -> bool {
+        self.diagnostics.len() >= self.keep
+    }
+
+    /// Counts a diagnostic that is not stored.
+    pub fn count(&mut self, severity: Severity) {
+        self.counts.add(severity);
+        self.omitted += 1;
     }
 
     pub fn push(&mut self, diagnostic: Diagnostic) {

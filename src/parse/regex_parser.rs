@@ -96,6 +96,9 @@ impl ParseSession for RegexSession<'_> {
         for pattern in &self.parser.patterns {
             if let Some(captures) = pattern.regex.captures(line) {
                 match pattern.kind {
+                    PatternKind::Finding if findings.is_full() => {
+                        findings.count(severity_of(pattern, &captures));
+                    }
                     PatternKind::Finding => findings.push(self.finding(pattern, &captures)),
                     PatternKind::Location => self.remember_location(&captures),
                 }
@@ -158,10 +161,7 @@ impl RegexSession<'_> {
             column: number("column"),
             end_line: number("end_line"),
             end_column: number("end_column"),
-            severity: text("severity")
-                .map(Severity::from_label)
-                .or(pattern.severity)
-                .unwrap_or(Severity::Error),
+            severity: severity_of(pattern, captures),
             code,
             message,
             category: text("category")
@@ -192,6 +192,15 @@ impl RegexSession<'_> {
             .entry(code.as_str().to_string())
             .or_insert(location);
     }
+}
+
+/// The severity group's word, else the pattern's own severity, else error.
+fn severity_of(pattern: &CompiledPattern, captures: &Captures<'_>) -> Severity {
+    captures
+        .name("severity")
+        .map(|m| Severity::from_label(m.as_str()))
+        .or(pattern.severity)
+        .unwrap_or(Severity::Error)
 }
 
 /// Adds the counts of one summary line. `warnings` less `duplicates` (cargo's "(2 duplicates)");

@@ -25,10 +25,17 @@ fn a_flood_of_findings_is_counted_in_full_and_kept_bounded() {
     assert_eq!(lint["details_omitted"], 10_000 - 100);
     assert_eq!(summary["checks"][0]["output_bytes"], 200_000 * 27 + 34);
     let notes = summary["notes"][0].as_str().unwrap();
-    assert!(notes.contains("190001 findings were counted but not kept"), "{notes}");
+    assert!(
+        notes.contains("190001 findings were counted but not kept"),
+        "{notes}"
+    );
 
     let log = repo.gate_output();
-    assert!(log.len() < (1 << 20) + 64 * 1024, "log is {} bytes", log.len());
+    assert!(
+        log.len() < (1 << 20) + 64 * 1024,
+        "log is {} bytes",
+        log.len()
+    );
     let text = String::from_utf8_lossy(&log);
     assert!(text.contains("bytes of output left out here (log limit 1048576 bytes)"));
     assert!(text.contains("src/z.rs:9:9: error: the last one\n<== check \"flood\": exit code 1"));
@@ -63,7 +70,10 @@ fn invalid_utf8_is_decoded_lossily_and_kept_raw_in_the_log() {
         serde_json::json!(["src/\u{fffd}.rs:1:1: bad \u{fffd} bytes"])
     );
     let log = repo.gate_output();
-    assert!(log.windows(5).any(|w| w == b"src/\xff"), "raw bytes kept in the log");
+    assert!(
+        log.windows(5).any(|w| w == b"src/\xff"),
+        "raw bytes kept in the log"
+    );
 }
 
 #[test]

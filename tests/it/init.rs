@@ -22,13 +22,22 @@ fn starter_configs_load_and_name_the_project_tools() {
         }
         let output = repo.run(&["init"]);
         assert_eq!(output.status.code(), Some(0), "{files:?}: {output:?}");
-        assert!(stdout(&output).contains(found), "{files:?}: {}", stdout(&output));
+        assert!(
+            stdout(&output).contains(found),
+            "{files:?}: {}",
+            stdout(&output)
+        );
         let settings = load(&Overrides {
             target: Some(repo.path().to_path_buf()),
             ..Overrides::default()
         })
         .unwrap_or_else(|e| panic!("{files:?}: {e}"));
-        let names: Vec<&str> = settings.gate.checks.iter().map(|c| c.name.as_str()).collect();
+        let names: Vec<&str> = settings
+            .gate
+            .checks
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
         assert_eq!(names, checks, "{files:?}");
     }
 }
@@ -41,8 +50,14 @@ fn a_polyglot_project_gets_every_kind() {
     let output = repo.run(&["init", "--print"]);
     assert_eq!(output.status.code(), Some(0));
     let text = stdout(&output);
-    assert!(text.contains("name = \"clippy\"") && text.contains("name = \"eslint\""), "{text}");
-    assert!(!repo.join("refine-loop.toml").exists(), "--print writes nothing");
+    assert!(
+        text.contains("name = \"clippy\"") && text.contains("name = \"eslint\""),
+        "{text}"
+    );
+    assert!(
+        !repo.join("refine-loop.toml").exists(),
+        "--print writes nothing"
+    );
 }
 
 #[test]
@@ -52,5 +67,8 @@ fn init_never_overwrites() {
     let output = repo.run(&["init"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("refine-loop.toml: already exists; init never overwrites it"));
-    assert_eq!(std::fs::read_to_string(repo.join("refine-loop.toml")).unwrap(), "# mine\n");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("refine-loop.toml")).unwrap(),
+        "# mine\n"
+    );
 }

@@ -1,6 +1,11 @@
 //! Integration tests: the real `refine-loop` binary against real temporary git repositories.
 //! All of them compile into this one test binary.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers fail loudly; a panic is the test failing"
+)]
+
 mod config_errors;
 mod config_layers;
 mod gate_output;

@@ -8,7 +8,9 @@ use refine_loop::model::Severity;
 use refine_loop::parse::{Catalogue, Findings, ParseContext, parse_bytes};
 
 fn fixture(relative: &str) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/parsers").join(relative);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/parsers")
+        .join(relative);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"))
 }
 
@@ -182,5 +184,10 @@ fn cargo_test_matches_libtest_json() {
     assert_eq!((tests.passed, tests.failed, tests.skipped), counts);
     assert_eq!(counts, (1, 3, 1));
     assert_eq!(findings.expected.unwrap().error, Some(3));
-    assert!(findings.diagnostics().iter().all(|d| d.severity == Severity::Error));
+    assert!(
+        findings
+            .diagnostics()
+            .iter()
+            .all(|d| d.severity == Severity::Error)
+    );
 }

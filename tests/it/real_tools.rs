@@ -67,7 +67,14 @@ fn crate_repo() -> Repo {
 /// diagnostics for its test target).
 fn clippy_json_count(repo: &Repo) -> usize {
     let output = Command::new("cargo")
-        .args(["clippy", "--all-targets", "--message-format=json", "--", "-D", "warnings"])
+        .args([
+            "clippy",
+            "--all-targets",
+            "--message-format=json",
+            "--",
+            "-D",
+            "warnings",
+        ])
         .current_dir(repo.path())
         .env("CARGO_TARGET_DIR", repo.join("target"))
         .output()
@@ -154,7 +161,12 @@ fn real_clippy_and_cargo_test_gate() {
             }
         ]
     });
-    assert_eq!(summary, expected, "{}", serde_json::to_string_pretty(&summary).unwrap());
+    assert_eq!(
+        summary,
+        expected,
+        "{}",
+        serde_json::to_string_pretty(&summary).unwrap()
+    );
 
     // The count agrees with clippy's own machine-readable output.
     assert_eq!(clippy_json_count(&repo), 2);
@@ -163,4 +175,40 @@ fn real_clippy_and_cargo_test_gate() {
     assert!(table.starts_with(
         "CATEGORY  PASSED  FAILURES  WARNINGS\nlint      no             2         0\ntests     no             1         0\ngate FAILED: 3 failures, 0 warnings; "
     ), "{table}");
+}
+
+#[test]
+fn the_quick_start_example_reports_what_the_readme_says() {
+    let repo = Repo::new();
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/rust-demo");
+    for file in ["Cargo.toml", "src/lib.rs", "refine-loop.toml"] {
+        repo.write(file, &std::fs::read_to_string(example.join(file)).unwrap());
+    }
+    repo.commit("example");
+    let output = repo
+        .command(&["check"])
+        .env("CARGO_TARGET_DIR", repo.join("target"))
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let summary = repo.summary();
+    assert_eq!(
+        summary["categories"],
+        json!({
+            "lint": {
+                "passed": false,
+                "failures": 2,
+                "details": [
+                    "src/lib.rs:6:5: unneeded `return` statement",
+                    "src/lib.rs:10:22: writing `&Vec` instead of `&[_]` involves a new object where a slice will do"
+                ]
+            },
+            "tests": {
+                "passed": false,
+                "failures": 1,
+                "details": ["src/lib.rs:35:9: tests::boils: test failed"]
+            }
+        })
+    );
 }
