@@ -45,6 +45,12 @@ pub struct Diagnostic {
     pub message: String,
     pub category: Option<String>,
     pub fingerprint: String,
+    /// The path points outside the target; it is kept as the tool printed it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub outside_target: bool,
+    /// Continuation lines of a multi-line entry (bounded); the message is its first line.
+    #[serde(skip)]
+    pub body: Option<String>,
 }
 
 impl Diagnostic {
@@ -169,6 +175,8 @@ mod tests {
             message: "unneeded `return` statement".into(),
             category: None,
             fingerprint: String::new(),
+            outside_target: false,
+            body: None,
         };
         assert_eq!(
             diagnostic.detail(),

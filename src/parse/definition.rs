@@ -1,10 +1,12 @@
 //! The TOML form of a `regex` parser in `gate-parsers/`, and its compilation. Every regex is
 //! compiled and every group name checked here, so a bad definition fails before anything runs.
 
+use std::collections::{BTreeMap, HashMap};
+
 use regex::Regex;
 use serde::Deserialize;
 
-use super::regex_parser::{CompiledPattern, PatternKind, RegexParser};
+use super::regex_parser::{CompiledPattern, Continuation, PatternKind, RegexParser};
 use crate::config::ConfigError;
 use crate::model::Severity;
 
@@ -48,6 +50,29 @@ struct ParserFile {
     skip: Vec<RegexFile>,
     #[serde(default)]
     summary: Vec<RegexFile>,
+    /// The tool's own words for severities: `E = "error"`, `C = "warning"`.
+    #[serde(default)]
+    severity: BTreeMap<String, String>,
+    /// Categories by code: `{ code = 'TS\d+', category = "types" }`; first match wins.
+    #[serde(default)]
+    category_rule: Vec<CategoryRuleFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CategoryRuleFile {
+    /// A regex matched against the whole code.
+    code: String,
+    category: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContinuationFile {
+    regex: String,
+    /// Prepended to a captured `code` (`clippy::` before a lint name read from a URL).
+    #[serde(default)]
+    code_prefix: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -62,6 +87,11 @@ struct PatternFile {
     category: Option<String>,
     /// Message when the pattern has no `message` group.
     message: Option<String>,
+    /// Lines that continue a multi-line entry started by this pattern.
+    #[serde(default)]
+    continuation: Vec<ContinuationFile>,
+    /// The line that ends a multi-line entry (it belongs to the entry).
+    end: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -107,14 +137,54 @@ pub fn compile(origin: &str, text: &str) -> Result<RegexParser, ConfigError> {
                         "a location pattern needs (?P<code>…) and (?P<file>…) groups".into(),
                     ));
                 }
+                PatternKind::Context if !has("file") => {
+                    return Err(invalid(
+                        key,
+                        "a context pattern needs a (?P<file>…) group".into(),
+                    ));
+                }
+                PatternKind::Location | PatternKind::Context
+                    if !pattern.continuation.is_empty() || pattern.end.is_some() =>
+                {
+                    return Err(invalid(
+                        format!("pattern[{index}]"),
+                        "only finding patterns take `continuation` and `end`".into(),
+                    ));
+                }
                 _ => {}
             }
+            let continuations = pattern
+                .continuation
+                .iter()
+                .enumerate()
+                .map(|(inner, continuation)| {
+                    Ok(Continuation {
+                        regex: compile_regex(&continuation.regex, FINDING_GROUPS).map_err(
+                            |reason| {
+                                invalid(
+                                    format!("pattern[{index}].continuation[{inner}].regex"),
+                                    reason,
+                                )
+                            },
+                        )?,
+                        code_prefix: continuation.code_prefix.clone(),
+                    })
+                })
+                .collect::<Result<Vec<_>, ConfigError>>()?;
+            let end = pattern
+                .end
+                .as_deref()
+                .map(|end| compile_regex(end, FINDING_GROUPS))
+                .transpose()
+                .map_err(|reason| invalid(format!("pattern[{index}].end"), reason))?;
             Ok(CompiledPattern {
                 regex,
                 kind: pattern.kind,
                 severity: pattern.severity.as_deref().map(Severity::from_label),
                 category: pattern.category.clone(),
                 message: pattern.message.clone(),
+                continuations,
+                end,
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -138,7 +208,34 @@ pub fn compile(origin: &str, text: &str) -> Result<RegexParser, ConfigError> {
             ),
         ));
     }
+    let severity_aliases = file
+        .severity
+        .iter()
+        .map(|(word, severity)| match severity.as_str() {
+            "error" => Ok((word.to_ascii_lowercase(), Severity::Error)),
+            "warning" => Ok((word.to_ascii_lowercase(), Severity::Warning)),
+            "note" => Ok((word.to_ascii_lowercase(), Severity::Note)),
+            other => Err(invalid(
+                format!("severity.{word}"),
+                format!(
+                    "\"{other}\" is not a severity; expected \"error\", \"warning\" or \"note\""
+                ),
+            )),
+        })
+        .collect::<Result<HashMap<_, _>, _>>()?;
+    let code_categories = file
+        .category_rule
+        .iter()
+        .enumerate()
+        .map(|(index, rule)| {
+            let regex = compile_regex(&format!("^(?:{})$", rule.code), &[])
+                .map_err(|reason| invalid(format!("category_rule[{index}].code"), reason))?;
+            Ok((regex, rule.category.clone()))
+        })
+        .collect::<Result<Vec<_>, ConfigError>>()?;
     Ok(RegexParser {
+        severity_aliases,
+        code_categories,
         name: file.name,
         description: file.description,
         category: file.category,
@@ -212,6 +309,26 @@ mod tests {
             ),
             ("name = \"x\"\nbogus = 1\n", "bogus", "unknown field"),
             ("name = \"\"\n", "name", "must not be empty"),
+            (
+                "name = \"x\"\n[severity]\nE = \"fatal\"\n",
+                "severity.E",
+                "not a severity",
+            ),
+            (
+                "name = \"x\"\n[[category_rule]]\ncode = '('\ncategory = \"types\"\n",
+                "category_rule[0].code",
+                "invalid regex",
+            ),
+            (
+                "name = \"x\"\n[[pattern]]\nregex = '(?P<message>.*)'\n[[pattern.continuation]]\nregex = '(?P<bogus>x)'\n",
+                "pattern[0].continuation[0].regex",
+                "unknown group name",
+            ),
+            (
+                "name = \"x\"\n[[pattern]]\nregex = '(?P<line>.*)'\nkind = \"context\"\n",
+                "pattern[0].regex",
+                "(?P<file>",
+            ),
             ("name = \n", "(syntax)", ""),
         ];
         for (text, key, reason) in table {

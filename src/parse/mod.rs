@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 pub use catalogue::Catalogue;
 pub use findings::Findings;
-pub use paths::normalize_path;
+pub use paths::{NormalizedPath, normalize_path, normalize_path_marked};
 pub use preprocess::{LineAssembler, MAX_LINE_BYTES, clean_line};
 pub use regex_parser::RegexParser;
 

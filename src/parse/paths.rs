@@ -2,6 +2,27 @@
 
 use std::path::Path;
 
+/// A path made relative to the target, or kept as given when it points outside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NormalizedPath {
+    pub path: String,
+    pub outside_target: bool,
+}
+
+/// Normalises a path and says whether it leaves the target (absolute elsewhere, or `..` past
+/// the target's root).
+pub fn normalize_path_marked(raw: &str, target: &Path, cwd_relative: &str) -> NormalizedPath {
+    let path = normalize_path(raw, target, cwd_relative);
+    let outside_target = path.starts_with('/')
+        || is_windows_absolute(&path)
+        || path == ".."
+        || path.starts_with("../");
+    NormalizedPath {
+        path,
+        outside_target,
+    }
+}
+
 /// Normalises a path printed by a tool that ran in `cwd_relative` (relative to `target`, `/`
 /// separated, empty for the target itself). Absolute paths under the target become relative;
 /// other absolute paths are kept as given.

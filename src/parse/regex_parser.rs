@@ -1,25 +1,41 @@
-//! The `regex` parser kind: line patterns with named groups, skip patterns, and summary patterns
-//! that read the counts a tool prints about itself.
+//! The `regex` parser kind: line patterns with named groups; multi-line entries (a start line,
+//! continuation lines, an end line); context lines that name the file for the lines after them;
+//! location lines that place an earlier finding; skip lines; summary lines with the counts the
+//! tool prints about itself.
 
 use std::collections::HashMap;
 
 use regex::{Captures, Regex};
 use serde::Deserialize;
 
-use super::{Findings, ParseContext, ParseSession, Parser, normalize_path};
+use super::{Findings, ParseContext, ParseSession, Parser, normalize_path_marked};
 use crate::model::{Diagnostic, Severity};
 
 /// Locations remembered for `location` patterns; beyond this they are not kept.
 const MAX_LOCATIONS: usize = 10_000;
+/// A multi-line entry is closed after this many lines, whatever follows.
+const MAX_ENTRY_LINES: usize = 1_000;
+/// Bytes of continuation text kept per entry.
+const MAX_BODY_BYTES: usize = 4 * 1024;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PatternKind {
-    /// The line is a finding.
+    /// The line is (the start of) a finding.
     #[default]
     Finding,
     /// The line gives the location of the finding with the same `code` (a test's panic site).
     Location,
+    /// The line names the file of the findings that follow (ESLint stylish).
+    Context,
+}
+
+/// A line inside a multi-line entry: its groups fill what the entry lacks; a `message` group
+/// appends to the entry's body.
+#[derive(Debug)]
+pub struct Continuation {
+    pub regex: Regex,
+    pub code_prefix: String,
 }
 
 #[derive(Debug)]
@@ -29,6 +45,14 @@ pub struct CompiledPattern {
     pub severity: Option<Severity>,
     pub category: Option<String>,
     pub message: Option<String>,
+    pub continuations: Vec<Continuation>,
+    pub end: Option<Regex>,
+}
+
+impl CompiledPattern {
+    fn is_multi_line(&self) -> bool {
+        !self.continuations.is_empty() || self.end.is_some()
+    }
 }
 
 /// A compiled `regex` parser definition.
@@ -41,6 +65,26 @@ pub struct RegexParser {
     pub patterns: Vec<CompiledPattern>,
     pub skips: Vec<Regex>,
     pub summaries: Vec<Regex>,
+    /// The tool's own words for severities (lowercase), before the common ones.
+    pub severity_aliases: HashMap<String, Severity>,
+    /// Codes matching a rule get its category (first rule wins).
+    pub code_categories: Vec<(Regex, String)>,
+}
+
+impl RegexParser {
+    fn severity(&self, word: &str) -> Severity {
+        self.severity_aliases
+            .get(&word.trim().to_ascii_lowercase())
+            .copied()
+            .unwrap_or_else(|| Severity::from_label(word))
+    }
+
+    fn category_of_code(&self, code: &str) -> Option<&str> {
+        self.code_categories
+            .iter()
+            .find(|(rule, _)| rule.is_match(code))
+            .map(|(_, category)| category.as_str())
+    }
 }
 
 impl Parser for RegexParser {
@@ -65,6 +109,8 @@ impl Parser for RegexParser {
             parser: self,
             context,
             locations: HashMap::new(),
+            current_file: None,
+            open: None,
         })
     }
 }
@@ -76,14 +122,80 @@ struct Location {
     column: Option<u32>,
 }
 
+/// A finding being assembled from one or more lines.
+#[derive(Debug, Default)]
+struct Draft {
+    file: Option<String>,
+    line: Option<u32>,
+    column: Option<u32>,
+    end_line: Option<u32>,
+    end_column: Option<u32>,
+    severity: Option<String>,
+    code: Option<String>,
+    message: Option<String>,
+    category: Option<String>,
+    body: String,
+}
+
+impl Draft {
+    /// Fills what is still missing from `captures`.
+    fn fill(&mut self, captures: &Captures<'_>, code_prefix: &str) {
+        let text = |name: &str| {
+            captures
+                .name(name)
+                .map(|m| m.as_str().trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
+        let number = |name: &str| text(name).and_then(|s| s.parse::<u32>().ok());
+        fill(&mut self.file, || text("file"));
+        fill(&mut self.line, || number("line"));
+        fill(&mut self.column, || number("column"));
+        fill(&mut self.end_line, || number("end_line"));
+        fill(&mut self.end_column, || number("end_column"));
+        fill(&mut self.severity, || text("severity"));
+        fill(&mut self.code, || {
+            text("code").map(|c| format!("{code_prefix}{c}"))
+        });
+        fill(&mut self.category, || text("category"));
+        if self.message.is_none() {
+            self.message = text("message");
+        } else if let Some(more) = text("message")
+            && self.body.len() + more.len() < MAX_BODY_BYTES
+        {
+            if !self.body.is_empty() {
+                self.body.push('\n');
+            }
+            self.body.push_str(&more);
+        }
+    }
+}
+
+fn fill<T>(slot: &mut Option<T>, value: impl FnOnce() -> Option<T>) {
+    if slot.is_none() {
+        *slot = value();
+    }
+}
+
+#[derive(Debug)]
+struct OpenEntry {
+    pattern: usize,
+    draft: Draft,
+    lines: usize,
+}
+
 struct RegexSession<'a> {
     parser: &'a RegexParser,
     context: &'a ParseContext,
     locations: HashMap<String, Location>,
+    current_file: Option<String>,
+    open: Option<OpenEntry>,
 }
 
 impl ParseSession for RegexSession<'_> {
     fn line(&mut self, line: &str, findings: &mut Findings) {
+        if self.continue_entry(line, findings) {
+            return;
+        }
         if self.parser.skips.iter().any(|skip| skip.is_match(line)) {
             return;
         }
@@ -93,21 +205,40 @@ impl ParseSession for RegexSession<'_> {
                 return;
             }
         }
-        for pattern in &self.parser.patterns {
-            if let Some(captures) = pattern.regex.captures(line) {
-                match pattern.kind {
-                    PatternKind::Finding if findings.is_full() => {
-                        findings.count(severity_of(pattern, &captures));
-                    }
-                    PatternKind::Finding => findings.push(self.finding(pattern, &captures)),
-                    PatternKind::Location => self.remember_location(&captures),
+        for (index, pattern) in self.parser.patterns.iter().enumerate() {
+            let Some(captures) = pattern.regex.captures(line) else {
+                continue;
+            };
+            match pattern.kind {
+                PatternKind::Finding if pattern.is_multi_line() => {
+                    let mut draft = Draft::default();
+                    draft.fill(&captures, "");
+                    self.open = Some(OpenEntry {
+                        pattern: index,
+                        draft,
+                        lines: 1,
+                    });
                 }
-                return;
+                PatternKind::Finding if findings.is_full() => {
+                    let word = captures.name("severity").map(|m| m.as_str());
+                    findings.count(self.severity_of(pattern, word));
+                }
+                PatternKind::Finding => {
+                    let mut draft = Draft::default();
+                    draft.fill(&captures, "");
+                    self.emit(pattern, draft, findings);
+                }
+                PatternKind::Location => self.remember_location(&captures),
+                PatternKind::Context => {
+                    self.current_file = captures.name("file").map(|m| m.as_str().to_string());
+                }
             }
+            return;
         }
     }
 
     fn finish(&mut self, findings: &mut Findings) {
+        self.close_entry(findings);
         if self.locations.is_empty() {
             return;
         }
@@ -134,41 +265,103 @@ impl ParseSession for RegexSession<'_> {
 }
 
 impl RegexSession<'_> {
-    fn finding(&self, pattern: &CompiledPattern, captures: &Captures<'_>) -> Diagnostic {
-        let text = |name: &str| {
-            captures
-                .name(name)
-                .map(|m| m.as_str().trim())
-                .filter(|s| !s.is_empty())
+    /// Feeds `line` to the open multi-line entry; false when it is not part of one (the entry, if
+    /// any, is then emitted and the line parsed on its own).
+    fn continue_entry(&mut self, line: &str, findings: &mut Findings) -> bool {
+        let Some(open) = &mut self.open else {
+            return false;
         };
-        let number = |name: &str| text(name).and_then(|s| s.parse::<u32>().ok());
-        let file = text("file")
-            .map(|raw| normalize_path(raw, &self.context.target, &self.context.cwd_relative));
-        let code = text("code").map(str::to_string);
-        let message = text("message")
-            .or(pattern.message.as_deref())
-            .unwrap_or_default()
-            .to_string();
+        let pattern = &self.parser.patterns[open.pattern];
+        open.lines += 1;
+        if let Some(end) = &pattern.end
+            && let Some(captures) = end.captures(line)
+        {
+            open.draft.fill(&captures, "");
+            self.close_entry(findings);
+            return true;
+        }
+        let continued = pattern.continuations.iter().find_map(|continuation| {
+            continuation
+                .regex
+                .captures(line)
+                .map(|captures| (captures, continuation.code_prefix.as_str()))
+        });
+        match continued {
+            Some((captures, prefix)) => {
+                open.draft.fill(&captures, prefix);
+                if open.lines >= MAX_ENTRY_LINES {
+                    self.close_entry(findings);
+                }
+                true
+            }
+            None => {
+                self.close_entry(findings);
+                false
+            }
+        }
+    }
+
+    fn close_entry(&mut self, findings: &mut Findings) {
+        if let Some(open) = self.open.take() {
+            let pattern = &self.parser.patterns[open.pattern];
+            self.emit(pattern, open.draft, findings);
+        }
+    }
+
+    fn severity_of(&self, pattern: &CompiledPattern, word: Option<&str>) -> Severity {
+        word.map(|word| self.parser.severity(word))
+            .or(pattern.severity)
+            .unwrap_or(Severity::Error)
+    }
+
+    fn emit(&self, pattern: &CompiledPattern, draft: Draft, findings: &mut Findings) {
+        let severity = self.severity_of(pattern, draft.severity.as_deref());
+        if findings.is_full() {
+            findings.count(severity);
+            return;
+        }
+        let (file, outside_target) = match draft.file.or_else(|| self.current_file.clone()) {
+            Some(raw) => {
+                let normalized =
+                    normalize_path_marked(&raw, &self.context.target, &self.context.cwd_relative);
+                (Some(normalized.path), normalized.outside_target)
+            }
+            None => (None, false),
+        };
+        let message = draft
+            .message
+            .or_else(|| pattern.message.clone())
+            .unwrap_or_default();
+        let category = draft
+            .category
+            .or_else(|| pattern.category.clone())
+            .or_else(|| {
+                draft
+                    .code
+                    .as_deref()
+                    .and_then(|code| self.parser.category_of_code(code))
+                    .map(str::to_string)
+            });
         let fingerprint = Diagnostic::compute_fingerprint(
             &self.parser.name,
-            code.as_deref(),
+            draft.code.as_deref(),
             file.as_deref(),
             &message,
         );
-        Diagnostic {
+        findings.push(Diagnostic {
             file,
-            line: number("line"),
-            column: number("column"),
-            end_line: number("end_line"),
-            end_column: number("end_column"),
-            severity: severity_of(pattern, captures),
-            code,
+            line: draft.line,
+            column: draft.column,
+            end_line: draft.end_line,
+            end_column: draft.end_column,
+            severity,
+            code: draft.code,
             message,
-            category: text("category")
-                .map(str::to_string)
-                .or_else(|| pattern.category.clone()),
+            category,
             fingerprint,
-        }
+            outside_target,
+            body: (!draft.body.is_empty()).then_some(draft.body),
+        });
     }
 
     fn remember_location(&mut self, captures: &Captures<'_>) {
@@ -180,11 +373,12 @@ impl RegexSession<'_> {
         }
         let number = |name: &str| captures.name(name).and_then(|m| m.as_str().parse().ok());
         let location = Location {
-            file: normalize_path(
+            file: normalize_path_marked(
                 file.as_str(),
                 &self.context.target,
                 &self.context.cwd_relative,
-            ),
+            )
+            .path,
             line: number("line"),
             column: number("column"),
         };
@@ -192,15 +386,6 @@ impl RegexSession<'_> {
             .entry(code.as_str().to_string())
             .or_insert(location);
     }
-}
-
-/// The severity group's word, else the pattern's own severity, else error.
-fn severity_of(pattern: &CompiledPattern, captures: &Captures<'_>) -> Severity {
-    captures
-        .name("severity")
-        .map(|m| Severity::from_label(m.as_str()))
-        .or(pattern.severity)
-        .unwrap_or(Severity::Error)
 }
 
 /// Adds the counts of one summary line. `warnings` less `duplicates` (cargo's "(2 duplicates)");
@@ -232,3 +417,7 @@ fn apply_summary(captures: &Captures<'_>, findings: &mut Findings) {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "regex_parser_tests.rs"]
+mod tests;

@@ -1,0 +1,169 @@
+//! Table tests for the `regex` parser kind's line rules.
+
+use std::path::PathBuf;
+
+use super::super::{ParseContext, definition, parse_bytes};
+use crate::model::{Diagnostic, Severity};
+
+fn parse(definition_text: &str, input: &str) -> crate::parse::Findings {
+    let parser = definition::compile("test.toml", definition_text).unwrap();
+    let context = ParseContext {
+        target: PathBuf::from("/repo"),
+        cwd_relative: String::new(),
+    };
+    parse_bytes(&parser, &context, input.as_bytes())
+}
+
+fn brief(d: &Diagnostic) -> String {
+    format!(
+        "{}:{}:{} {} {} {} [{}]",
+        d.file.as_deref().unwrap_or("-"),
+        d.line.map_or("-".into(), |n| n.to_string()),
+        d.column.map_or("-".into(), |n| n.to_string()),
+        d.severity.as_str(),
+        d.code.as_deref().unwrap_or("-"),
+        d.message,
+        d.category.as_deref().unwrap_or("-"),
+    )
+}
+
+const RUSTC_LIKE: &str = r#"
+name = "rustc-like"
+[[skip]]
+regex = '^error: could not compile'
+[[pattern]]
+regex = '^(?P<severity>error|warning)(?:\[(?P<code>[^\]]+)\])?: (?P<message>.+)$'
+end = '^$'
+[[pattern.continuation]]
+regex = '^\s*--> (?P<file>.+):(?P<line>\d+):(?P<column>\d+)$'
+[[pattern.continuation]]
+regex = '^\s*= help: for further information visit \S+#(?P<code>[a-z_]+)$'
+code_prefix = "clippy::"
+[[pattern.continuation]]
+regex = '^\s*= (?P<message>.+)$'
+[[pattern.continuation]]
+regex = '^\s*(?:\d+\s*)?\|'
+"#;
+
+#[test]
+fn multi_line_entries() {
+    let input = "error[E0308]: mismatched types\n --> src/a.rs:5:5\n  |\n5 |     x\n  |     ^ expected\n\n\
+                 warning: unneeded return\n --> src/b.rs:2:5\n  = note: on by default\n  = help: for further information visit https://x/index.html#needless_return\n\
+                 error: could not compile `x`\n\
+                 warning: no location at the end";
+    let findings = parse(RUSTC_LIKE, input);
+    let got: Vec<String> = findings.diagnostics().iter().map(brief).collect();
+    assert_eq!(
+        got,
+        [
+            "src/a.rs:5:5 error E0308 mismatched types [-]",
+            "src/b.rs:2:5 warning clippy::needless_return unneeded return [-]",
+            "-:-:- warning - no location at the end [-]",
+        ]
+    );
+    assert_eq!(
+        findings.diagnostics()[1].body.as_deref(),
+        Some("note: on by default")
+    );
+}
+
+#[test]
+fn context_lines_name_the_file() {
+    let definition = r#"
+name = "stylish-like"
+[[pattern]]
+kind = "context"
+regex = '^(?P<file>/\S.*)$'
+[[pattern]]
+regex = '^\s+(?P<line>\d+):(?P<column>\d+)\s+(?P<severity>error|warning)\s+(?P<message>.+?)\s{2,}(?P<code>\S+)$'
+"#;
+    let input = "/repo/src/a.js\n  1:7  error  'x' is unused  no-unused-vars\n\n/elsewhere/b.js\n  3:1  warning  Unexpected console  no-console\n";
+    let findings = parse(definition, input);
+    let got: Vec<String> = findings.diagnostics().iter().map(brief).collect();
+    assert_eq!(
+        got,
+        [
+            "src/a.js:1:7 error no-unused-vars 'x' is unused [-]",
+            "/elsewhere/b.js:3:1 warning no-console Unexpected console [-]",
+        ]
+    );
+    assert!(!findings.diagnostics()[0].outside_target);
+    assert!(findings.diagnostics()[1].outside_target);
+}
+
+#[test]
+fn severity_aliases_and_code_categories() {
+    let definition = r#"
+name = "flake8-like"
+[severity]
+C = "warning"
+I = "note"
+[[category_rule]]
+code = 'E9\d\d'
+category = "syntax"
+[[category_rule]]
+code = 'TS\d+'
+category = "types"
+[[pattern]]
+regex = '^(?P<file>[^:]+):(?P<line>\d+): (?P<code>(?P<severity>[A-Z])[A-Z]*\d+) (?P<message>.+)$'
+"#;
+    // (line, severity, category)
+    let table = [
+        ("a.py:1: E999 SyntaxError", Severity::Error, Some("syntax")),
+        ("a.py:2: E501 line too long", Severity::Error, None),
+        ("a.py:3: C901 too complex", Severity::Warning, None),
+        ("a.py:4: I001 import order", Severity::Note, None),
+        ("a.py:5: TS2322 mismatch", Severity::Error, Some("types")),
+        ("a.py:6: E9999 four digits", Severity::Error, None),
+    ];
+    for (line, severity, category) in table {
+        let findings = parse(definition, line);
+        let diagnostic = &findings.diagnostics()[0];
+        assert_eq!(diagnostic.severity, severity, "{line}");
+        assert_eq!(diagnostic.category.as_deref(), category, "{line}");
+    }
+}
+
+#[test]
+fn an_entry_is_closed_by_a_line_it_does_not_own() {
+    let definition = r#"
+name = "x"
+[[pattern]]
+regex = '^E: (?P<message>.+)$'
+[[pattern.continuation]]
+regex = '^  at (?P<file>\S+):(?P<line>\d+)$'
+"#;
+    let findings = parse(
+        definition,
+        "E: one\n  at a.c:1\nE: two\nnoise\n  at b.c:9\nE: three",
+    );
+    let got: Vec<String> = findings.diagnostics().iter().map(brief).collect();
+    assert_eq!(
+        got,
+        [
+            "a.c:1:- error - one [-]",
+            "-:-:- error - two [-]",
+            "-:-:- error - three [-]"
+        ]
+    );
+}
+
+#[test]
+fn summary_counts_add_up_across_lines() {
+    let definition = r#"
+name = "x"
+[[pattern]]
+regex = '^FAIL (?P<code>\S+)$'
+message = "failed"
+[[summary]]
+regex = '^(?P<passed>\d+) passed, (?P<failed>\d+) failed, (?P<skipped>\d+) skipped$'
+"#;
+    let findings = parse(
+        definition,
+        "FAIL a\n1 passed, 1 failed, 0 skipped\nFAIL b\n2 passed, 1 failed, 3 skipped\n",
+    );
+    let tests = findings.tests.unwrap();
+    assert_eq!((tests.passed, tests.failed, tests.skipped), (3, 2, 3));
+    assert_eq!(findings.expected.unwrap().error, Some(2));
+    assert_eq!(findings.counts.error, 2);
+}
