@@ -33,6 +33,8 @@ pub fn main() -> i32 {
     let result = match &cli.command {
         Command::Check(args) => command::check(args, &cancel, &mut stdout),
         Command::Init(args) => command::init(args, &mut stdout),
+        Command::Parse(args) => command::parse(args, &mut stdout),
+        Command::Parsers(args) => command::parsers(args, &mut stdout),
     };
     let _ = stdout.flush();
     match result {

@@ -44,6 +44,67 @@ pub enum Command {
     Check(CheckArgs),
     /// Write a commented starter refine-loop.toml for the project found in the target.
     Init(InitArgs),
+    /// Parse a tool's output (a file, or stdin) and print its findings.
+    Parse(ParseArgs),
+    /// List the parsers: built in, and from --parser-dir folders.
+    Parsers(ParsersArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ParseFormat {
+    /// One line per finding, then the counts.
+    Summary,
+    /// One JSON document.
+    Json,
+    /// One JSON object per finding, a line each.
+    Jsonl,
+}
+
+/// Where parser definitions come from, beyond the built-in ones.
+#[derive(Debug, Args)]
+pub struct ParserSources {
+    /// A folder of parser definitions (*.toml, problem-matcher *.json); repeatable.
+    #[arg(long = "parser-dir", value_name = "DIR")]
+    pub parser_dirs: Vec<PathBuf>,
+
+    /// One definition file, replacing a parser of the same name (for writing parsers); repeatable.
+    #[arg(long = "definition", value_name = "FILE")]
+    pub definitions: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ParseArgs {
+    /// The parser to use, or `auto` to pick the one that explains the output best.
+    #[arg(long, short = 'p', default_value = "auto", value_name = "NAME|auto")]
+    pub parser: String,
+
+    #[arg(long, value_enum, default_value = "summary")]
+    pub format: ParseFormat,
+
+    /// Show, line by line, which rule matched or skipped each line.
+    #[arg(long)]
+    pub explain: bool,
+
+    /// Paths are made relative to this folder [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub target: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub sources: ParserSources,
+
+    /// The output to read; `-` or nothing for stdin.
+    #[arg(value_name = "FILE")]
+    pub input: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ParsersArgs {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub sources: ParserSources,
 }
 
 /// Where to work and which config to use.

@@ -2,9 +2,11 @@
 
 mod check;
 mod init;
+mod parse;
 
 pub use check::check;
 pub use init::init;
+pub use parse::{parse, parsers};
 
 use crate::config::ConfigError;
 use crate::exit_code;
@@ -22,12 +24,18 @@ pub enum CommandError {
     State(#[from] StateError),
     #[error("{0}")]
     Usage(String),
+    #[error("{name}: cannot read: {source}")]
+    Input {
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl CommandError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            Self::Config(_) | Self::Usage(_) => exit_code::USAGE,
+            Self::Config(_) | Self::Usage(_) | Self::Input { .. } => exit_code::USAGE,
             Self::Gate(_) | Self::State(_) => exit_code::ERROR,
         }
     }

@@ -73,10 +73,14 @@ pub fn run_check<W: Write>(
     };
     let ran = run_in_group(spec, cancel, &mut |chunk| {
         bounded.write(chunk)?;
-        assembler.push(chunk, &mut |line| session.line(line, &mut findings));
+        assembler.push(chunk, &mut |line| {
+            session.line(line, &mut findings);
+        });
         Ok(())
     });
-    assembler.finish(&mut |line| session.line(line, &mut findings));
+    assembler.finish(&mut |line| {
+        session.line(line, &mut findings);
+    });
     session.finish(&mut findings);
     let output = bounded.finish().map_err(log_error)?;
 

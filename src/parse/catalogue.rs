@@ -7,21 +7,8 @@ use std::path::{Path, PathBuf};
 use super::{Parser, definition};
 use crate::config::ConfigError;
 
-/// The built-in definitions, embedded at build time.
-const BUILT_IN: &[(&str, &str)] = &[
-    (
-        "cargo-test.toml",
-        include_str!("../../gate-parsers/cargo-test.toml"),
-    ),
-    (
-        "clippy.toml",
-        include_str!("../../gate-parsers/clippy.toml"),
-    ),
-    (
-        "exit-code.toml",
-        include_str!("../../gate-parsers/exit-code.toml"),
-    ),
-];
+/// The built-in definitions (every file in `gate-parsers/`), embedded by `build.rs`.
+const BUILT_IN: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/built_in_parsers.rs"));
 
 #[derive(Debug)]
 pub struct Catalogue {
@@ -34,41 +21,52 @@ impl Catalogue {
         Self::load(&[])
     }
 
-    /// The built-in parsers and every `*.toml` in `dirs`.
+    /// The built-in parsers and every definition in `dirs`.
     pub fn load(dirs: &[PathBuf]) -> Result<Self, ConfigError> {
         let mut catalogue = Self {
             parsers: BTreeMap::new(),
         };
         for (file, text) in BUILT_IN {
-            catalogue.add(&format!("gate-parsers/{file} (built in)"), text)?;
+            catalogue.add(&format!("gate-parsers/{file} (built in)"), text, false)?;
         }
         for dir in dirs {
             for path in definition_files(dir)? {
-                let text =
-                    std::fs::read_to_string(&path).map_err(|source| ConfigError::Unreadable {
-                        path: path.clone(),
-                        source,
-                    })?;
-                catalogue.add(&path.display().to_string(), &text)?;
+                catalogue.add_file(&path, false)?;
             }
         }
         Ok(catalogue)
     }
 
-    fn add(&mut self, origin: &str, text: &str) -> Result<(), ConfigError> {
-        let parser = definition::compile(origin, text)?;
-        if let Some((first, _)) = self.parsers.get(&parser.name) {
-            return Err(ConfigError::invalid_at(
-                origin,
-                "",
-                None,
-                "name",
-                format!("parser \"{}\" is already defined in {first}", parser.name),
-            ));
+    /// Adds the definitions in `path`; with `replace`, one may take the place of a parser of the
+    /// same name (a definition being developed with `refine-loop parse --definition`). Returns
+    /// the names added.
+    pub fn add_file(&mut self, path: &Path, replace: bool) -> Result<Vec<String>, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        self.add(&path.display().to_string(), &text, replace)
+    }
+
+    fn add(&mut self, origin: &str, text: &str, replace: bool) -> Result<Vec<String>, ConfigError> {
+        let parsers: Vec<Box<dyn Parser>> = vec![Box::new(definition::compile(origin, text)?)];
+        let mut names = Vec::new();
+        for parser in parsers {
+            let name = parser.name().to_string();
+            if !replace && let Some((first, _)) = self.parsers.get(&name) {
+                return Err(ConfigError::invalid_at(
+                    origin,
+                    "",
+                    None,
+                    "name",
+                    format!("parser \"{name}\" is already defined in {first}"),
+                ));
+            }
+            self.parsers
+                .insert(name.clone(), (origin.to_string(), parser));
+            names.push(name);
         }
-        self.parsers
-            .insert(parser.name.clone(), (origin.to_string(), Box::new(parser)));
-        Ok(())
+        Ok(names)
     }
 
     pub fn get(&self, name: &str) -> Option<&dyn Parser> {
@@ -77,6 +75,13 @@ impl Catalogue {
 
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.parsers.keys().map(String::as_str)
+    }
+
+    /// Every parser with the file it came from, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&dyn Parser, &str)> {
+        self.parsers
+            .values()
+            .map(|(origin, parser)| (parser.as_ref(), origin.as_str()))
     }
 }
 
@@ -101,10 +106,9 @@ mod tests {
     #[test]
     fn built_ins_compile() {
         let catalogue = Catalogue::built_in().unwrap();
-        assert_eq!(
-            catalogue.names().collect::<Vec<_>>(),
-            ["cargo-test", "clippy", "exit-code"]
-        );
+        for name in ["cargo-test", "clippy", "exit-code"] {
+            assert!(catalogue.get(name).is_some(), "{name}");
+        }
     }
 
     #[test]

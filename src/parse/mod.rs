@@ -2,6 +2,7 @@
 //! definitions in `gate-parsers/`, embedded in the binary, plus the user's own folders); each
 //! kind implements [`Parser`] and parses line by line, so memory does not grow with the log.
 
+mod auto;
 mod catalogue;
 mod definition;
 mod findings;
@@ -11,6 +12,7 @@ mod regex_parser;
 
 use std::path::PathBuf;
 
+pub use auto::{Ranked, rank};
 pub use catalogue::Catalogue;
 pub use findings::Findings;
 pub use paths::{NormalizedPath, normalize_path, normalize_path_marked};
@@ -37,21 +39,73 @@ pub trait Parser: std::fmt::Debug + Send + Sync {
     fn session<'a>(&'a self, context: &'a ParseContext) -> Box<dyn ParseSession + 'a>;
 }
 
+/// What one line was to the parser; `--explain` prints it, `auto` scores with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineOutcome {
+    /// No rule matched.
+    Unmatched,
+    /// A skip rule matched (index in its list).
+    Skipped(usize),
+    /// A summary rule matched.
+    Summary(usize),
+    /// A finding (or the start of a multi-line one) by pattern `index`.
+    Finding(usize),
+    /// A line of the open multi-line entry (started by pattern `index`).
+    Continued(usize),
+    /// A location for an earlier finding.
+    Location(usize),
+    /// A context line naming the file for what follows.
+    Context(usize),
+}
+
+impl LineOutcome {
+    /// Whether a rule that reads the tool's findings (not a skip) took the line.
+    pub fn is_explained(self) -> bool {
+        !matches!(self, Self::Unmatched | Self::Skipped(_))
+    }
+}
+
 /// The state of reading one output, fed one clean line at a time.
 pub trait ParseSession {
-    fn line(&mut self, line: &str, findings: &mut Findings);
+    fn line(&mut self, line: &str, findings: &mut Findings) -> LineOutcome;
     /// Called once after the last line.
     fn finish(&mut self, findings: &mut Findings);
 }
 
-/// Parses a whole output held in memory (fixtures, `refine-loop parse`); the gate streams instead.
+/// Parses a whole output held in memory (fixtures, tests).
 pub fn parse_bytes(parser: &dyn Parser, context: &ParseContext, bytes: &[u8]) -> Findings {
+    let mut input = bytes;
+    parse_reader(parser, context, &mut input, &mut |_, _, _| {})
+        .unwrap_or_else(|_| Findings::default())
+}
+
+/// Parses a stream; `observe` sees each line's number, text and outcome (for `--explain`).
+pub fn parse_reader(
+    parser: &dyn Parser,
+    context: &ParseContext,
+    input: &mut dyn std::io::Read,
+    observe: &mut dyn FnMut(u64, &str, LineOutcome),
+) -> std::io::Result<Findings> {
     let mut findings = Findings::default();
     let mut session = parser.session(context);
     let mut assembler = LineAssembler::default();
-    let mut on_line = |line: &str| session.line(line, &mut findings);
-    assembler.push(bytes, &mut on_line);
+    let mut number = 0u64;
+    let mut on_line = |line: &str| {
+        number += 1;
+        let outcome = session.line(line, &mut findings);
+        observe(number, line, outcome);
+    };
+    let mut buffer = vec![0u8; 64 * 1024];
+    loop {
+        let read = match input.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        assembler.push(&buffer[..read], &mut on_line);
+    }
     assembler.finish(&mut on_line);
     session.finish(&mut findings);
-    findings
+    Ok(findings)
 }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use regex::{Captures, Regex};
 use serde::Deserialize;
 
-use super::{Findings, ParseContext, ParseSession, Parser, normalize_path_marked};
+use super::{Findings, LineOutcome, ParseContext, ParseSession, Parser, normalize_path_marked};
 use crate::model::{Diagnostic, Severity};
 
 /// Locations remembered for `location` patterns; beyond this they are not kept.
@@ -192,22 +192,32 @@ struct RegexSession<'a> {
 }
 
 impl ParseSession for RegexSession<'_> {
-    fn line(&mut self, line: &str, findings: &mut Findings) {
-        if self.continue_entry(line, findings) {
-            return;
+    fn line(&mut self, line: &str, findings: &mut Findings) -> LineOutcome {
+        if let Some(pattern) = self.continue_entry(line, findings) {
+            return LineOutcome::Continued(pattern);
         }
-        if self.parser.skips.iter().any(|skip| skip.is_match(line)) {
-            return;
+        if let Some(index) = self
+            .parser
+            .skips
+            .iter()
+            .position(|skip| skip.is_match(line))
+        {
+            return LineOutcome::Skipped(index);
         }
-        for summary in &self.parser.summaries {
+        for (index, summary) in self.parser.summaries.iter().enumerate() {
             if let Some(captures) = summary.captures(line) {
                 apply_summary(&captures, findings);
-                return;
+                return LineOutcome::Summary(index);
             }
         }
         for (index, pattern) in self.parser.patterns.iter().enumerate() {
             let Some(captures) = pattern.regex.captures(line) else {
                 continue;
+            };
+            let outcome = match pattern.kind {
+                PatternKind::Location => LineOutcome::Location(index),
+                PatternKind::Context => LineOutcome::Context(index),
+                PatternKind::Finding => LineOutcome::Finding(index),
             };
             match pattern.kind {
                 PatternKind::Finding if pattern.is_multi_line() => {
@@ -233,8 +243,9 @@ impl ParseSession for RegexSession<'_> {
                     self.current_file = captures.name("file").map(|m| m.as_str().to_string());
                 }
             }
-            return;
+            return outcome;
         }
+        LineOutcome::Unmatched
     }
 
     fn finish(&mut self, findings: &mut Findings) {
@@ -265,20 +276,19 @@ impl ParseSession for RegexSession<'_> {
 }
 
 impl RegexSession<'_> {
-    /// Feeds `line` to the open multi-line entry; false when it is not part of one (the entry, if
-    /// any, is then emitted and the line parsed on its own).
-    fn continue_entry(&mut self, line: &str, findings: &mut Findings) -> bool {
-        let Some(open) = &mut self.open else {
-            return false;
-        };
-        let pattern = &self.parser.patterns[open.pattern];
+    /// Feeds `line` to the open multi-line entry and returns the entry's pattern; `None` when the
+    /// line is not part of one (the entry, if any, is then emitted and the line parsed on its own).
+    fn continue_entry(&mut self, line: &str, findings: &mut Findings) -> Option<usize> {
+        let open = self.open.as_mut()?;
+        let index = open.pattern;
+        let pattern = &self.parser.patterns[index];
         open.lines += 1;
         if let Some(end) = &pattern.end
             && let Some(captures) = end.captures(line)
         {
             open.draft.fill(&captures, "");
             self.close_entry(findings);
-            return true;
+            return Some(index);
         }
         let continued = pattern.continuations.iter().find_map(|continuation| {
             continuation
@@ -292,11 +302,11 @@ impl RegexSession<'_> {
                 if open.lines >= MAX_ENTRY_LINES {
                     self.close_entry(findings);
                 }
-                true
+                Some(index)
             }
             None => {
                 self.close_entry(findings);
-                false
+                None
             }
         }
     }

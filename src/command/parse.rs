@@ -1,0 +1,269 @@
+//! `refine-loop parse` and `refine-loop parsers`: the parser engine on its own, for a saved log or
+//! a pipe, and the catalogue it draws from.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::json;
+
+use super::CommandError;
+use crate::cli::{ParseArgs, ParseFormat, ParserSources, ParsersArgs};
+use crate::config::ConfigError;
+use crate::exit_code;
+use crate::model::{Diagnostic, ExpectedCount, FORMAT_VERSION, SeverityCounts, TestCounts};
+use crate::parse::{Catalogue, LineOutcome, ParseContext, Parser, parse_reader, rank};
+
+/// Parses the input and prints its findings; returns the exit code.
+pub fn parse(args: &ParseArgs, stdout: &mut dyn Write) -> Result<i32, CommandError> {
+    let catalogue = load_catalogue(&args.sources)?;
+    let target = args.target.clone().unwrap_or_else(|| PathBuf::from("."));
+    let target = target
+        .canonicalize()
+        .map_err(|_| ConfigError::TargetNotDirectory {
+            path: target.clone(),
+        })?;
+    let context = ParseContext {
+        target,
+        cwd_relative: String::new(),
+    };
+    let mut input = open_input(args.input.as_deref())?;
+    let input_error = |source: io::Error| CommandError::Input {
+        name: input_name(args.input.as_deref()),
+        source,
+    };
+
+    let parser: &dyn Parser = if args.parser == "auto" {
+        let (ranked, lines) = rank(&catalogue, &context, &mut input).map_err(input_error)?;
+        input.rewind().map_err(input_error)?;
+        let best = ranked
+            .iter()
+            .find(|r| r.explained > 0)
+            .map_or_else(|| fallback(&catalogue), |r| Ok(r.parser))?;
+        let explained = ranked
+            .iter()
+            .find(|r| r.parser.name() == best.name())
+            .map_or(0, |r| r.explained);
+        tracing::info!(
+            parser = best.name(),
+            explained,
+            lines,
+            "auto chose a parser"
+        );
+        if args.format == ParseFormat::Summary || args.explain {
+            let runner_up = ranked
+                .iter()
+                .find(|r| r.parser.name() != best.name())
+                .map(|r| format!("; next best: {} ({} lines)", r.parser.name(), r.explained))
+                .unwrap_or_default();
+            print(
+                stdout,
+                &format!(
+                    "auto: chose parser \"{}\" (it explains {explained} of {lines} lines{runner_up})\n",
+                    best.name()
+                ),
+            );
+        }
+        best
+    } else {
+        catalogue.get(&args.parser).ok_or_else(|| {
+            CommandError::Usage(format!(
+                "--parser {}: unknown parser; expected auto or one of: {}",
+                args.parser,
+                catalogue.names().collect::<Vec<_>>().join(", ")
+            ))
+        })?
+    };
+
+    let mut out = BufWriter::new(stdout);
+    let mut observe = |number: u64, line: &str, outcome: LineOutcome| {
+        if args.explain {
+            let rule = describe(outcome);
+            let _ = writeln!(out, "{number:>7}  {rule:<22} | {line}");
+        }
+    };
+    let findings = parse_reader(parser, &context, &mut input, &mut observe).map_err(input_error)?;
+    let diagnostics: Vec<Diagnostic> = findings
+        .diagnostics()
+        .iter()
+        .cloned()
+        .map(|mut d| {
+            d.category = d.category.or_else(|| parser.category().map(str::to_string));
+            d
+        })
+        .collect();
+    let text = match args.format {
+        ParseFormat::Json => {
+            let report = ParseReport {
+                format_version: FORMAT_VERSION,
+                parser: parser.name(),
+                diagnostics: &diagnostics,
+                counts: findings.counts,
+                expected_count: findings.expected,
+                tests: findings.tests,
+            };
+            format!("{}\n", to_json(&report))
+        }
+        ParseFormat::Jsonl => diagnostics
+            .iter()
+            .map(|d| format!("{}\n", to_json(d)))
+            .collect(),
+        ParseFormat::Summary => {
+            let mut text = String::new();
+            for diagnostic in &diagnostics {
+                text.push_str(&format!(
+                    "{:<7}  {}\n",
+                    diagnostic.severity.as_str(),
+                    diagnostic.detail()
+                ));
+            }
+            let counts = findings.counts;
+            text.push_str(&format!(
+                "parser {}: {} errors, {} warnings, {} notes",
+                parser.name(),
+                counts.error,
+                counts.warning,
+                counts.note
+            ));
+            if findings.omitted > 0 {
+                text.push_str(&format!(" ({} not listed)", findings.omitted));
+            }
+            if let Some(expected) = findings.expected {
+                let said: Vec<String> =
+                    [("errors", expected.error), ("warnings", expected.warning)]
+                        .into_iter()
+                        .filter_map(|(name, count)| count.map(|n| format!("{n} {name}")))
+                        .collect();
+                text.push_str(&format!("; the tool reported {}", said.join(", ")));
+            }
+            if let Some(tests) = findings.tests {
+                text.push_str(&format!(
+                    "; tests: {} passed, {} failed, {} skipped",
+                    tests.passed, tests.failed, tests.skipped
+                ));
+            }
+            text.push('\n');
+            text
+        }
+    };
+    print(&mut out, &text);
+    let _ = out.flush();
+    Ok(exit_code::SUCCESS)
+}
+
+/// `parse --format json`: keys in this order.
+#[derive(Debug, Serialize)]
+struct ParseReport<'a> {
+    format_version: u32,
+    parser: &'a str,
+    diagnostics: &'a [Diagnostic],
+    counts: SeverityCounts,
+    expected_count: Option<ExpectedCount>,
+    tests: Option<TestCounts>,
+}
+
+fn to_json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"))
+}
+
+/// Lists the catalogue; returns the exit code.
+pub fn parsers(args: &ParsersArgs, stdout: &mut dyn Write) -> Result<i32, CommandError> {
+    let catalogue = load_catalogue(&args.sources)?;
+    let text = if args.json {
+        let list: Vec<_> = catalogue
+            .iter()
+            .map(|(parser, origin)| {
+                json!({
+                    "name": parser.name(),
+                    "category": parser.category(),
+                    "description": parser.description(),
+                    "command": parser.command(),
+                    "source": origin,
+                })
+            })
+            .collect();
+        format!(
+            "{}\n",
+            json!({"format_version": FORMAT_VERSION, "parsers": list})
+        )
+    } else {
+        let width = catalogue.names().map(str::len).max().unwrap_or(4).max(4);
+        let mut text = format!("{:<width$}  {:<10}  COMMAND\n", "NAME", "CATEGORY");
+        for (parser, _) in catalogue.iter() {
+            let line = format!(
+                "{:<width$}  {:<10}  {}",
+                parser.name(),
+                parser.category().unwrap_or("-"),
+                parser.command()
+            );
+            text.push_str(line.trim_end());
+            text.push('\n');
+        }
+        text
+    };
+    print(stdout, &text);
+    Ok(exit_code::SUCCESS)
+}
+
+fn load_catalogue(sources: &ParserSources) -> Result<Catalogue, CommandError> {
+    let mut catalogue = Catalogue::load(&sources.parser_dirs)?;
+    for definition in &sources.definitions {
+        catalogue.add_file(definition, true)?;
+    }
+    Ok(catalogue)
+}
+
+fn fallback(catalogue: &Catalogue) -> Result<&dyn Parser, CommandError> {
+    catalogue
+        .get(crate::config::defaults::PARSER)
+        .ok_or_else(|| CommandError::Usage("no parser explains this output".into()))
+}
+
+/// The input as a seekable file: the named file, or stdin spooled to a temporary file.
+fn open_input(path: Option<&Path>) -> Result<File, CommandError> {
+    match path {
+        Some(path) if path != Path::new("-") => {
+            File::open(path).map_err(|source| CommandError::Input {
+                name: path.display().to_string(),
+                source,
+            })
+        }
+        _ => {
+            let error = |source| CommandError::Input {
+                name: "stdin".into(),
+                source,
+            };
+            // Spooled to a temporary file, so that `auto` can read it twice and memory stays flat.
+            let mut spool = tempfile::tempfile().map_err(error)?;
+            io::copy(&mut io::stdin().lock(), &mut spool).map_err(error)?;
+            spool.rewind().map_err(error)?;
+            Ok(spool)
+        }
+    }
+}
+
+fn input_name(path: Option<&Path>) -> String {
+    path.filter(|p| *p != Path::new("-"))
+        .map_or_else(|| "stdin".to_string(), |p| p.display().to_string())
+}
+
+fn describe(outcome: LineOutcome) -> String {
+    match outcome {
+        LineOutcome::Unmatched => "-".to_string(),
+        LineOutcome::Skipped(index) => format!("skip[{index}]"),
+        LineOutcome::Summary(index) => format!("summary[{index}]"),
+        LineOutcome::Finding(index) => format!("pattern[{index}] finding"),
+        LineOutcome::Continued(index) => format!("pattern[{index}] continued"),
+        LineOutcome::Location(index) => format!("pattern[{index}] location"),
+        LineOutcome::Context(index) => format!("pattern[{index}] context"),
+    }
+}
+
+fn print(out: &mut dyn Write, text: &str) {
+    if let Err(error) = out.write_all(text.as_bytes())
+        && error.kind() != io::ErrorKind::BrokenPipe
+    {
+        tracing::warn!(%error, "could not print");
+    }
+}
