@@ -39,3 +39,5 @@ PY
 
 flood plain "compiling something, nothing to see in this line of the log"
 flood findings "src/lib.rs:12:5: error: a finding on every line of the flood"
+# Findings of 60 KB each: fields are cut and storage has a budget.
+flood long-findings "src/lib.rs:12:5: error: $(head -c 60000 /dev/zero | tr '\0' x)"

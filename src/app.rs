@@ -2,9 +2,8 @@
 //! exit code.
 
 use std::io::Write;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
+use crate::cancel::Cancel;
 use crate::cli::{Cli, Command, LogFormat};
 use crate::command;
 use crate::exit_code;
@@ -23,12 +22,10 @@ pub fn main() -> i32 {
         }
     };
     init_logging(cli.log_format, &cli.log);
-    let cancel = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        if let Err(error) = signal_hook::flag::register(signal, Arc::clone(&cancel)) {
-            tracing::warn!(%error, signal, "cannot handle signal");
-        }
-    }
+    let cancel = Cancel::listen_for_signals().unwrap_or_else(|error| {
+        tracing::warn!(%error, "cannot listen for SIGINT and SIGTERM");
+        std::sync::Arc::new(Cancel::default())
+    });
     let mut stdout = std::io::stdout().lock();
     let result = match &cli.command {
         Command::Check(args) => command::check(args, &cancel, &mut stdout),

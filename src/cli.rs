@@ -128,16 +128,18 @@ pub struct CheckArgs {
     #[arg(long, value_name = "DIR", env = "REFINE_LOOP_STATE_DIR")]
     pub state_dir: Option<PathBuf>,
 
-    /// Deadline for checks that set no `timeout` (like "10m").
-    #[arg(long, value_name = "DURATION", env = "REFINE_LOOP_GATE_TIMEOUT", value_parser = ConfigDuration::parse)]
+    // These three are read from the environment by the config layer, not by clap, so that a bad
+    // value there gets a one-line error naming the variable.
+    /// Deadline for checks that set no `timeout` (like "10m") [env: REFINE_LOOP_GATE_TIMEOUT=].
+    #[arg(long, value_name = "DURATION", value_parser = ConfigDuration::parse)]
     pub gate_timeout: Option<ConfigDuration>,
 
-    /// Time between SIGTERM and SIGKILL when a check is stopped (like "10s").
-    #[arg(long, value_name = "DURATION", env = "REFINE_LOOP_KILL_GRACE", value_parser = ConfigDuration::parse)]
+    /// Time between SIGTERM and SIGKILL when a check is stopped (like "10s") [env: REFINE_LOOP_KILL_GRACE=].
+    #[arg(long, value_name = "DURATION", value_parser = ConfigDuration::parse)]
     pub kill_grace: Option<ConfigDuration>,
 
-    /// Bytes of each check's output kept in gate-output.txt before the middle is cut (like "64MiB").
-    #[arg(long, value_name = "SIZE", env = "REFINE_LOOP_LOG_LIMIT", value_parser = ByteSize::parse)]
+    /// Output of one check kept in gate-output.txt (like "64MiB") [env: REFINE_LOOP_LOG_LIMIT=].
+    #[arg(long, value_name = "SIZE", value_parser = ByteSize::parse)]
     pub log_limit: Option<ByteSize>,
 }
 

@@ -1,9 +1,9 @@
 //! `refine-loop check`: run the gate once, write cycle 0, print the table.
 
 use std::io::Write;
-use std::sync::atomic::AtomicBool;
 
 use super::CommandError;
+use crate::cancel::Cancel;
 use crate::cli::CheckArgs;
 use crate::config::{self, Overrides};
 use crate::exit_code;
@@ -15,17 +15,20 @@ use crate::state;
 /// Runs the gate once; returns the exit code.
 pub fn check(
     args: &CheckArgs,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
     stdout: &mut dyn Write,
 ) -> Result<i32, CommandError> {
-    let settings = config::load(&Overrides {
-        target: args.target.target.clone(),
-        config: args.target.config.clone(),
-        state_dir: args.state_dir.clone(),
-        gate_timeout: args.gate_timeout,
-        kill_grace: args.kill_grace,
-        log_limit: args.log_limit,
-    })?;
+    let settings = config::load(
+        &Overrides {
+            target: args.target.target.clone(),
+            config: args.target.config.clone(),
+            state_dir: args.state_dir.clone(),
+            gate_timeout: args.gate_timeout,
+            kill_grace: args.kill_grace,
+            log_limit: args.log_limit,
+        }
+        .with_environment()?,
+    )?;
     let cycle_dir = state::cycle_dir(&settings.state_dir, 0)?;
     let run = gate::run_gate(&settings, 0, &cycle_dir, cancel)?;
     let summary_path = cycle_dir.join(SUMMARY_FILE);

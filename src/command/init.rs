@@ -8,6 +8,7 @@ use super::CommandError;
 use crate::cli::InitArgs;
 use crate::config::{ConfigError, defaults};
 use crate::exit_code;
+use crate::state::StateError;
 
 const HEADER: &str = include_str!("../../templates/init/header.toml");
 const GENERIC: &str = include_str!("../../templates/init/generic.toml");
@@ -43,11 +44,16 @@ pub fn init(args: &InitArgs, stdout: &mut dyn Write) -> Result<i32, CommandError
         return Ok(exit_code::SUCCESS);
     }
     let path = target.join(defaults::CONFIG_FILE);
-    let written = std::fs::OpenOptions::new()
+    let created = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(&path)
-        .and_then(|mut file| file.write_all(text.as_bytes()));
+        .open(&path);
+    let written = created.and_then(|mut file| {
+        file.write_all(text.as_bytes()).inspect_err(|_| {
+            // Leave no partial file behind: init would refuse to overwrite it next time.
+            let _ = std::fs::remove_file(&path);
+        })
+    });
     match written {
         Ok(()) => {
             let found = if kinds.is_empty() {
@@ -64,7 +70,7 @@ pub fn init(args: &InitArgs, stdout: &mut dyn Write) -> Result<i32, CommandError
                 path.display()
             )))
         }
-        Err(source) => Err(ConfigError::Unreadable { path, source }.into()),
+        Err(source) => Err(StateError { path, source }.into()),
     }
 }
 

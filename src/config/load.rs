@@ -22,6 +22,45 @@ pub struct Overrides {
     pub log_limit: Option<ByteSize>,
 }
 
+impl Overrides {
+    /// Fills what the flags left unset from the `REFINE_LOOP_*` environment layer.
+    pub fn with_environment(mut self) -> Result<Self, ConfigError> {
+        if self.gate_timeout.is_none() {
+            self.gate_timeout =
+                from_environment("REFINE_LOOP_GATE_TIMEOUT", ConfigDuration::parse)?;
+        }
+        if self.kill_grace.is_none() {
+            self.kill_grace = from_environment("REFINE_LOOP_KILL_GRACE", ConfigDuration::parse)?;
+        }
+        if self.log_limit.is_none() {
+            self.log_limit = from_environment("REFINE_LOOP_LOG_LIMIT", ByteSize::parse)?;
+        }
+        Ok(self)
+    }
+}
+
+/// A value of the environment layer: unset or empty is `None` (CI systems pass unset inputs as
+/// empty strings); a bad value is an error naming the variable.
+pub fn from_environment<T>(
+    name: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Option<T>, ConfigError> {
+    match std::env::var(name) {
+        Ok(value) if value.is_empty() => Ok(None),
+        Ok(value) => parse(&value)
+            .map(Some)
+            .map_err(|reason| ConfigError::InvalidOverride {
+                source_name: format!("environment {name}"),
+                reason,
+            }),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(ConfigError::InvalidOverride {
+            source_name: format!("environment {name}"),
+            reason: "not valid UTF-8".into(),
+        }),
+    }
+}
+
 /// Loads and validates the configuration for `overrides.target` (default: the current directory).
 pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
     let target = resolve_target(overrides.target.as_deref())?;
@@ -178,6 +217,13 @@ fn resolve_checks(
                     ),
                 ));
             }
+            if check.run.contains('\0') {
+                return Err(invalid(
+                    config_file,
+                    key("run"),
+                    "must not contain a NUL character",
+                ));
+            }
             if check.run.trim().is_empty() {
                 return Err(invalid(
                     config_file,
@@ -214,11 +260,22 @@ fn resolve_checks(
                     "must list at least one exit code, like [0]",
                 ));
             }
-            if let Some(bad) = check.env.keys().find(|k| k.is_empty() || k.contains('=')) {
+            if let Some(bad) = check
+                .env
+                .keys()
+                .find(|k| k.is_empty() || k.contains(['=', '\0']))
+            {
                 return Err(invalid(
                     config_file,
                     key("env"),
-                    format!("\"{bad}\" is not a valid environment variable name"),
+                    format!("{bad:?} is not a valid environment variable name"),
+                ));
+            }
+            if let Some((name, _)) = check.env.iter().find(|(_, value)| value.contains('\0')) {
+                return Err(invalid(
+                    config_file,
+                    key(&format!("env.{name}")),
+                    "must not contain a NUL character",
                 ));
             }
             Ok(CheckSettings {

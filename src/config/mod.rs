@@ -9,5 +9,5 @@ pub mod units;
 mod wire;
 
 pub use error::{ConfigError, one_line};
-pub use load::{Overrides, load};
+pub use load::{Overrides, from_environment, load};
 pub use settings::{CheckSettings, GateSettings, Settings, defaults};

@@ -1,12 +1,12 @@
 //! Runs one check: its section of the log, its process, and its parse, all in one stream.
 
 use std::io::Write;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use super::GateError;
 use super::capture::{BoundedLog, HeadTail};
 use super::process::{ProcessEnd, ProcessError, ProcessSpec, StopReason, run_in_group};
+use crate::cancel::Cancel;
 use crate::config::{CheckSettings, Settings};
 use crate::parse::{Findings, LineAssembler, ParseContext};
 
@@ -27,7 +27,7 @@ pub fn run_check<W: Write>(
     settings: &Settings,
     check: &CheckSettings,
     log: &mut W,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<CheckResult, GateError> {
     let log_error = |source| GateError::Log {
         path: settings.state_dir.join(super::OUTPUT_FILE),

@@ -10,13 +10,13 @@ mod summarize;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use capture::{BoundedLog, HeadTail};
 pub use check::{CheckResult, run_check};
 pub use process::{ProcessEnd, ProcessError, ProcessSpec, StopReason, run_in_group};
 pub use summarize::summarize;
 
+use crate::cancel::Cancel;
 use crate::config::Settings;
 use crate::model::GateSummary;
 
@@ -55,7 +55,7 @@ pub fn run_gate(
     settings: &Settings,
     cycle: u32,
     cycle_dir: &Path,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<GateRun, GateError> {
     let log_path = cycle_dir.join(OUTPUT_FILE);
     let log_error = |source| GateError::Log {
@@ -66,7 +66,7 @@ pub fn run_gate(
     let mut checks = Vec::with_capacity(settings.gate.checks.len());
     let mut cancelled = false;
     for check in &settings.gate.checks {
-        if cancel.load(Ordering::Relaxed) {
+        if cancel.is_requested() {
             cancelled = true;
             break;
         }
@@ -77,7 +77,15 @@ pub fn run_gate(
         checks.push(result);
     }
     log.flush().map_err(log_error)?;
-    let summary = summarize(cycle, &checks);
+    let mut summary = summarize(cycle, &checks);
+    if cancelled {
+        summary.cancelled = true;
+        summary.overall_result = crate::model::GateResult::Failed;
+        summary.not_run = settings.gate.checks[checks.len()..]
+            .iter()
+            .map(|check| check.name.clone())
+            .collect();
+    }
     Ok(GateRun {
         summary,
         checks,

@@ -7,7 +7,6 @@ use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -16,12 +15,17 @@ use nix::sys::signal::{Signal, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
 
+use crate::cancel::Cancel;
+
 /// How long output may stay open after the command itself exited (background processes still
 /// writing) before the rest of the group is stopped.
 const LINGER_AFTER_EXIT: Duration = Duration::from_secs(2);
 /// How long to wait for the pipe to close after SIGKILL before giving up on it (a process that
 /// left the group still holds it).
 const ABANDON_AFTER_KILL: Duration = Duration::from_secs(2);
+/// The longest grace between SIGTERM and SIGKILL when the run is cancelled: CI systems give the
+/// whole job only a few seconds after their own SIGTERM.
+const CANCEL_GRACE: Duration = Duration::from_secs(3);
 /// How often the supervisor looks at the clock, the child and the cancel flag.
 const TICK: Duration = Duration::from_millis(50);
 const CHUNK: usize = 64 * 1024;
@@ -72,7 +76,7 @@ pub enum ProcessError {
 /// stops the group and is returned.
 pub fn run_in_group(
     spec: ProcessSpec<'_>,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
     on_output: &mut dyn FnMut(&[u8]) -> io::Result<()>,
 ) -> Result<ProcessEnd, ProcessError> {
     let (reader, writer) = io::pipe().map_err(ProcessError::Spawn)?;
@@ -94,10 +98,11 @@ pub fn run_in_group(
         i32::try_from(child.id()).map_err(|e| ProcessError::Supervise(io::Error::other(e)))?,
     );
 
+    let guard = GroupGuard(pid);
     let supervised = supervise(pid, &reader, spec, started, cancel, on_output);
     // The leader is not reaped yet (its zombie keeps the group id from being reused), so this
     // reaches only what is left of this group.
-    let _ = killpg(pid, Signal::SIGKILL);
+    drop(guard);
     let status = child.wait().map_err(ProcessError::Supervise)?;
     let (stopped, exited_at, output_abandoned) = supervised?;
     Ok(ProcessEnd {
@@ -123,7 +128,7 @@ fn supervise(
     reader: &PipeReader,
     spec: ProcessSpec<'_>,
     started: Instant,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
     on_output: &mut dyn FnMut(&[u8]) -> io::Result<()>,
 ) -> Result<Supervised, ProcessError> {
     let mut buffer = vec![0u8; CHUNK];
@@ -152,7 +157,7 @@ fn supervise(
         let now = Instant::now();
         match &mut stopping {
             None => {
-                let reason = if cancel.load(Ordering::Relaxed) {
+                let reason = if cancel.is_requested() {
                     Some(StopReason::Cancelled)
                 } else if now - started >= spec.timeout {
                     Some(StopReason::Deadline)
@@ -171,7 +176,9 @@ fn supervise(
                     });
                 }
             }
-            Some(state) if !state.killed && now - state.since >= spec.kill_grace => {
+            Some(state)
+                if !state.killed && now - state.since >= grace(state.reason, spec, cancel) =>
+            {
                 signal_group(pid, Signal::SIGKILL);
                 state.killed = true;
                 state.since = now;
@@ -181,6 +188,28 @@ fn supervise(
             }
             Some(_) => {}
         }
+    }
+}
+
+/// Kills what is left of the group when dropped: on every way out of [`run_in_group`], a panic
+/// included.
+struct GroupGuard(Pid);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        let _ = killpg(self.0, Signal::SIGKILL);
+    }
+}
+
+/// The time between SIGTERM and SIGKILL: the check's own, shortened when the run is cancelled,
+/// and none at all when cancelled twice.
+fn grace(reason: StopReason, spec: ProcessSpec<'_>, cancel: &Cancel) -> Duration {
+    if cancel.is_urgent() {
+        Duration::ZERO
+    } else if reason == StopReason::Cancelled || cancel.is_requested() {
+        spec.kill_grace.min(CANCEL_GRACE)
+    } else {
+        spec.kill_grace
     }
 }
 

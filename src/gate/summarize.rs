@@ -62,6 +62,8 @@ pub fn summarize(cycle: u32, results: &[CheckResult]) -> GateSummary {
         categories,
         checks,
         notes,
+        cancelled: false,
+        not_run: Vec::new(),
     }
 }
 
@@ -96,6 +98,8 @@ fn record_of(result: &CheckResult) -> CheckRecord {
         output_bytes: result.output.total(),
         lines_cut: result.lines_cut,
         infra_reason,
+        leftover_processes_stopped: end.stopped == Some(StopReason::LeftoverProcesses),
+        output_abandoned: end.output_abandoned,
     }
 }
 
@@ -168,16 +172,14 @@ fn add_findings(
             add_detail(entry, diagnostic.detail());
         }
     }
-    // Findings counted beyond the kept list belong to the check's own category.
-    let kept = |severity| {
-        diagnostics
-            .iter()
-            .filter(|d| d.severity == severity)
-            .count() as u64
-    };
-    let own = categories.entry(record.category.clone()).or_default();
-    own.failures += record.counts.error - kept(Severity::Error);
-    own.warnings += record.counts.warning - kept(Severity::Warning);
+    // Findings counted but not kept still count, under the category their parser gave them.
+    for (category, counts) in result.findings.omitted_by_category() {
+        let entry = categories
+            .entry(category.unwrap_or(&record.category).to_string())
+            .or_default();
+        entry.failures += counts.error;
+        entry.warnings += counts.warning;
+    }
 }
 
 fn add_detail(summary: &mut CategorySummary, detail: String) {

@@ -28,6 +28,12 @@ pub struct GateSummary {
     pub checks: Vec<CheckRecord>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// A stop request ended the gate early: `overall_result` is then FAILED whatever ran.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancelled: bool,
+    /// Checks a cancellation kept from running.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_run: Vec<String>,
 }
 
 /// One category's result: failures count toward the gate, warnings do not.
@@ -88,6 +94,12 @@ pub struct CheckRecord {
     pub lines_cut: u64,
     #[serde(default)]
     pub infra_reason: Option<String>,
+    /// Processes the check left running kept its output open and were stopped.
+    #[serde(default)]
+    pub leftover_processes_stopped: bool,
+    /// A process outside the check's group held its output open; the rest was not read.
+    #[serde(default)]
+    pub output_abandoned: bool,
 }
 
 /// Counts a tool printed about its own findings (`Found 12 errors`).

@@ -1,19 +1,33 @@
-//! The sink a parse session writes into: diagnostics (kept up to a limit, all counted), the
-//! counts the tool printed itself, and test counts.
+//! The sink a parse session writes into: diagnostics (kept within a count and a byte budget, all
+//! counted), the counts the tool printed itself, and test counts. When the sink is full, an error
+//! takes the place of a kept warning or note, so the kept list names what fails the gate.
+
+use std::collections::BTreeMap;
 
 use crate::model::{Diagnostic, ExpectedCount, Severity, SeverityCounts, TestCounts};
 
 /// Diagnostics kept per check; more are counted but not stored.
 pub const DEFAULT_KEEP: usize = 10_000;
+/// Bytes of stored diagnostics per check.
+const MAX_STORED_BYTES: usize = 8 << 20;
+/// Longest message, code, category or path kept (in characters); longer ones are cut.
+const MAX_FIELD_CHARS: usize = 1_000;
+/// Distinct categories tracked for findings that were counted only; more go to the check's own.
+const MAX_OMITTED_CATEGORIES: usize = 64;
 
 #[derive(Debug)]
 pub struct Findings {
     diagnostics: Vec<Diagnostic>,
     keep: usize,
+    stored_bytes: usize,
+    /// Positions of kept warnings and notes: an error may take their place when full.
+    replaceable: Vec<usize>,
     /// Every diagnostic found, stored or not.
     pub counts: SeverityCounts,
     /// Diagnostics counted but not stored.
     pub omitted: u64,
+    /// The same, by the category the parser gave them (`None`: the check's own).
+    omitted_by_category: BTreeMap<Option<String>, SeverityCounts>,
     pub expected: Option<ExpectedCount>,
     pub tests: Option<TestCounts>,
 }
@@ -29,8 +43,11 @@ impl Findings {
         Self {
             diagnostics: Vec::new(),
             keep,
+            stored_bytes: 0,
+            replaceable: Vec::new(),
             counts: SeverityCounts::default(),
             omitted: 0,
+            omitted_by_category: BTreeMap::new(),
             expected: None,
             tests: None,
         }
@@ -41,24 +58,54 @@ impl Findings {
         DEFAULT_KEEP
     }
 
-    /// True once no more diagnostics are stored: callers may then only [`count`](Self::count).
-    pub fn is_full(&self) -> bool {
-        self.diagnostics.len() >= self.keep
+    fn is_full(&self) -> bool {
+        self.diagnostics.len() >= self.keep || self.stored_bytes >= MAX_STORED_BYTES
+    }
+
+    /// Whether a diagnostic of `severity` would be stored; when not, callers may only
+    /// [`count`](Self::count) it and skip building it.
+    pub fn accepts(&self, severity: Severity) -> bool {
+        !self.is_full() || (severity == Severity::Error && !self.replaceable.is_empty())
     }
 
     /// Counts a diagnostic that is not stored.
-    pub fn count(&mut self, severity: Severity) {
+    pub fn count(&mut self, severity: Severity, category: Option<&str>) {
         self.counts.add(severity);
-        self.omitted += 1;
+        self.record_omitted(severity, category);
     }
 
-    pub fn push(&mut self, diagnostic: Diagnostic) {
+    pub fn push(&mut self, mut diagnostic: Diagnostic) {
         self.counts.add(diagnostic.severity);
-        if self.diagnostics.len() < self.keep {
+        bound_fields(&mut diagnostic);
+        let size = stored_size(&diagnostic);
+        if !self.is_full() {
+            if diagnostic.severity != Severity::Error {
+                self.replaceable.push(self.diagnostics.len());
+            }
+            self.stored_bytes += size;
             self.diagnostics.push(diagnostic);
+        } else if diagnostic.severity == Severity::Error
+            && let Some(slot) = self.replaceable.pop()
+        {
+            let old = std::mem::replace(&mut self.diagnostics[slot], diagnostic);
+            self.stored_bytes = self.stored_bytes.saturating_sub(stored_size(&old)) + size;
+            self.record_omitted(old.severity, old.category.as_deref());
         } else {
-            self.omitted += 1;
+            self.record_omitted(diagnostic.severity, diagnostic.category.as_deref());
         }
+    }
+
+    fn record_omitted(&mut self, severity: Severity, category: Option<&str>) {
+        self.omitted += 1;
+        // Past the limit of categories, new ones count under the check's own.
+        let key = category.map(str::to_string).filter(|c| {
+            self.omitted_by_category.len() < MAX_OMITTED_CATEGORIES
+                || self.omitted_by_category.contains_key(&Some(c.clone()))
+        });
+        self.omitted_by_category
+            .entry(key)
+            .or_default()
+            .add(severity);
     }
 
     pub fn diagnostics(&self) -> &[Diagnostic] {
@@ -73,11 +120,124 @@ impl Findings {
         self.diagnostics
     }
 
+    /// Counted-only findings by the category their parser gave them (`None`: the check's own).
+    pub fn omitted_by_category(&self) -> impl Iterator<Item = (Option<&str>, &SeverityCounts)> {
+        self.omitted_by_category
+            .iter()
+            .map(|(category, counts)| (category.as_deref(), counts))
+    }
+
     pub fn expected_mut(&mut self) -> &mut ExpectedCount {
         self.expected.get_or_insert_with(ExpectedCount::default)
     }
 
     pub fn tests_mut(&mut self) -> &mut TestCounts {
         self.tests.get_or_insert_with(TestCounts::default)
+    }
+}
+
+fn bound_fields(diagnostic: &mut Diagnostic) {
+    for field in [
+        Some(&mut diagnostic.message),
+        diagnostic.file.as_mut(),
+        diagnostic.code.as_mut(),
+        diagnostic.category.as_mut(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if let Some((cut, _)) = field.char_indices().nth(MAX_FIELD_CHARS) {
+            field.truncate(cut);
+            field.push('…');
+        }
+    }
+}
+
+fn stored_size(diagnostic: &Diagnostic) -> usize {
+    size_of::<Diagnostic>()
+        + diagnostic.message.len()
+        + diagnostic.fingerprint.len()
+        + [
+            &diagnostic.file,
+            &diagnostic.code,
+            &diagnostic.category,
+            &diagnostic.body,
+        ]
+        .into_iter()
+        .flatten()
+        .map(String::len)
+        .sum::<usize>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diagnostic(severity: Severity, category: Option<&str>, message: &str) -> Diagnostic {
+        Diagnostic {
+            file: None,
+            line: None,
+            column: None,
+            end_line: None,
+            end_column: None,
+            severity,
+            code: None,
+            message: message.to_string(),
+            category: category.map(str::to_string),
+            fingerprint: String::new(),
+            outside_target: false,
+            body: None,
+        }
+    }
+
+    #[test]
+    fn errors_take_the_place_of_warnings_when_full() {
+        let mut findings = Findings::with_limit(2);
+        findings.push(diagnostic(Severity::Warning, None, "w1"));
+        findings.push(diagnostic(Severity::Warning, Some("style"), "w2"));
+        assert!(!findings.accepts(Severity::Warning));
+        assert!(findings.accepts(Severity::Error));
+        findings.push(diagnostic(Severity::Error, Some("types"), "e1"));
+        findings.push(diagnostic(Severity::Error, None, "e2"));
+        findings.push(diagnostic(Severity::Error, None, "e3"));
+        let kept: Vec<&str> = findings
+            .diagnostics()
+            .iter()
+            .map(|d| d.message.as_str())
+            .collect();
+        assert_eq!(kept, ["e2", "e1"]);
+        assert_eq!(findings.omitted, 3);
+        let omitted: Vec<_> = findings.omitted_by_category().collect();
+        assert_eq!(omitted.len(), 2);
+        assert_eq!(omitted[0].0, None);
+        assert_eq!((omitted[0].1.error, omitted[0].1.warning), (1, 1));
+        assert_eq!(omitted[1].0, Some("style"));
+        assert_eq!(omitted[1].1.warning, 1);
+        assert_eq!(findings.counts.error, 3);
+        assert_eq!(findings.counts.warning, 2);
+    }
+
+    #[test]
+    fn long_fields_are_cut() {
+        let mut findings = Findings::default();
+        findings.push(diagnostic(Severity::Error, None, &"x".repeat(70_000)));
+        let message = &findings.diagnostics()[0].message;
+        assert_eq!(message.chars().count(), MAX_FIELD_CHARS + 1);
+        assert!(message.ends_with('…'));
+    }
+
+    #[test]
+    fn the_byte_budget_bounds_storage() {
+        let mut findings = Findings::with_limit(usize::MAX);
+        let long = "y".repeat(MAX_FIELD_CHARS);
+        for _ in 0..20_000 {
+            findings.push(diagnostic(Severity::Error, None, &long));
+        }
+        assert!(findings.stored_bytes <= MAX_STORED_BYTES + 2 * MAX_FIELD_CHARS + 512);
+        assert_eq!(findings.counts.error, 20_000);
+        assert_eq!(
+            findings.diagnostics().len() as u64 + findings.omitted,
+            20_000
+        );
     }
 }

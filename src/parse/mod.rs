@@ -15,7 +15,7 @@ use std::path::PathBuf;
 pub use auto::{Ranked, rank};
 pub use catalogue::Catalogue;
 pub use findings::Findings;
-pub use paths::{NormalizedPath, normalize_path, normalize_path_marked};
+pub use paths::{NormalizedPath, normalize_path, normalize_path_marked, resolve_path};
 pub use preprocess::{LineAssembler, MAX_LINE_BYTES, clean_line};
 pub use regex_parser::RegexParser;
 

@@ -23,6 +23,22 @@ pub fn normalize_path_marked(raw: &str, target: &Path, cwd_relative: &str) -> No
     }
 }
 
+/// Normalises a path a tool printed, as [`normalize_path_marked`] does; when the check ran in a
+/// subfolder and the path does not exist from there but does from the target's root (cargo prints
+/// paths relative to the workspace root), the root's reading wins.
+pub fn resolve_path(raw: &str, target: &Path, cwd_relative: &str) -> NormalizedPath {
+    let from_cwd = normalize_path_marked(raw, target, cwd_relative);
+    if cwd_relative.is_empty() || from_cwd.outside_target || target.join(&from_cwd.path).exists() {
+        return from_cwd;
+    }
+    let from_root = normalize_path_marked(raw, target, "");
+    if !from_root.outside_target && target.join(&from_root.path).exists() {
+        from_root
+    } else {
+        from_cwd
+    }
+}
+
 /// Normalises a path printed by a tool that ran in `cwd_relative` (relative to `target`, `/`
 /// separated, empty for the target itself). Absolute paths under the target become relative;
 /// other absolute paths are kept as given.
@@ -90,6 +106,48 @@ mod tests {
                 normalize_path(raw, target, cwd),
                 expected,
                 "{raw} in {cwd:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn workspace_relative_paths_from_a_member_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path();
+        std::fs::create_dir_all(target.join("crates/core/src")).unwrap();
+        std::fs::write(target.join("crates/core/src/lib.rs"), "").unwrap();
+        std::fs::create_dir_all(target.join("crates/core/tests")).unwrap();
+        std::fs::write(target.join("crates/core/tests/t.rs"), "").unwrap();
+        let table = [
+            ("crates/core/src/lib.rs", "crates/core/src/lib.rs"),
+            ("src/lib.rs", "crates/core/src/lib.rs"),
+            ("tests/t.rs", "crates/core/tests/t.rs"),
+            ("src/gone.rs", "crates/core/src/gone.rs"),
+        ];
+        for (raw, expected) in table {
+            assert_eq!(
+                resolve_path(raw, target, "crates/core").path,
+                expected,
+                "{raw}"
+            );
+        }
+    }
+
+    #[test]
+    fn outside_paths_are_marked() {
+        let target = Path::new("/work/repo");
+        let table = [
+            ("src/a.rs", false),
+            ("/work/repo/a.rs", false),
+            ("/usr/lib/x.rs", true),
+            ("../x.rs", true),
+            ("C:\\x.rs", true),
+        ];
+        for (raw, outside) in table {
+            assert_eq!(
+                normalize_path_marked(raw, target, "").outside_target,
+                outside,
+                "{raw}"
             );
         }
     }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use regex::{Captures, Regex};
 use serde::Deserialize;
 
-use super::{Findings, LineOutcome, ParseContext, ParseSession, Parser, normalize_path_marked};
+use super::{Findings, LineOutcome, ParseContext, ParseSession, Parser, resolve_path};
 use crate::model::{Diagnostic, Severity};
 
 /// Locations remembered for `location` patterns; beyond this they are not kept.
@@ -229,9 +229,23 @@ impl ParseSession for RegexSession<'_> {
                         lines: 1,
                     });
                 }
-                PatternKind::Finding if findings.is_full() => {
+                PatternKind::Finding
+                    if !findings.accepts(
+                        self.severity_of(pattern, captures.name("severity").map(|m| m.as_str())),
+                    ) =>
+                {
+                    // Counted only: no diagnostic is built for what will not be kept.
                     let word = captures.name("severity").map(|m| m.as_str());
-                    findings.count(self.severity_of(pattern, word));
+                    let category = captures
+                        .name("category")
+                        .map(|m| m.as_str())
+                        .or(pattern.category.as_deref())
+                        .or_else(|| {
+                            captures
+                                .name("code")
+                                .and_then(|code| self.parser.category_of_code(code.as_str()))
+                        });
+                    findings.count(self.severity_of(pattern, word), category);
                 }
                 PatternKind::Finding => {
                     let mut draft = Draft::default();
@@ -326,22 +340,6 @@ impl RegexSession<'_> {
 
     fn emit(&self, pattern: &CompiledPattern, draft: Draft, findings: &mut Findings) {
         let severity = self.severity_of(pattern, draft.severity.as_deref());
-        if findings.is_full() {
-            findings.count(severity);
-            return;
-        }
-        let (file, outside_target) = match draft.file.or_else(|| self.current_file.clone()) {
-            Some(raw) => {
-                let normalized =
-                    normalize_path_marked(&raw, &self.context.target, &self.context.cwd_relative);
-                (Some(normalized.path), normalized.outside_target)
-            }
-            None => (None, false),
-        };
-        let message = draft
-            .message
-            .or_else(|| pattern.message.clone())
-            .unwrap_or_default();
         let category = draft
             .category
             .or_else(|| pattern.category.clone())
@@ -352,6 +350,22 @@ impl RegexSession<'_> {
                     .and_then(|code| self.parser.category_of_code(code))
                     .map(str::to_string)
             });
+        if !findings.accepts(severity) {
+            findings.count(severity, category.as_deref());
+            return;
+        }
+        let (file, outside_target) = match draft.file.or_else(|| self.current_file.clone()) {
+            Some(raw) => {
+                let normalized =
+                    resolve_path(&raw, &self.context.target, &self.context.cwd_relative);
+                (Some(normalized.path), normalized.outside_target)
+            }
+            None => (None, false),
+        };
+        let message = draft
+            .message
+            .or_else(|| pattern.message.clone())
+            .unwrap_or_default();
         let fingerprint = Diagnostic::compute_fingerprint(
             &self.parser.name,
             draft.code.as_deref(),
@@ -383,7 +397,7 @@ impl RegexSession<'_> {
         }
         let number = |name: &str| captures.name(name).and_then(|m| m.as_str().parse().ok());
         let location = Location {
-            file: normalize_path_marked(
+            file: resolve_path(
                 file.as_str(),
                 &self.context.target,
                 &self.context.cwd_relative,
@@ -408,22 +422,22 @@ fn apply_summary(captures: &Captures<'_>, findings: &mut Findings) {
     };
     if let Some(errors) = count("errors") {
         let expected = findings.expected_mut();
-        expected.error = Some(expected.error.unwrap_or(0) + errors);
+        expected.error = Some(expected.error.unwrap_or(0).saturating_add(errors));
     }
     if let Some(warnings) = count("warnings") {
         let new = warnings.saturating_sub(count("duplicates").unwrap_or(0));
         let expected = findings.expected_mut();
-        expected.warning = Some(expected.warning.unwrap_or(0) + new);
+        expected.warning = Some(expected.warning.unwrap_or(0).saturating_add(new));
     }
     let (passed, failed, skipped) = (count("passed"), count("failed"), count("skipped"));
     if passed.is_some() || failed.is_some() || skipped.is_some() {
         let tests = findings.tests_mut();
-        tests.passed += passed.unwrap_or(0);
-        tests.failed += failed.unwrap_or(0);
-        tests.skipped += skipped.unwrap_or(0);
+        tests.passed = tests.passed.saturating_add(passed.unwrap_or(0));
+        tests.failed = tests.failed.saturating_add(failed.unwrap_or(0));
+        tests.skipped = tests.skipped.saturating_add(skipped.unwrap_or(0));
         if let Some(failed) = failed {
             let expected = findings.expected_mut();
-            expected.error = Some(expected.error.unwrap_or(0) + failed);
+            expected.error = Some(expected.error.unwrap_or(0).saturating_add(failed));
         }
     }
 }

@@ -81,6 +81,8 @@ mod tests {
             categories,
             checks: Vec::new(),
             notes: Vec::new(),
+            cancelled: false,
+            not_run: Vec::new(),
         };
         assert_eq!(
             render_table(&summary),

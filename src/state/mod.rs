@@ -2,6 +2,7 @@
 //! the same folder, then a rename).
 
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +31,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut file = tempfile::NamedTempFile::new_in(dir).map_err(error)?;
+    // Readable like the other files of the run (temporary files start owner-only), so that a CI
+    // artifact upload running as another user can read them.
+    file.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o644))
+        .map_err(error)?;
     file.write_all(bytes).map_err(error)?;
     file.as_file().sync_all().map_err(error)?;
     file.persist(path).map_err(|e| error(e.error))?;

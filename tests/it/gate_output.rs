@@ -87,3 +87,44 @@ fn coloured_output_is_parsed() {
         serde_json::json!(["src/a.rs:4:1: coloured"])
     );
 }
+
+#[test]
+fn findings_past_the_limit_keep_their_category_and_errors_stay_named() {
+    // 10,000 warnings fill the kept list; then errors of another category arrive.
+    let repo = Repo::new();
+    repo.write(
+        "parsers/tagged.toml",
+        "name = \"tagged\"\n[[pattern]]\nregex = '^(?P<severity>error|warning) (?P<category>[a-z]+): (?P<message>.+)$'\n",
+    );
+    let run = "yes 'warning lint: style' | head -n 10000; echo 'error types: boom'; yes 'warning docs: late' | head -n 5; exit 1";
+    repo.write(
+        "refine-loop.toml",
+        &format!("parser_dirs = [\"parsers\"]\n{}", config(run, "tagged")),
+    );
+    let output = repo.run(&["check"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let categories = &repo.summary()["categories"];
+    assert_eq!(categories["types"]["failures"], 1, "{categories}");
+    assert_eq!(categories["types"]["details"], serde_json::json!(["boom"]));
+    assert_eq!(categories["lint"]["warnings"], 10_000);
+    assert_eq!(categories["lint"]["failures"], 0);
+    assert_eq!(categories["docs"]["warnings"], 5);
+}
+
+#[test]
+fn huge_findings_are_cut_and_all_counted() {
+    // 10,000 findings of 60 KB each would need 600 MB if kept whole; fields are cut to 1,000
+    // characters and storage has a budget (bench/flood.sh measures the memory). The summary
+    // still counts every one.
+    let repo = Repo::new();
+    let run = "long=$(head -c 60000 /dev/zero | tr '\\0' x); i=0; while [ $i -lt 10000 ]; do echo \"src/a.rs:1:1: error: $long\"; i=$((i+1)); done; exit 1";
+    repo.write("refine-loop.toml", &config(run, "clippy"));
+    let output = repo.run(&["check"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let summary = repo.summary();
+    assert_eq!(summary["failed_count"], 10_000);
+    let detail = summary["categories"]["lint"]["details"][0]
+        .as_str()
+        .unwrap();
+    assert!(detail.chars().count() < 1_100, "{}", detail.len());
+}

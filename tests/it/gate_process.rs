@@ -181,3 +181,58 @@ fn success_codes_and_cwd_and_env_apply() {
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert_eq!(repo.summary()["checks"][0]["exit_code"], 5);
 }
+
+#[test]
+fn cancelling_between_checks_never_reports_a_pass() {
+    // The first check asks refine-loop itself to stop; the second must not run.
+    let repo = Repo::new();
+    repo.write(
+        "refine-loop.toml",
+        "[[gate.check]]\nname = \"first\"\nrun = \"kill -TERM $PPID; sleep 1; exit 0\"\n\
+         [[gate.check]]\nname = \"second\"\nrun = \"touch second-ran; exit 1\"\n",
+    );
+    let output = repo.run(&["check"]);
+    assert_eq!(output.status.code(), Some(130), "{output:?}");
+    let summary = repo.summary();
+    assert_eq!(summary["cancelled"], true);
+    assert_eq!(summary["overall_result"], "FAILED");
+    assert_eq!(summary["not_run"], serde_json::json!(["second"]));
+    assert!(!repo.join("second-ran").exists());
+}
+
+#[test]
+fn output_held_open_outside_the_group_is_abandoned_and_recorded() {
+    // setsid puts the sleeper in a new session, out of reach of the group's signals; it keeps
+    // the pipe open. The check must still finish, and say so.
+    let run = "setsid sh -c 'sleep 15' & echo done";
+    let repo = Repo::new();
+    repo.write("refine-loop.toml", &config(run, ""));
+    let output = repo.run(&["check"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let check = &repo.summary()["checks"][0];
+    assert_eq!(check["output_abandoned"], true, "{check}");
+    assert_eq!(check["leftover_processes_stopped"], true, "{check}");
+    assert_eq!(check["status"], "passed");
+}
+
+#[test]
+fn workspace_relative_paths_from_a_member_cwd() {
+    // cargo prints paths relative to the workspace root even when run in a member's folder.
+    let repo = Repo::new();
+    repo.write("crates/core/src/lib.rs", "");
+    repo.write(
+        "refine-loop.toml",
+        &config(
+            "echo 'crates/core/src/lib.rs:1:1: error: from the root'; echo 'src/lib.rs:2:1: error: from the member'; exit 1",
+            "parser = \"clippy\"\ncwd = \"crates/core\"\n",
+        ),
+    );
+    repo.run(&["check"]);
+    assert_eq!(
+        repo.summary()["categories"]["tests"]["details"],
+        serde_json::json!([
+            "crates/core/src/lib.rs:1:1: from the root",
+            "crates/core/src/lib.rs:2:1: from the member"
+        ])
+    );
+}

@@ -148,7 +148,8 @@ fn real_clippy_and_cargo_test_gate() {
                 "exit_code": 101, "signal": null, "duration_ms": "(varies)", "timed_out": false,
                 "counts": {"error": 2, "warning": 0, "note": 0},
                 "expected_count": null, "tests": null, "unparsed": false,
-                "output_bytes": "(varies)", "lines_cut": 0, "infra_reason": null
+                "output_bytes": "(varies)", "lines_cut": 0, "infra_reason": null,
+                "leftover_processes_stopped": false, "output_abandoned": false
             },
             {
                 "name": "tests", "category": "tests", "parser": "cargo-test", "status": "failed",
@@ -157,7 +158,8 @@ fn real_clippy_and_cargo_test_gate() {
                 "expected_count": {"error": 1, "warning": null},
                 "tests": {"passed": 1, "failed": 1, "skipped": 0},
                 "unparsed": false,
-                "output_bytes": "(varies)", "lines_cut": 0, "infra_reason": null
+                "output_bytes": "(varies)", "lines_cut": 0, "infra_reason": null,
+                "leftover_processes_stopped": false, "output_abandoned": false
             }
         ]
     });
