@@ -18,9 +18,11 @@ use crate::parse::{Catalogue, LineOutcome, ParseContext, Parser, parse_reader, r
 /// Parses the input and prints its findings; returns the exit code.
 pub fn parse(args: &ParseArgs, stdout: &mut dyn Write) -> Result<i32, CommandError> {
     let catalogue = load_catalogue(&args.sources)?;
+    // The target only anchors paths: a saved log may name a folder of another machine.
     let target = args.target.clone().unwrap_or_else(|| PathBuf::from("."));
     let target = target
         .canonicalize()
+        .or_else(|_| std::path::absolute(&target))
         .map_err(|_| ConfigError::TargetNotDirectory {
             path: target.clone(),
         })?;

@@ -26,8 +26,10 @@ pub struct Findings {
     pub counts: SeverityCounts,
     /// Diagnostics counted but not stored.
     pub omitted: u64,
-    /// The same, by the category the parser gave them (`None`: the check's own).
-    omitted_by_category: BTreeMap<Option<String>, SeverityCounts>,
+    /// The same, without a category of their own (the check's).
+    omitted_own: SeverityCounts,
+    /// The same, by the category the parser gave them.
+    omitted_by_category: BTreeMap<String, SeverityCounts>,
     pub expected: Option<ExpectedCount>,
     pub tests: Option<TestCounts>,
 }
@@ -47,6 +49,7 @@ impl Findings {
             replaceable: Vec::new(),
             counts: SeverityCounts::default(),
             omitted: 0,
+            omitted_own: SeverityCounts::default(),
             omitted_by_category: BTreeMap::new(),
             expected: None,
             tests: None,
@@ -97,15 +100,21 @@ impl Findings {
 
     fn record_omitted(&mut self, severity: Severity, category: Option<&str>) {
         self.omitted += 1;
-        // Past the limit of categories, new ones count under the check's own.
-        let key = category.map(str::to_string).filter(|c| {
-            self.omitted_by_category.len() < MAX_OMITTED_CATEGORIES
-                || self.omitted_by_category.contains_key(&Some(c.clone()))
-        });
-        self.omitted_by_category
-            .entry(key)
-            .or_default()
-            .add(severity);
+        let Some(category) = category else {
+            self.omitted_own.add(severity);
+            return;
+        };
+        if let Some(counts) = self.omitted_by_category.get_mut(category) {
+            counts.add(severity);
+        } else if self.omitted_by_category.len() < MAX_OMITTED_CATEGORIES {
+            let mut counts = SeverityCounts::default();
+            counts.add(severity);
+            self.omitted_by_category
+                .insert(category.to_string(), counts);
+        } else {
+            // Past the limit of categories, new ones count under the check's own.
+            self.omitted_own.add(severity);
+        }
     }
 
     pub fn diagnostics(&self) -> &[Diagnostic] {
@@ -122,9 +131,13 @@ impl Findings {
 
     /// Counted-only findings by the category their parser gave them (`None`: the check's own).
     pub fn omitted_by_category(&self) -> impl Iterator<Item = (Option<&str>, &SeverityCounts)> {
-        self.omitted_by_category
-            .iter()
-            .map(|(category, counts)| (category.as_deref(), counts))
+        let own =
+            (self.omitted_own != SeverityCounts::default()).then_some((None, &self.omitted_own));
+        own.into_iter().chain(
+            self.omitted_by_category
+                .iter()
+                .map(|(category, counts)| (Some(category.as_str()), counts)),
+        )
     }
 
     pub fn expected_mut(&mut self) -> &mut ExpectedCount {
@@ -147,8 +160,8 @@ fn bound_fields(diagnostic: &mut Diagnostic) {
     .flatten()
     {
         if let Some((cut, _)) = field.char_indices().nth(MAX_FIELD_CHARS) {
-            field.truncate(cut);
-            field.push('…');
+            // A new string: truncating in place would keep the long one's capacity.
+            *field = format!("{}…", &field[..cut]);
         }
     }
 }

@@ -11,6 +11,8 @@ mod config_layers;
 mod gate_output;
 mod gate_process;
 mod init;
+mod parser_catalogue;
 mod parser_fixtures;
+mod readme;
 mod real_tools;
 mod support;

@@ -134,7 +134,11 @@ fn clippy_short_matches_cargo_json() {
         assert_eq!(findings.counts.error, errors, "{human}");
         assert_eq!(findings.counts.warning, warnings, "{human}");
         // What cargo says it printed agrees with what was parsed.
-        assert_eq!(findings.expected.and_then(|e| e.warning), reported, "{human}");
+        assert_eq!(
+            findings.expected.and_then(|e| e.warning),
+            reported,
+            "{human}"
+        );
         assert_eq!(findings.expected.and_then(|e| e.error), None, "{human}");
     }
 }

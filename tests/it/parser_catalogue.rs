@@ -1,0 +1,126 @@
+//! Every built-in parser against its fixtures: real output of the real tool (`<case>.txt`) and the
+//! truth taken from the same tool's machine-readable output (`<case>.truth.json`, made by the
+//! `to_truth.py` beside it). File, line, column, severity and code must agree exactly, the parsed
+//! message must start with the truth's, and `auto` must name the right parser. The same rule is
+//! `tests/fixtures/parsers/compare.py`, for parser authors.
+
+use std::path::{Path, PathBuf};
+
+use refine_loop::parse::{Catalogue, Findings, ParseContext, parse_bytes, rank};
+use serde_json::Value;
+
+fn cases() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/parsers");
+    let mut cases = Vec::new();
+    for folder in std::fs::read_dir(&root).unwrap().flatten() {
+        if !folder.path().is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(folder.path()).unwrap().flatten() {
+            let path = file.path();
+            if path.to_string_lossy().ends_with(".truth.json") {
+                cases.push(path);
+            }
+        }
+    }
+    cases.sort();
+    cases
+}
+
+type Key = (
+    Option<String>,
+    Option<u64>,
+    Option<u64>,
+    Option<String>,
+    Option<String>,
+);
+
+fn key(value: &Value) -> Key {
+    let text = |name: &str| value[name].as_str().map(str::to_string);
+    let number = |name: &str| value[name].as_u64();
+    (
+        text("file"),
+        number("line"),
+        number("column"),
+        text("severity"),
+        text("code"),
+    )
+}
+
+/// Truth diagnostics not parsed, and parsed ones not in the truth.
+fn differences(parsed: &Findings, truth: &Value) -> (Vec<Value>, Vec<Value>) {
+    let mut left: Vec<Value> = parsed
+        .diagnostics()
+        .iter()
+        .map(|d| serde_json::to_value(d).unwrap())
+        .collect();
+    let mut misses = Vec::new();
+    for want in truth["diagnostics"].as_array().unwrap() {
+        let prefix = want["message"].as_str().unwrap_or("");
+        let found = left.iter().position(|got| {
+            key(got) == key(want) && got["message"].as_str().unwrap_or("").starts_with(prefix)
+        });
+        match found {
+            Some(index) => {
+                left.remove(index);
+            }
+            None => misses.push(want.clone()),
+        }
+    }
+    (misses, left)
+}
+
+#[test]
+fn every_parser_reads_its_fixtures_exactly_and_auto_names_it() {
+    let catalogue = Catalogue::built_in().unwrap();
+    let (mut diagnostics, mut misses, mut extras) = (0, 0, 0);
+    let mut failures = Vec::new();
+    let cases = cases();
+    assert!(!cases.is_empty());
+    for truth_path in &cases {
+        let name = truth_path
+            .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+            .unwrap()
+            .display()
+            .to_string();
+        let truth: Value =
+            serde_json::from_str(&std::fs::read_to_string(truth_path).unwrap()).unwrap();
+        let input_path = PathBuf::from(truth_path.to_string_lossy().replace(".truth.json", ".txt"));
+        let input = std::fs::read(&input_path).unwrap_or_else(|e| panic!("{input_path:?}: {e}"));
+        let parser_name = truth["parser"].as_str().unwrap();
+        let parser = catalogue
+            .get(parser_name)
+            .unwrap_or_else(|| panic!("{name}: no built-in parser {parser_name}"));
+        let context = ParseContext {
+            target: PathBuf::from(truth["target"].as_str().unwrap_or("/fixture")),
+            cwd_relative: String::new(),
+        };
+        let findings = parse_bytes(parser, &context, &input);
+        let (missed, extra) = differences(&findings, &truth);
+        diagnostics += truth["diagnostics"].as_array().unwrap().len();
+        misses += missed.len();
+        extras += extra.len();
+        for value in missed {
+            failures.push(format!("{name}: MISS {value}"));
+        }
+        for value in extra {
+            failures.push(format!("{name}: EXTRA {value}"));
+        }
+        if !truth["tests"].is_null() {
+            let tests = serde_json::to_value(findings.tests).unwrap();
+            if tests != truth["tests"] {
+                failures.push(format!("{name}: tests {tests} != {}", truth["tests"]));
+            }
+        }
+        let (ranked, _) = rank(&catalogue, &context, &mut input.as_slice()).unwrap();
+        let chosen = ranked[0].parser.name();
+        if chosen != parser_name {
+            failures.push(format!("{name}: auto chose {chosen}, not {parser_name}"));
+        }
+    }
+    eprintln!(
+        "parser fixtures: {} cases, {diagnostics} diagnostics in the truth, {misses} misses, {extras} extras",
+        cases.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
