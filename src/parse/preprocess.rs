@@ -141,6 +141,13 @@ fn strip_escapes(raw: &[u8]) -> Vec<u8> {
                 }
             }
             Some(byte) if (0x40..=0x5f).contains(byte) => index += 1,
+            // nF escapes: intermediates, then a final byte (`ESC ( B` selects a character set).
+            Some(byte) if (0x20..=0x2f).contains(byte) => {
+                while index < raw.len() && (0x20..=0x2f).contains(&raw[index]) {
+                    index += 1;
+                }
+                index += 1;
+            }
             _ => {}
         }
     }
@@ -163,13 +170,14 @@ mod tests {
 
     #[test]
     fn cleaning() {
-        let table: [(&[u8], &str); 9] = [
+        let table: [(&[u8], &str); 10] = [
             (b"plain", "plain"),
             (b"crlf\r", "crlf"),
             (b"10%\r50%\r100% done", "100% done"),
             (b"\xEF\xBB\xBFbom", "bom"),
             (b"\x1b[1m\x1b[31merror\x1b[0m: x", "error: x"),
             (b"\x1b[2K\x1b[1Gcursor", "cursor"),
+            (b"\x1b(B\x1b[mDiff in src/a.rs:3:", "Diff in src/a.rs:3:"),
             (
                 b"\x1b]8;;https://example.com\x07link\x1b]8;;\x07 text",
                 "link text",
