@@ -13,6 +13,8 @@ pub struct Ranked<'a> {
     pub explained: u64,
     pub skipped: u64,
     pub findings: u64,
+    /// Findings with a code: between equals, the parser that reads more of each line wins.
+    pub with_code: u64,
 }
 
 impl Ranked<'_> {
@@ -70,12 +72,15 @@ pub fn rank<'a>(
             explained,
             skipped,
             findings: sink.counts.error + sink.counts.warning + sink.counts.note,
+            with_code: sink.with_code,
         })
         .collect();
-    // Best score first; then more findings; then name, so that the choice is stable.
+    // Best score first; then more findings with a code; then more findings; then name, so that
+    // the choice is stable.
     ranked.sort_by(|a, b| {
         b.score()
             .cmp(&a.score())
+            .then(b.with_code.cmp(&a.with_code))
             .then(b.findings.cmp(&a.findings))
             .then(a.parser.name().cmp(b.parser.name()))
     });

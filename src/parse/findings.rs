@@ -26,6 +26,8 @@ pub struct Findings {
     pub counts: SeverityCounts,
     /// Diagnostics counted but not stored.
     pub omitted: u64,
+    /// Diagnostics (stored or not) that carry a code: `auto` prefers the parser that reads more.
+    pub with_code: u64,
     /// The same, without a category of their own (the check's).
     omitted_own: SeverityCounts,
     /// The same, by the category the parser gave them.
@@ -49,6 +51,7 @@ impl Findings {
             replaceable: Vec::new(),
             counts: SeverityCounts::default(),
             omitted: 0,
+            with_code: 0,
             omitted_own: SeverityCounts::default(),
             omitted_by_category: BTreeMap::new(),
             expected: None,
@@ -72,13 +75,15 @@ impl Findings {
     }
 
     /// Counts a diagnostic that is not stored.
-    pub fn count(&mut self, severity: Severity, category: Option<&str>) {
+    pub fn count(&mut self, severity: Severity, category: Option<&str>, has_code: bool) {
         self.counts.add(severity);
+        self.with_code += u64::from(has_code);
         self.record_omitted(severity, category);
     }
 
     pub fn push(&mut self, mut diagnostic: Diagnostic) {
         self.counts.add(diagnostic.severity);
+        self.with_code += u64::from(diagnostic.code.is_some());
         bound_fields(&mut diagnostic);
         let size = stored_size(&diagnostic);
         if !self.is_full() {

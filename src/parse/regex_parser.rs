@@ -109,7 +109,7 @@ impl Parser for RegexParser {
             parser: self,
             context,
             locations: HashMap::new(),
-            current_file: None,
+            current: None,
             open: None,
         })
     }
@@ -187,7 +187,8 @@ struct RegexSession<'a> {
     parser: &'a RegexParser,
     context: &'a ParseContext,
     locations: HashMap<String, Location>,
-    current_file: Option<String>,
+    /// The place the last context line named: the file, and the line when it gives one.
+    current: Option<Location>,
     open: Option<OpenEntry>,
 }
 
@@ -245,7 +246,8 @@ impl ParseSession for RegexSession<'_> {
                                 .name("code")
                                 .and_then(|code| self.parser.category_of_code(code.as_str()))
                         });
-                    findings.count(self.severity_of(pattern, word), category);
+                    let has_code = captures.name("code").is_some();
+                    findings.count(self.severity_of(pattern, word), category, has_code);
                 }
                 PatternKind::Finding => {
                     let mut draft = Draft::default();
@@ -254,7 +256,13 @@ impl ParseSession for RegexSession<'_> {
                 }
                 PatternKind::Location => self.remember_location(&captures),
                 PatternKind::Context => {
-                    self.current_file = captures.name("file").map(|m| m.as_str().to_string());
+                    let number =
+                        |name: &str| captures.name(name).and_then(|m| m.as_str().parse().ok());
+                    self.current = captures.name("file").map(|file| Location {
+                        file: file.as_str().to_string(),
+                        line: number("line"),
+                        column: number("column"),
+                    });
                 }
             }
             return outcome;
@@ -351,10 +359,20 @@ impl RegexSession<'_> {
                     .map(str::to_string)
             });
         if !findings.accepts(severity) {
-            findings.count(severity, category.as_deref());
+            findings.count(severity, category.as_deref(), draft.code.is_some());
             return;
         }
-        let (file, outside_target) = match draft.file.or_else(|| self.current_file.clone()) {
+        // A finding without a file of its own takes the place the last context line named.
+        let (file, line, column) = match (draft.file, &self.current) {
+            (Some(file), _) => (Some(file), draft.line, draft.column),
+            (None, Some(place)) => (
+                Some(place.file.clone()),
+                draft.line.or(place.line),
+                draft.column.or(place.column),
+            ),
+            (None, None) => (None, draft.line, draft.column),
+        };
+        let (file, outside_target) = match file {
             Some(raw) => {
                 let normalized =
                     resolve_path(&raw, &self.context.target, &self.context.cwd_relative);
@@ -374,8 +392,8 @@ impl RegexSession<'_> {
         );
         findings.push(Diagnostic {
             file,
-            line: draft.line,
-            column: draft.column,
+            line,
+            column,
             end_line: draft.end_line,
             end_column: draft.end_column,
             severity,

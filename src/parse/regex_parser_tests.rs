@@ -167,3 +167,25 @@ regex = '^(?P<passed>\d+) passed, (?P<failed>\d+) failed, (?P<skipped>\d+) skipp
     assert_eq!(findings.expected.unwrap().error, Some(2));
     assert_eq!(findings.counts.error, 2);
 }
+
+#[test]
+fn context_lines_may_name_the_line_too() {
+    let definition = r#"
+name = "tty-like"
+[[pattern]]
+kind = "context"
+regex = '^In (?P<file>.+) line (?P<line>\d+):$'
+[[pattern]]
+regex = '^\s*\^-* (?P<code>SC\d+) \((?P<severity>\w+)\): (?P<message>.+)$'
+"#;
+    let input = "In a.sh line 13:\necho $x\n  ^-- SC2154 (warning): x unset.\n  ^-- SC2004 (style): no $.\n";
+    let findings = parse(definition, input);
+    let got: Vec<String> = findings.diagnostics().iter().map(brief).collect();
+    assert_eq!(
+        got,
+        [
+            "a.sh:13:- warning SC2154 x unset. [-]",
+            "a.sh:13:- error SC2004 no $. [-]",
+        ]
+    );
+}
