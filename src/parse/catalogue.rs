@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::{Parser, definition};
+use super::{Parser, definition, problem_matcher};
 use crate::config::ConfigError;
 
 /// The built-in definitions (every file in `gate-parsers/`), embedded by `build.rs`.
@@ -49,7 +49,15 @@ impl Catalogue {
     }
 
     fn add(&mut self, origin: &str, text: &str, replace: bool) -> Result<Vec<String>, ConfigError> {
-        let parsers: Vec<Box<dyn Parser>> = vec![Box::new(definition::compile(origin, text)?)];
+        let parsers: Vec<Box<dyn Parser>> =
+            if origin.ends_with(".json") || origin.contains(".json ") {
+                problem_matcher::compile_matchers(origin, text)?
+                    .into_iter()
+                    .map(|matcher| Box::new(matcher) as Box<dyn Parser>)
+                    .collect()
+            } else {
+                vec![Box::new(definition::compile(origin, text)?)]
+            };
         let mut names = Vec::new();
         for parser in parsers {
             let name = parser.name().to_string();
@@ -93,7 +101,11 @@ fn definition_files(dir: &Path) -> Result<Vec<PathBuf>, ConfigError> {
     let mut files: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "toml") && path.is_file())
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|ext| ext == "toml" || ext == "json")
+                && path.is_file()
+        })
         .collect();
     files.sort();
     Ok(files)

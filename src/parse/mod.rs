@@ -8,6 +8,7 @@ mod definition;
 mod findings;
 mod paths;
 mod preprocess;
+mod problem_matcher;
 mod regex_parser;
 
 use std::path::PathBuf;
@@ -17,6 +18,7 @@ pub use catalogue::Catalogue;
 pub use findings::Findings;
 pub use paths::{NormalizedPath, normalize_path, normalize_path_marked, resolve_path};
 pub use preprocess::{LineAssembler, MAX_LINE_BYTES, clean_line};
+pub use problem_matcher::{ProblemMatcher, compile_matchers};
 pub use regex_parser::RegexParser;
 
 /// Where the output came from, so that paths can be made relative to the target.

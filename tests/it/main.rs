@@ -13,6 +13,7 @@ mod gate_process;
 mod init;
 mod parser_catalogue;
 mod parser_fixtures;
+mod problem_matchers;
 mod readme;
 mod real_tools;
 mod support;

@@ -48,7 +48,7 @@ fn key(value: &Value) -> Key {
 }
 
 /// Truth diagnostics not parsed, and parsed ones not in the truth.
-fn differences(parsed: &Findings, truth: &Value) -> (Vec<Value>, Vec<Value>) {
+pub fn differences(parsed: &Findings, truth: &Value) -> (Vec<Value>, Vec<Value>) {
     let mut left: Vec<Value> = parsed
         .diagnostics()
         .iter()

@@ -1,0 +1,379 @@
+//! GitHub problem-matcher JSON (`{"problemMatcher": [...]}`), read as it is and run with the
+//! Actions runner's semantics: patterns match consecutive lines, the last one may `loop`, a value
+//! found by an earlier pattern wins over a later one, the matcher's `severity` is the default, and
+//! `fromPath` anchors a relative `file`. Each matcher becomes a parser named by its `owner`.
+//!
+//! The runner uses .NET regexes in ECMAScript mode; patterns are compiled with the `regex` crate
+//! after translating the escapes whose meaning differs (`\d`, `\<`, `\>`). A pattern the crate
+//! cannot compile (lookaround, backreferences) is an error naming the pattern.
+
+use std::path::Path;
+
+use regex::{Captures, Regex};
+use serde::Deserialize;
+
+use super::{Findings, LineOutcome, ParseContext, ParseSession, Parser, resolve_path};
+use crate::config::{ConfigError, one_line};
+use crate::model::{Diagnostic, Severity};
+
+#[derive(Debug, Deserialize)]
+struct MatchersFile {
+    #[serde(rename = "problemMatcher")]
+    problem_matcher: Vec<MatcherFile>,
+}
+
+#[derive(Debug, Deserialize)]
+struct MatcherFile {
+    #[serde(default)]
+    owner: String,
+    #[serde(default)]
+    severity: Option<String>,
+    #[serde(default)]
+    pattern: Vec<PatternFile>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PatternFile {
+    #[serde(default)]
+    regexp: String,
+    file: Option<i64>,
+    line: Option<i64>,
+    column: Option<i64>,
+    severity: Option<i64>,
+    code: Option<i64>,
+    message: Option<i64>,
+    #[serde(rename = "fromPath")]
+    from_path: Option<i64>,
+    #[serde(default, rename = "loop")]
+    looping: bool,
+}
+
+/// The properties a pattern can take from its groups, in the runner's order.
+const PROPERTIES: [&str; 7] = [
+    "file", "line", "column", "severity", "code", "message", "fromPath",
+];
+
+#[derive(Debug)]
+struct CompiledPattern {
+    regex: Regex,
+    /// Group index of each of [`PROPERTIES`], when the pattern sets it.
+    groups: [Option<usize>; 7],
+    looping: bool,
+}
+
+/// One matcher of a problem-matcher file.
+#[derive(Debug)]
+pub struct ProblemMatcher {
+    owner: String,
+    default_severity: Option<String>,
+    patterns: Vec<CompiledPattern>,
+    description: String,
+}
+
+/// Reads a problem-matcher file; `origin` names it in errors.
+pub fn compile_matchers(origin: &str, text: &str) -> Result<Vec<ProblemMatcher>, ConfigError> {
+    let invalid =
+        |key: String, reason: String| ConfigError::invalid_at(origin, "", None, key, reason);
+    let file: MatchersFile = serde_json::from_str(text).map_err(|error| {
+        invalid(
+            format!("(json, line {} column {})", error.line(), error.column()),
+            one_line(&error.to_string()),
+        )
+    })?;
+    let mut owners = std::collections::BTreeSet::new();
+    let mut matchers = Vec::new();
+    for (index, matcher) in file.problem_matcher.into_iter().enumerate() {
+        let key = |rest: &str| format!("problemMatcher[{index}]{rest}");
+        if matcher.owner.is_empty() {
+            return Err(invalid(key(".owner"), "must not be empty".into()));
+        }
+        if !owners.insert(matcher.owner.to_ascii_lowercase()) {
+            return Err(invalid(
+                key(".owner"),
+                format!("duplicate owner \"{}\"", matcher.owner),
+            ));
+        }
+        let severity = matcher.severity.filter(|s| !s.is_empty());
+        if let Some(word) = &severity
+            && !["error", "warning", "notice"].contains(&word.to_ascii_lowercase().as_str())
+        {
+            return Err(invalid(
+                key(".severity"),
+                format!("\"{word}\" is not a severity; expected error, warning or notice"),
+            ));
+        }
+        if matcher.pattern.is_empty() {
+            return Err(invalid(key(".pattern"), "has no patterns".into()));
+        }
+        let count = matcher.pattern.len();
+        let mut seen: [bool; 7] = [false; 7];
+        let mut patterns = Vec::with_capacity(count);
+        for (inner, pattern) in matcher.pattern.iter().enumerate() {
+            let at = key(&format!(".pattern[{inner}]"));
+            if pattern.looping && (inner == 0 || inner + 1 != count) {
+                return Err(invalid(
+                    at,
+                    "only the last pattern of a multi-line matcher may set `loop`".into(),
+                ));
+            }
+            if pattern.looping && pattern.message.is_none() {
+                return Err(invalid(at, "the `loop` pattern must set `message`".into()));
+            }
+            let regex = Regex::new(&translate_ecmascript(&pattern.regexp)).map_err(|error| {
+                invalid(
+                    format!("{at}.regexp"),
+                    format!(
+                        "the regex crate cannot compile /{}/ (lookaround and backreferences are not supported): {}",
+                        pattern.regexp,
+                        one_line(&error.to_string())
+                    ),
+                )
+            })?;
+            let values = [
+                pattern.file,
+                pattern.line,
+                pattern.column,
+                pattern.severity,
+                pattern.code,
+                pattern.message,
+                pattern.from_path,
+            ];
+            let mut groups = [None; 7];
+            for (slot, (name, value)) in PROPERTIES.iter().zip(values).enumerate() {
+                let Some(value) = value else { continue };
+                if seen[slot] {
+                    return Err(invalid(at, format!("the property `{name}` is set twice")));
+                }
+                seen[slot] = true;
+                let Ok(group) = usize::try_from(value) else {
+                    return Err(invalid(
+                        at,
+                        format!("`{name}` must be a group number, not {value}"),
+                    ));
+                };
+                if group >= regex.captures_len() {
+                    tracing::warn!(
+                        "{origin}: {at}.{name}: group {group} does not exist (the pattern has {} groups); it reads as empty, as in the Actions runner",
+                        regex.captures_len() - 1
+                    );
+                }
+                groups[slot] = Some(group);
+            }
+            patterns.push(CompiledPattern {
+                regex,
+                groups,
+                looping: pattern.looping,
+            });
+        }
+        if !seen[5] {
+            return Err(invalid(
+                key(".pattern"),
+                "at least one pattern must set `message`".into(),
+            ));
+        }
+        matchers.push(ProblemMatcher {
+            description: format!("GitHub problem matcher \"{}\"", matcher.owner),
+            owner: matcher.owner,
+            default_severity: severity,
+            patterns,
+        });
+    }
+    Ok(matchers)
+}
+
+/// Rewrites the ECMAScript escapes the `regex` crate reads differently: `\d` is ASCII there,
+/// `\<` and `\>` are plain characters (in the crate they are word boundaries).
+fn translate_ecmascript(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('d') => out.push_str("[0-9]"),
+            Some('D') => out.push_str("[^0-9]"),
+            Some(c @ ('<' | '>')) => out.push(c),
+            Some(c) => {
+                out.push('\\');
+                out.push(c);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+impl Parser for ProblemMatcher {
+    fn name(&self) -> &str {
+        &self.owner
+    }
+
+    fn category(&self) -> Option<&str> {
+        None
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn command(&self) -> &str {
+        ""
+    }
+
+    fn session<'a>(&'a self, context: &'a ParseContext) -> Box<dyn ParseSession + 'a> {
+        Box::new(MatcherSession {
+            matcher: self,
+            context,
+            state: vec![None; self.patterns.len().saturating_sub(1)],
+        })
+    }
+}
+
+/// What the patterns matched so far: the runner's `IssueMatch`.
+#[derive(Debug, Clone, Default)]
+struct Partial {
+    values: [Option<String>; 7],
+}
+
+impl Partial {
+    /// A running match's values win; this pattern fills the rest (a group that took no part
+    /// reads as empty, as in .NET).
+    fn new(running: Option<&Partial>, pattern: &CompiledPattern, captures: &Captures<'_>) -> Self {
+        let mut values: [Option<String>; 7] = Default::default();
+        for (slot, value) in values.iter_mut().enumerate() {
+            *value = running.and_then(|r| r.values[slot].clone()).or_else(|| {
+                pattern.groups[slot].map(|group| {
+                    captures
+                        .get(group)
+                        .map_or_else(String::new, |m| m.as_str().to_string())
+                })
+            });
+        }
+        Self { values }
+    }
+}
+
+struct MatcherSession<'a> {
+    matcher: &'a ProblemMatcher,
+    context: &'a ParseContext,
+    state: Vec<Option<Partial>>,
+}
+
+impl ParseSession for MatcherSession<'_> {
+    fn line(&mut self, line: &str, findings: &mut Findings) -> LineOutcome {
+        let patterns = &self.matcher.patterns;
+        if patterns.len() == 1 {
+            return match patterns[0].regex.captures(line) {
+                Some(captures) => {
+                    let found = Partial::new(None, &patterns[0], &captures);
+                    self.emit(found, findings);
+                    LineOutcome::Finding(0)
+                }
+                None => LineOutcome::Unmatched,
+            };
+        }
+        let mut outcome = LineOutcome::Unmatched;
+        let last = patterns.len() - 1;
+        for index in (0..patterns.len()).rev() {
+            let running = if index > 0 {
+                self.state[index - 1].clone()
+            } else {
+                None
+            };
+            if index > 0 && running.is_none() {
+                continue;
+            }
+            let pattern = &patterns[index];
+            match pattern.regex.captures(line) {
+                Some(captures) if index == last => {
+                    let found = Partial::new(running.as_ref(), pattern, &captures);
+                    self.state.iter_mut().for_each(|slot| *slot = None);
+                    if pattern.looping {
+                        self.state[index - 1] = running;
+                    }
+                    self.emit(found, findings);
+                    return LineOutcome::Finding(index);
+                }
+                Some(captures) => {
+                    self.state[index] = Some(Partial::new(running.as_ref(), pattern, &captures));
+                    outcome = LineOutcome::Continued(index);
+                }
+                None if index == last => self.state[index - 1] = None,
+                None => self.state[index] = None,
+            }
+        }
+        outcome
+    }
+
+    fn finish(&mut self, _findings: &mut Findings) {}
+}
+
+impl MatcherSession<'_> {
+    fn emit(&self, found: Partial, findings: &mut Findings) {
+        let [file, line, column, severity, code, message, from_path] = found.values;
+        // The runner reports nothing without a message.
+        let Some(message) = message.filter(|m| !m.is_empty()) else {
+            return;
+        };
+        let severity = match severity
+            .filter(|s| !s.is_empty())
+            .or_else(|| self.matcher.default_severity.clone())
+            .map(|s| s.to_ascii_lowercase())
+            .as_deref()
+        {
+            Some("warning") => Severity::Warning,
+            Some("notice") => Severity::Note,
+            _ => Severity::Error,
+        };
+        if !findings.accepts(severity) {
+            findings.count(
+                severity,
+                None,
+                code.as_deref().is_some_and(|c| !c.is_empty()),
+            );
+            return;
+        }
+        let file =
+            file.filter(|f| !f.is_empty())
+                .map(|file| match from_path.filter(|p| !p.is_empty()) {
+                    Some(from) if !Path::new(&file).is_absolute() => {
+                        Path::new(&from).parent().map_or(file.clone(), |dir| {
+                            dir.join(&file).to_string_lossy().into_owned()
+                        })
+                    }
+                    _ => file,
+                });
+        let resolved = file
+            .as_deref()
+            .map(|raw| resolve_path(raw, &self.context.target, &self.context.cwd_relative));
+        let number = |value: Option<String>| value.and_then(|v| v.trim().parse::<u32>().ok());
+        let code = code.filter(|c| !c.is_empty());
+        let file = resolved.as_ref().map(|r| r.path.clone());
+        let message = message.trim().to_string();
+        findings.push(Diagnostic {
+            fingerprint: Diagnostic::compute_fingerprint(
+                &self.matcher.owner,
+                code.as_deref(),
+                file.as_deref(),
+                &message,
+            ),
+            outside_target: resolved.is_some_and(|r| r.outside_target),
+            file,
+            line: number(line),
+            column: number(column),
+            end_line: None,
+            end_column: None,
+            severity,
+            code,
+            message,
+            category: None,
+            body: None,
+        });
+    }
+}
+
+#[cfg(test)]
+#[path = "problem_matcher_tests.rs"]
+mod tests;
