@@ -71,11 +71,16 @@ pub fn run_check<W: Write>(
         timeout: check.timeout,
         kill_grace: settings.gate.kill_grace,
     };
+    let raw = parser.reads_documents();
     let ran = run_in_group(spec, cancel, &mut |chunk| {
         bounded.write(chunk)?;
-        assembler.push(chunk, &mut |line| {
-            session.line(line, &mut findings);
-        });
+        if raw {
+            session.bytes(chunk);
+        } else {
+            assembler.push(chunk, &mut |line| {
+                session.line(line, &mut findings);
+            });
+        }
         Ok(())
     });
     assembler.finish(&mut |line| {

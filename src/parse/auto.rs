@@ -36,11 +36,20 @@ pub fn rank<'a>(
         .collect();
     // Counting only: no diagnostic is kept while ranking.
     let mut findings: Vec<Findings> = parsers.iter().map(|_| Findings::with_limit(0)).collect();
+    let raw: Vec<bool> = parsers.iter().map(|p| p.reads_documents()).collect();
     let mut tallies = vec![(0u64, 0u64); parsers.len()];
     let mut lines = 0u64;
-    let mut on_line = |line: &str| {
+    let mut on_line = |line: &str, sessions: &mut [Box<dyn super::ParseSession + '_>]| {
         lines += 1;
-        for ((session, sink), tally) in sessions.iter_mut().zip(&mut findings).zip(&mut tallies) {
+        let each = sessions
+            .iter_mut()
+            .zip(&mut findings)
+            .zip(&mut tallies)
+            .zip(&raw);
+        for (((session, sink), tally), raw) in each {
+            if *raw {
+                continue;
+            }
             match session.line(line, sink) {
                 LineOutcome::Skipped(_) => tally.1 += 1,
                 outcome if outcome.is_explained() => tally.0 += 1,
@@ -57,11 +66,21 @@ pub fn rank<'a>(
             Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
             Err(error) => return Err(error),
         };
-        assembler.push(&buffer[..read], &mut on_line);
+        let chunk = &buffer[..read];
+        for (session, _) in sessions.iter_mut().zip(&raw).filter(|(_, raw)| **raw) {
+            session.bytes(chunk);
+        }
+        assembler.push(chunk, &mut |line| on_line(line, &mut sessions));
     }
-    assembler.finish(&mut on_line);
+    assembler.finish(&mut |line| on_line(line, &mut sessions));
     for (session, sink) in sessions.iter_mut().zip(&mut findings) {
         session.finish(sink);
+    }
+    // A reader that recognised the whole output as its document explains every line of it.
+    for (session, tally) in sessions.iter().zip(&mut tallies) {
+        if session.recognized_whole() {
+            tally.0 = lines;
+        }
     }
     let mut ranked: Vec<Ranked<'a>> = parsers
         .into_iter()

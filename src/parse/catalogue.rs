@@ -26,6 +26,12 @@ impl Catalogue {
         let mut catalogue = Self {
             parsers: BTreeMap::new(),
         };
+        for reader in super::structured::readers() {
+            let name = reader.name().to_string();
+            catalogue
+                .parsers
+                .insert(name, ("structured reader (built in)".to_string(), reader));
+        }
         for (file, text) in BUILT_IN {
             catalogue.add(&format!("gate-parsers/{file} (built in)"), text, false)?;
         }

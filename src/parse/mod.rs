@@ -10,6 +10,7 @@ mod paths;
 mod preprocess;
 mod problem_matcher;
 mod regex_parser;
+mod structured;
 
 use std::path::PathBuf;
 
@@ -39,6 +40,12 @@ pub trait Parser: std::fmt::Debug + Send + Sync {
     fn command(&self) -> &str;
     /// Starts reading one check's output.
     fn session<'a>(&'a self, context: &'a ParseContext) -> Box<dyn ParseSession + 'a>;
+
+    /// Whether the session wants the raw output ([`ParseSession::bytes`]) instead of lines: a
+    /// reader of whole documents (JSON, XML), which line cleaning and cutting would break.
+    fn reads_documents(&self) -> bool {
+        false
+    }
 }
 
 /// What one line was to the parser; `--explain` prints it, `auto` scores with it.
@@ -70,8 +77,17 @@ impl LineOutcome {
 /// The state of reading one output, fed one clean line at a time.
 pub trait ParseSession {
     fn line(&mut self, line: &str, findings: &mut Findings) -> LineOutcome;
+
+    /// Raw output, for parsers that [read documents](Parser::reads_documents).
+    fn bytes(&mut self, _chunk: &[u8]) {}
     /// Called once after the last line.
     fn finish(&mut self, findings: &mut Findings);
+
+    /// After [`finish`](Self::finish): the whole output was this parser's kind of document
+    /// (`auto` then counts every line as explained).
+    fn recognized_whole(&self) -> bool {
+        false
+    }
 }
 
 /// Parses a whole output held in memory (fixtures, tests).
@@ -91,12 +107,8 @@ pub fn parse_reader(
     let mut findings = Findings::default();
     let mut session = parser.session(context);
     let mut assembler = LineAssembler::default();
+    let raw = parser.reads_documents();
     let mut number = 0u64;
-    let mut on_line = |line: &str| {
-        number += 1;
-        let outcome = session.line(line, &mut findings);
-        observe(number, line, outcome);
-    };
     let mut buffer = vec![0u8; 64 * 1024];
     loop {
         let read = match input.read(&mut buffer) {
@@ -105,9 +117,21 @@ pub fn parse_reader(
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(error) => return Err(error),
         };
-        assembler.push(&buffer[..read], &mut on_line);
+        if raw {
+            session.bytes(&buffer[..read]);
+        } else {
+            assembler.push(&buffer[..read], &mut |line| {
+                number += 1;
+                let outcome = session.line(line, &mut findings);
+                observe(number, line, outcome);
+            });
+        }
     }
-    assembler.finish(&mut on_line);
+    assembler.finish(&mut |line| {
+        number += 1;
+        let outcome = session.line(line, &mut findings);
+        observe(number, line, outcome);
+    });
     session.finish(&mut findings);
     Ok(findings)
 }

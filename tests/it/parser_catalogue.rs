@@ -85,7 +85,11 @@ fn every_parser_reads_its_fixtures_exactly_and_auto_names_it() {
             .to_string();
         let truth: Value =
             serde_json::from_str(&std::fs::read_to_string(truth_path).unwrap()).unwrap();
-        let input_path = PathBuf::from(truth_path.to_string_lossy().replace(".truth.json", ".txt"));
+        // The output read: `input` (relative to the truth file), else `<case>.txt` beside it.
+        let input_path = match truth["input"].as_str() {
+            Some(input) => truth_path.parent().unwrap().join(input),
+            None => PathBuf::from(truth_path.to_string_lossy().replace(".truth.json", ".txt")),
+        };
         let input = std::fs::read(&input_path).unwrap_or_else(|e| panic!("{input_path:?}: {e}"));
         let parser_name = truth["parser"].as_str().unwrap();
         let parser = catalogue
