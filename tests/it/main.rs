@@ -11,6 +11,7 @@ mod config_layers;
 mod gate_output;
 mod gate_process;
 mod init;
+mod parse_command;
 mod parser_catalogue;
 mod parser_fixtures;
 mod problem_matchers;

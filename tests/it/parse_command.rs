@@ -1,0 +1,275 @@
+//! `refine-loop parse` and `refine-loop parsers` through the real binary.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use crate::support::binary;
+
+fn fixture(relative: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/parsers")
+        .join(relative)
+}
+
+fn refine_loop(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(binary())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(bytes) = stdin {
+        std::io::Write::write_all(&mut input, bytes).unwrap();
+    }
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn json_output_has_the_documented_shape() {
+    let path = fixture("eslint/lint.txt");
+    let output = refine_loop(
+        &[
+            "parse",
+            "-p",
+            "eslint",
+            "--format",
+            "json",
+            "--target",
+            "/fixture/js",
+            path.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.starts_with(
+            "{\"format_version\":1,\"parser\":\"eslint\",\"diagnostics\":[{\"file\":\"src/"
+        ),
+        "{text}"
+    );
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let keys: Vec<&str> = report
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut expected = [
+        "format_version",
+        "parser",
+        "diagnostics",
+        "counts",
+        "expected_count",
+        "tests",
+    ];
+    expected.sort_unstable();
+    assert_eq!(keys, expected);
+    let first = &report["diagnostics"][0];
+    for key in [
+        "file",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "severity",
+        "code",
+        "message",
+        "category",
+        "fingerprint",
+    ] {
+        assert!(first.get(key).is_some(), "{key} missing in {first}");
+    }
+    assert_eq!(first["category"], "lint");
+    assert_eq!(first["fingerprint"].as_str().unwrap().len(), 64);
+    assert_eq!(
+        report["counts"]["error"].as_u64().unwrap() + report["counts"]["warning"].as_u64().unwrap(),
+        11
+    );
+}
+
+#[test]
+fn auto_reads_stdin_and_says_what_it_chose() {
+    let bytes = std::fs::read(fixture("ruff/concise.txt")).unwrap();
+    let output = refine_loop(&["parse", "--target", "/fixture/python"], Some(&bytes));
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.starts_with("auto: chose parser \"ruff\""), "{text}");
+    assert!(
+        text.contains("parser ruff: 15 errors, 0 warnings, 0 notes"),
+        "{text}"
+    );
+}
+
+#[test]
+fn jsonl_prints_one_diagnostic_a_line() {
+    let path = fixture("mypy/default.txt");
+    let output = refine_loop(
+        &[
+            "parse",
+            "-p",
+            "mypy",
+            "--format",
+            "jsonl",
+            path.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let truth: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("mypy/default.truth.json")).unwrap())
+            .unwrap();
+    assert_eq!(lines.len(), truth["diagnostics"].as_array().unwrap().len());
+    assert!(lines.iter().all(|d| d["file"].is_string()));
+}
+
+#[test]
+fn explain_names_the_rule_for_every_line() {
+    let input = b"    Checking x v0.1.0\nsrc/a.rs:1:2: error[E0425]: nope\nrandom text\n";
+    let output = refine_loop(&["parse", "-p", "clippy", "--explain"], Some(input));
+    let text = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().take(3).collect();
+    assert!(
+        lines[0].starts_with("      1  skip[") && lines[0].ends_with("|     Checking x v0.1.0"),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with("      2  pattern[0] finding"),
+        "{text}"
+    );
+    assert!(lines[2].starts_with("      3  -"), "{text}");
+}
+
+#[test]
+fn parsers_lists_the_catalogue() {
+    let output = refine_loop(&["parsers", "--json"], None);
+    assert_eq!(output.status.code(), Some(0));
+    let list: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = list["parsers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    for name in [
+        "bandit",
+        "cargo-json",
+        "cargo-test",
+        "clippy",
+        "eslint",
+        "eslint-compact",
+        "eslint-json",
+        "exit-code",
+        "flake8",
+        "gate-script",
+        "gcc",
+        "go",
+        "hadolint",
+        "jest",
+        "junit",
+        "markdownlint",
+        "mypy",
+        "node-test",
+        "pylint",
+        "pytest",
+        "ruff",
+        "rustc",
+        "rustfmt",
+        "sarif",
+        "shellcheck",
+        "tsc",
+        "vitest",
+        "yamllint",
+    ] {
+        assert!(names.contains(&name), "{name} not in {names:?}");
+    }
+    let table = refine_loop(&["parsers"], None);
+    let text = String::from_utf8(table.stdout).unwrap();
+    assert!(text.starts_with("NAME"), "{text}");
+    assert!(text.contains("ruff "), "{text}");
+}
+
+#[test]
+fn bad_definitions_exit_2_naming_file_pattern_and_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = [
+        (
+            "bad-regex.toml",
+            "name = \"x\"\n[[pattern]]\nregex = '(?P<message>.*'\n",
+            "bad-regex.toml: pattern[0].regex: invalid regex",
+        ),
+        (
+            "bad-group.toml",
+            "name = \"x\"\n[[pattern]]\nregex = '(?P<msg>.*)'\n",
+            "bad-group.toml: pattern[0].regex: unknown group name \"msg\"",
+        ),
+        (
+            "loop.json",
+            r#"{"problemMatcher": [{"owner": "x", "pattern": [{"regexp": "a", "message": 0, "loop": true}, {"regexp": "b", "message": 0}]}]}"#,
+            "loop.json: problemMatcher[0].pattern[0]: only the last pattern of a multi-line matcher may set `loop`",
+        ),
+        (
+            "no-message.json",
+            r#"{"problemMatcher": [{"owner": "x", "pattern": [{"regexp": "(a)", "file": 1}]}]}"#,
+            "no-message.json: problemMatcher[0].pattern: at least one pattern must set `message`",
+        ),
+        (
+            "lookbehind.json",
+            r#"{"problemMatcher": [{"owner": "x", "pattern": [{"regexp": "(?<=x)(a)", "message": 1}]}]}"#,
+            "lookbehind.json: problemMatcher[0].pattern[0].regexp: the regex crate cannot compile /(?<=x)(a)/",
+        ),
+    ];
+    for (file, text, expected) in table {
+        let path = dir.path().join(file);
+        std::fs::write(&path, text).unwrap();
+        let output = refine_loop(
+            &[
+                "parse",
+                "-p",
+                "exit-code",
+                "--definition",
+                path.to_str().unwrap(),
+            ],
+            Some(b""),
+        );
+        assert_eq!(output.status.code(), Some(2), "{file}: {output:?}");
+        let error = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(error.lines().count(), 1, "{error}");
+        assert!(error.contains(expected), "{expected:?} not in {error}");
+    }
+    // A duplicate name in a parser folder.
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("mine.toml"), "name = \"ruff\"\n").unwrap();
+    let output = refine_loop(
+        &["parsers", "--parser-dir", folder.path().to_str().unwrap()],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let error = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        error.contains(
+            "mine.toml: name: parser \"ruff\" is already defined in gate-parsers/ruff.toml"
+        ),
+        "{error}"
+    );
+}
+
+#[test]
+fn hostile_input_is_read_without_harm() {
+    // Invalid UTF-8, a NUL, escapes cut short, a carriage-return storm and a long line.
+    let mut input = b"src/\xff.rs:1:1: error: \x00bad\r\r\r\x1b[\x1b]8;;\n".to_vec();
+    input.extend(std::iter::repeat_n(b'x', 200_000));
+    input.extend_from_slice(b"\nsrc/a.rs:2:2: warning: after\n");
+    let output = refine_loop(&["parse", "-p", "clippy", "--format", "json"], Some(&input));
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["counts"]["warning"], 1);
+}
