@@ -233,7 +233,18 @@ pub fn compile(origin: &str, text: &str) -> Result<RegexParser, ConfigError> {
             Ok((regex, rule.category.clone()))
         })
         .collect::<Result<Vec<_>, ConfigError>>()?;
+    // One pass over a line tells which of the line rules can match at all; most log lines match
+    // none, and then no rule runs on its own.
+    let prefilter = regex::RegexSet::new(
+        skips
+            .iter()
+            .chain(&summaries)
+            .chain(patterns.iter().map(|p| &p.regex))
+            .map(Regex::as_str),
+    )
+    .map_err(|error| invalid("pattern".into(), one_line_error(&error)))?;
     Ok(RegexParser {
+        prefilter,
         severity_aliases,
         code_categories,
         name: file.name,
@@ -244,6 +255,10 @@ pub fn compile(origin: &str, text: &str) -> Result<RegexParser, ConfigError> {
         skips,
         summaries,
     })
+}
+
+fn one_line_error(error: &regex::Error) -> String {
+    crate::config::one_line(&error.to_string())
 }
 
 fn compile_regex(pattern: &str, allowed_groups: &[&str]) -> Result<Regex, String> {

@@ -65,6 +65,8 @@ pub struct RegexParser {
     pub patterns: Vec<CompiledPattern>,
     pub skips: Vec<Regex>,
     pub summaries: Vec<Regex>,
+    /// Every skip, summary and pattern regex, in that order, as one set.
+    pub prefilter: regex::RegexSet,
     /// The tool's own words for severities (lowercase), before the common ones.
     pub severity_aliases: HashMap<String, Severity>,
     /// Codes matching a rule get its category (first rule wins).
@@ -197,21 +199,27 @@ impl ParseSession for RegexSession<'_> {
         if let Some(pattern) = self.continue_entry(line, findings) {
             return LineOutcome::Continued(pattern);
         }
-        if let Some(index) = self
-            .parser
-            .skips
-            .iter()
-            .position(|skip| skip.is_match(line))
-        {
+        let hits = self.parser.prefilter.matches(line);
+        if !hits.matched_any() {
+            return LineOutcome::Unmatched;
+        }
+        let (skips, summaries) = (self.parser.skips.len(), self.parser.summaries.len());
+        if let Some(index) = (0..skips).find(|&index| hits.matched(index)) {
             return LineOutcome::Skipped(index);
         }
         for (index, summary) in self.parser.summaries.iter().enumerate() {
+            if !hits.matched(skips + index) {
+                continue;
+            }
             if let Some(captures) = summary.captures(line) {
                 apply_summary(&captures, findings);
                 return LineOutcome::Summary(index);
             }
         }
         for (index, pattern) in self.parser.patterns.iter().enumerate() {
+            if !hits.matched(skips + summaries + index) {
+                continue;
+            }
             let Some(captures) = pattern.regex.captures(line) else {
                 continue;
             };
