@@ -2,38 +2,11 @@
 
 use serde_json::Value;
 
-use super::{DocumentReader, DocumentSession, Found, Sink, position};
+use super::{DocumentReader, Found, Sink, position};
 use crate::model::Severity;
-use crate::parse::{ParseContext, ParseSession, Parser};
 
 #[derive(Debug)]
 pub struct EslintJson;
-
-impl Parser for EslintJson {
-    fn name(&self) -> &str {
-        "eslint-json"
-    }
-
-    fn category(&self) -> Option<&str> {
-        Some("lint")
-    }
-
-    fn description(&self) -> &str {
-        "ESLint -f json (structured)"
-    }
-
-    fn command(&self) -> &str {
-        "npx eslint -f json ."
-    }
-
-    fn reads_documents(&self) -> bool {
-        true
-    }
-
-    fn session<'a>(&'a self, context: &'a ParseContext) -> Box<dyn ParseSession + 'a> {
-        Box::new(DocumentSession::new("eslint-json", self, context))
-    }
-}
 
 impl DocumentReader for EslintJson {
     fn read(&self, document: &[u8], sink: &mut Sink<'_>) -> bool {

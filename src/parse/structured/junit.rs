@@ -4,38 +4,11 @@
 use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 use quick_xml::events::{BytesStart, Event};
 
-use super::{DocumentReader, DocumentSession, Found, Sink};
+use super::{DocumentReader, Found, Sink};
 use crate::model::Severity;
-use crate::parse::{ParseContext, ParseSession, Parser};
 
 #[derive(Debug)]
 pub struct Junit;
-
-impl Parser for Junit {
-    fn name(&self) -> &str {
-        "junit"
-    }
-
-    fn category(&self) -> Option<&str> {
-        Some("tests")
-    }
-
-    fn description(&self) -> &str {
-        "JUnit XML (structured)"
-    }
-
-    fn command(&self) -> &str {
-        "python -m pytest --junitxml=/dev/stdout -q >/dev/null"
-    }
-
-    fn reads_documents(&self) -> bool {
-        true
-    }
-
-    fn session<'a>(&'a self, context: &'a ParseContext) -> Box<dyn ParseSession + 'a> {
-        Box::new(DocumentSession::new("junit", self, context))
-    }
-}
 
 impl DocumentReader for Junit {
     fn read(&self, document: &[u8], sink: &mut Sink<'_>) -> bool {

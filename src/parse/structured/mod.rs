@@ -17,10 +17,71 @@ const MAX_DOCUMENT_BYTES: usize = 256 << 20;
 pub fn readers() -> Vec<Box<dyn Parser>> {
     vec![
         Box::new(cargo_json::CargoJson),
-        Box::new(eslint_json::EslintJson),
-        Box::new(junit::Junit),
-        Box::new(sarif::Sarif),
+        Box::new(DocumentParser {
+            name: "eslint-json",
+            category: Some("lint"),
+            description: "ESLint -f json (structured)",
+            command: "npx eslint -f json .",
+            reader: &eslint_json::EslintJson,
+        }),
+        Box::new(DocumentParser {
+            name: "junit",
+            category: Some("tests"),
+            description: "JUnit XML (structured)",
+            command: "python -m pytest --junitxml=/dev/stdout -q >/dev/null",
+            reader: &junit::Junit,
+        }),
+        Box::new(DocumentParser {
+            name: "sarif",
+            category: None,
+            description: "SARIF 2.1.0 (structured)",
+            command: "ruff check --output-format=sarif .",
+            reader: &sarif::Sarif,
+        }),
     ]
+}
+
+/// A parser that reads the whole output as one document.
+struct DocumentParser {
+    name: &'static str,
+    category: Option<&'static str>,
+    description: &'static str,
+    command: &'static str,
+    reader: &'static dyn DocumentReader,
+}
+
+impl std::fmt::Debug for DocumentParser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DocumentParser")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+impl Parser for DocumentParser {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn category(&self) -> Option<&str> {
+        self.category
+    }
+
+    fn description(&self) -> &str {
+        self.description
+    }
+
+    fn command(&self) -> &str {
+        self.command
+    }
+
+    fn reads_documents(&self) -> bool {
+        true
+    }
+
+    fn session<'a>(&'a self, context: &'a ParseContext) -> Box<dyn ParseSession + 'a> {
+        Box::new(DocumentSession::new(self.name, self.reader, context))
+    }
 }
 
 /// A whole document, read when the output ends.

@@ -4,38 +4,11 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{DocumentReader, DocumentSession, Found, Sink, position};
+use super::{DocumentReader, Found, Sink, position};
 use crate::model::Severity;
-use crate::parse::{ParseContext, ParseSession, Parser};
 
 #[derive(Debug)]
 pub struct Sarif;
-
-impl Parser for Sarif {
-    fn name(&self) -> &str {
-        "sarif"
-    }
-
-    fn category(&self) -> Option<&str> {
-        None
-    }
-
-    fn description(&self) -> &str {
-        "SARIF 2.1.0 (structured)"
-    }
-
-    fn command(&self) -> &str {
-        "ruff check --output-format=sarif ."
-    }
-
-    fn reads_documents(&self) -> bool {
-        true
-    }
-
-    fn session<'a>(&'a self, context: &'a ParseContext) -> Box<dyn ParseSession + 'a> {
-        Box::new(DocumentSession::new("sarif", self, context))
-    }
-}
 
 impl DocumentReader for Sarif {
     fn read(&self, document: &[u8], sink: &mut Sink<'_>) -> bool {
