@@ -226,10 +226,19 @@ fn fallback(catalogue: &Catalogue) -> Result<&dyn Parser, CommandError> {
 fn open_input(path: Option<&Path>) -> Result<File, CommandError> {
     match path {
         Some(path) if path != Path::new("-") => {
-            File::open(path).map_err(|source| CommandError::Input {
+            let error = |source| CommandError::Input {
                 name: path.display().to_string(),
                 source,
-            })
+            };
+            let mut file = File::open(path).map_err(error)?;
+            if file.metadata().map_err(error)?.is_file() {
+                return Ok(file);
+            }
+            // A pipe or a FIFO (`parse <(cmd)`) cannot be read twice: spool it like stdin.
+            let mut spool = tempfile::tempfile().map_err(error)?;
+            io::copy(&mut file, &mut spool).map_err(error)?;
+            spool.rewind().map_err(error)?;
+            Ok(spool)
         }
         _ => {
             let error = |source| CommandError::Input {

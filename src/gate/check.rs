@@ -75,7 +75,7 @@ pub fn run_check<W: Write>(
     let ran = run_in_group(spec, cancel, &mut |chunk| {
         bounded.write(chunk)?;
         if raw {
-            session.bytes(chunk);
+            session.bytes(chunk, &mut findings);
         } else {
             assembler.push(chunk, &mut |line| {
                 session.line(line, &mut findings);

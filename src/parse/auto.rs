@@ -4,7 +4,7 @@
 
 use std::io::{self, Read};
 
-use super::{Catalogue, Findings, LineAssembler, LineOutcome, ParseContext, Parser};
+use super::{Catalogue, Findings, LineAssembler, LineOutcome, ParseContext, ParseSession, Parser};
 
 /// How well one parser explained the output.
 #[derive(Debug)]
@@ -23,6 +23,25 @@ impl Ranked<'_> {
     }
 }
 
+/// One parser in the running.
+struct Entrant<'a> {
+    session: Box<dyn ParseSession + 'a>,
+    findings: Findings,
+    raw: bool,
+    explained: u64,
+    skipped: u64,
+}
+
+fn feed_line(entrants: &mut [Entrant<'_>], line: &str) {
+    for entrant in entrants.iter_mut().filter(|e| !e.raw) {
+        match entrant.session.line(line, &mut entrant.findings) {
+            LineOutcome::Skipped(_) => entrant.skipped += 1,
+            outcome if outcome.is_explained() => entrant.explained += 1,
+            _ => {}
+        }
+    }
+}
+
 /// Every parser of `catalogue`, best first, and the number of lines read.
 pub fn rank<'a>(
     catalogue: &'a Catalogue,
@@ -30,33 +49,18 @@ pub fn rank<'a>(
     input: &mut dyn Read,
 ) -> io::Result<(Vec<Ranked<'a>>, u64)> {
     let parsers: Vec<&dyn Parser> = catalogue.iter().map(|(parser, _)| parser).collect();
-    let mut sessions: Vec<_> = parsers
+    let mut entrants: Vec<Entrant<'_>> = parsers
         .iter()
-        .map(|parser| parser.session(context))
+        .map(|parser| Entrant {
+            session: parser.session(context),
+            // Counting only: no diagnostic is kept while ranking.
+            findings: Findings::with_limit(0),
+            raw: parser.reads_documents(),
+            explained: 0,
+            skipped: 0,
+        })
         .collect();
-    // Counting only: no diagnostic is kept while ranking.
-    let mut findings: Vec<Findings> = parsers.iter().map(|_| Findings::with_limit(0)).collect();
-    let raw: Vec<bool> = parsers.iter().map(|p| p.reads_documents()).collect();
-    let mut tallies = vec![(0u64, 0u64); parsers.len()];
     let mut lines = 0u64;
-    let mut on_line = |line: &str, sessions: &mut [Box<dyn super::ParseSession + '_>]| {
-        lines += 1;
-        let each = sessions
-            .iter_mut()
-            .zip(&mut findings)
-            .zip(&mut tallies)
-            .zip(&raw);
-        for (((session, sink), tally), raw) in each {
-            if *raw {
-                continue;
-            }
-            match session.line(line, sink) {
-                LineOutcome::Skipped(_) => tally.1 += 1,
-                outcome if outcome.is_explained() => tally.0 += 1,
-                _ => {}
-            }
-        }
-    };
     let mut assembler = LineAssembler::default();
     let mut buffer = vec![0u8; 64 * 1024];
     loop {
@@ -67,21 +71,27 @@ pub fn rank<'a>(
             Err(error) => return Err(error),
         };
         let chunk = &buffer[..read];
-        for (session, _) in sessions.iter_mut().zip(&raw).filter(|(_, raw)| **raw) {
-            session.bytes(chunk);
+        for entrant in entrants.iter_mut().filter(|e| e.raw) {
+            entrant.session.bytes(chunk, &mut entrant.findings);
         }
-        assembler.push(chunk, &mut |line| on_line(line, &mut sessions));
+        assembler.push(chunk, &mut |line| {
+            lines += 1;
+            feed_line(&mut entrants, line);
+        });
     }
-    assembler.finish(&mut |line| on_line(line, &mut sessions));
-    for (session, sink) in sessions.iter_mut().zip(&mut findings) {
-        session.finish(sink);
+    assembler.finish(&mut |line| {
+        lines += 1;
+        feed_line(&mut entrants, line);
+    });
+    for entrant in &mut entrants {
+        entrant.session.finish(&mut entrant.findings);
+        // Raw readers say how many lines they read as their own (a document: all of them).
+        entrant.explained = entrant
+            .explained
+            .max(entrant.session.explained_lines(lines));
     }
-    // A reader that recognised the whole output as its document explains every line of it.
-    for (session, tally) in sessions.iter().zip(&mut tallies) {
-        if session.recognized_whole() {
-            tally.0 = lines;
-        }
-    }
+    let tallies: Vec<(u64, u64)> = entrants.iter().map(|e| (e.explained, e.skipped)).collect();
+    let findings: Vec<Findings> = entrants.into_iter().map(|e| e.findings).collect();
     let mut ranked: Vec<Ranked<'a>> = parsers
         .into_iter()
         .zip(tallies)

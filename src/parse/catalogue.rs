@@ -35,9 +35,28 @@ impl Catalogue {
         for (file, text) in BUILT_IN {
             catalogue.add(&format!("gate-parsers/{file} (built in)"), text, false)?;
         }
+        let built_in: Vec<String> = catalogue.names().map(str::to_string).collect();
         for dir in dirs {
             for path in definition_files(dir)? {
-                catalogue.add_file(&path, false)?;
+                // A user's parser may take the place of a built-in one of the same name; two of
+                // the user's own with one name are an error.
+                let text = read(&path)?;
+                let origin = path.display().to_string();
+                for parser in compile(&origin, &text)? {
+                    let name = parser.name().to_string();
+                    match catalogue.parsers.get(&name) {
+                        Some((first, _))
+                            if !built_in.contains(&name) || !first.ends_with("(built in)") =>
+                        {
+                            return Err(duplicate(&origin, &name, first));
+                        }
+                        Some(_) => {
+                            tracing::info!(parser = %name, %origin, "replaces the built-in parser")
+                        }
+                        None => {}
+                    }
+                    catalogue.parsers.insert(name, (origin.clone(), parser));
+                }
             }
         }
         Ok(catalogue)
@@ -47,34 +66,16 @@ impl Catalogue {
     /// same name (a definition being developed with `refine-loop parse --definition`). Returns
     /// the names added.
     pub fn add_file(&mut self, path: &Path, replace: bool) -> Result<Vec<String>, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Unreadable {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = read(path)?;
         self.add(&path.display().to_string(), &text, replace)
     }
 
     fn add(&mut self, origin: &str, text: &str, replace: bool) -> Result<Vec<String>, ConfigError> {
-        let parsers: Vec<Box<dyn Parser>> =
-            if origin.ends_with(".json") || origin.contains(".json ") {
-                problem_matcher::compile_matchers(origin, text)?
-                    .into_iter()
-                    .map(|matcher| Box::new(matcher) as Box<dyn Parser>)
-                    .collect()
-            } else {
-                vec![Box::new(definition::compile(origin, text)?)]
-            };
         let mut names = Vec::new();
-        for parser in parsers {
+        for parser in compile(origin, text)? {
             let name = parser.name().to_string();
             if !replace && let Some((first, _)) = self.parsers.get(&name) {
-                return Err(ConfigError::invalid_at(
-                    origin,
-                    "",
-                    None,
-                    "name",
-                    format!("parser \"{name}\" is already defined in {first}"),
-                ));
+                return Err(duplicate(origin, &name, first));
             }
             self.parsers
                 .insert(name.clone(), (origin.to_string(), parser));
@@ -97,6 +98,35 @@ impl Catalogue {
             .values()
             .map(|(origin, parser)| (parser.as_ref(), origin.as_str()))
     }
+}
+
+/// The parsers a definition file holds: one `regex` definition, or a problem matcher's owners.
+fn compile(origin: &str, text: &str) -> Result<Vec<Box<dyn Parser>>, ConfigError> {
+    if origin.ends_with(".json") || origin.contains(".json ") {
+        Ok(problem_matcher::compile_matchers(origin, text)?
+            .into_iter()
+            .map(|matcher| Box::new(matcher) as Box<dyn Parser>)
+            .collect())
+    } else {
+        Ok(vec![Box::new(definition::compile(origin, text)?)])
+    }
+}
+
+fn duplicate(origin: &str, name: &str, first: &str) -> ConfigError {
+    ConfigError::invalid_at(
+        origin,
+        "",
+        None,
+        "name",
+        format!("parser \"{name}\" is already defined in {first}"),
+    )
+}
+
+fn read(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|source| ConfigError::Unreadable {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn definition_files(dir: &Path) -> Result<Vec<PathBuf>, ConfigError> {
@@ -130,16 +160,23 @@ mod tests {
     }
 
     #[test]
-    fn a_duplicate_name_is_an_error() {
+    fn a_users_parser_replaces_a_built_in_but_not_another_of_theirs() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("mine.toml"), "name = \"clippy\"\n").unwrap();
+        let catalogue = Catalogue::load(&[dir.path().to_path_buf()]).unwrap();
+        assert!(
+            catalogue
+                .iter()
+                .any(|(p, origin)| p.name() == "clippy" && origin.ends_with("mine.toml"))
+        );
+
+        std::fs::write(dir.path().join("other.toml"), "name = \"clippy\"\n").unwrap();
         let error = Catalogue::load(&[dir.path().to_path_buf()])
             .unwrap_err()
             .to_string();
         assert!(
-            error.contains(
-                "mine.toml: name: parser \"clippy\" is already defined in gate-parsers/clippy.toml"
-            ),
+            error.contains("other.toml: name: parser \"clippy\" is already defined in")
+                && error.contains("mine.toml"),
             "{error}"
         );
     }

@@ -79,14 +79,14 @@ pub trait ParseSession {
     fn line(&mut self, line: &str, findings: &mut Findings) -> LineOutcome;
 
     /// Raw output, for parsers that [read documents](Parser::reads_documents).
-    fn bytes(&mut self, _chunk: &[u8]) {}
+    fn bytes(&mut self, _chunk: &[u8], _findings: &mut Findings) {}
     /// Called once after the last line.
     fn finish(&mut self, findings: &mut Findings);
 
-    /// After [`finish`](Self::finish): the whole output was this parser's kind of document
-    /// (`auto` then counts every line as explained).
-    fn recognized_whole(&self) -> bool {
-        false
+    /// After [`finish`](Self::finish), for raw readers: how many of the output's `lines` it read
+    /// as its own (all of them for a recognised document); `auto` scores with it.
+    fn explained_lines(&self, _lines: u64) -> u64 {
+        0
     }
 }
 
@@ -118,7 +118,7 @@ pub fn parse_reader(
             Err(error) => return Err(error),
         };
         if raw {
-            session.bytes(&buffer[..read]);
+            session.bytes(&buffer[..read], &mut findings);
         } else {
             assembler.push(&buffer[..read], &mut |line| {
                 number += 1;

@@ -48,6 +48,9 @@ struct PatternFile {
     looping: bool,
 }
 
+/// Patterns of one matcher (the setup actions' matchers have at most two).
+const MAX_PATTERNS: usize = 16;
+
 /// The properties a pattern can take from its groups, in the runner's order.
 const PROPERTIES: [&str; 7] = [
     "file", "line", "column", "severity", "code", "message", "fromPath",
@@ -104,6 +107,15 @@ pub fn compile_matchers(origin: &str, text: &str) -> Result<Vec<ProblemMatcher>,
         }
         if matcher.pattern.is_empty() {
             return Err(invalid(key(".pattern"), "has no patterns".into()));
+        }
+        if matcher.pattern.len() > MAX_PATTERNS {
+            return Err(invalid(
+                key(".pattern"),
+                format!(
+                    "has {} patterns; at most {MAX_PATTERNS} are read",
+                    matcher.pattern.len()
+                ),
+            ));
         }
         let count = matcher.pattern.len();
         let mut seen: [bool; 7] = [false; 7];
@@ -181,25 +193,55 @@ pub fn compile_matchers(origin: &str, text: &str) -> Result<Vec<ProblemMatcher>,
     Ok(matchers)
 }
 
-/// Rewrites the ECMAScript escapes the `regex` crate reads differently: `\d` is ASCII there,
-/// `\<` and `\>` are plain characters (in the crate they are word boundaries).
+/// Rewrites the ECMAScript escapes the `regex` crate reads differently: `\d`, `\w` and `\b` are
+/// ASCII there (Unicode in the crate; `\s` is Unicode in both), `\<` and `\>` are plain
+/// characters (word boundaries in the crate).
 fn translate_ecmascript(pattern: &str) -> String {
     let mut out = String::with_capacity(pattern.len());
     let mut chars = pattern.chars();
+    let mut in_class = false;
     while let Some(c) = chars.next() {
+        match c {
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            _ => {}
+        }
         if c != '\\' {
             out.push(c);
             continue;
         }
-        match chars.next() {
-            Some('d') => out.push_str("[0-9]"),
-            Some('D') => out.push_str("[^0-9]"),
-            Some(c @ ('<' | '>')) => out.push(c),
-            Some(c) => {
+        let Some(escaped) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        let ascii = match escaped {
+            'd' => Some(("0-9", false)),
+            'D' => Some(("0-9", true)),
+            'w' => Some(("0-9A-Za-z_", false)),
+            'W' => Some(("0-9A-Za-z_", true)),
+            _ => None,
+        };
+        match (ascii, in_class) {
+            (Some((set, false)), true) => out.push_str(set),
+            // A negated class inside a class cannot be spelled with ranges: keep the crate's.
+            (Some((_, true)), true) => {
                 out.push('\\');
-                out.push(c);
+                out.push(escaped);
             }
-            None => out.push('\\'),
+            (Some((set, negated)), false) => {
+                out.push_str(if negated { "[^" } else { "[" });
+                out.push_str(set);
+                out.push(']');
+            }
+            (None, _) => match escaped {
+                '<' | '>' => out.push(escaped),
+                'b' if !in_class => out.push_str("(?-u:\\b)"),
+                'B' if !in_class => out.push_str("(?-u:\\B)"),
+                _ => {
+                    out.push('\\');
+                    out.push(escaped);
+                }
+            },
         }
     }
     out
@@ -313,8 +355,8 @@ impl ParseSession for MatcherSession<'_> {
 impl MatcherSession<'_> {
     fn emit(&self, found: Partial, findings: &mut Findings) {
         let [file, line, column, severity, code, message, from_path] = found.values;
-        // The runner reports nothing without a message.
-        let Some(message) = message.filter(|m| !m.is_empty()) else {
+        // The runner reports nothing without a message, nor with a severity it does not know.
+        let Some(message) = message.filter(|m| !m.trim().is_empty()) else {
             return;
         };
         let severity = match severity
@@ -323,10 +365,12 @@ impl MatcherSession<'_> {
             .map(|s| s.to_ascii_lowercase())
             .as_deref()
         {
+            None | Some("error") => Severity::Error,
             Some("warning") => Severity::Warning,
             Some("notice") => Severity::Note,
-            _ => Severity::Error,
+            Some(_) => return,
         };
+        let code = code.map(|c| c.trim().to_string());
         if !findings.accepts(severity) {
             findings.count(
                 severity,

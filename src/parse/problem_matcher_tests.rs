@@ -130,3 +130,37 @@ fn bad_matchers_name_the_pattern_and_the_reason() {
         assert!(error.contains(expected), "{expected:?} not in {error}");
     }
 }
+
+#[test]
+fn ascii_classes_as_in_ecmascript() {
+    // (pattern, line, matches)
+    let table = [
+        (r"^(\\w+)$", "abc_1", true),
+        (r"^(\\w+)$", "ab\u{ef}", false),
+        (r"^(\\d+)$", "\u{663}", false),
+        (r"^([\\w.]+)$", "a.b", true),
+        (r"^([^\\d]+)$", "ab", true),
+        (r"^(a\\b)", "a b", true),
+        (r"^\\s(x)$", "\u{a0}x", true),
+    ];
+    for (pattern, line, matches) in table {
+        let json = format!(
+            r#"{{"problemMatcher": [{{"owner": "t", "pattern": [{{"regexp": "{pattern}", "message": 1}}]}}]}}"#
+        );
+        assert_eq!(
+            !run(&json, line).is_empty(),
+            matches,
+            "{pattern} on {line:?}"
+        );
+    }
+}
+
+#[test]
+fn unknown_severities_and_blank_messages_are_dropped_as_by_the_runner() {
+    let json = r#"{"problemMatcher": [{"owner": "s", "pattern": [
+      {"regexp": "^(\\w+): (.*)$", "severity": 1, "message": 2}]}]}"#;
+    assert_eq!(
+        run(json, "info: dropped\nwarning:    \nERROR: kept\n"),
+        ["-:-:- error - kept"]
+    );
+}

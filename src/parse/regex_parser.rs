@@ -13,6 +13,8 @@ use crate::model::{Diagnostic, Severity};
 
 /// Locations remembered for `location` patterns; beyond this they are not kept.
 const MAX_LOCATIONS: usize = 10_000;
+/// A location's code or path longer than this is not remembered.
+const MAX_LOCATION_KEY: usize = 1_000;
 /// A multi-line entry is closed after this many lines, whatever follows.
 const MAX_ENTRY_LINES: usize = 1_000;
 /// Bytes of continuation text kept per entry.
@@ -418,7 +420,11 @@ impl RegexSession<'_> {
         let (Some(code), Some(file)) = (captures.name("code"), captures.name("file")) else {
             return;
         };
-        if self.locations.len() >= MAX_LOCATIONS && !self.locations.contains_key(code.as_str()) {
+        if code.as_str().len() > MAX_LOCATION_KEY
+            || file.as_str().len() > MAX_LOCATION_KEY
+            || (self.locations.len() >= MAX_LOCATIONS
+                && !self.locations.contains_key(code.as_str()))
+        {
             return;
         }
         let number = |name: &str| captures.name(name).and_then(|m| m.as_str().parse().ok());

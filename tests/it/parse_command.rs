@@ -245,9 +245,11 @@ fn bad_definitions_exit_2_naming_file_pattern_and_reason() {
         assert_eq!(error.lines().count(), 1, "{error}");
         assert!(error.contains(expected), "{expected:?} not in {error}");
     }
-    // A duplicate name in a parser folder.
+    // A duplicate name in a parser folder (a user's parser may replace a built-in one, but two of
+    // theirs may not share a name).
     let folder = tempfile::tempdir().unwrap();
-    std::fs::write(folder.path().join("mine.toml"), "name = \"ruff\"\n").unwrap();
+    std::fs::write(folder.path().join("a.toml"), "name = \"mine\"\n").unwrap();
+    std::fs::write(folder.path().join("b.toml"), "name = \"mine\"\n").unwrap();
     let output = refine_loop(
         &["parsers", "--parser-dir", folder.path().to_str().unwrap()],
         None,
@@ -255,9 +257,7 @@ fn bad_definitions_exit_2_naming_file_pattern_and_reason() {
     assert_eq!(output.status.code(), Some(2));
     let error = String::from_utf8(output.stderr).unwrap();
     assert!(
-        error.contains(
-            "mine.toml: name: parser \"ruff\" is already defined in gate-parsers/ruff.toml"
-        ),
+        error.contains("b.toml: name: parser \"mine\" is already defined in"),
         "{error}"
     );
 }
@@ -272,4 +272,47 @@ fn hostile_input_is_read_without_harm() {
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["counts"]["warning"], 1);
+}
+
+#[test]
+fn structured_readers_take_what_line_cleaning_would_break() {
+    // A BOM before a SARIF log.
+    let mut sarif = b"\xEF\xBB\xBF".to_vec();
+    sarif.extend(std::fs::read(fixture("sarif/ruff.sarif")).unwrap());
+    let output = refine_loop(&["parse", "-p", "sarif", "--format", "json"], Some(&sarif));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["counts"]["error"], 15, "{output:?}");
+
+    // A cargo JSON line longer than the 64 KiB a cleaned line keeps.
+    let rendered = "x".repeat(100_000);
+    let line = format!(
+        r#"{{"reason":"compiler-message","message":{{"message":"long one","code":null,"level":"warning","spans":[{{"file_name":"src/a.rs","line_start":3,"line_end":3,"column_start":1,"column_end":2,"is_primary":true}}],"rendered":"{rendered}"}}}}"#
+    );
+    let output = refine_loop(
+        &["parse", "--format", "json"],
+        Some(format!("{line}\n").as_bytes()),
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["parser"], "cargo-json", "{output:?}");
+    assert_eq!(report["diagnostics"][0]["message"], "long one");
+
+    // Deeply nested JSON is refused, not a crash.
+    let nested = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let output = refine_loop(
+        &["parse", "-p", "eslint-json", "--format", "json"],
+        Some(nested.as_bytes()),
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+}
+
+#[test]
+fn a_pipe_can_be_named_as_the_input() {
+    let script = format!(
+        "{} parse --target /fixture/python <(cat {})",
+        binary(),
+        fixture("ruff/concise.txt").display()
+    );
+    let output = Command::new("bash").args(["-c", &script]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("auto: chose parser \"ruff\""));
 }

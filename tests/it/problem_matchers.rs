@@ -153,6 +153,45 @@ fn the_python_matcher_loads_and_like_the_runner_reports_nothing() {
 }
 
 #[test]
+fn every_shipped_matcher_loads_from_a_parser_dir() {
+    // tsc, go and eslint-compact share names with built-in parsers, which they then replace.
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(root().join("matchers"))
+        .unwrap()
+        .flatten()
+    {
+        if entry.path().extension().is_some_and(|e| e == "json") {
+            std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+        }
+    }
+    let output = std::process::Command::new(crate::support::binary())
+        .args(["parsers", "--json", "--parser-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let list: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let from_dir: Vec<&str> = list["parsers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["source"].as_str().unwrap().ends_with(".json"))
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        from_dir,
+        [
+            "eslint-compact",
+            "eslint-stylish",
+            "go",
+            "java",
+            "python",
+            "tsc"
+        ]
+    );
+}
+
+#[test]
 fn parse_reads_a_matcher_from_a_parser_dir() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(

@@ -33,21 +33,62 @@ impl Parser for CargoJson {
         "cargo clippy --all-targets --message-format=json -- -D warnings"
     }
 
+    fn reads_documents(&self) -> bool {
+        true
+    }
+
     fn session<'a>(&'a self, context: &'a ParseContext) -> Box<dyn ParseSession + 'a> {
         Box::new(CargoJsonSession {
             context,
             seen: HashSet::new(),
+            pending: Vec::new(),
+            discarding: false,
+            read: 0,
+            too_long: 0,
         })
     }
 }
 
+/// The longest JSON line read: cargo's lines carry the rendered message, which can be long, so
+/// this reader splits the raw output itself instead of taking the (64 KiB) cleaned lines.
+const MAX_JSON_LINE: usize = 16 << 20;
+
 struct CargoJsonSession<'a> {
     context: &'a ParseContext,
     seen: HashSet<u64>,
+    /// The line being assembled from raw chunks.
+    pending: Vec<u8>,
+    /// The current line passed the limit: the rest of it is dropped.
+    discarding: bool,
+    /// JSON lines read as cargo messages (for `auto`).
+    read: u64,
+    too_long: u64,
 }
 
-impl ParseSession for CargoJsonSession<'_> {
-    fn line(&mut self, line: &str, findings: &mut Findings) -> LineOutcome {
+impl CargoJsonSession<'_> {
+    fn raw_line(&mut self, findings: &mut Findings) {
+        let line = std::mem::take(&mut self.pending);
+        let text = String::from_utf8_lossy(&line);
+        if self.read_message(text.trim_end_matches('\r'), findings) != LineOutcome::Unmatched {
+            self.read += 1;
+        }
+    }
+
+    fn append(&mut self, part: &[u8]) {
+        if self.discarding {
+            return;
+        }
+        if self.pending.len() + part.len() > MAX_JSON_LINE {
+            self.discarding = true;
+            self.too_long += 1;
+            self.pending = Vec::new();
+        } else {
+            self.pending.extend_from_slice(part);
+        }
+    }
+
+    /// Reads one line of cargo's output.
+    fn read_message(&mut self, line: &str, findings: &mut Findings) -> LineOutcome {
         if !line.starts_with('{') {
             return LineOutcome::Unmatched;
         }
@@ -119,6 +160,39 @@ impl ParseSession for CargoJsonSession<'_> {
         .push(found);
         LineOutcome::Finding(0)
     }
+}
 
-    fn finish(&mut self, _findings: &mut Findings) {}
+impl ParseSession for CargoJsonSession<'_> {
+    fn line(&mut self, line: &str, findings: &mut Findings) -> LineOutcome {
+        self.read_message(line, findings)
+    }
+
+    fn bytes(&mut self, mut chunk: &[u8], findings: &mut Findings) {
+        while let Some(newline) = memchr::memchr(b'\n', chunk) {
+            self.append(&chunk[..newline]);
+            if !self.discarding {
+                self.raw_line(findings);
+            }
+            self.pending.clear();
+            self.discarding = false;
+            chunk = &chunk[newline + 1..];
+        }
+        self.append(chunk);
+    }
+
+    fn finish(&mut self, findings: &mut Findings) {
+        if !self.pending.is_empty() && !self.discarding {
+            self.raw_line(findings);
+        }
+        if self.too_long > 0 {
+            tracing::warn!(
+                lines = self.too_long,
+                "cargo-json: JSON lines longer than {MAX_JSON_LINE} bytes were not read"
+            );
+        }
+    }
+
+    fn explained_lines(&self, _lines: u64) -> u64 {
+        self.read
+    }
 }

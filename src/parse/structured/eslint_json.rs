@@ -1,38 +1,57 @@
-//! ESLint `-f json`: an array of files, each with its messages.
+//! ESLint `-f json`: an array of files, each with its messages. Read as a stream into the few
+//! fields used (a file's `source` and the rest are skipped, not held).
 
-use serde_json::Value;
+use std::io::BufRead;
 
-use super::{DocumentReader, Found, Sink, position};
+use serde::Deserialize;
+
+use super::{DocumentReader, Found, Sink};
 use crate::model::Severity;
 
 #[derive(Debug)]
 pub struct EslintJson;
 
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FileResult {
+    file_path: String,
+    messages: Vec<Message>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Message {
+    rule_id: Option<String>,
+    #[serde(default)]
+    severity: u8,
+    #[serde(default)]
+    message: String,
+    line: Option<u32>,
+    column: Option<u32>,
+    end_line: Option<u32>,
+    end_column: Option<u32>,
+}
+
 impl DocumentReader for EslintJson {
-    fn read(&self, document: &[u8], sink: &mut Sink<'_>) -> bool {
-        let Ok(Value::Array(files)) = serde_json::from_slice::<Value>(document) else {
+    fn read(&self, document: &mut dyn BufRead, sink: &mut Sink<'_>) -> bool {
+        let Ok(files) = serde_json::from_reader::<_, Vec<FileResult>>(document) else {
             return false;
         };
-        if !files
-            .iter()
-            .all(|f| f["filePath"].is_string() && f["messages"].is_array())
-        {
-            return false;
-        }
-        for file in &files {
-            for message in file["messages"].as_array().into_iter().flatten() {
+        for file in files {
+            for message in file.messages {
                 sink.push(Found {
-                    file: file["filePath"].as_str().map(str::to_string),
-                    line: position(&message["line"]),
-                    column: position(&message["column"]),
-                    end_line: position(&message["endLine"]),
-                    end_column: position(&message["endColumn"]),
-                    severity: Some(match message["severity"].as_u64() {
-                        Some(1) => Severity::Warning,
-                        _ => Severity::Error,
+                    file: Some(file.file_path.clone()),
+                    line: message.line,
+                    column: message.column,
+                    end_line: message.end_line,
+                    end_column: message.end_column,
+                    severity: Some(if message.severity == 1 {
+                        Severity::Warning
+                    } else {
+                        Severity::Error
                     }),
-                    code: message["ruleId"].as_str().map(str::to_string),
-                    message: message["message"].as_str().unwrap_or_default().to_string(),
+                    code: message.rule_id,
+                    message: message.message,
                 });
             }
         }

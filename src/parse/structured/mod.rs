@@ -1,17 +1,20 @@
 //! Structured readers: tools' machine-readable output read as data, not as lines. cargo/rustc
 //! `--message-format=json` (JSON lines, read as they stream), ESLint `-f json`, SARIF 2.1.0 and
-//! JUnit XML (whole documents, held up to a bound).
+//! JUnit XML (whole documents, spooled to a temporary file and read as streams).
 
 mod cargo_json;
 mod eslint_json;
 mod junit;
 mod sarif;
 
+use std::io::{BufRead, Seek, Write};
+
 use super::{Findings, LineOutcome, ParseContext, ParseSession, Parser, resolve_path};
 use crate::model::{Diagnostic, Severity};
 
-/// The largest document held in memory; a larger one is not read (and says so).
-const MAX_DOCUMENT_BYTES: usize = 256 << 20;
+/// The largest document read (spooled to a temporary file, not held in memory); a larger one is
+/// not read, and says so.
+const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
 
 /// The built-in structured readers.
 pub fn readers() -> Vec<Box<dyn Parser>> {
@@ -28,7 +31,7 @@ pub fn readers() -> Vec<Box<dyn Parser>> {
             name: "junit",
             category: Some("tests"),
             description: "JUnit XML (structured)",
-            command: "python -m pytest --junitxml=/dev/stdout -q >/dev/null",
+            command: "python -m pytest --junitxml=report.xml >/dev/null; cat report.xml",
             reader: &junit::Junit,
         }),
         Box::new(DocumentParser {
@@ -86,8 +89,8 @@ impl Parser for DocumentParser {
 
 /// A whole document, read when the output ends.
 trait DocumentReader: Send + Sync {
-    /// Reads the document into `findings`; false when it is not this reader's kind of document.
-    fn read(&self, document: &[u8], sink: &mut Sink<'_>) -> bool;
+    /// Reads the document into the sink; false when it is not this reader's kind of document.
+    fn read(&self, document: &mut dyn BufRead, sink: &mut Sink<'_>) -> bool;
 }
 
 /// What a reader emits into: paths are resolved against the target here.
@@ -155,15 +158,29 @@ impl Sink<'_> {
     }
 }
 
-/// A session that collects the output (bounded) and reads it as one document at the end.
+/// A session that spools the output to a temporary file and reads it as one document at the
+/// end, streaming: memory follows what is found, not the document's size.
 struct DocumentSession<'a> {
     tool: &'a str,
     reader: &'a dyn DocumentReader,
     context: &'a ParseContext,
-    buffer: Vec<u8>,
-    too_large: bool,
-    not_a_document: bool,
-    recognized: bool,
+    state: Spool,
+}
+
+#[derive(Debug)]
+enum Spool {
+    /// Only whitespace (or a BOM) so far.
+    Waiting,
+    Writing {
+        file: std::fs::File,
+        written: u64,
+    },
+    /// Not a document: it did not start with `{`, `[` or `<`.
+    NotADocument,
+    TooLarge,
+    Failed(String),
+    /// Read at the end; whether it was this reader's kind of document.
+    Read(bool),
 }
 
 impl<'a> DocumentSession<'a> {
@@ -172,35 +189,36 @@ impl<'a> DocumentSession<'a> {
             tool,
             reader,
             context,
-            buffer: Vec::new(),
-            too_large: false,
-            not_a_document: false,
-            recognized: false,
+            state: Spool::Waiting,
         }
     }
-}
 
-impl DocumentSession<'_> {
-    fn push(&mut self, chunk: &[u8]) {
-        if self.not_a_document {
-            return;
-        }
-        // A document starts with `{`, `[` or `<`: anything else is not read (nor held).
-        if self.buffer.iter().all(u8::is_ascii_whitespace)
-            && let Some(first) = chunk
+    fn push(&mut self, mut chunk: &[u8]) {
+        if let Spool::Waiting = self.state {
+            let start = chunk
                 .iter()
-                .find(|b| !b.is_ascii_whitespace() && !matches!(b, 0xEF | 0xBB | 0xBF))
-            && !matches!(first, b'{' | b'[' | b'<')
-        {
-            self.not_a_document = true;
-            self.buffer = Vec::new();
-            return;
+                .position(|b| !b.is_ascii_whitespace() && !matches!(b, 0xEF | 0xBB | 0xBF));
+            let Some(start) = start else {
+                return;
+            };
+            chunk = &chunk[start..];
+            self.state = if matches!(chunk[0], b'{' | b'[' | b'<') {
+                match tempfile::tempfile() {
+                    Ok(file) => Spool::Writing { file, written: 0 },
+                    Err(error) => Spool::Failed(error.to_string()),
+                }
+            } else {
+                Spool::NotADocument
+            };
         }
-        if self.too_large || self.buffer.len() + chunk.len() > MAX_DOCUMENT_BYTES {
-            self.too_large = true;
-            return;
+        if let Spool::Writing { file, written } = &mut self.state {
+            *written += chunk.len() as u64;
+            if *written > MAX_DOCUMENT_BYTES {
+                self.state = Spool::TooLarge;
+            } else if let Err(error) = file.write_all(chunk) {
+                self.state = Spool::Failed(error.to_string());
+            }
         }
-        self.buffer.extend_from_slice(chunk);
     }
 }
 
@@ -211,32 +229,47 @@ impl ParseSession for DocumentSession<'_> {
         LineOutcome::Unmatched
     }
 
-    fn bytes(&mut self, chunk: &[u8]) {
+    fn bytes(&mut self, chunk: &[u8], _findings: &mut Findings) {
         self.push(chunk);
     }
 
     fn finish(&mut self, findings: &mut Findings) {
-        if self.not_a_document {
+        let state = std::mem::replace(&mut self.state, Spool::Read(false));
+        let mut file = match state {
+            Spool::Writing { file, .. } => file,
+            Spool::TooLarge => {
+                tracing::warn!(
+                    reader = self.tool,
+                    "the document is larger than {MAX_DOCUMENT_BYTES} bytes and was not read"
+                );
+                return;
+            }
+            Spool::Failed(error) => {
+                tracing::warn!(reader = self.tool, %error, "could not spool the document");
+                return;
+            }
+            _ => return,
+        };
+        if file.rewind().is_err() {
             return;
         }
-        if self.too_large {
-            tracing::warn!(
-                reader = self.tool,
-                "the document is larger than {MAX_DOCUMENT_BYTES} bytes and was not read"
-            );
-            return;
-        }
-        let document = std::mem::take(&mut self.buffer);
         let mut sink = Sink {
             tool: self.tool,
             context: self.context,
             findings,
         };
-        self.recognized = self.reader.read(&document, &mut sink);
+        let recognized = self
+            .reader
+            .read(&mut std::io::BufReader::new(&mut file), &mut sink);
+        self.state = Spool::Read(recognized);
     }
 
-    fn recognized_whole(&self) -> bool {
-        self.recognized
+    fn explained_lines(&self, lines: u64) -> u64 {
+        if matches!(self.state, Spool::Read(true)) {
+            lines
+        } else {
+            0
+        }
     }
 }
 
