@@ -1,5 +1,5 @@
-//! Compiles arbitrary bytes as a parser definition (TOML) through `Catalogue::add_file`; an error
-//! is fine, a panic is not. Bytes after the first NUL are an output the compiled parser (if any)
+//! Compiles arbitrary bytes as a parser definition through `Catalogue::add_file` (as a GitHub
+//! problem matcher when they start with `{`, else as TOML); an error is fine, a panic is not. Bytes after the first NUL are an output the compiled parser (if any)
 //! then reads, alone and through `auto` ranking.
 #![no_main]
 
@@ -11,10 +11,12 @@ use libfuzzer_sys::fuzz_target;
 use refine_loop::parse::{Catalogue, ParseContext, parse_bytes, rank};
 
 thread_local! {
-    static STATE: RefCell<(Catalogue, tempfile::NamedTempFile)> = RefCell::new((
-        Catalogue::built_in().expect("built-in parsers compile"),
-        tempfile::Builder::new().suffix(".toml").tempfile().expect("temp file"),
-    ));
+    static STATE: RefCell<(Catalogue, tempfile::NamedTempFile, tempfile::NamedTempFile)> =
+        RefCell::new((
+            Catalogue::built_in().expect("built-in parsers compile"),
+            tempfile::Builder::new().suffix(".toml").tempfile().expect("temp file"),
+            tempfile::Builder::new().suffix(".json").tempfile().expect("temp file"),
+        ));
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -28,7 +30,9 @@ fuzz_target!(|data: &[u8]| {
         if state.0.names().count() > 500 {
             state.0 = Catalogue::built_in().expect("built-in parsers compile");
         }
-        let (catalogue, file) = &mut *state;
+        let (catalogue, toml, json) = &mut *state;
+        let is_json = definition.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+        let file = if is_json { json } else { toml };
         let handle = file.as_file_mut();
         handle.set_len(0).expect("truncate");
         std::io::Seek::rewind(handle).expect("rewind");

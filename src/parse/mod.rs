@@ -5,6 +5,8 @@
 mod auto;
 mod catalogue;
 mod definition;
+mod draft;
+mod ecmascript;
 mod findings;
 mod paths;
 mod preprocess;

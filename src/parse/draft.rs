@@ -1,0 +1,93 @@
+//! What the `regex` kind assembles: a finding from one or more lines, and the counts of a
+//! summary line.
+
+use regex::Captures;
+
+use super::Findings;
+
+/// Bytes of continuation text kept per entry.
+const MAX_BODY_BYTES: usize = 4 * 1024;
+
+/// A finding being assembled from one or more lines.
+#[derive(Debug, Default)]
+pub struct Draft {
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    pub end_line: Option<u32>,
+    pub end_column: Option<u32>,
+    pub severity: Option<String>,
+    pub code: Option<String>,
+    pub message: Option<String>,
+    pub category: Option<String>,
+    pub body: String,
+}
+
+impl Draft {
+    /// Fills what is still missing from `captures`.
+    pub fn fill(&mut self, captures: &Captures<'_>, code_prefix: &str) {
+        let text = |name: &str| {
+            captures
+                .name(name)
+                .map(|m| m.as_str().trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
+        let number = |name: &str| text(name).and_then(|s| s.parse::<u32>().ok());
+        fill(&mut self.file, || text("file"));
+        fill(&mut self.line, || number("line"));
+        fill(&mut self.column, || number("column"));
+        fill(&mut self.end_line, || number("end_line"));
+        fill(&mut self.end_column, || number("end_column"));
+        fill(&mut self.severity, || text("severity"));
+        fill(&mut self.code, || {
+            text("code").map(|c| format!("{code_prefix}{c}"))
+        });
+        fill(&mut self.category, || text("category"));
+        if self.message.is_none() {
+            self.message = text("message");
+        } else if let Some(more) = text("message")
+            && self.body.len() + more.len() < MAX_BODY_BYTES
+        {
+            if !self.body.is_empty() {
+                self.body.push('\n');
+            }
+            self.body.push_str(&more);
+        }
+    }
+}
+
+fn fill<T>(slot: &mut Option<T>, value: impl FnOnce() -> Option<T>) {
+    if slot.is_none() {
+        *slot = value();
+    }
+}
+
+/// Adds the counts of one summary line. `warnings` less `duplicates` (cargo's "(2 duplicates)");
+/// failed tests count as expected errors.
+pub fn apply_summary(captures: &Captures<'_>, findings: &mut Findings) {
+    let count = |name: &str| {
+        captures
+            .name(name)
+            .and_then(|m| m.as_str().parse::<u64>().ok())
+    };
+    if let Some(errors) = count("errors") {
+        let expected = findings.expected_mut();
+        expected.error = Some(expected.error.unwrap_or(0).saturating_add(errors));
+    }
+    if let Some(warnings) = count("warnings") {
+        let new = warnings.saturating_sub(count("duplicates").unwrap_or(0));
+        let expected = findings.expected_mut();
+        expected.warning = Some(expected.warning.unwrap_or(0).saturating_add(new));
+    }
+    let (passed, failed, skipped) = (count("passed"), count("failed"), count("skipped"));
+    if passed.is_some() || failed.is_some() || skipped.is_some() {
+        let tests = findings.tests_mut();
+        tests.passed = tests.passed.saturating_add(passed.unwrap_or(0));
+        tests.failed = tests.failed.saturating_add(failed.unwrap_or(0));
+        tests.skipped = tests.skipped.saturating_add(skipped.unwrap_or(0));
+        if let Some(failed) = failed {
+            let expected = findings.expected_mut();
+            expected.error = Some(expected.error.unwrap_or(0).saturating_add(failed));
+        }
+    }
+}
