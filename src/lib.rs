@@ -13,3 +13,4 @@ pub mod model;
 pub mod parse;
 pub mod report;
 pub mod state;
+pub mod stop;
