@@ -4,6 +4,9 @@ use std::time::Duration;
 
 use super::*;
 
+/// Cycles as (failed count, state, accepted), the baseline first.
+type Spec<'a> = &'a [(u64, &'a str, bool)];
+
 /// Cycles from (failed count, state, accepted): the baseline first.
 fn cycles(spec: &[(u64, &str, bool)]) -> Vec<CycleFacts> {
     spec.iter()
@@ -34,7 +37,7 @@ fn decide(cycles: &[CycleFacts], limits: &Limits) -> Option<StopReason> {
 #[test]
 fn gate_passed_diminishing_returns_and_max_cycles() {
     let limits = Limits::default();
-    let table: [(&[(u64, &str, bool)], Option<StopReason>); 10] = [
+    let table: [(Spec<'_>, Option<StopReason>); 10] = [
         (&[(5, "a", false)], None),
         (&[(0, "z", false)], Some(StopReason::GatePassed)),
         (&[(5, "a", false), (3, "b", true)], None),
@@ -104,7 +107,7 @@ fn gate_passed_diminishing_returns_and_max_cycles() {
 #[test]
 fn oscillation() {
     let limits = Limits::default();
-    let table: [(&[(u64, &str, bool)], Option<StopReason>); 6] = [
+    let table: [(Spec<'_>, Option<StopReason>); 6] = [
         // Back to the baseline's findings after a detour.
         (
             &[(5, "a", false), (3, "b", true), (5, "a", true)],
