@@ -96,11 +96,7 @@ impl Diagnostic {
             hasher.update(part.as_bytes());
             hasher.update([0u8]);
         }
-        hasher
-            .finalize()
-            .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect()
+        super::hex_digest(hasher)
     }
 }
 

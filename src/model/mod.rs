@@ -2,11 +2,23 @@
 
 mod diagnostic;
 mod summary;
+mod trend;
 
 pub use diagnostic::{Diagnostic, Severity, SeverityCounts, TestCounts};
 pub use summary::{
     CategorySummary, CheckRecord, CheckStatus, ExpectedCount, GateResult, GateSummary,
 };
+pub use trend::{CategoryCycle, CategoryHistory, Regression, Trend, TrendCycle};
 
 /// The version written into every persisted file of this model.
 pub const FORMAT_VERSION: u32 = 1;
+
+/// A finished sha256 as lowercase hex, as every fingerprint is written.
+fn hex_digest(hasher: sha2::Sha256) -> String {
+    use sha2::Digest;
+    hasher
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}

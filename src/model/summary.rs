@@ -36,6 +36,28 @@ pub struct GateSummary {
     pub not_run: Vec<String>,
 }
 
+impl GateSummary {
+    /// The identity of the findings (categories, counts and details, in no particular order):
+    /// two cycles with the same fingerprint found the same things.
+    pub fn state_fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        for (name, category) in &self.categories {
+            hasher.update(name.as_bytes());
+            hasher.update(category.failures.to_le_bytes());
+            hasher.update(category.details_omitted.to_le_bytes());
+            let mut details: Vec<&str> = category.details.iter().map(String::as_str).collect();
+            details.sort_unstable();
+            for detail in details {
+                hasher.update(detail.as_bytes());
+                hasher.update([0u8]);
+            }
+            hasher.update([1u8]);
+        }
+        super::hex_digest(hasher)
+    }
+}
+
 /// One category's result: failures count toward the gate, warnings do not.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CategorySummary {

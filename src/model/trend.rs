@@ -1,0 +1,231 @@
+//! `trend.json` and `category-history.json`: what each cycle's gate said, in sequence.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{FORMAT_VERSION, GateSummary};
+use crate::stop::{Outcome, StopReason, is_breakthrough};
+
+/// The failed and warning counts per cycle, and how the run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trend {
+    pub format_version: u32,
+    #[serde(default)]
+    pub outcome: Option<Outcome>,
+    #[serde(default)]
+    pub stop_reason: Option<StopReason>,
+    pub cycles: Vec<TrendCycle>,
+}
+
+/// One cycle of the trend (cycle 0 is the baseline).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrendCycle {
+    pub cycle: u32,
+    pub failed_count: u64,
+    pub warning_count: u64,
+    /// The change from the cycle before (0 for the baseline).
+    pub delta: i64,
+    pub state_fingerprint: String,
+    /// The cycle's changes were kept (`None` for the baseline).
+    #[serde(default)]
+    pub accepted: Option<bool>,
+    /// The cycle's changes were undone.
+    #[serde(default)]
+    pub rolled_back: bool,
+    /// More than half the failures of the cycle before are gone.
+    #[serde(default)]
+    pub breakthrough: bool,
+}
+
+impl Default for Trend {
+    fn default() -> Self {
+        Self {
+            format_version: FORMAT_VERSION,
+            outcome: None,
+            stop_reason: None,
+            cycles: Vec::new(),
+        }
+    }
+}
+
+impl Trend {
+    /// Records a cycle's gate; `accepted` is `None` for the baseline.
+    pub fn push(&mut self, summary: &GateSummary, accepted: Option<bool>) {
+        let before = self.cycles.last().map(|c| c.failed_count);
+        let after = summary.failed_count;
+        let delta = before.map_or(0, |before| {
+            i64::try_from(after).unwrap_or(i64::MAX) - i64::try_from(before).unwrap_or(i64::MAX)
+        });
+        self.cycles.push(TrendCycle {
+            cycle: summary.cycle,
+            failed_count: after,
+            warning_count: summary.warning_count,
+            delta,
+            state_fingerprint: summary.state_fingerprint(),
+            accepted,
+            rolled_back: accepted == Some(false),
+            breakthrough: before.is_some_and(|before| is_breakthrough(before, after)),
+        });
+    }
+
+    /// Records how the run ended.
+    pub fn finish(&mut self, reason: StopReason) {
+        self.stop_reason = Some(reason);
+        self.outcome = Some(reason.outcome());
+    }
+}
+
+/// Each category's pass/fail and count per cycle, and the regressions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CategoryHistory {
+    pub format_version: u32,
+    pub categories: BTreeMap<String, Vec<CategoryCycle>>,
+    #[serde(default)]
+    pub regressions: Vec<Regression>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CategoryCycle {
+    pub cycle: u32,
+    pub passed: bool,
+    pub failures: u64,
+}
+
+/// A category that passed in one cycle and failed in the next.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Regression {
+    pub category: String,
+    /// The cycle in which it failed.
+    pub cycle: u32,
+    pub failures: u64,
+}
+
+impl Default for CategoryHistory {
+    fn default() -> Self {
+        Self {
+            format_version: FORMAT_VERSION,
+            categories: BTreeMap::new(),
+            regressions: Vec::new(),
+        }
+    }
+}
+
+impl CategoryHistory {
+    /// Records a cycle's categories; returns the regressions it found.
+    pub fn push(&mut self, summary: &GateSummary) -> Vec<Regression> {
+        let mut found = Vec::new();
+        for (name, category) in &summary.categories {
+            let cycles = self.categories.entry(name.clone()).or_default();
+            if cycles.last().is_some_and(|last| last.passed) && !category.passed {
+                found.push(Regression {
+                    category: name.clone(),
+                    cycle: summary.cycle,
+                    failures: category.failures,
+                });
+            }
+            cycles.push(CategoryCycle {
+                cycle: summary.cycle,
+                passed: category.passed,
+                failures: category.failures,
+            });
+        }
+        self.regressions.extend(found.iter().cloned());
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CategorySummary, GateResult};
+
+    fn summary(cycle: u32, categories: &[(&str, u64)]) -> GateSummary {
+        let categories: BTreeMap<String, CategorySummary> = categories
+            .iter()
+            .map(|&(name, failures)| {
+                (
+                    name.to_string(),
+                    CategorySummary {
+                        passed: failures == 0,
+                        failures,
+                        ..CategorySummary::default()
+                    },
+                )
+            })
+            .collect();
+        let failed_count = categories.values().map(|c| c.failures).sum();
+        GateSummary {
+            format_version: FORMAT_VERSION,
+            cycle,
+            overall_result: if failed_count == 0 {
+                GateResult::Passed
+            } else {
+                GateResult::Failed
+            },
+            failed_count,
+            warning_count: 0,
+            categories,
+            checks: Vec::new(),
+            notes: Vec::new(),
+            cancelled: false,
+            not_run: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn trend_deltas_breakthroughs_and_outcome() {
+        let mut trend = Trend::default();
+        trend.push(&summary(0, &[("lint", 10), ("tests", 2)]), None);
+        trend.push(&summary(1, &[("lint", 3), ("tests", 2)]), Some(true));
+        trend.push(&summary(2, &[("lint", 3), ("tests", 4)]), Some(false));
+        trend.finish(StopReason::DiminishingReturns);
+        let deltas: Vec<i64> = trend.cycles.iter().map(|c| c.delta).collect();
+        assert_eq!(deltas, [0, -7, 2]);
+        let breakthroughs: Vec<bool> = trend.cycles.iter().map(|c| c.breakthrough).collect();
+        assert_eq!(breakthroughs, [false, true, false]);
+        assert!(trend.cycles[2].rolled_back);
+        assert_eq!(trend.outcome, Some(Outcome::NeedsFix));
+        let json = serde_json::to_value(&trend).unwrap();
+        assert_eq!(json["stop_reason"], "diminishing-returns");
+        assert_eq!(json["format_version"], 1);
+    }
+
+    #[test]
+    fn regressions_are_categories_that_passed_then_failed() {
+        let mut history = CategoryHistory::default();
+        assert!(
+            history
+                .push(&summary(0, &[("lint", 4), ("tests", 0)]))
+                .is_empty()
+        );
+        let found = history.push(&summary(1, &[("lint", 0), ("tests", 2)]));
+        assert_eq!(
+            found,
+            [Regression {
+                category: "tests".into(),
+                cycle: 1,
+                failures: 2
+            }]
+        );
+        assert!(
+            history
+                .push(&summary(2, &[("lint", 1), ("tests", 2)]))
+                .len()
+                == 1
+        );
+        assert_eq!(history.regressions.len(), 2);
+        assert_eq!(history.categories["lint"].len(), 3);
+    }
+
+    #[test]
+    fn the_state_fingerprint_follows_the_findings_not_their_order() {
+        let mut a = summary(0, &[("lint", 2)]);
+        let mut b = summary(1, &[("lint", 2)]);
+        a.categories.get_mut("lint").unwrap().details = vec!["x".into(), "y".into()];
+        b.categories.get_mut("lint").unwrap().details = vec!["y".into(), "x".into()];
+        assert_eq!(a.state_fingerprint(), b.state_fingerprint());
+        b.categories.get_mut("lint").unwrap().details = vec!["y".into(), "z".into()];
+        assert_ne!(a.state_fingerprint(), b.state_fingerprint());
+    }
+}
