@@ -14,3 +14,4 @@ pub mod parse;
 pub mod report;
 pub mod state;
 pub mod stop;
+pub mod workspace;

@@ -14,7 +14,7 @@ pub use trend::{CategoryCycle, CategoryHistory, Regression, Trend, TrendCycle};
 pub const FORMAT_VERSION: u32 = 1;
 
 /// A finished sha256 as lowercase hex, as every fingerprint is written.
-fn hex_digest(hasher: sha2::Sha256) -> String {
+pub(crate) fn hex_digest(hasher: sha2::Sha256) -> String {
     use sha2::Digest;
     hasher
         .finalize()

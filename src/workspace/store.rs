@@ -1,0 +1,82 @@
+//! Content-addressed storage of file contents (sha256), for rollbacks: a file's bytes are kept
+//! once, under their hash, before anything else happens to the file.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::model::hex_digest as hex;
+
+#[derive(Debug, Clone)]
+pub struct SnapshotStore {
+    dir: PathBuf,
+}
+
+impl SnapshotStore {
+    pub fn new(dir: &Path) -> io::Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        Ok(Self {
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Copies the file at `path` in (streaming) and returns its hash.
+    pub fn put_file(&self, path: &Path) -> io::Result<String> {
+        let mut source = File::open(path)?;
+        let mut temporary = tempfile::NamedTempFile::new_in(&self.dir)?;
+        let mut hasher = Sha256::new();
+        let mut buffer = vec![0u8; 64 * 1024];
+        loop {
+            let read = source.read(&mut buffer)?;
+            if read == 0 {
+                break;
+            }
+            hasher.update(&buffer[..read]);
+            temporary.write_all(&buffer[..read])?;
+        }
+        let hash = hex(hasher);
+        self.keep(temporary, &hash)?;
+        Ok(hash)
+    }
+
+    /// Keeps `bytes` and returns their hash.
+    pub fn put_bytes(&self, bytes: &[u8]) -> io::Result<String> {
+        let hash = hex(Sha256::new_with_prefix(bytes));
+        if !self.path_of(&hash).exists() {
+            let mut temporary = tempfile::NamedTempFile::new_in(&self.dir)?;
+            temporary.write_all(bytes)?;
+            self.keep(temporary, &hash)?;
+        }
+        Ok(hash)
+    }
+
+    fn keep(&self, temporary: tempfile::NamedTempFile, hash: &str) -> io::Result<()> {
+        let target = self.path_of(hash);
+        if target.exists() {
+            return Ok(());
+        }
+        temporary.persist(&target).map_err(|e| e.error)?;
+        Ok(())
+    }
+
+    pub fn path_of(&self, hash: &str) -> PathBuf {
+        self.dir.join(hash)
+    }
+}
+
+/// The sha256 of a file, streaming.
+pub fn hash_file(path: &Path) -> io::Result<String> {
+    let mut source = File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 64 * 1024];
+    loop {
+        let read = source.read(&mut buffer)?;
+        if read == 0 {
+            break;
+        }
+        hasher.update(&buffer[..read]);
+    }
+    Ok(hex(hasher))
+}

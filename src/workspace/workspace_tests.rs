@@ -1,0 +1,188 @@
+//! Change detection and rollback on real temporary git repositories.
+
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::Path;
+use std::process::Command;
+
+use super::*;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// Every file under `dir` (but .git and the state dir) with its bytes and mode, and every folder.
+fn tree(dir: &Path) -> Vec<(String, Option<Vec<u8>>, u32)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(current) = stack.pop() {
+        for entry in std::fs::read_dir(&current).unwrap().flatten() {
+            let path = entry.path();
+            let name = path
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if name == ".git" || name.starts_with(".refine-loop") {
+                continue;
+            }
+            let metadata = std::fs::symlink_metadata(&path).unwrap();
+            let mode = metadata.permissions().mode();
+            if metadata.is_dir() {
+                out.push((format!("{name}/"), None, mode));
+                stack.push(path);
+            } else if metadata.file_type().is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                out.push((name, Some(target.to_string_lossy().as_bytes().to_vec()), 0));
+            } else {
+                out.push((name, Some(std::fs::read(&path).unwrap()), mode));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `git status --porcelain`, less the state dir's own line.
+fn status(dir: &Path) -> String {
+    git(dir, &["status", "--porcelain"])
+        .lines()
+        .filter(|line| !line.contains(".refine-loop"))
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
+fn repository() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    git(root, &["init", "-q"]);
+    std::fs::write(root.join("clean.txt"), "clean\n").unwrap();
+    std::fs::write(root.join("gone.txt"), "to be deleted\n").unwrap();
+    std::fs::write(root.join("plain.sh"), "echo hi\n").unwrap();
+    std::fs::write(root.join("link-me.txt"), "target of a link\n").unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/a b\tc ü.rs"), "fn main() {}\n").unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "base"]);
+    // The user's own work: dirty and untracked before the run.
+    std::fs::write(root.join("clean.txt"), "clean\nuser edit\n").unwrap();
+    std::fs::write(root.join("notes.txt"), "untracked user notes\n").unwrap();
+    std::fs::set_permissions(
+        root.join("notes.txt"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn every_kind_of_change_is_found_and_rolled_back_to_the_byte() {
+    let dir = repository();
+    let root = dir.path();
+    let workspace = Workspace::open(root, &root.join(".refine-loop")).unwrap();
+    let store = SnapshotStore::new(&root.join(".refine-loop/snapshots")).unwrap();
+    let before_tree = tree(root);
+    let before_status = status(root);
+    let snapshot = workspace.snapshot(&store).unwrap();
+
+    // A delegate at work.
+    std::fs::write(root.join("clean.txt"), "rewritten\n").unwrap();
+    std::fs::remove_file(root.join("gone.txt")).unwrap();
+    std::fs::set_permissions(
+        root.join("plain.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::remove_file(root.join("link-me.txt")).unwrap();
+    symlink("/etc/hostname", root.join("link-me.txt")).unwrap();
+    std::fs::write(root.join("notes.txt"), "clobbered").unwrap();
+    std::fs::create_dir_all(root.join("new/deep")).unwrap();
+    std::fs::write(root.join("new/deep/file.rs"), "created\n").unwrap();
+    std::fs::rename(root.join("src/a b\tc ü.rs"), root.join("src/renamed.rs")).unwrap();
+    std::fs::write(root.join(".refine-loop/own-file"), "ignored").unwrap();
+
+    let changes = workspace.changes_since(&snapshot, &store).unwrap();
+    let paths: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "clean.txt",
+            "gone.txt",
+            "link-me.txt",
+            "new/deep/file.rs",
+            "notes.txt",
+            "plain.sh",
+            "src/a b\tc ü.rs",
+            "src/renamed.rs",
+        ]
+    );
+    workspace.roll_back(&changes, &store).unwrap();
+    assert_eq!(tree(root), before_tree);
+    assert_eq!(status(root), before_status);
+    assert!(!root.join("new").exists());
+    assert!(
+        workspace
+            .changes_since(&snapshot, &store)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_change_made_by_someone_else_stops_the_rollback_before_any_write() {
+    let dir = repository();
+    let root = dir.path();
+    let workspace = Workspace::open(root, &root.join(".refine-loop")).unwrap();
+    let store = SnapshotStore::new(&root.join(".refine-loop/snapshots")).unwrap();
+    let snapshot = workspace.snapshot(&store).unwrap();
+    std::fs::write(root.join("gone.txt"), "delegate\n").unwrap();
+    std::fs::write(root.join("plain.sh"), "delegate\n").unwrap();
+    let changes = workspace.changes_since(&snapshot, &store).unwrap();
+    std::fs::write(root.join("plain.sh"), "someone else\n").unwrap();
+    let error = workspace.roll_back(&changes, &store).unwrap_err();
+    assert!(
+        matches!(error, WorkspaceError::ConcurrentChange { ref path, .. } if path == "plain.sh")
+    );
+    // Nothing was written: both the delegate's and the other writer's versions are still there.
+    assert_eq!(
+        std::fs::read_to_string(root.join("gone.txt")).unwrap(),
+        "delegate\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("plain.sh")).unwrap(),
+        "someone else\n"
+    );
+}
+
+#[test]
+fn the_state_dir_and_ignored_files_are_not_changes() {
+    let dir = repository();
+    let root = dir.path();
+    std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
+    git(root, &["add", ".gitignore"]);
+    git(root, &["commit", "-q", "-m", "ignore"]);
+    let workspace = Workspace::open(root, &root.join(".refine-loop")).unwrap();
+    let store = SnapshotStore::new(&root.join(".refine-loop/snapshots")).unwrap();
+    let snapshot = workspace.snapshot(&store).unwrap();
+    std::fs::create_dir_all(root.join("target")).unwrap();
+    std::fs::write(root.join("target/build.o"), "object").unwrap();
+    std::fs::write(root.join(".refine-loop/cycle-1.json"), "{}").unwrap();
+    assert!(
+        workspace
+            .changes_since(&snapshot, &store)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(Workspace::open(&root.join("src"), &root.join(".refine-loop")).is_ok());
+    let outside = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        Workspace::open(outside.path(), &outside.path().join(".refine-loop")),
+        Err(WorkspaceError::NotARepository { .. })
+    ));
+}
