@@ -7,6 +7,7 @@ pub mod cancel;
 pub mod cli;
 pub mod command;
 pub mod config;
+pub mod delegate;
 pub mod exit_code;
 pub mod gate;
 pub mod model;

@@ -70,6 +70,8 @@ pub fn run_check<W: Write>(
         env: &check.env,
         timeout: check.timeout,
         kill_grace: settings.gate.kill_grace,
+        idle_timeout: None,
+        stdin: None,
     };
     let raw = parser.reads_documents();
     let ran = run_in_group(spec, cancel, &mut |chunk| {
@@ -91,16 +93,7 @@ pub fn run_check<W: Write>(
 
     let (end, spawn_error) = match ran {
         Ok(end) => (end, None),
-        Err(ProcessError::Spawn(error)) => (
-            ProcessEnd {
-                exit_code: None,
-                signal: None,
-                duration: Duration::ZERO,
-                stopped: None,
-                output_abandoned: false,
-            },
-            Some(error.to_string()),
-        ),
+        Err(ProcessError::Spawn(error)) => (ProcessEnd::not_started(), Some(error.to_string())),
         Err(ProcessError::Output(source)) => return Err(log_error(source)),
         Err(ProcessError::Supervise(source)) => {
             return Err(GateError::Supervise {
@@ -144,6 +137,7 @@ pub fn describe_end(end: &ProcessEnd, spawn_error: Option<&str>, timeout: Durati
         Some(StopReason::LeftoverProcesses) => {
             " (processes it left running were stopped)".to_string()
         }
+        Some(StopReason::Idle) => " (stopped: it printed nothing for its idle timeout)".to_string(),
         None => String::new(),
     };
     let abandoned = if end.output_abandoned {

@@ -38,6 +38,10 @@ pub struct ProcessSpec<'a> {
     pub env: &'a [(String, String)],
     pub timeout: Duration,
     pub kill_grace: Duration,
+    /// Stop the group when it prints nothing for this long.
+    pub idle_timeout: Option<Duration>,
+    /// A file given to the command as its stdin (else stdin is empty).
+    pub stdin: Option<&'a Path>,
 }
 
 /// Why the supervisor stopped the group.
@@ -47,6 +51,8 @@ pub enum StopReason {
     Cancelled,
     /// The command exited but processes it left behind kept the output open.
     LeftoverProcesses,
+    /// Nothing was printed for the idle timeout.
+    Idle,
 }
 
 /// How the process ended.
@@ -72,6 +78,19 @@ pub enum ProcessError {
     Supervise(#[source] io::Error),
 }
 
+impl ProcessEnd {
+    /// The end of a command that could not be started.
+    pub fn not_started() -> Self {
+        Self {
+            exit_code: None,
+            signal: None,
+            duration: Duration::ZERO,
+            stopped: None,
+            output_abandoned: false,
+        }
+    }
+}
+
 /// Runs `spec` and hands every chunk of its output to `on_output`. An error from `on_output`
 /// stops the group and is returned.
 pub fn run_in_group(
@@ -86,7 +105,10 @@ pub fn run_in_group(
         .arg(spec.shell_command)
         .current_dir(spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
+        .stdin(match spec.stdin {
+            Some(path) => Stdio::from(std::fs::File::open(path).map_err(ProcessError::Spawn)?),
+            None => Stdio::null(),
+        })
         .stderr(writer.try_clone().map_err(ProcessError::Spawn)?)
         .stdout(writer)
         .process_group(0);
@@ -134,13 +156,17 @@ fn supervise(
     let mut buffer = vec![0u8; CHUNK];
     let mut reader_eof = false;
     let mut exited_at = None;
+    let mut last_output = started;
     let mut stopping: Option<Stopping> = None;
     loop {
         if !reader_eof {
             if wait_readable(reader, TICK).map_err(ProcessError::Supervise)? {
                 match (&*reader).read(&mut buffer) {
                     Ok(0) => reader_eof = true,
-                    Ok(n) => on_output(&buffer[..n]).map_err(ProcessError::Output)?,
+                    Ok(n) => {
+                        last_output = Instant::now();
+                        on_output(&buffer[..n]).map_err(ProcessError::Output)?;
+                    }
                     Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
                     Err(error) => return Err(ProcessError::Supervise(error)),
                 }
@@ -163,6 +189,12 @@ fn supervise(
                     Some(StopReason::Deadline)
                 } else if exited_at.is_some_and(|at| now - at >= LINGER_AFTER_EXIT) {
                     Some(StopReason::LeftoverProcesses)
+                } else if exited_at.is_none()
+                    && spec
+                        .idle_timeout
+                        .is_some_and(|idle| now - last_output >= idle)
+                {
+                    Some(StopReason::Idle)
                 } else {
                     None
                 };

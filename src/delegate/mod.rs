@@ -1,0 +1,203 @@
+//! Delegates: a fixer or a coding agent run in a fresh process, bound to categories. It gets the
+//! rendered prompt (in a file, and on stdin if asked), the category's findings as JSON, and
+//! `REFINE_LOOP_*` variables naming them; it runs in its own process group with a deadline and an
+//! idle timeout; what it printed (bounded) and its verdict are kept.
+
+mod prompt;
+mod verdict;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use prompt::{DEFAULT_TEMPLATE, render_prompt};
+pub use verdict::Verdict;
+
+use crate::cancel::Cancel;
+use crate::gate::{HeadTail, ProcessEnd, ProcessError, ProcessSpec, run_in_group};
+use crate::model::Diagnostic;
+
+/// A delegate as configured.
+#[derive(Debug, Clone)]
+pub struct DelegateSpec {
+    /// The categories it fixes; `*` for all.
+    pub categories: Vec<String>,
+    pub run: String,
+    /// The prompt template's text (the default one when the config names none).
+    pub template: String,
+    /// Give the rendered prompt on stdin too.
+    pub prompt_on_stdin: bool,
+    pub timeout: Duration,
+    pub idle_timeout: Option<Duration>,
+    pub env: Vec<(String, String)>,
+}
+
+impl DelegateSpec {
+    pub fn handles(&self, category: &str) -> bool {
+        self.categories.iter().any(|c| c == "*" || c == category)
+    }
+}
+
+/// One piece of work for a delegate.
+#[derive(Debug, Clone)]
+pub struct Assignment<'a> {
+    pub category: &'a str,
+    pub cycle: u32,
+    pub scope: &'a str,
+    pub diagnostics: &'a [Diagnostic],
+    /// The lines the summary shows for the category (when no diagnostic is kept, as for an
+    /// unparsed failure).
+    pub details: &'a [String],
+    pub target: &'a Path,
+    pub state_dir: &'a Path,
+    /// `cycle-N/delegate-reports/`, where its files go.
+    pub reports_dir: &'a Path,
+}
+
+/// The files a delegate run uses, all in the cycle's `delegate-reports/`.
+#[derive(Debug, Clone)]
+pub struct DelegateFiles {
+    pub prompt: PathBuf,
+    pub findings: PathBuf,
+    pub verdict: PathBuf,
+    pub report: PathBuf,
+}
+
+impl DelegateFiles {
+    pub fn for_category(reports_dir: &Path, category: &str) -> Self {
+        let stem = format!("fix-{}", file_safe(category));
+        Self {
+            prompt: reports_dir.join(format!("{stem}.prompt.md")),
+            findings: reports_dir.join(format!("{stem}.findings.json")),
+            verdict: reports_dir.join(format!("{stem}.verdict")),
+            report: reports_dir.join(format!("{stem}.md")),
+        }
+    }
+}
+
+/// What one delegate run did.
+#[derive(Debug)]
+pub struct DelegateRun {
+    pub end: ProcessEnd,
+    /// The command could not be started.
+    pub spawn_error: Option<String>,
+    pub output: HeadTail,
+    pub verdict: Option<Verdict>,
+    pub files: DelegateFiles,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DelegateError {
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("lost track of the delegate's process: {0}")]
+    Supervise(#[source] std::io::Error),
+}
+
+/// Runs `spec` on `assignment` and waits for it (or its deadline, idle timeout, or a cancel).
+pub fn run_delegate(
+    spec: &DelegateSpec,
+    assignment: &Assignment<'_>,
+    kill_grace: Duration,
+    cancel: &Cancel,
+) -> Result<DelegateRun, DelegateError> {
+    let files = DelegateFiles::for_category(assignment.reports_dir, assignment.category);
+    let write = |path: &Path, bytes: &[u8]| {
+        std::fs::create_dir_all(assignment.reports_dir)
+            .and_then(|()| std::fs::write(path, bytes))
+            .map_err(|source| DelegateError::Write {
+                path: path.to_path_buf(),
+                source,
+            })
+    };
+    let prompt = render_prompt(
+        &spec.template,
+        assignment.category,
+        assignment.scope,
+        assignment.details,
+    );
+    write(&files.prompt, prompt.as_bytes())?;
+    let findings = serde_json::to_vec_pretty(assignment.diagnostics).unwrap_or_default();
+    write(&files.findings, &findings)?;
+    let _ = std::fs::remove_file(&files.verdict);
+
+    let mut env = spec.env.clone();
+    let path = |p: &Path| p.to_string_lossy().into_owned();
+    env.extend([
+        (
+            "REFINE_LOOP_CATEGORY".to_string(),
+            assignment.category.to_string(),
+        ),
+        (
+            "REFINE_LOOP_CYCLE".to_string(),
+            assignment.cycle.to_string(),
+        ),
+        (
+            "REFINE_LOOP_SCOPE".to_string(),
+            assignment.scope.to_string(),
+        ),
+        ("REFINE_LOOP_PROMPT_FILE".to_string(), path(&files.prompt)),
+        (
+            "REFINE_LOOP_FINDINGS_FILE".to_string(),
+            path(&files.findings),
+        ),
+        ("REFINE_LOOP_REPORT_FILE".to_string(), path(&files.report)),
+        ("REFINE_LOOP_VERDICT_FILE".to_string(), path(&files.verdict)),
+        (
+            "REFINE_LOOP_STATE_DIR".to_string(),
+            path(assignment.state_dir),
+        ),
+    ]);
+    let process = ProcessSpec {
+        shell_command: &spec.run,
+        cwd: assignment.target,
+        env: &env,
+        timeout: spec.timeout,
+        kill_grace,
+        idle_timeout: spec.idle_timeout,
+        stdin: spec.prompt_on_stdin.then_some(files.prompt.as_path()),
+    };
+    let mut output = HeadTail::default();
+    let ran = run_in_group(process, cancel, &mut |chunk| {
+        output.push(chunk);
+        Ok(())
+    });
+    let (end, spawn_error) = match ran {
+        Ok(end) => (end, None),
+        Err(ProcessError::Spawn(error)) => (ProcessEnd::not_started(), Some(error.to_string())),
+        Err(ProcessError::Output(error) | ProcessError::Supervise(error)) => {
+            return Err(DelegateError::Supervise(error));
+        }
+    };
+    let verdict = std::fs::read_to_string(&files.verdict)
+        .ok()
+        .and_then(|text| Verdict::parse(&text));
+    Ok(DelegateRun {
+        end,
+        spawn_error,
+        output,
+        verdict,
+        files,
+    })
+}
+
+/// A category name made safe as part of a file name.
+fn file_safe(category: &str) -> String {
+    category
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "delegate_tests.rs"]
+mod tests;

@@ -1,0 +1,74 @@
+//! What a delegate says of its own work, in `REFINE_LOOP_VERDICT_FILE`: `fixed`, `partial`,
+//! `no-change`, or `needs-fix` followed by one finding a line. The loop trusts git, not this, for
+//! what changed; the verdict is recorded, and `needs-fix` findings go to a person.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "verdict", content = "findings")]
+pub enum Verdict {
+    Fixed,
+    Partial,
+    NoChange,
+    NeedsFix(Vec<String>),
+}
+
+impl Verdict {
+    /// Reads a verdict file; `None` when its first word is none of the four.
+    pub fn parse(text: &str) -> Option<Self> {
+        let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+        let first = lines.next()?;
+        let (word, rest) = first.split_once(char::is_whitespace).unwrap_or((first, ""));
+        match word.to_ascii_lowercase().as_str() {
+            "fixed" => Some(Self::Fixed),
+            "partial" => Some(Self::Partial),
+            "no-change" | "nochange" | "no_change" => Some(Self::NoChange),
+            "needs-fix" | "needs_fix" => {
+                let findings = std::iter::once(rest.trim())
+                    .chain(lines)
+                    .filter(|l| !l.is_empty())
+                    .take(100)
+                    .map(str::to_string)
+                    .collect();
+                Some(Self::NeedsFix(findings))
+            }
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Fixed => "fixed",
+            Self::Partial => "partial",
+            Self::NoChange => "no-change",
+            Self::NeedsFix(_) => "needs-fix",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts() {
+        let table = [
+            ("fixed\n", Some(Verdict::Fixed)),
+            ("  Partial  ", Some(Verdict::Partial)),
+            ("no-change", Some(Verdict::NoChange)),
+            (
+                "needs-fix src/a.rs:3 changes behaviour\nsrc/b.rs:9 too\n",
+                Some(Verdict::NeedsFix(vec![
+                    "src/a.rs:3 changes behaviour".into(),
+                    "src/b.rs:9 too".into(),
+                ])),
+            ),
+            ("needs-fix", Some(Verdict::NeedsFix(vec![]))),
+            ("done!", None),
+            ("", None),
+        ];
+        for (text, expected) in table {
+            assert_eq!(Verdict::parse(text), expected, "{text:?}");
+        }
+    }
+}
