@@ -42,6 +42,8 @@ pub enum LogFormat {
 pub enum Command {
     /// Run the gate once and write cycle-0/gate-summary.json.
     Check(CheckArgs),
+    /// Run bounded improvement cycles: gate, delegates, verify, keep or roll back, stop.
+    Run(RunArgs),
     /// Write a commented starter refine-loop.toml for the project found in the target.
     Init(InitArgs),
     /// Parse a tool's output (a file, or stdin) and print its findings.
@@ -119,8 +121,9 @@ pub struct TargetArgs {
     pub config: Option<PathBuf>,
 }
 
+/// What `check` and `run` share: where, which config, and the gate's limits.
 #[derive(Debug, Args)]
-pub struct CheckArgs {
+pub struct GateArgs {
     #[command(flatten)]
     pub target: TargetArgs,
 
@@ -141,6 +144,42 @@ pub struct CheckArgs {
     /// Output of one check kept in gate-output.txt (like "64MiB") [env: REFINE_LOOP_LOG_LIMIT=].
     #[arg(long, value_name = "SIZE", value_parser = ByteSize::parse)]
     pub log_limit: Option<ByteSize>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub gate: GateArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum VerifyMode {
+    /// The gate runs once per cycle, after all its delegates.
+    PerCycle,
+    /// The gate runs after every delegate.
+    PerDelegate,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub gate: GateArgs,
+
+    /// Cycles at most (1 to 10; default 5) [env: REFINE_LOOP_MAX_CYCLES=].
+    #[arg(long, value_name = "N")]
+    pub max_cycles: Option<u32>,
+
+    /// No new cycle starts when it would not fit (like "45m") [env: REFINE_LOOP_TIME_BUDGET=].
+    #[arg(long, value_name = "DURATION", value_parser = ConfigDuration::parse)]
+    pub time_budget: Option<ConfigDuration>,
+
+    /// When the gate runs again [env: REFINE_LOOP_VERIFY=].
+    #[arg(long, value_enum)]
+    pub verify: Option<VerifyMode>,
+
+    /// Exit 0 whatever the outcome (for jobs that only want the artifacts).
+    #[arg(long, env = "REFINE_LOOP_EXIT_ZERO")]
+    pub exit_zero: bool,
 }
 
 #[derive(Debug, Args)]

@@ -13,6 +13,7 @@ pub mod gate;
 pub mod model;
 pub mod parse;
 pub mod report;
+pub mod run;
 pub mod state;
 pub mod stop;
 pub mod workspace;

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use super::CommandError;
 use crate::cancel::Cancel;
-use crate::cli::CheckArgs;
+use crate::cli::{CheckArgs, GateArgs};
 use crate::config::{self, Overrides};
 use crate::exit_code;
 use crate::gate::{self, SUMMARY_FILE};
@@ -18,17 +18,7 @@ pub fn check(
     cancel: &Cancel,
     stdout: &mut dyn Write,
 ) -> Result<i32, CommandError> {
-    let settings = config::load(
-        &Overrides {
-            target: args.target.target.clone(),
-            config: args.target.config.clone(),
-            state_dir: args.state_dir.clone(),
-            gate_timeout: args.gate_timeout,
-            kill_grace: args.kill_grace,
-            log_limit: args.log_limit,
-        }
-        .with_environment()?,
-    )?;
+    let settings = config::load(&overrides(&args.gate).with_environment()?)?;
     let cycle_dir = state::cycle_dir(&settings.state_dir, 0)?;
     let run = gate::run_gate(&settings, 0, &cycle_dir, cancel)?;
     let summary_path = cycle_dir.join(SUMMARY_FILE);
@@ -63,6 +53,19 @@ pub fn check(
         tracing::warn!(%error, "could not print the table");
     }
     Ok(verdict.exit_code())
+}
+
+/// The layers above the file that `check` and `run` share.
+pub fn overrides(args: &GateArgs) -> Overrides {
+    Overrides {
+        target: args.target.target.clone(),
+        config: args.target.config.clone(),
+        state_dir: args.state_dir.clone(),
+        gate_timeout: args.gate_timeout,
+        kill_grace: args.kill_grace,
+        log_limit: args.log_limit,
+        ..Overrides::default()
+    }
 }
 
 /// How one gate run ended, as `check` reports it.

@@ -3,10 +3,12 @@
 mod check;
 mod init;
 mod parse;
+mod run;
 
 pub use check::check;
 pub use init::init;
 pub use parse::{parse, parsers};
+pub use run::run;
 
 use crate::config::ConfigError;
 use crate::exit_code;
@@ -24,6 +26,8 @@ pub enum CommandError {
     State(#[from] StateError),
     #[error("{0}")]
     Usage(String),
+    #[error(transparent)]
+    Run(crate::run::RunError),
     #[error("{name}: cannot read: {source}")]
     Input {
         name: String,
@@ -36,7 +40,7 @@ impl CommandError {
     pub fn exit_code(&self) -> i32 {
         match self {
             Self::Config(_) | Self::Usage(_) | Self::Input { .. } => exit_code::USAGE,
-            Self::Gate(_) | Self::State(_) => exit_code::ERROR,
+            Self::Gate(_) | Self::State(_) | Self::Run(_) => exit_code::ERROR,
         }
     }
 }

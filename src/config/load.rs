@@ -5,9 +5,11 @@ use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use super::error::ConfigError;
-use super::settings::{CheckSettings, GateSettings, Settings, defaults};
+use super::settings::{CheckSettings, GateSettings, RunSettings, Settings, Verify, defaults};
 use super::units::{ByteSize, ConfigDuration};
 use super::wire::{CheckFile, ConfigFile};
+use super::wire::{DelegateFile, LoopFile};
+use crate::delegate::{DEFAULT_TEMPLATE, DelegateSpec};
 use crate::parse::Catalogue;
 
 /// The layers above the file: each value came from a flag or a `REFINE_LOOP_*` variable (clap
@@ -20,6 +22,9 @@ pub struct Overrides {
     pub gate_timeout: Option<ConfigDuration>,
     pub kill_grace: Option<ConfigDuration>,
     pub log_limit: Option<ByteSize>,
+    pub max_cycles: Option<u32>,
+    pub time_budget: Option<ConfigDuration>,
+    pub verify: Option<Verify>,
 }
 
 impl Overrides {
@@ -34,6 +39,18 @@ impl Overrides {
         }
         if self.log_limit.is_none() {
             self.log_limit = from_environment("REFINE_LOOP_LOG_LIMIT", ByteSize::parse)?;
+        }
+        if self.max_cycles.is_none() {
+            self.max_cycles = from_environment("REFINE_LOOP_MAX_CYCLES", |text| {
+                text.parse::<u32>()
+                    .map_err(|_| format!("\"{text}\" is not a number of cycles"))
+            })?;
+        }
+        if self.time_budget.is_none() {
+            self.time_budget = from_environment("REFINE_LOOP_TIME_BUDGET", ConfigDuration::parse)?;
+        }
+        if self.verify.is_none() {
+            self.verify = from_environment("REFINE_LOOP_VERIFY", parse_verify)?;
         }
         Ok(self)
     }
@@ -105,6 +122,13 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         default_timeout,
     )?;
 
+    let delegates = resolve_delegates(&config_file, &config_dir, file.delegate)?;
+    let run = resolve_run(
+        &config_file,
+        overrides,
+        file.loop_settings.unwrap_or_default(),
+    )?;
+
     let state_dir = match (&overrides.state_dir, &file.state_dir) {
         (Some(dir), _) => absolute(dir)?,
         (None, Some(dir)) => target.join(dir),
@@ -121,6 +145,8 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
             log_limit,
         },
         parsers,
+        delegates,
+        run,
     })
 }
 
@@ -288,6 +314,115 @@ fn resolve_checks(
                 cwd_relative,
                 env: check.env.into_iter().collect(),
                 success_codes,
+            })
+        })
+        .collect()
+}
+
+/// `per-cycle` or `per-delegate`.
+pub fn parse_verify(text: &str) -> Result<Verify, String> {
+    match text {
+        "per-cycle" => Ok(Verify::PerCycle),
+        "per-delegate" => Ok(Verify::PerDelegate),
+        _ => Err(format!(
+            "\"{text}\" is not a verify mode; expected per-cycle or per-delegate"
+        )),
+    }
+}
+
+fn resolve_run(
+    config_file: &Path,
+    overrides: &Overrides,
+    file: LoopFile,
+) -> Result<RunSettings, ConfigError> {
+    let max_cycles = overrides
+        .max_cycles
+        .or(file.max_cycles)
+        .unwrap_or(defaults::MAX_CYCLES);
+    if !(1..=defaults::MAX_CYCLES_LIMIT).contains(&max_cycles) {
+        return Err(ConfigError::InvalidOverride {
+            source_name: "max-cycles".into(),
+            reason: format!(
+                "{max_cycles} is out of range; expected 1 to {}",
+                defaults::MAX_CYCLES_LIMIT
+            ),
+        });
+    }
+    let verify = match (overrides.verify, file.verify) {
+        (Some(verify), _) => verify,
+        (None, Some(text)) => {
+            parse_verify(&text).map_err(|reason| invalid(config_file, "loop.verify", reason))?
+        }
+        (None, None) => Verify::PerCycle,
+    };
+    let priority = file
+        .priority
+        .unwrap_or_else(|| defaults::PRIORITY.iter().map(|c| c.to_string()).collect());
+    Ok(RunSettings {
+        max_cycles,
+        time_budget: overrides.time_budget.or(file.time_budget).map(|d| d.0),
+        verify,
+        priority,
+    })
+}
+
+fn resolve_delegates(
+    config_file: &Path,
+    config_dir: &Path,
+    delegates: Vec<DelegateFile>,
+) -> Result<Vec<DelegateSpec>, ConfigError> {
+    delegates
+        .into_iter()
+        .enumerate()
+        .map(|(index, delegate)| {
+            let key = |field: &str| format!("delegate[{index}].{field}");
+            if delegate.run.trim().is_empty() || delegate.run.contains('\0') {
+                return Err(invalid(
+                    config_file,
+                    key("run"),
+                    "must be the command that runs this delegate",
+                ));
+            }
+            if delegate.categories.is_empty()
+                || delegate.categories.iter().any(|c| c.trim().is_empty())
+            {
+                return Err(invalid(
+                    config_file,
+                    key("categories"),
+                    "must name at least one category, or \"*\" for all",
+                ));
+            }
+            let prompt_on_stdin = match delegate.stdin.as_deref() {
+                None => false,
+                Some("prompt") => true,
+                Some(other) => {
+                    return Err(invalid(
+                        config_file,
+                        key("stdin"),
+                        format!("\"{other}\" is not supported; expected \"prompt\""),
+                    ));
+                }
+            };
+            let template = match delegate.template {
+                None => DEFAULT_TEMPLATE.to_string(),
+                Some(path) => {
+                    let full = config_dir.join(&path);
+                    std::fs::read_to_string(&full)
+                        .map_err(|source| ConfigError::Unreadable { path: full, source })?
+                }
+            };
+            Ok(DelegateSpec {
+                categories: delegate.categories,
+                run: delegate.run,
+                template,
+                prompt_on_stdin,
+                timeout: delegate.timeout.map_or(defaults::DELEGATE_TIMEOUT, |d| d.0),
+                idle_timeout: Some(
+                    delegate
+                        .idle_timeout
+                        .map_or(defaults::DELEGATE_IDLE_TIMEOUT, |d| d.0),
+                ),
+                env: delegate.env.into_iter().collect(),
             })
         })
         .collect()

@@ -10,4 +10,4 @@ mod wire;
 
 pub use error::{ConfigError, one_line};
 pub use load::{Overrides, from_environment, load};
-pub use settings::{CheckSettings, GateSettings, Settings, defaults};
+pub use settings::{CheckSettings, GateSettings, RunSettings, Settings, Verify, defaults};

@@ -15,6 +15,21 @@ pub mod defaults {
     pub const KILL_GRACE: Duration = Duration::from_secs(10);
     pub const LOG_LIMIT: u64 = 64 << 20;
     pub const PARSER: &str = "exit-code";
+    pub const MAX_CYCLES: u32 = 5;
+    /// The most cycles a run may be given.
+    pub const MAX_CYCLES_LIMIT: u32 = 10;
+    pub const DELEGATE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+    pub const DELEGATE_IDLE_TIMEOUT: Duration = Duration::from_secs(3 * 60);
+    /// The refactoring loop's order: what blocks the most first.
+    pub const PRIORITY: &[&str] = &[
+        "syntax",
+        "factory",
+        "file-size",
+        "types",
+        "tests",
+        "lint",
+        "complexity",
+    ];
 }
 
 /// Everything a command needs to know, after the layers are merged.
@@ -26,6 +41,26 @@ pub struct Settings {
     pub state_dir: PathBuf,
     pub gate: GateSettings,
     pub parsers: Catalogue,
+    pub delegates: Vec<crate::delegate::DelegateSpec>,
+    pub run: RunSettings,
+}
+
+/// When the gate runs again during a cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verify {
+    /// Once, after all the cycle's delegates.
+    PerCycle,
+    /// After every delegate.
+    PerDelegate,
+}
+
+/// The loop's limits and order.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    pub max_cycles: u32,
+    pub time_budget: Option<Duration>,
+    pub verify: Verify,
+    pub priority: Vec<String>,
 }
 
 #[derive(Debug, Clone)]

@@ -15,6 +15,36 @@ pub struct ConfigFile {
     /// Folders of extra parser definitions; relative to the config file.
     pub parser_dirs: Option<Vec<PathBuf>>,
     pub gate: Option<GateFile>,
+    /// The loop's limits.
+    #[serde(rename = "loop")]
+    pub loop_settings: Option<LoopFile>,
+    #[serde(default)]
+    pub delegate: Vec<DelegateFile>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoopFile {
+    pub max_cycles: Option<u32>,
+    pub time_budget: Option<ConfigDuration>,
+    pub verify: Option<String>,
+    /// Categories in the order they are worked; the rest follow by name.
+    pub priority: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelegateFile {
+    pub categories: Vec<String>,
+    pub run: String,
+    /// A prompt template, relative to the config file.
+    pub template: Option<PathBuf>,
+    /// `"prompt"`: the rendered prompt on stdin.
+    pub stdin: Option<String>,
+    pub timeout: Option<ConfigDuration>,
+    pub idle_timeout: Option<ConfigDuration>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -12,9 +12,9 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 pub use capture::{BoundedLog, HeadTail};
-pub use check::{CheckResult, run_check};
+pub use check::{CheckResult, describe_end, run_check};
 pub use process::{ProcessEnd, ProcessError, ProcessSpec, StopReason, run_in_group};
-pub use summarize::summarize;
+pub use summarize::{INFRA_CATEGORY, summarize};
 
 use crate::cancel::Cancel;
 use crate::config::Settings;

@@ -36,6 +36,9 @@ pub struct TrendCycle {
     /// More than half the failures of the cycle before are gone.
     #[serde(default)]
     pub breakthrough: bool,
+    /// When the cycle was rolled back: the failed count its changes produced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt_failed_count: Option<u64>,
 }
 
 impl Default for Trend {
@@ -50,8 +53,9 @@ impl Default for Trend {
 }
 
 impl Trend {
-    /// Records a cycle's gate; `accepted` is `None` for the baseline.
-    pub fn push(&mut self, summary: &GateSummary, accepted: Option<bool>) {
+    /// Records a cycle's gate; `accepted` is `None` for the baseline; `rolled_back` when the
+    /// cycle's changes were undone.
+    pub fn push(&mut self, summary: &GateSummary, accepted: Option<bool>, rolled_back: bool) {
         let before = self.cycles.last().map(|c| c.failed_count);
         let after = summary.failed_count;
         let delta = before.map_or(0, |before| {
@@ -64,8 +68,9 @@ impl Trend {
             delta,
             state_fingerprint: summary.state_fingerprint(),
             accepted,
-            rolled_back: accepted == Some(false),
+            rolled_back,
             breakthrough: before.is_some_and(|before| is_breakthrough(before, after)),
+            attempt_failed_count: None,
         });
     }
 
@@ -176,9 +181,9 @@ mod tests {
     #[test]
     fn trend_deltas_breakthroughs_and_outcome() {
         let mut trend = Trend::default();
-        trend.push(&summary(0, &[("lint", 10), ("tests", 2)]), None);
-        trend.push(&summary(1, &[("lint", 3), ("tests", 2)]), Some(true));
-        trend.push(&summary(2, &[("lint", 3), ("tests", 4)]), Some(false));
+        trend.push(&summary(0, &[("lint", 10), ("tests", 2)]), None, false);
+        trend.push(&summary(1, &[("lint", 3), ("tests", 2)]), Some(true), false);
+        trend.push(&summary(2, &[("lint", 3), ("tests", 4)]), Some(false), true);
         trend.finish(StopReason::DiminishingReturns);
         let deltas: Vec<i64> = trend.cycles.iter().map(|c| c.delta).collect();
         assert_eq!(deltas, [0, -7, 2]);

@@ -62,6 +62,22 @@ impl StopReason {
         }
     }
 
+    /// The name written in files and the console (`diminishing-returns`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Cancelled => "cancelled",
+            Self::FailureLimit => "failure-limit",
+            Self::Critical => "critical",
+            Self::GatePassed => "gate-passed",
+            Self::Oscillation => "oscillation",
+            Self::SameError => "same-error",
+            Self::DiminishingReturns => "diminishing-returns",
+            Self::NoProgress => "no-progress",
+            Self::MaxCycles => "max-cycles",
+            Self::TimeBudget => "time-budget",
+        }
+    }
+
     /// The reason in plain words, for reports and the console.
     pub fn explain(self) -> &'static str {
         match self {

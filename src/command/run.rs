@@ -1,0 +1,64 @@
+//! `refine-loop run`: the loop, with its outcome as the exit code.
+
+use std::io::Write;
+
+use super::CommandError;
+use super::check::overrides;
+use crate::cancel::Cancel;
+use crate::cli::{RunArgs, VerifyMode};
+use crate::config::{self, ConfigError, Overrides, Verify};
+use crate::exit_code;
+use crate::run::{RunError, run_loop};
+
+/// Runs the loop; returns the exit code.
+pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i32, CommandError> {
+    let layers = Overrides {
+        max_cycles: args.max_cycles,
+        time_budget: args.time_budget,
+        verify: args.verify.map(|mode| match mode {
+            VerifyMode::PerCycle => Verify::PerCycle,
+            VerifyMode::PerDelegate => Verify::PerDelegate,
+        }),
+        ..overrides(&args.gate)
+    };
+    let settings = config::load(&layers.with_environment()?)?;
+    if settings.delegates.is_empty() {
+        return Err(ConfigError::invalid_at(
+            &settings.config_file,
+            "",
+            None,
+            "delegate",
+            "run needs at least one [[delegate]] (a fixer or an agent command bound to categories)",
+        )
+        .into());
+    }
+    let mut console = std::io::stderr().lock();
+    let report = run_loop(&settings, cancel, &mut console).map_err(|error| match error {
+        RunError::State(error) => CommandError::State(error),
+        RunError::Gate(error) => CommandError::Gate(error),
+        other => CommandError::Run(other),
+    })?;
+    let outcome = serde_json::to_value(report.outcome)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let text = format!(
+        "{outcome}: {} ({}); failed {} → {} in {} cycles; {}\n",
+        report.stop_reason.as_str(),
+        report.stop_reason.explain(),
+        report.baseline_failed,
+        report.final_failed,
+        report.trend.cycles.len().saturating_sub(1),
+        settings.state_dir.join("REFINE-LOOP-FINAL.md").display()
+    );
+    if let Err(error) = stdout.write_all(text.as_bytes())
+        && error.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        tracing::warn!(%error, "could not print the outcome");
+    }
+    Ok(if args.exit_zero {
+        exit_code::SUCCESS
+    } else {
+        report.outcome.exit_code()
+    })
+}

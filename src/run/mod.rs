@@ -1,0 +1,362 @@
+//! `run`: the refactoring loop. Baseline the gate; each cycle hand every failing category (in
+//! priority order) to its delegate, find what changed from git, verify with the gate, keep what
+//! is no worse and roll back the rest to the byte; evaluate the stop rules; write every file.
+
+mod accept;
+mod heuristics;
+mod record;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::time::Instant;
+
+pub use accept::reasons_to_reject;
+pub use heuristics::Heuristics;
+
+use crate::cancel::Cancel;
+use crate::config::{Settings, Verify};
+use crate::delegate::{Assignment, DelegateError, DelegateRun, run_delegate};
+use crate::gate::{self, GateError, INFRA_CATEGORY, SUMMARY_FILE};
+use crate::model::{CategoryHistory, Diagnostic, GateSummary, Trend};
+use crate::state::{self, StateError};
+use crate::stop::{CycleFacts, History, Limits, Outcome, StopReason, evaluate};
+use crate::workspace::{Change, SnapshotStore, Workspace, WorkspaceError};
+
+/// Strikes that put a (delegate, category) pair on cooldown for the run.
+const STRIKES_FOR_COOLDOWN: u32 = 3;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    #[error(transparent)]
+    Gate(#[from] GateError),
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error(transparent)]
+    Delegate(#[from] DelegateError),
+}
+
+/// How a run ended, and its record.
+#[derive(Debug)]
+pub struct RunReport {
+    pub outcome: Outcome,
+    pub stop_reason: StopReason,
+    pub trend: Trend,
+    pub history: CategoryHistory,
+    pub heuristics: Heuristics,
+    pub baseline_failed: u64,
+    pub final_failed: u64,
+}
+
+/// One delegate's turn in a cycle.
+#[derive(Debug)]
+pub struct Attempt {
+    pub delegate: usize,
+    pub category: String,
+    pub run: DelegateRun,
+    pub changes: Vec<Change>,
+    pub kept: bool,
+    pub rejected_because: Vec<String>,
+}
+
+/// Runs the loop until a stop rule holds; `console` gets one line per cycle.
+pub fn run_loop(
+    settings: &Settings,
+    cancel: &Cancel,
+    console: &mut dyn Write,
+) -> Result<RunReport, RunError> {
+    let started = Instant::now();
+    let workspace = Workspace::open(&settings.target, &settings.state_dir)?;
+    let store =
+        SnapshotStore::new(&settings.state_dir.join("snapshots")).map_err(|source| StateError {
+            path: settings.state_dir.join("snapshots"),
+            source,
+        })?;
+    let limits = Limits {
+        max_cycles: settings.run.max_cycles,
+        time_budget: settings.run.time_budget,
+        ..Limits::default()
+    };
+    let mut trend = Trend::default();
+    let mut history = CategoryHistory::default();
+    let mut heuristics = Heuristics::default();
+    let mut strikes: HashMap<(usize, String), u32> = HashMap::new();
+
+    let baseline = measure(settings, 0, cancel)?;
+    let mut cancelled = baseline.cancelled;
+    let mut kept_diagnostics = diagnostics_of(&baseline);
+    let mut kept = baseline.summary;
+    trend.push(&kept, None, false);
+    history.push(&kept);
+    let mut facts = vec![facts_of(&kept, false, has_infra(&kept), started.elapsed())];
+    let baseline_failed = kept.failed_count;
+
+    let reason = loop {
+        let state = History {
+            cycles: &facts,
+            elapsed: started.elapsed(),
+            cancelled: cancelled || cancel.is_requested(),
+            critical: false,
+            pass_confirmed: true,
+        };
+        if let Some(reason) = evaluate(&state, &limits) {
+            break reason;
+        }
+        let cycle = u32::try_from(facts.len()).unwrap_or(u32::MAX);
+        let cycle_started = Instant::now();
+        let cycle_dir = state::cycle_dir(&settings.state_dir, cycle)?;
+        let reports_dir = cycle_dir.join("delegate-reports");
+        let before = kept.clone();
+        let cycle_snapshot = workspace.snapshot(&store)?;
+        let mut attempts: Vec<Attempt> = Vec::new();
+
+        for category in failing_categories(&kept, &settings.run.priority) {
+            if cancel.is_requested() {
+                break;
+            }
+            let Some(delegate) = settings.delegates.iter().enumerate().position(|(i, d)| {
+                d.handles(&category)
+                    && strikes.get(&(i, category.clone())).copied().unwrap_or(0)
+                        < STRIKES_FOR_COOLDOWN
+            }) else {
+                continue;
+            };
+            let snapshot = workspace.snapshot(&store)?;
+            let (diagnostics, details) = findings_of(&kept, &kept_diagnostics, &category);
+            let assignment = Assignment {
+                category: &category,
+                cycle,
+                scope: "the whole repository",
+                diagnostics: &diagnostics,
+                details: &details,
+                target: &settings.target,
+                state_dir: &settings.state_dir,
+                reports_dir: &reports_dir,
+            };
+            let run = run_delegate(
+                &settings.delegates[delegate],
+                &assignment,
+                settings.gate.kill_grace,
+                cancel,
+            )?;
+            let changes = workspace.changes_since(&snapshot, &store)?;
+            let mut attempt = Attempt {
+                delegate,
+                category: category.clone(),
+                run,
+                changes,
+                kept: false,
+                rejected_because: Vec::new(),
+            };
+            if settings.run.verify == Verify::PerDelegate && !attempt.changes.is_empty() {
+                let verified = measure(settings, cycle, cancel)?;
+                cancelled |= verified.cancelled;
+                let reasons = reasons_to_reject(&kept, &verified.summary);
+                if reasons.is_empty() && !verified.cancelled {
+                    kept_diagnostics = diagnostics_of(&verified);
+                    kept = verified.summary;
+                    attempt.kept = true;
+                } else {
+                    workspace.roll_back(&attempt.changes, &store)?;
+                    strike(&mut strikes, &attempt);
+                    attempt.rejected_because = reasons;
+                }
+            }
+            attempts.push(attempt);
+        }
+
+        let mut measured = None;
+        if settings.run.verify == Verify::PerCycle {
+            let changes = workspace.changes_since(&cycle_snapshot, &store)?;
+            if !changes.is_empty() {
+                if cancel.is_requested() {
+                    // Unverified changes are not kept.
+                    workspace.roll_back(&changes, &store)?;
+                } else {
+                    let verified = measure(settings, cycle, cancel)?;
+                    cancelled |= verified.cancelled;
+                    let reasons = reasons_to_reject(&kept, &verified.summary);
+                    if reasons.is_empty() && !verified.cancelled {
+                        kept_diagnostics = diagnostics_of(&verified);
+                        kept = verified.summary.clone();
+                        attempts
+                            .iter_mut()
+                            .for_each(|a| a.kept = !a.changes.is_empty());
+                    } else {
+                        workspace.roll_back(&changes, &store)?;
+                        for attempt in attempts.iter_mut().filter(|a| !a.changes.is_empty()) {
+                            strike(&mut strikes, attempt);
+                            attempt.rejected_because = reasons.clone();
+                        }
+                    }
+                    measured = Some(verified.summary);
+                }
+            }
+        }
+        cancelled |= cancel.is_requested();
+
+        let mut cycle_summary = kept.clone();
+        cycle_summary.cycle = cycle;
+        state::write_json(
+            &cycle_dir.join(SUMMARY_FILE),
+            measured.as_ref().unwrap_or(&cycle_summary),
+        )?;
+        let accepted = attempts.iter().any(|a| a.kept);
+        let undone = attempts.iter().any(|a| !a.kept && !a.changes.is_empty());
+        trend.push(&cycle_summary, Some(accepted), undone);
+        if let (Some(measured), false) = (&measured, accepted)
+            && let Some(last) = trend.cycles.last_mut()
+        {
+            last.attempt_failed_count = Some(measured.failed_count);
+        }
+        let regressions = history.push(measured.as_ref().unwrap_or(&cycle_summary));
+        heuristics.observe(
+            cycle,
+            &attempts,
+            &regressions,
+            &settings.delegates,
+            &strikes,
+        );
+        for attempt in &attempts {
+            record::write_delegate_report(&attempt.run.files.report, cycle, attempt, settings)?;
+        }
+        let operational = has_infra(&kept)
+            || (!attempts.is_empty() && attempts.iter().all(|a| a.run.spawn_error.is_some()));
+        facts.push(facts_of(
+            &kept,
+            accepted,
+            operational,
+            cycle_started.elapsed(),
+        ));
+
+        let rolled_back = attempts
+            .iter()
+            .filter(|a| !a.kept && !a.changes.is_empty())
+            .count();
+        let state = History {
+            cycles: &facts,
+            elapsed: started.elapsed(),
+            cancelled: cancelled || cancel.is_requested(),
+            critical: false,
+            pass_confirmed: true,
+        };
+        let next = evaluate(&state, &limits);
+        let _ = writeln!(
+            console,
+            "refine-loop cycle {cycle}/{} · failed {}→{} · accepted {} · rolled back {rolled_back} · {}",
+            limits.max_cycles,
+            before.failed_count,
+            kept.failed_count,
+            attempts.iter().filter(|a| a.kept).count(),
+            next.map_or("continuing".to_string(), |r| format!(
+                "stopping: {}",
+                r.as_str()
+            ))
+        );
+    };
+
+    trend.finish(reason);
+    let report = RunReport {
+        outcome: reason.outcome(),
+        stop_reason: reason,
+        trend,
+        history,
+        heuristics,
+        baseline_failed,
+        final_failed: kept.failed_count,
+    };
+    record::write_run_files(settings, &report, &kept)?;
+    Ok(report)
+}
+
+/// Runs the gate for `cycle` and writes its summary.
+fn measure(settings: &Settings, cycle: u32, cancel: &Cancel) -> Result<gate::GateRun, RunError> {
+    let dir = state::cycle_dir(&settings.state_dir, cycle)?;
+    let run = gate::run_gate(settings, cycle, &dir, cancel)?;
+    state::write_json(&dir.join(SUMMARY_FILE), &run.summary)?;
+    Ok(run)
+}
+
+fn facts_of(
+    summary: &GateSummary,
+    accepted: bool,
+    operational_error: bool,
+    duration: std::time::Duration,
+) -> CycleFacts {
+    CycleFacts {
+        failed_count: summary.failed_count,
+        state: summary.state_fingerprint(),
+        accepted,
+        operational_error,
+        error_signature: None,
+        duration,
+    }
+}
+
+fn has_infra(summary: &GateSummary) -> bool {
+    summary
+        .categories
+        .get(INFRA_CATEGORY)
+        .is_some_and(|c| c.failures > 0)
+}
+
+fn strike(strikes: &mut HashMap<(usize, String), u32>, attempt: &Attempt) {
+    *strikes
+        .entry((attempt.delegate, attempt.category.clone()))
+        .or_default() += 1;
+}
+
+/// The failing categories, in priority order, then the rest by name; `infra` is not for
+/// delegates.
+pub fn failing_categories(summary: &GateSummary, priority: &[String]) -> Vec<String> {
+    let mut failing: Vec<&String> = summary
+        .categories
+        .iter()
+        .filter(|(name, c)| !c.passed && name.as_str() != INFRA_CATEGORY)
+        .map(|(name, _)| name)
+        .collect();
+    failing.sort_by_key(|name| {
+        (
+            priority
+                .iter()
+                .position(|p| p == *name)
+                .unwrap_or(usize::MAX),
+            (*name).clone(),
+        )
+    });
+    failing.into_iter().cloned().collect()
+}
+
+/// Every kept diagnostic of a gate run, with its category settled.
+fn diagnostics_of(run: &gate::GateRun) -> Vec<Diagnostic> {
+    run.checks
+        .iter()
+        .flat_map(|check| {
+            check.findings.diagnostics().iter().map(|d| {
+                let mut d = d.clone();
+                d.category = d.category.or_else(|| Some(check.check.category.clone()));
+                d
+            })
+        })
+        .collect()
+}
+
+/// The category's findings as a delegate is given them: the diagnostics, and the summary's lines.
+fn findings_of(
+    summary: &GateSummary,
+    diagnostics: &[Diagnostic],
+    category: &str,
+) -> (Vec<Diagnostic>, Vec<String>) {
+    let details = summary
+        .categories
+        .get(category)
+        .map(|c| c.details.clone())
+        .unwrap_or_default();
+    let diagnostics = diagnostics
+        .iter()
+        .filter(|d| d.category.as_deref() == Some(category))
+        .cloned()
+        .collect();
+    (diagnostics, details)
+}

@@ -1,0 +1,181 @@
+//! The files a run leaves: each delegate's report, `trend.json`, `category-history.json`,
+//! `heuristics.json` and `REFINE-LOOP-FINAL.md`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::{Attempt, RunReport};
+use crate::config::Settings;
+use crate::gate::describe_end;
+use crate::model::GateSummary;
+use crate::state::{self, StateError};
+
+/// Bytes of a delegate's output kept in its report.
+const REPORT_OUTPUT: usize = 16 * 1024;
+
+/// `cycle-N/delegate-reports/fix-<category>.md`.
+pub fn write_delegate_report(
+    path: &Path,
+    cycle: u32,
+    attempt: &Attempt,
+    settings: &Settings,
+) -> Result<(), StateError> {
+    let delegate = &settings.delegates[attempt.delegate];
+    let run = &attempt.run;
+    let mut text = format!("# Cycle {cycle}: fix `{}`\n\n", attempt.category);
+    let _ = writeln!(text, "- delegate: `{}`", delegate.run);
+    let end = match &run.spawn_error {
+        Some(error) => format!("could not start: {error}"),
+        None => describe_end(&run.end, None, delegate.timeout),
+    };
+    let _ = writeln!(text, "- ended: {end}");
+    let _ = writeln!(
+        text,
+        "- verdict: {}",
+        run.verdict
+            .as_ref()
+            .map_or("(none written)", |v| v.as_str())
+    );
+    let outcome = if attempt.changes.is_empty() {
+        "no change".to_string()
+    } else if attempt.kept {
+        "kept".to_string()
+    } else {
+        format!("rolled back: {}", attempt.rejected_because.join("; "))
+    };
+    let _ = writeln!(text, "- result: {outcome}");
+    let _ = writeln!(text, "\n## What it changed (from git)\n");
+    if attempt.changes.is_empty() {
+        text.push_str("Nothing.\n");
+    }
+    for change in &attempt.changes {
+        let _ = writeln!(
+            text,
+            "- `{}`: {} → {}",
+            change.path,
+            change.before.describe(),
+            change.after.describe()
+        );
+    }
+    if let Some(crate::delegate::Verdict::NeedsFix(findings)) = &run.verdict {
+        text.push_str("\n## For a person\n\n");
+        for finding in findings {
+            let _ = writeln!(text, "- {finding}");
+        }
+    }
+    let tail = run.output.tail();
+    let start = tail.len().saturating_sub(REPORT_OUTPUT);
+    let output = String::from_utf8_lossy(&tail[start..]);
+    let _ = write!(
+        text,
+        "\n## Its output ({} bytes{})\n\n```text\n{}\n```\n",
+        run.output.total(),
+        if run.output.total() as usize > REPORT_OUTPUT {
+            ", the end shown"
+        } else {
+            ""
+        },
+        output.trim_end().replace("```", "` ` `")
+    );
+    state::write_atomic(path, text.as_bytes())
+}
+
+/// `trend.json`, `category-history.json`, `heuristics.json` and `REFINE-LOOP-FINAL.md`.
+pub fn write_run_files(
+    settings: &Settings,
+    report: &RunReport,
+    last: &GateSummary,
+) -> Result<(), StateError> {
+    let dir = &settings.state_dir;
+    state::write_json(&dir.join("trend.json"), &report.trend)?;
+    state::write_json(&dir.join("category-history.json"), &report.history)?;
+    state::write_json(&dir.join("heuristics.json"), &report.heuristics)?;
+    state::write_atomic(
+        &dir.join("REFINE-LOOP-FINAL.md"),
+        final_report(settings, report, last).as_bytes(),
+    )
+}
+
+fn final_report(settings: &Settings, report: &RunReport, last: &GateSummary) -> String {
+    let mut text = String::from("# refine-loop: final report\n\n");
+    let _ = writeln!(
+        text,
+        "**Outcome: {}** — stopped by `{}`: {}.\n",
+        serde_json::to_value(report.outcome)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        report.stop_reason.as_str(),
+        report.stop_reason.explain()
+    );
+    let _ = writeln!(
+        text,
+        "Goal: harden `{}` against its quality gate ({} checks), the refactoring loop, at most {} cycles.\n",
+        settings.target.display(),
+        settings.gate.checks.len(),
+        settings.run.max_cycles
+    );
+    let _ = writeln!(
+        text,
+        "Failures: {} at the baseline, {} now.\n",
+        report.baseline_failed, report.final_failed
+    );
+    text.push_str(
+        "## Cycles\n\n| cycle | failed | change | kept | note |\n|---|---|---|---|---|\n",
+    );
+    for cycle in &report.trend.cycles {
+        let kept = match cycle.accepted {
+            None => "baseline",
+            Some(true) => "yes",
+            Some(false) => "no",
+        };
+        let mut note = String::new();
+        if cycle.breakthrough {
+            note.push_str("breakthrough");
+        }
+        if let Some(attempt) = cycle.attempt_failed_count {
+            note.push_str(&format!("rolled back (the changes left {attempt})"));
+        }
+        let _ = writeln!(
+            text,
+            "| {} | {} | {:+} | {kept} | {note} |",
+            cycle.cycle, cycle.failed_count, cycle.delta
+        );
+    }
+    text.push_str("\n## Categories, before → after\n\n");
+    for (name, cycles) in &report.history.categories {
+        let first = cycles.first().map_or(0, |c| c.failures);
+        let now = last.categories.get(name).map_or(0, |c| c.failures);
+        let _ = writeln!(text, "- {name}: {first} → {now}");
+    }
+    if !report.history.regressions.is_empty() {
+        text.push_str("\n## Regressions\n\n");
+        for regression in &report.history.regressions {
+            let _ = writeln!(
+                text,
+                "- {} failed in cycle {} ({} failures) after passing",
+                regression.category, regression.cycle, regression.failures
+            );
+        }
+    }
+    text.push_str("\n## What to do next\n\n");
+    if last.failed_count == 0 {
+        text.push_str("- The gate passes. Review the changes and commit them.\n");
+    } else {
+        for (name, category) in last.categories.iter().filter(|(_, c)| !c.passed) {
+            let _ = writeln!(
+                text,
+                "- {name}: {} failures left; the first: {}",
+                category.failures,
+                category
+                    .details
+                    .first()
+                    .map_or("(no detail)", String::as_str)
+            );
+        }
+    }
+    for heuristic in &report.heuristics.heuristics {
+        let _ = writeln!(text, "- {}", heuristic.message);
+    }
+    text
+}
