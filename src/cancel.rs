@@ -39,8 +39,9 @@ impl Cancel {
             .name("signals".into())
             .spawn(move || {
                 for signal in signals.forever() {
-                    tracing::warn!(signal, "stop requested");
+                    // Counted first: logging may wait for a lock on stderr.
                     counter.request();
+                    tracing::warn!(signal, "stop requested");
                 }
             })?;
         Ok(cancel)

@@ -32,7 +32,8 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
         )
         .into());
     }
-    let mut console = std::io::stderr().lock();
+    // Not locked for the whole run: the signal thread and the logs write to stderr too.
+    let mut console = std::io::stderr();
     let report = run_loop(&settings, cancel, &mut console).map_err(|error| match error {
         RunError::State(error) => CommandError::State(error),
         RunError::Gate(error) => CommandError::Gate(error),

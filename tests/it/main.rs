@@ -17,4 +17,5 @@ mod parser_fixtures;
 mod problem_matchers;
 mod readme;
 mod real_tools;
+mod run_loop;
 mod support;

@@ -1,0 +1,234 @@
+//! `refine-loop run` end to end: real repositories, real fixers where the bar asks for them, and
+//! small scripted delegates for the loop's own rules.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{Repo, live_members_of_group, read_pid};
+
+fn json(repo: &Repo, file: &str) -> Value {
+    let text = std::fs::read_to_string(repo.join(&format!(".refine-loop/{file}")))
+        .unwrap_or_else(|e| panic!("{file}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+fn failed_counts(repo: &Repo) -> Vec<u64> {
+    json(repo, "trend.json")["cycles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["failed_count"].as_u64().unwrap())
+        .collect()
+}
+
+fn run(repo: &Repo, args: &[&str]) -> Output {
+    let mut command = repo.command(&["run"]);
+    command
+        .args(args)
+        .env("CARGO_TARGET_DIR", repo.join("target"))
+        .env_remove("RUSTFLAGS");
+    command.output().unwrap()
+}
+
+/// Every file of the work tree (not .git, the state dir or target/) with its bytes.
+fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let name = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if [".git", ".refine-loop", "target"].contains(&name.as_str()) {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push((name, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A gate of one check: `lint` failures are the lines of `findings.txt`.
+const SCRIPTED_GATE: &str = r#"[[gate.check]]
+name = "lint"
+category = "lint"
+run = "cat findings.txt; test ! -s findings.txt"
+parser = "clippy"
+
+[[gate.check]]
+name = "tests"
+category = "tests"
+run = "test ! -e broken"
+"#;
+
+fn scripted_repo(findings: &str, delegate: &str) -> Repo {
+    scripted_repo_idle(findings, delegate, "2s")
+}
+
+fn scripted_repo_idle(findings: &str, delegate: &str, idle: &str) -> Repo {
+    let repo = Repo::new();
+    repo.write("findings.txt", findings);
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "{SCRIPTED_GATE}\n[[delegate]]\ncategories = [\"lint\"]\nrun = '''{delegate}'''\nidle_timeout = \"{idle}\"\n"
+        ),
+    );
+    repo.commit("scripted");
+    repo
+}
+
+const TWO_FINDINGS: &str = "src/a.rs:1:1: error: one\nsrc/b.rs:2:2: error: two\n";
+
+#[test]
+fn a_delegate_that_fixes_everything_ends_in_success() {
+    let repo = scripted_repo(TWO_FINDINGS, ": > findings.txt");
+    let output = run(&repo, &[]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(failed_counts(&repo), [2, 0]);
+    let trend = json(&repo, "trend.json");
+    assert_eq!(trend["outcome"], "SUCCESS");
+    assert_eq!(trend["stop_reason"], "gate-passed");
+    assert_eq!(trend["cycles"][1]["breakthrough"], true);
+    let report =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
+            .unwrap();
+    assert!(
+        report.contains("- result: kept") && report.contains("`findings.txt`"),
+        "{report}"
+    );
+    assert!(String::from_utf8_lossy(&output.stderr).contains(
+        "refine-loop cycle 1/5 · failed 2→0 · accepted 1 · rolled back 0 · stopping: gate-passed"
+    ));
+}
+
+#[test]
+fn a_partial_fixer_ends_by_diminishing_returns_below_the_baseline() {
+    let repo = scripted_repo(TWO_FINDINGS, "sed -i '/one/d' findings.txt");
+    let output = run(&repo, &[]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert_eq!(failed_counts(&repo), [2, 1, 1, 1]);
+    assert_eq!(
+        json(&repo, "trend.json")["stop_reason"],
+        "diminishing-returns"
+    );
+}
+
+#[test]
+fn a_delegate_that_breaks_the_tests_is_rolled_back_to_the_byte() {
+    let repo = scripted_repo(
+        TWO_FINDINGS,
+        "sed -i '/one/d' findings.txt; touch broken; mkdir -p new/dir; echo x > new/dir/f; chmod +x refine-loop.toml",
+    );
+    // The user's own uncommitted work must come through untouched too.
+    repo.write("notes.txt", "my notes\n");
+    let before = tree(repo.path());
+    let output = run(&repo, &[]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert_eq!(tree(repo.path()), before);
+    assert!(!repo.join("new").exists());
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(repo.join("refine-loop.toml"))
+            .unwrap()
+            .permissions(),
+    );
+    assert_eq!(mode & 0o111, 0);
+    let trend = json(&repo, "trend.json");
+    assert_eq!(trend["cycles"][1]["rolled_back"], true);
+    assert_eq!(trend["cycles"][1]["accepted"], false);
+    let history = json(&repo, "category-history.json");
+    assert_eq!(history["regressions"][0]["category"], "tests");
+}
+
+#[test]
+fn a_delegate_that_flips_between_two_broken_states_is_caught_oscillating() {
+    let flip = "if grep -q one findings.txt; then printf 'src/c.rs:3:3: error: three\\nsrc/b.rs:2:2: error: two\\n' > findings.txt; else printf 'src/a.rs:1:1: error: one\\nsrc/b.rs:2:2: error: two\\n' > findings.txt; fi";
+    let repo = scripted_repo(TWO_FINDINGS, flip);
+    let output = run(&repo, &[]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let trend = json(&repo, "trend.json");
+    assert_eq!(trend["stop_reason"], "oscillation");
+    assert!(trend["cycles"].as_array().unwrap().len() <= 5, "{trend}");
+}
+
+#[test]
+fn a_hanging_delegate_is_stopped_at_its_idle_timeout() {
+    let repo = scripted_repo(TWO_FINDINGS, "echo $$ > delegate.pid; sleep 300");
+    let output = run(&repo, &["--max-cycles", "1"]);
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    let leader = read_pid(&repo, "delegate.pid");
+    assert_eq!(live_members_of_group(leader), Vec::<i32>::new());
+    let report =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
+            .unwrap();
+    assert!(report.contains("idle timeout"), "{report}");
+}
+
+#[test]
+fn sigterm_during_a_delegate_cancels_cleanly() {
+    let repo = scripted_repo_idle(
+        TWO_FINDINGS,
+        "echo $$ > delegate.pid; echo changed >> findings.txt; sleep 300",
+        "10m",
+    );
+    let mut child = repo
+        .command(&["run"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let give_up = Instant::now() + Duration::from_secs(60);
+    while !repo.join("delegate.pid").exists() {
+        assert!(Instant::now() < give_up, "the delegate never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let leader = read_pid(&repo, "delegate.pid");
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(live_members_of_group(leader), Vec::<i32>::new());
+    for file in [
+        "trend.json",
+        "category-history.json",
+        "heuristics.json",
+        "cycle-0/gate-summary.json",
+        "cycle-1/gate-summary.json",
+    ] {
+        json(&repo, file);
+    }
+    assert_eq!(json(&repo, "trend.json")["outcome"], "CANCELLED");
+    // The unverified changes were not kept (the pid file the delegate wrote is gone too).
+    assert_eq!(
+        std::fs::read_to_string(repo.join("findings.txt")).unwrap(),
+        TWO_FINDINGS
+    );
+    assert!(!repo.join("delegate.pid").exists());
+}
+
+#[test]
+fn run_without_a_delegate_is_a_configuration_error() {
+    let repo = Repo::new();
+    repo.write("refine-loop.toml", SCRIPTED_GATE);
+    let output = repo.run(&["run"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("delegate: run needs at least one [[delegate]]")
+    );
+}
