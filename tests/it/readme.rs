@@ -24,3 +24,26 @@ fn the_readme_parser_definition_compiles() {
     let names = catalogue.add_file(&path, false).unwrap();
     assert_eq!(names, ["my-linter"]);
 }
+
+#[test]
+fn the_ready_made_delegates_load() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/delegates");
+    let mut count = 0;
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        let delegate = std::fs::read_to_string(entry.path()).unwrap();
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::write(
+            repo.path().join("refine-loop.toml"),
+            format!("[[gate.check]]\nname = \"g\"\nrun = \"true\"\n\n{delegate}"),
+        )
+        .unwrap();
+        let settings = refine_loop::config::load(&refine_loop::config::Overrides {
+            target: Some(repo.path().to_path_buf()),
+            ..Default::default()
+        })
+        .unwrap_or_else(|e| panic!("{:?}: {e}", entry.path()));
+        assert_eq!(settings.delegates.len(), 1, "{:?}", entry.path());
+        count += 1;
+    }
+    assert_eq!(count, 9);
+}
