@@ -30,6 +30,7 @@ pub fn main() -> i32 {
     let result = match &cli.command {
         Command::Check(args) => command::check(args, &cancel, &mut stdout),
         Command::Run(args) => command::run(args, &cancel, &mut stdout),
+        Command::Demo(args) => command::demo(args, &cancel, &mut stdout),
         Command::Init(args) => command::init(args, &mut stdout),
         Command::Parse(args) => command::parse(args, &mut stdout),
         Command::Parsers(args) => command::parsers(args, &mut stdout),

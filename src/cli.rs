@@ -44,6 +44,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Run bounded improvement cycles: gate, delegates, verify, keep or roll back, stop.
     Run(RunArgs),
+    /// Harden a small flawed Rust crate with the real cargo clippy --fix and cargo fmt.
+    Demo(DemoArgs),
     /// Write a commented starter refine-loop.toml for the project found in the target.
     Init(InitArgs),
     /// Parse a tool's output (a file, or stdin) and print its findings.
@@ -180,6 +182,13 @@ pub struct RunArgs {
     /// Exit 0 whatever the outcome (for jobs that only want the artifacts).
     #[arg(long, env = "REFINE_LOOP_EXIT_ZERO")]
     pub exit_zero: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Where to write the demo crate (new or empty) [default: a new temporary folder, kept].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -1,11 +1,13 @@
 //! The subcommands: each turns parsed arguments into work and an exit code.
 
 mod check;
+mod demo;
 mod init;
 mod parse;
 mod run;
 
 pub use check::check;
+pub use demo::demo;
 pub use init::init;
 pub use parse::{parse, parsers};
 pub use run::run;

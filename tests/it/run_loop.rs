@@ -379,3 +379,30 @@ fn exit_zero_keeps_the_outcome_in_the_files() {
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert_eq!(json(&repo, "trend.json")["outcome"], "NEEDS-FIX");
 }
+
+#[test]
+fn the_demo_hardens_its_crate_with_the_real_fixers() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("demo");
+    let output = Command::new(crate::support::binary())
+        .args(["demo", "--dir"])
+        .arg(&target)
+        .env("CARGO_TARGET_DIR", dir.path().join("target"))
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("SUCCESS: gate-passed"), "{stdout}");
+    assert!(target.join(".refine-loop/REFINE-LOOP-FINAL.md").is_file());
+    let again = Command::new(crate::support::binary())
+        .args(["demo", "--dir"])
+        .arg(&target)
+        .output()
+        .unwrap();
+    assert_eq!(
+        again.status.code(),
+        Some(2),
+        "a second demo into the same folder is refused"
+    );
+}
