@@ -39,6 +39,9 @@ pub struct TrendCycle {
     /// When the cycle was rolled back: the failed count its changes produced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt_failed_count: Option<u64>,
+    /// The loop's own work in this cycle (all but running the gate and the delegates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead_ms: Option<u64>,
 }
 
 impl Default for Trend {
@@ -71,6 +74,7 @@ impl Trend {
             rolled_back,
             breakthrough: before.is_some_and(|before| is_breakthrough(before, after)),
             attempt_failed_count: None,
+            overhead_ms: None,
         });
     }
 

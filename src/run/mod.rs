@@ -20,7 +20,7 @@ use crate::gate::{self, GateError, INFRA_CATEGORY, SUMMARY_FILE};
 use crate::model::{CategoryHistory, Diagnostic, GateSummary, Trend};
 use crate::state::{self, StateError};
 use crate::stop::{CycleFacts, History, Limits, Outcome, StopReason, evaluate};
-use crate::workspace::{Change, SnapshotStore, Workspace, WorkspaceError};
+use crate::workspace::{Change, SnapshotStore, Workspace, WorkspaceError, compose};
 
 /// Strikes that put a (delegate, category) pair on cooldown for the run.
 const STRIKES_FOR_COOLDOWN: u32 = 3;
@@ -105,10 +105,12 @@ pub fn run_loop(
         }
         let cycle = u32::try_from(facts.len()).unwrap_or(u32::MAX);
         let cycle_started = Instant::now();
+        let mut outside = std::time::Duration::ZERO;
         let cycle_dir = state::cycle_dir(&settings.state_dir, cycle)?;
         let reports_dir = cycle_dir.join("delegate-reports");
         let before = kept.clone();
-        let cycle_snapshot = workspace.snapshot(&store)?;
+        // One look at git per cycle; each delegate starts from the state the one before left.
+        let mut snapshot = workspace.snapshot(&store)?;
         let mut attempts: Vec<Attempt> = Vec::new();
 
         for category in failing_categories(&kept, &settings.run.priority) {
@@ -122,7 +124,6 @@ pub fn run_loop(
             }) else {
                 continue;
             };
-            let snapshot = workspace.snapshot(&store)?;
             let (diagnostics, details) = findings_of(&kept, &kept_diagnostics, &category);
             let assignment = Assignment {
                 category: &category,
@@ -134,13 +135,16 @@ pub fn run_loop(
                 state_dir: &settings.state_dir,
                 reports_dir: &reports_dir,
             };
+            let delegate_started = Instant::now();
             let run = run_delegate(
                 &settings.delegates[delegate],
                 &assignment,
                 settings.gate.kill_grace,
                 cancel,
             )?;
+            outside += delegate_started.elapsed();
             let changes = workspace.changes_since(&snapshot, &store)?;
+            snapshot = snapshot.advanced(&changes);
             let mut attempt = Attempt {
                 delegate,
                 category: category.clone(),
@@ -150,7 +154,9 @@ pub fn run_loop(
                 rejected_because: Vec::new(),
             };
             if settings.run.verify == Verify::PerDelegate && !attempt.changes.is_empty() {
+                let gate_started = Instant::now();
                 let verified = measure(settings, cycle, cancel)?;
+                outside += gate_started.elapsed();
                 cancelled |= verified.cancelled;
                 let reasons = reasons_to_reject(&kept, &verified.summary);
                 if reasons.is_empty() && !verified.cancelled {
@@ -159,6 +165,7 @@ pub fn run_loop(
                     attempt.kept = true;
                 } else {
                     workspace.roll_back(&attempt.changes, &store)?;
+                    snapshot = snapshot.advanced(&undo(&attempt.changes));
                     strike(&mut strikes, &attempt);
                     attempt.rejected_because = reasons;
                 }
@@ -168,13 +175,16 @@ pub fn run_loop(
 
         let mut measured = None;
         if settings.run.verify == Verify::PerCycle {
-            let changes = workspace.changes_since(&cycle_snapshot, &store)?;
+            let steps: Vec<&[Change]> = attempts.iter().map(|a| a.changes.as_slice()).collect();
+            let changes = compose(&steps);
             if !changes.is_empty() {
                 if cancel.is_requested() {
                     // Unverified changes are not kept.
                     workspace.roll_back(&changes, &store)?;
                 } else {
+                    let gate_started = Instant::now();
                     let verified = measure(settings, cycle, cancel)?;
+                    outside += gate_started.elapsed();
                     cancelled |= verified.cancelled;
                     let reasons = reasons_to_reject(&kept, &verified.summary);
                     if reasons.is_empty() && !verified.cancelled {
@@ -198,10 +208,10 @@ pub fn run_loop(
 
         let mut cycle_summary = kept.clone();
         cycle_summary.cycle = cycle;
-        state::write_json(
-            &cycle_dir.join(SUMMARY_FILE),
-            measured.as_ref().unwrap_or(&cycle_summary),
-        )?;
+        if measured.is_none() {
+            // No gate ran this cycle (nothing changed): its summary is the kept state's.
+            state::write_json(&cycle_dir.join(SUMMARY_FILE), &cycle_summary)?;
+        }
         let accepted = attempts.iter().any(|a| a.kept);
         let undone = attempts.iter().any(|a| !a.kept && !a.changes.is_empty());
         trend.push(&cycle_summary, Some(accepted), undone);
@@ -209,6 +219,10 @@ pub fn run_loop(
             && let Some(last) = trend.cycles.last_mut()
         {
             last.attempt_failed_count = Some(measured.failed_count);
+        }
+        let overhead = cycle_started.elapsed().saturating_sub(outside);
+        if let Some(last) = trend.cycles.last_mut() {
+            last.overhead_ms = Some(u64::try_from(overhead.as_millis()).unwrap_or(u64::MAX));
         }
         let regressions = history.push(measured.as_ref().unwrap_or(&cycle_summary));
         heuristics.observe(
@@ -299,6 +313,18 @@ fn has_infra(summary: &GateSummary) -> bool {
         .categories
         .get(INFRA_CATEGORY)
         .is_some_and(|c| c.failures > 0)
+}
+
+/// The changes that undo `changes`.
+fn undo(changes: &[Change]) -> Vec<Change> {
+    changes
+        .iter()
+        .map(|c| Change {
+            path: c.path.clone(),
+            before: c.after.clone(),
+            after: c.before.clone(),
+        })
+        .collect()
 }
 
 fn strike(strikes: &mut HashMap<(usize, String), u32>, attempt: &Attempt) {

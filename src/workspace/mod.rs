@@ -51,6 +51,33 @@ pub struct Snapshot {
     pub paths: BTreeMap<String, PathState>,
 }
 
+impl Snapshot {
+    /// The snapshot after `changes` (what the next delegate starts from), without asking git.
+    pub fn advanced(&self, changes: &[Change]) -> Self {
+        let mut paths = self.paths.clone();
+        for change in changes {
+            paths.insert(change.path.clone(), change.after.clone());
+        }
+        Self { paths }
+    }
+}
+
+/// The changes of several delegates in a row as one: each path from its first state to its
+/// last, leaving out paths that came back to where they were.
+pub fn compose(steps: &[&[Change]]) -> Vec<Change> {
+    let mut merged: BTreeMap<String, Change> = BTreeMap::new();
+    for change in steps.iter().flat_map(|step| step.iter()) {
+        merged
+            .entry(change.path.clone())
+            .and_modify(|existing| existing.after = change.after.clone())
+            .or_insert_with(|| change.clone());
+    }
+    merged
+        .into_values()
+        .filter(|change| change.before != change.after)
+        .collect()
+}
+
 /// One path a delegate changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
@@ -155,7 +182,8 @@ impl Workspace {
                 Some(state) => state.clone(),
                 None => self.indexed_state(path, store)?,
             };
-            let is = PathState::read(&self.root.join(path), None)?;
+            // Kept in the store too: a later change may have to be rolled back to this state.
+            let is = PathState::read(&self.root.join(path), Some(store))?;
             if was != is {
                 changes.push(Change {
                     path: path.clone(),
