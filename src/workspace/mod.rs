@@ -176,11 +176,13 @@ impl Workspace {
     ) -> Result<Vec<Change>, WorkspaceError> {
         let now = self.dirty_paths()?;
         let candidates: BTreeSet<&String> = before.paths.keys().chain(now.iter()).collect();
+        // Read once: a clean path's earlier state is the index's.
+        let index = self.repo.index()?;
         let mut changes = Vec::new();
         for path in candidates {
             let was = match before.paths.get(path) {
                 Some(state) => state.clone(),
-                None => self.indexed_state(path, store)?,
+                None => self.indexed_state(&index, path, store)?,
             };
             // Kept in the store too: a later change may have to be rolled back to this state.
             let is = PathState::read(&self.root.join(path), Some(store))?;
@@ -198,10 +200,10 @@ impl Workspace {
     /// The state the index records for `path` (what a clean file holds), or absent.
     fn indexed_state(
         &self,
+        index: &git2::Index,
         path: &str,
         store: &SnapshotStore,
     ) -> Result<PathState, WorkspaceError> {
-        let index = self.repo.index()?;
         let Some(entry) = index.get_path(Path::new(path), 0) else {
             return Ok(PathState::Absent);
         };
