@@ -4,6 +4,7 @@
 
 mod error;
 mod load;
+mod loop_settings;
 mod settings;
 pub mod units;
 mod wire;
