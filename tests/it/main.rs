@@ -17,5 +17,6 @@ mod parser_fixtures;
 mod problem_matchers;
 mod readme;
 mod real_tools;
+mod run_fixers;
 mod run_loop;
 mod support;
