@@ -4,6 +4,7 @@
 
 mod accept;
 mod heuristics;
+mod progress;
 mod record;
 
 use std::collections::HashMap;
@@ -83,6 +84,8 @@ pub fn run_loop(
     let mut heuristics = Heuristics::default();
     let mut strikes: HashMap<(usize, String), u32> = HashMap::new();
 
+    let progress = progress::Progress::start();
+    progress.say("cycle 0: the baseline gate".to_string());
     let baseline = measure(settings, 0, cancel)?;
     let mut cancelled = baseline.cancelled;
     let mut kept_diagnostics = diagnostics_of(&baseline);
@@ -135,6 +138,10 @@ pub fn run_loop(
                 state_dir: &settings.state_dir,
                 reports_dir: &reports_dir,
             };
+            progress.say(format!(
+                "cycle {cycle}: {category}: `{}`",
+                settings.delegates[delegate].run
+            ));
             let delegate_started = Instant::now();
             let run = run_delegate(
                 &settings.delegates[delegate],
@@ -182,6 +189,7 @@ pub fn run_loop(
                     // Unverified changes are not kept.
                     workspace.roll_back(&changes, &store)?;
                 } else {
+                    progress.say(format!("cycle {cycle}: verifying with the gate"));
                     let gate_started = Instant::now();
                     let verified = measure(settings, cycle, cancel)?;
                     outside += gate_started.elapsed();
@@ -256,8 +264,7 @@ pub fn run_loop(
             pass_confirmed: true,
         };
         let next = evaluate(&state, &limits);
-        let _ = writeln!(
-            console,
+        let line = format!(
             "refine-loop cycle {cycle}/{} · failed {}→{} · accepted {} · rolled back {rolled_back} · {}",
             limits.max_cycles,
             before.failed_count,
@@ -268,7 +275,11 @@ pub fn run_loop(
                 r.as_str()
             ))
         );
+        progress.above(|| {
+            let _ = writeln!(console, "{line}");
+        });
     };
+    progress.finish();
 
     trend.finish(reason);
     let report = RunReport {
