@@ -8,7 +8,7 @@ use super::CommandError;
 use crate::cancel::Cancel;
 use crate::cli::DemoArgs;
 use crate::config::{self, Overrides};
-use crate::run::{RunError, run_loop};
+use crate::run::run_loop;
 use crate::state::StateError;
 
 /// The demo crate, embedded: (path, contents).
@@ -68,20 +68,12 @@ pub fn demo(args: &DemoArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<
         target: Some(dir.clone()),
         ..Overrides::default()
     })?;
-    let report =
-        run_loop(&settings, cancel, &mut std::io::stderr()).map_err(|error| match error {
-            RunError::State(error) => CommandError::State(error),
-            RunError::Gate(error) => CommandError::Gate(error),
-            other => CommandError::Run(other),
-        })?;
+    let report = run_loop(&settings, cancel, &mut std::io::stderr())?;
     say(
         stdout,
         &format!(
             "{}: {}; failed {} → {}\nthe hardened crate: {}\nthe record: {}\n",
-            serde_json::to_value(report.outcome)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            report.outcome.as_str(),
             report.stop_reason.as_str(),
             report.baseline_failed,
             report.final_failed,

@@ -38,6 +38,16 @@ pub enum CommandError {
     },
 }
 
+impl From<crate::run::RunError> for CommandError {
+    fn from(error: crate::run::RunError) -> Self {
+        match error {
+            crate::run::RunError::State(error) => Self::State(error),
+            crate::run::RunError::Gate(error) => Self::Gate(error),
+            other => Self::Run(other),
+        }
+    }
+}
+
 impl CommandError {
     pub fn exit_code(&self) -> i32 {
         match self {

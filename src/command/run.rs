@@ -8,7 +8,7 @@ use crate::cancel::Cancel;
 use crate::cli::{RunArgs, VerifyMode};
 use crate::config::{self, ConfigError, Overrides, Verify};
 use crate::exit_code;
-use crate::run::{RunError, run_loop};
+use crate::run::run_loop;
 
 /// Runs the loop; returns the exit code.
 pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i32, CommandError> {
@@ -34,15 +34,8 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
     }
     // Not locked for the whole run: the signal thread and the logs write to stderr too.
     let mut console = std::io::stderr();
-    let report = run_loop(&settings, cancel, &mut console).map_err(|error| match error {
-        RunError::State(error) => CommandError::State(error),
-        RunError::Gate(error) => CommandError::Gate(error),
-        other => CommandError::Run(other),
-    })?;
-    let outcome = serde_json::to_value(report.outcome)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default();
+    let report = run_loop(&settings, cancel, &mut console)?;
+    let outcome = report.outcome.as_str();
     let text = format!(
         "{outcome}: {} ({}); failed {} → {} in {} cycles; {}\n",
         report.stop_reason.as_str(),

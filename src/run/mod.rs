@@ -161,20 +161,17 @@ pub fn run_loop(
                 rejected_because: Vec::new(),
             };
             if settings.run.verify == Verify::PerDelegate && !attempt.changes.is_empty() {
-                let gate_started = Instant::now();
-                let verified = measure(settings, cycle, cancel)?;
-                outside += gate_started.elapsed();
-                cancelled |= verified.cancelled;
-                let reasons = reasons_to_reject(&kept, &verified.summary);
-                if reasons.is_empty() && !verified.cancelled {
-                    kept_diagnostics = diagnostics_of(&verified);
-                    kept = verified.summary;
+                let verified = verify(settings, cycle, cancel, &kept, &mut outside)?;
+                cancelled |= verified.run.cancelled;
+                if verified.keeps() {
+                    kept_diagnostics = diagnostics_of(&verified.run);
+                    kept = verified.run.summary;
                     attempt.kept = true;
                 } else {
                     workspace.roll_back(&attempt.changes, &store)?;
                     snapshot = snapshot.advanced(&undo(&attempt.changes));
                     strike(&mut strikes, &attempt);
-                    attempt.rejected_because = reasons;
+                    attempt.rejected_because = verified.reasons;
                 }
             }
             attempts.push(attempt);
@@ -190,14 +187,11 @@ pub fn run_loop(
                     workspace.roll_back(&changes, &store)?;
                 } else {
                     progress.say(format!("cycle {cycle}: verifying with the gate"));
-                    let gate_started = Instant::now();
-                    let verified = measure(settings, cycle, cancel)?;
-                    outside += gate_started.elapsed();
-                    cancelled |= verified.cancelled;
-                    let reasons = reasons_to_reject(&kept, &verified.summary);
-                    if reasons.is_empty() && !verified.cancelled {
-                        kept_diagnostics = diagnostics_of(&verified);
-                        kept = verified.summary.clone();
+                    let verified = verify(settings, cycle, cancel, &kept, &mut outside)?;
+                    cancelled |= verified.run.cancelled;
+                    if verified.keeps() {
+                        kept_diagnostics = diagnostics_of(&verified.run);
+                        kept = verified.run.summary.clone();
                         attempts
                             .iter_mut()
                             .for_each(|a| a.kept = !a.changes.is_empty());
@@ -205,10 +199,10 @@ pub fn run_loop(
                         workspace.roll_back(&changes, &store)?;
                         for attempt in attempts.iter_mut().filter(|a| !a.changes.is_empty()) {
                             strike(&mut strikes, attempt);
-                            attempt.rejected_because = reasons.clone();
+                            attempt.rejected_because = verified.reasons.clone();
                         }
                     }
-                    measured = Some(verified.summary);
+                    measured = Some(verified.run.summary);
                 }
             }
         }
@@ -293,6 +287,35 @@ pub fn run_loop(
     };
     record::write_run_files(settings, &report, &kept)?;
     Ok(report)
+}
+
+/// A gate run after changes, and what the accept rule says of it.
+struct Verified {
+    run: gate::GateRun,
+    reasons: Vec<String>,
+}
+
+impl Verified {
+    /// The changes may stay: nothing got worse and the gate ran to its end.
+    fn keeps(&self) -> bool {
+        self.reasons.is_empty() && !self.run.cancelled
+    }
+}
+
+/// Runs the gate against the changes made since `kept`; its time is added to `outside` (the
+/// part of the cycle that is not the loop's own work).
+fn verify(
+    settings: &Settings,
+    cycle: u32,
+    cancel: &Cancel,
+    kept: &GateSummary,
+    outside: &mut std::time::Duration,
+) -> Result<Verified, RunError> {
+    let started = Instant::now();
+    let run = measure(settings, cycle, cancel)?;
+    *outside += started.elapsed();
+    let reasons = reasons_to_reject(kept, &run.summary);
+    Ok(Verified { run, reasons })
 }
 
 /// Runs the gate for `cycle` and writes its summary.

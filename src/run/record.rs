@@ -101,10 +101,7 @@ fn final_report(settings: &Settings, report: &RunReport, last: &GateSummary) -> 
     let _ = writeln!(
         text,
         "**Outcome: {}** — stopped by `{}`: {}.\n",
-        serde_json::to_value(report.outcome)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        report.outcome.as_str(),
         report.stop_reason.as_str(),
         report.stop_reason.explain()
     );

@@ -20,6 +20,17 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The name written in files and printed (`NEEDS-FIX`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Success => "SUCCESS",
+            Self::NeedsFix => "NEEDS-FIX",
+            Self::Budget => "BUDGET",
+            Self::Error => "ERROR",
+            Self::Cancelled => "CANCELLED",
+        }
+    }
+
     pub fn exit_code(self) -> i32 {
         match self {
             Self::Success => exit_code::SUCCESS,

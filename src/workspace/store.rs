@@ -24,19 +24,8 @@ impl SnapshotStore {
 
     /// Copies the file at `path` in (streaming) and returns its hash.
     pub fn put_file(&self, path: &Path) -> io::Result<String> {
-        let mut source = File::open(path)?;
         let mut temporary = tempfile::NamedTempFile::new_in(&self.dir)?;
-        let mut hasher = Sha256::new();
-        let mut buffer = vec![0u8; 64 * 1024];
-        loop {
-            let read = source.read(&mut buffer)?;
-            if read == 0 {
-                break;
-            }
-            hasher.update(&buffer[..read]);
-            temporary.write_all(&buffer[..read])?;
-        }
-        let hash = hex(hasher);
+        let hash = copy_hashing(path, &mut temporary)?;
         self.keep(temporary, &hash)?;
         Ok(hash)
     }
@@ -68,6 +57,11 @@ impl SnapshotStore {
 
 /// The sha256 of a file, streaming.
 pub fn hash_file(path: &Path) -> io::Result<String> {
+    copy_hashing(path, &mut io::sink())
+}
+
+/// Streams the file at `path` into `out` and returns its sha256.
+fn copy_hashing(path: &Path, out: &mut dyn Write) -> io::Result<String> {
     let mut source = File::open(path)?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 64 * 1024];
@@ -77,6 +71,7 @@ pub fn hash_file(path: &Path) -> io::Result<String> {
             break;
         }
         hasher.update(&buffer[..read]);
+        out.write_all(&buffer[..read])?;
     }
     Ok(hex(hasher))
 }
