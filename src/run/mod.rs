@@ -6,6 +6,7 @@ mod accept;
 mod heuristics;
 mod progress;
 mod record;
+mod verify;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -13,11 +14,12 @@ use std::time::Instant;
 
 pub use accept::reasons_to_reject;
 pub use heuristics::Heuristics;
+use verify::{diagnostics_of, measure, verify};
 
 use crate::cancel::Cancel;
 use crate::config::{Settings, Verify};
 use crate::delegate::{Assignment, DelegateError, DelegateRun, run_delegate};
-use crate::gate::{self, GateError, INFRA_CATEGORY, SUMMARY_FILE};
+use crate::gate::{GateError, INFRA_CATEGORY, SUMMARY_FILE};
 use crate::model::{CategoryHistory, Diagnostic, GateSummary, Trend};
 use crate::state::{self, StateError};
 use crate::stop::{CycleFacts, History, Limits, Outcome, StopReason, evaluate};
@@ -289,43 +291,6 @@ pub fn run_loop(
     Ok(report)
 }
 
-/// A gate run after changes, and what the accept rule says of it.
-struct Verified {
-    run: gate::GateRun,
-    reasons: Vec<String>,
-}
-
-impl Verified {
-    /// The changes may stay: nothing got worse and the gate ran to its end.
-    fn keeps(&self) -> bool {
-        self.reasons.is_empty() && !self.run.cancelled
-    }
-}
-
-/// Runs the gate against the changes made since `kept`; its time is added to `outside` (the
-/// part of the cycle that is not the loop's own work).
-fn verify(
-    settings: &Settings,
-    cycle: u32,
-    cancel: &Cancel,
-    kept: &GateSummary,
-    outside: &mut std::time::Duration,
-) -> Result<Verified, RunError> {
-    let started = Instant::now();
-    let run = measure(settings, cycle, cancel)?;
-    *outside += started.elapsed();
-    let reasons = reasons_to_reject(kept, &run.summary);
-    Ok(Verified { run, reasons })
-}
-
-/// Runs the gate for `cycle` and writes its summary.
-fn measure(settings: &Settings, cycle: u32, cancel: &Cancel) -> Result<gate::GateRun, RunError> {
-    let dir = state::cycle_dir(&settings.state_dir, cycle)?;
-    let run = gate::run_gate(settings, cycle, &dir, cancel)?;
-    state::write_json(&dir.join(SUMMARY_FILE), &run.summary)?;
-    Ok(run)
-}
-
 fn facts_of(
     summary: &GateSummary,
     accepted: bool,
@@ -386,20 +351,6 @@ pub fn failing_categories(summary: &GateSummary, priority: &[String]) -> Vec<Str
         )
     });
     failing.into_iter().cloned().collect()
-}
-
-/// Every kept diagnostic of a gate run, with its category settled.
-fn diagnostics_of(run: &gate::GateRun) -> Vec<Diagnostic> {
-    run.checks
-        .iter()
-        .flat_map(|check| {
-            check.findings.diagnostics().iter().map(|d| {
-                let mut d = d.clone();
-                d.category = d.category.or_else(|| Some(check.check.category.clone()));
-                d
-            })
-        })
-        .collect()
 }
 
 /// The category's findings as a delegate is given them: the diagnostics, and the summary's lines.

@@ -1,0 +1,65 @@
+//! Verification: the gate run after changes, judged by the accept rule.
+
+use std::time::{Duration, Instant};
+
+use super::{RunError, reasons_to_reject};
+use crate::cancel::Cancel;
+use crate::config::Settings;
+use crate::gate::{self, SUMMARY_FILE};
+use crate::model::{Diagnostic, GateSummary};
+use crate::state;
+
+/// A gate run after changes, and what the accept rule says of it.
+pub struct Verified {
+    pub run: gate::GateRun,
+    pub reasons: Vec<String>,
+}
+
+impl Verified {
+    /// The changes may stay: nothing got worse and the gate ran to its end.
+    pub fn keeps(&self) -> bool {
+        self.reasons.is_empty() && !self.run.cancelled
+    }
+}
+
+/// Runs the gate against the changes made since `kept`; its time is added to `outside` (the
+/// part of the cycle that is not the loop's own work).
+pub fn verify(
+    settings: &Settings,
+    cycle: u32,
+    cancel: &Cancel,
+    kept: &GateSummary,
+    outside: &mut Duration,
+) -> Result<Verified, RunError> {
+    let started = Instant::now();
+    let run = measure(settings, cycle, cancel)?;
+    *outside += started.elapsed();
+    let reasons = reasons_to_reject(kept, &run.summary);
+    Ok(Verified { run, reasons })
+}
+
+/// Runs the gate for `cycle` and writes its summary.
+pub fn measure(
+    settings: &Settings,
+    cycle: u32,
+    cancel: &Cancel,
+) -> Result<gate::GateRun, RunError> {
+    let dir = state::cycle_dir(&settings.state_dir, cycle)?;
+    let run = gate::run_gate(settings, cycle, &dir, cancel)?;
+    state::write_json(&dir.join(SUMMARY_FILE), &run.summary)?;
+    Ok(run)
+}
+
+/// Every kept diagnostic of a gate run, with its category settled.
+pub fn diagnostics_of(run: &gate::GateRun) -> Vec<Diagnostic> {
+    run.checks
+        .iter()
+        .flat_map(|check| {
+            check.findings.diagnostics().iter().map(|d| {
+                let mut d = d.clone();
+                d.category = d.category.or_else(|| Some(check.check.category.clone()));
+                d
+            })
+        })
+        .collect()
+}
