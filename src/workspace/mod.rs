@@ -3,12 +3,14 @@
 //! Nothing here runs `git stash`, `reset` or `checkout`: files are read and written one by one.
 
 mod path_state;
+mod scan;
 mod store;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 pub use path_state::PathState;
+pub use scan::Scanner;
 pub use store::SnapshotStore;
 
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +42,7 @@ pub enum WorkspaceError {
 /// A git working tree, with the folder the loop writes its own files to left out.
 pub struct Workspace {
     repo: git2::Repository,
+    scanner: Scanner,
     root: PathBuf,
     /// The state dir relative to the root (`/`-separated), when it is inside the tree.
     excluded: Option<String>,
@@ -117,8 +120,10 @@ impl Workspace {
             .and_then(|dir| dir.strip_prefix(&root).ok().map(Path::to_path_buf))
             .map(|relative| relative.to_string_lossy().replace('\\', "/"))
             .filter(|relative| !relative.is_empty());
+        let scanner = Scanner::new(&repo, &root)?;
         Ok(Self {
             repo,
+            scanner,
             root,
             excluded,
         })
@@ -131,20 +136,12 @@ impl Workspace {
     /// Paths that differ from the index (modified, deleted, untracked; not ignored), relative to
     /// the root with `/`.
     pub fn dirty_paths(&self) -> Result<BTreeSet<String>, WorkspaceError> {
-        let mut options = git2::StatusOptions::new();
-        options
-            .include_untracked(true)
-            .recurse_untracked_dirs(true)
-            .include_ignored(false)
-            .renames_head_to_index(false)
-            .renames_index_to_workdir(false);
-        let statuses = self.repo.statuses(Some(&mut options))?;
-        Ok(statuses
-            .iter()
-            .filter_map(|entry| {
-                let path = String::from_utf8_lossy(entry.path_bytes()).into_owned();
-                (!self.is_excluded(&path)).then_some(path)
-            })
+        Ok(self
+            .scanner
+            .dirty_paths(&self.repo)?
+            .into_iter()
+            .map(|path| String::from_utf8_lossy(&path).into_owned())
+            .filter(|path| !self.is_excluded(path))
             .collect())
     }
 
