@@ -171,10 +171,11 @@ pub fn run_loop(
                     attempt.kept = true;
                 } else {
                     workspace.roll_back(&attempt.changes, &store)?;
-                    snapshot = snapshot.advanced(&undo(&attempt.changes));
                     strike(&mut strikes, &attempt);
                     attempt.rejected_because = verified.reasons;
                 }
+                // The gate may have written files: the next delegate starts from what is there.
+                snapshot = workspace.snapshot(&store)?;
             }
             attempts.push(attempt);
         }
@@ -312,18 +313,6 @@ fn has_infra(summary: &GateSummary) -> bool {
         .categories
         .get(INFRA_CATEGORY)
         .is_some_and(|c| c.failures > 0)
-}
-
-/// The changes that undo `changes`.
-fn undo(changes: &[Change]) -> Vec<Change> {
-    changes
-        .iter()
-        .map(|c| Change {
-            path: c.path.clone(),
-            before: c.after.clone(),
-            after: c.before.clone(),
-        })
-        .collect()
 }
 
 fn strike(strikes: &mut HashMap<(usize, String), u32>, attempt: &Attempt) {

@@ -298,3 +298,41 @@ fn a_gate_that_changes_its_mind_and_a_delegate_for_an_absent_category_end_cleanl
     json(&repo, "trend.json");
     json(&repo, "category-history.json");
 }
+
+#[test]
+fn files_the_gate_writes_between_delegates_are_not_a_delegates_change() {
+    // Per-delegate: the gate runs between the two delegates and appends to a file it owns. The
+    // second delegate is undone; the gate's file must not be taken for its change.
+    let repo = Repo::new();
+    repo.write("findings.txt", TWO_FINDINGS);
+    repo.write("broken", "");
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "{SCRIPTED_GATE}\n[[gate.check]]\nname = \"log\"\ncategory = \"report\"\nrun = \"echo run >> gate-runs.txt\"\n\n\
+             [[delegate]]\ncategories = [\"tests\"]\nrun = \"rm broken\"\n\n\
+             [[delegate]]\ncategories = [\"lint\"]\nrun = \"echo 'src/z.rs:9:9: error: new' >> findings.txt\"\n"
+        ),
+    );
+    repo.commit("gate writes a file");
+    let output = run(&repo, &["--verify", "per-delegate", "--max-cycles", "1"]);
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("gate-runs.txt")).unwrap(),
+        "run\nrun\nrun\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("findings.txt")).unwrap(),
+        TWO_FINDINGS
+    );
+    assert!(!repo.join("broken").exists());
+    let lint_report =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
+            .unwrap();
+    assert!(
+        lint_report.contains("- result: rolled back"),
+        "{lint_report}"
+    );
+    assert!(!lint_report.contains("gate-runs.txt"), "{lint_report}");
+}
