@@ -43,6 +43,9 @@ impl From<crate::run::RunError> for CommandError {
         match error {
             crate::run::RunError::State(error) => Self::State(error),
             crate::run::RunError::Gate(error) => Self::Gate(error),
+            crate::run::RunError::Workspace(error) if error.is_unusable_repository() => {
+                Self::Usage(error.to_string())
+            }
             other => Self::Run(other),
         }
     }

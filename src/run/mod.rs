@@ -8,9 +8,9 @@ mod progress;
 mod record;
 mod verify;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 pub use accept::reasons_to_reject;
 pub use heuristics::Heuristics;
@@ -18,12 +18,14 @@ use verify::{diagnostics_of, measure, verify};
 
 use crate::cancel::Cancel;
 use crate::config::{Settings, Verify};
-use crate::delegate::{Assignment, DelegateError, DelegateRun, run_delegate};
+use crate::delegate::{Assignment, DelegateError, DelegateFiles, DelegateRun, run_delegate};
 use crate::gate::{GateError, INFRA_CATEGORY, SUMMARY_FILE};
 use crate::model::{CategoryHistory, Diagnostic, GateSummary, Trend};
 use crate::state::{self, StateError};
 use crate::stop::{CycleFacts, History, Limits, Outcome, StopReason, evaluate};
-use crate::workspace::{Change, SnapshotStore, Workspace, WorkspaceError, compose};
+use crate::workspace::{
+    Change, Incident, Snapshot, SnapshotStore, Workspace, WorkspaceError, compose,
+};
 
 /// Strikes that put a (delegate, category) pair on cooldown for the run.
 const STRIKES_FOR_COOLDOWN: u32 = 3;
@@ -59,8 +61,41 @@ pub struct Attempt {
     pub category: String,
     pub run: DelegateRun,
     pub changes: Vec<Change>,
+    /// What it did that it must not.
+    pub incidents: Vec<Incident>,
+    /// When it started, by the clock file times are stamped with.
+    pub started: SystemTime,
     pub kept: bool,
+    /// Decided on its own already (undone for acting against the repository, or verified alone).
+    pub settled: bool,
     pub rejected_because: Vec<String>,
+}
+
+/// The loop's memory of which delegates may still run.
+#[derive(Debug, Default)]
+struct Standing {
+    strikes: HashMap<(usize, String), u32>,
+    /// Delegates that acted against the repository: not run again.
+    barred: HashSet<usize>,
+}
+
+impl Standing {
+    fn may_run(&self, delegate: usize, category: &str) -> bool {
+        !self.barred.contains(&delegate)
+            && self
+                .strikes
+                .get(&(delegate, category.to_string()))
+                .copied()
+                .unwrap_or(0)
+                < STRIKES_FOR_COOLDOWN
+    }
+
+    fn strike(&mut self, attempt: &Attempt) {
+        *self
+            .strikes
+            .entry((attempt.delegate, attempt.category.clone()))
+            .or_default() += 1;
+    }
 }
 
 /// Runs the loop until a stop rule holds; `console` gets one line per cycle.
@@ -70,12 +105,12 @@ pub fn run_loop(
     console: &mut dyn Write,
 ) -> Result<RunReport, RunError> {
     let started = Instant::now();
-    let workspace = Workspace::open(&settings.target, &settings.state_dir)?;
-    let store =
-        SnapshotStore::new(&settings.state_dir.join("snapshots")).map_err(|source| StateError {
-            path: settings.state_dir.join("snapshots"),
-            source,
-        })?;
+    let snapshots = settings.state_dir.join("snapshots");
+    let store = SnapshotStore::new(&snapshots).map_err(|source| StateError {
+        path: snapshots.clone(),
+        source,
+    })?;
+    let mut workspace = Workspace::open(&settings.target, &settings.state_dir, store)?;
     let limits = Limits {
         max_cycles: settings.run.max_cycles,
         time_budget: settings.run.time_budget,
@@ -84,11 +119,14 @@ pub fn run_loop(
     let mut trend = Trend::default();
     let mut history = CategoryHistory::default();
     let mut heuristics = Heuristics::default();
-    let mut strikes: HashMap<(usize, String), u32> = HashMap::new();
+    let mut standing = Standing::default();
 
     let progress = progress::Progress::start();
     progress.say("cycle 0: the baseline gate".to_string());
+    // The user's own work, before anything runs: protected for the whole run.
+    workspace.record_baseline()?;
     let baseline = measure(settings, 0, cancel)?;
+    let mut snapshot = workspace.after_gate()?;
     let mut cancelled = baseline.cancelled;
     let mut kept_diagnostics = diagnostics_of(&baseline);
     let mut kept = baseline.summary;
@@ -114,19 +152,18 @@ pub fn run_loop(
         let cycle_dir = state::cycle_dir(&settings.state_dir, cycle)?;
         let reports_dir = cycle_dir.join("delegate-reports");
         let before = kept.clone();
-        // One look at git per cycle; each delegate starts from the state the one before left.
-        let mut snapshot = workspace.snapshot(&store)?;
         let mut attempts: Vec<Attempt> = Vec::new();
 
         for category in failing_categories(&kept, &settings.run.priority) {
             if cancel.is_requested() {
                 break;
             }
-            let Some(delegate) = settings.delegates.iter().enumerate().position(|(i, d)| {
-                d.handles(&category)
-                    && strikes.get(&(i, category.clone())).copied().unwrap_or(0)
-                        < STRIKES_FOR_COOLDOWN
-            }) else {
+            let Some(delegate) = settings
+                .delegates
+                .iter()
+                .enumerate()
+                .position(|(i, d)| d.handles(&category) && standing.may_run(i, &category))
+            else {
                 continue;
             };
             let (diagnostics, details) = findings_of(&kept, &kept_diagnostics, &category);
@@ -144,69 +181,78 @@ pub fn run_loop(
                 "cycle {cycle}: {category}: `{}`",
                 settings.delegates[delegate].run
             ));
-            let delegate_started = Instant::now();
-            let run = run_delegate(
-                &settings.delegates[delegate],
-                &assignment,
-                settings.gate.kill_grace,
+            let mut attempt = take_turn(
+                settings,
+                &mut workspace,
+                &snapshot,
+                (delegate, &assignment),
                 cancel,
+                &mut outside,
             )?;
-            outside += delegate_started.elapsed();
-            let changes = workspace.changes_since(&snapshot, &store)?;
-            snapshot = snapshot.advanced(&changes);
-            let mut attempt = Attempt {
-                delegate,
-                category: category.clone(),
-                run,
-                changes,
-                kept: false,
-                rejected_because: Vec::new(),
-            };
-            if settings.run.verify == Verify::PerDelegate && !attempt.changes.is_empty() {
-                let verified = verify(settings, cycle, cancel, &kept, &mut outside)?;
-                cancelled |= verified.run.cancelled;
-                if verified.keeps() {
-                    kept_diagnostics = diagnostics_of(&verified.run);
-                    kept = verified.run.summary;
-                    attempt.kept = true;
-                } else {
-                    workspace.roll_back(&attempt.changes, &store)?;
-                    strike(&mut strikes, &attempt);
-                    attempt.rejected_because = verified.reasons;
+            if attempt
+                .incidents
+                .iter()
+                .any(|i| matches!(i, Incident::TouchedProtected { .. }))
+            {
+                standing.strike(&attempt);
+            }
+            if attempt.settled {
+                // Acted against the repository: all of it undone, and it does not run again.
+                standing.barred.insert(delegate);
+                standing.strike(&attempt);
+            } else {
+                snapshot = snapshot.advanced(&attempt.changes);
+                if settings.run.verify == Verify::PerDelegate && !attempt.changes.is_empty() {
+                    let verified = verify(settings, cycle, cancel, &kept, &mut outside)?;
+                    cancelled |= verified.run.cancelled;
+                    attempt.settled = true;
+                    if verified.keeps() {
+                        kept_diagnostics = diagnostics_of(&verified.run);
+                        kept = verified.run.summary;
+                        attempt.kept = true;
+                    } else {
+                        workspace.roll_back(&attempt.changes, attempt.started)?;
+                        standing.strike(&attempt);
+                        attempt.rejected_because = verified.reasons;
+                    }
+                    // The gate may have written files: the next delegate starts from what is there.
+                    snapshot = workspace.after_gate()?;
                 }
-                // The gate may have written files: the next delegate starts from what is there.
-                snapshot = workspace.snapshot(&store)?;
             }
             attempts.push(attempt);
         }
 
         let mut measured = None;
         if settings.run.verify == Verify::PerCycle {
-            let steps: Vec<&[Change]> = attempts.iter().map(|a| a.changes.as_slice()).collect();
+            let open: Vec<&Attempt> = attempts.iter().filter(|a| !a.settled).collect();
+            let steps: Vec<&[Change]> = open.iter().map(|a| a.changes.as_slice()).collect();
             let changes = compose(&steps);
-            if !changes.is_empty() {
+            let since = open.iter().map(|a| a.started).min();
+            if let (false, Some(since)) = (changes.is_empty(), since) {
                 if cancel.is_requested() {
                     // Unverified changes are not kept.
-                    workspace.roll_back(&changes, &store)?;
+                    workspace.roll_back(&changes, since)?;
                 } else {
                     progress.say(format!("cycle {cycle}: verifying with the gate"));
                     let verified = verify(settings, cycle, cancel, &kept, &mut outside)?;
                     cancelled |= verified.run.cancelled;
+                    let open = attempts
+                        .iter_mut()
+                        .filter(|a| !a.settled && !a.changes.is_empty());
                     if verified.keeps() {
                         kept_diagnostics = diagnostics_of(&verified.run);
                         kept = verified.run.summary.clone();
-                        attempts
-                            .iter_mut()
-                            .for_each(|a| a.kept = !a.changes.is_empty());
+                        open.for_each(|a| a.kept = true);
                     } else {
-                        workspace.roll_back(&changes, &store)?;
-                        for attempt in attempts.iter_mut().filter(|a| !a.changes.is_empty()) {
-                            strike(&mut strikes, attempt);
+                        workspace.roll_back(&changes, since)?;
+                        for attempt in open {
+                            standing.strike(attempt);
                             attempt.rejected_because = verified.reasons.clone();
                         }
                     }
                     measured = Some(verified.run.summary);
                 }
+                snapshot = workspace.after_gate()?;
             }
         }
         cancelled |= cancel.is_requested();
@@ -235,7 +281,7 @@ pub fn run_loop(
             &attempts,
             &regressions,
             &settings.delegates,
-            &strikes,
+            &standing.strikes,
         );
         for attempt in &attempts {
             record::write_delegate_report(&attempt.run.files.report, cycle, attempt, settings)?;
@@ -292,6 +338,54 @@ pub fn run_loop(
     Ok(report)
 }
 
+/// Runs one delegate under watch and finds what it did. Its changes to the user's own work are
+/// undone at once; when it acted against the repository, all of its changes are undone and the
+/// attempt comes back settled.
+fn take_turn(
+    settings: &Settings,
+    workspace: &mut Workspace,
+    snapshot: &Snapshot,
+    (delegate, assignment): (usize, &Assignment<'_>),
+    cancel: &Cancel,
+    outside: &mut std::time::Duration,
+) -> Result<Attempt, RunError> {
+    let files = DelegateFiles::for_category(assignment.reports_dir, assignment.category);
+    let own = [files.prompt, files.findings, files.verdict, files.report];
+    let watch = workspace.watch(snapshot, &own)?;
+    let delegate_started = Instant::now();
+    let run = run_delegate(
+        &settings.delegates[delegate],
+        assignment,
+        settings.gate.kill_grace,
+        cancel,
+    )?;
+    *outside += delegate_started.elapsed();
+    let effects = workspace.after_delegate(&watch, snapshot)?;
+    let hostile = effects.hostile();
+    let mut attempt = Attempt {
+        delegate,
+        category: assignment.category.to_string(),
+        run,
+        changes: effects.changes,
+        incidents: effects.incidents,
+        started: watch.started(),
+        kept: false,
+        settled: false,
+        rejected_because: Vec::new(),
+    };
+    if hostile {
+        workspace.roll_back(&attempt.changes, attempt.started)?;
+        attempt.settled = true;
+        attempt.rejected_because = attempt
+            .incidents
+            .iter()
+            .filter(|i| i.is_hostile())
+            .map(Incident::describe)
+            .collect();
+    }
+    Ok(attempt)
+}
+
 fn facts_of(
     summary: &GateSummary,
     accepted: bool,
@@ -313,12 +407,6 @@ fn has_infra(summary: &GateSummary) -> bool {
         .categories
         .get(INFRA_CATEGORY)
         .is_some_and(|c| c.failures > 0)
-}
-
-fn strike(strikes: &mut HashMap<(usize, String), u32>, attempt: &Attempt) {
-    *strikes
-        .entry((attempt.delegate, attempt.category.clone()))
-        .or_default() += 1;
 }
 
 /// The failing categories, in priority order, then the rest by name; `infra` is not for

@@ -57,6 +57,12 @@ pub fn write_delegate_report(
             change.after.describe()
         );
     }
+    if !attempt.incidents.is_empty() {
+        text.push_str("\n## What it must not do\n\n");
+        for incident in &attempt.incidents {
+            let _ = writeln!(text, "- {}", incident.describe());
+        }
+    }
     if let Some(crate::delegate::Verdict::NeedsFix(findings)) = &run.verdict {
         text.push_str("\n## For a person\n\n");
         for finding in findings {

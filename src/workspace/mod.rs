@@ -1,17 +1,24 @@
-//! The repository as the loop sees it: which paths a delegate changed (computed from git and the
-//! files on disk, not from the delegate's word), what they held before, and an exact rollback.
+//! The repository as the loop sees it: the user's own work (protected), the files the gate
+//! writes (left alone), which paths a delegate changed (computed from git and the files on disk,
+//! not from the delegate's word), what they held before, and an exact rollback.
 //! Nothing here runs `git stash`, `reset` or `checkout`: files are read and written one by one.
 
 mod path_state;
+mod repo_path;
+mod rollback;
 mod scan;
 mod store;
+mod watch;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 pub use path_state::PathState;
+pub use repo_path::RepoPath;
 pub use scan::Scanner;
 pub use store::SnapshotStore;
+pub use watch::{Incident, Watch};
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
@@ -21,6 +28,13 @@ pub enum WorkspaceError {
         #[source]
         source: git2::Error,
     },
+    #[error("{}: a bare repository has no working tree to improve", path.display())]
+    Bare { path: PathBuf },
+    #[error(
+        "{}: HEAD has no commit yet; commit once so the loop has a base to record its changes against",
+        path.display()
+    )]
+    UnbornHead { path: PathBuf },
     #[error("git: {0}")]
     Git(#[from] git2::Error),
     #[error("{}: {source}", path.display())]
@@ -33,25 +47,26 @@ pub enum WorkspaceError {
         "{path}: changed by someone else while the loop was working (expected {expected}, found {found}); both versions are kept"
     )]
     ConcurrentChange {
-        path: String,
+        path: RepoPath,
         expected: String,
         found: String,
     },
 }
 
-/// A git working tree, with the folder the loop writes its own files to left out.
-pub struct Workspace {
-    repo: git2::Repository,
-    scanner: Scanner,
-    root: PathBuf,
-    /// The state dir relative to the root (`/`-separated), when it is inside the tree.
-    excluded: Option<String>,
+impl WorkspaceError {
+    /// The repository cannot be worked on at all (a usage error, not a failed run).
+    pub fn is_unusable_repository(&self) -> bool {
+        matches!(
+            self,
+            Self::NotARepository { .. } | Self::Bare { .. } | Self::UnbornHead { .. }
+        )
+    }
 }
 
 /// The state of every path that differs from the index (dirty or untracked), at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    pub paths: BTreeMap<String, PathState>,
+    pub paths: BTreeMap<RepoPath, PathState>,
 }
 
 impl Snapshot {
@@ -63,12 +78,21 @@ impl Snapshot {
         }
         Self { paths }
     }
+
+    /// The snapshot after `changes` were rolled back.
+    pub fn undone(&self, changes: &[Change]) -> Self {
+        let mut paths = self.paths.clone();
+        for change in changes {
+            paths.insert(change.path.clone(), change.before.clone());
+        }
+        Self { paths }
+    }
 }
 
 /// The changes of several delegates in a row as one: each path from its first state to its
 /// last, leaving out paths that came back to where they were.
 pub fn compose(steps: &[&[Change]]) -> Vec<Change> {
-    let mut merged: BTreeMap<String, Change> = BTreeMap::new();
+    let mut merged: BTreeMap<RepoPath, Change> = BTreeMap::new();
     for change in steps.iter().flat_map(|step| step.iter()) {
         merged
             .entry(change.path.clone())
@@ -84,48 +108,112 @@ pub fn compose(steps: &[&[Change]]) -> Vec<Change> {
 /// One path a delegate changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
-    pub path: String,
+    pub path: RepoPath,
     pub before: PathState,
     pub after: PathState,
+}
+
+/// What a delegate did, as the loop found it.
+#[derive(Debug, Default)]
+pub struct Effects {
+    /// Its changes to paths the loop may keep or roll back.
+    pub changes: Vec<Change>,
+    /// What it did that it must not: already undone where the loop could.
+    pub incidents: Vec<Incident>,
+}
+
+impl Effects {
+    /// Whether the delegate acted against the repository (its whole change is undone and it is
+    /// not run again).
+    pub fn hostile(&self) -> bool {
+        self.incidents.iter().any(Incident::is_hostile)
+    }
+}
+
+/// A git working tree, with the user's work and the loop's own folder left out of every change.
+pub struct Workspace {
+    repo: git2::Repository,
+    scanner: Scanner,
+    root: PathBuf,
+    store: SnapshotStore,
+    base: git2::Oid,
+    /// The state dir relative to the root, when it is inside the tree.
+    excluded: Option<Vec<u8>>,
+    /// Dirty or untracked before the run: the user's own work, as it was.
+    protected: BTreeMap<RepoPath, PathState>,
+    /// Paths that became dirty while the gate ran: its own output, never a delegate's change.
+    artifacts: BTreeSet<RepoPath>,
+    /// The dirty paths at the last look.
+    dirty: BTreeSet<RepoPath>,
+    state_dir: PathBuf,
 }
 
 impl std::fmt::Debug for Workspace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Workspace")
             .field("root", &self.root)
-            .field("excluded", &self.excluded)
-            .finish()
+            .field("base", &self.base)
+            .field("protected", &self.protected.len())
+            .field("artifacts", &self.artifacts)
+            .finish_non_exhaustive()
     }
 }
 
 impl Workspace {
-    /// Opens the repository that holds `target`; `state_dir` is left out of every listing.
-    pub fn open(target: &Path, state_dir: &Path) -> Result<Self, WorkspaceError> {
+    /// Opens the repository that holds `target`. It must have a working tree and a commit at
+    /// HEAD (the base the loop's changes are recorded against). `state_dir` is left out of every
+    /// listing; `store` keeps the bytes of every state the loop may have to put back.
+    pub fn open(
+        target: &Path,
+        state_dir: &Path,
+        store: SnapshotStore,
+    ) -> Result<Self, WorkspaceError> {
         let repo = git2::Repository::discover(target).map_err(|source| {
             WorkspaceError::NotARepository {
                 path: target.to_path_buf(),
                 source,
             }
         })?;
-        let root = repo
-            .workdir()
-            .ok_or_else(|| git2::Error::from_str("the repository has no working tree"))?
+        let Some(workdir) = repo.workdir() else {
+            return Err(WorkspaceError::Bare {
+                path: target.to_path_buf(),
+            });
+        };
+        let root = workdir
             .canonicalize()
             .map_err(|source| WorkspaceError::Io {
                 path: target.to_path_buf(),
                 source,
             })?;
-        let excluded = std::path::absolute(state_dir)
+        let base = match repo.head() {
+            Ok(head) => head.peel_to_commit()?.id(),
+            Err(error) if error.code() == git2::ErrorCode::UnbornBranch => {
+                return Err(WorkspaceError::UnbornHead {
+                    path: target.to_path_buf(),
+                });
+            }
+            Err(error) => return Err(error.into()),
+        };
+        let state_dir = std::path::absolute(state_dir).unwrap_or_else(|_| state_dir.to_path_buf());
+        let excluded = state_dir
+            .canonicalize()
+            .unwrap_or_else(|_| state_dir.clone())
+            .strip_prefix(&root)
             .ok()
-            .and_then(|dir| dir.strip_prefix(&root).ok().map(Path::to_path_buf))
-            .map(|relative| relative.to_string_lossy().replace('\\', "/"))
+            .map(|relative| relative.as_os_str().as_bytes().to_vec())
             .filter(|relative| !relative.is_empty());
         let scanner = Scanner::new(&repo, &root)?;
         Ok(Self {
             repo,
             scanner,
             root,
+            store,
+            base,
             excluded,
+            protected: BTreeMap::new(),
+            artifacts: BTreeSet::new(),
+            dirty: BTreeSet::new(),
+            state_dir,
         })
     }
 
@@ -133,56 +221,149 @@ impl Workspace {
         &self.root
     }
 
-    /// Paths that differ from the index (modified, deleted, untracked; not ignored), relative to
-    /// the root with `/`.
-    pub fn dirty_paths(&self) -> Result<BTreeSet<String>, WorkspaceError> {
+    pub fn repository(&self) -> &git2::Repository {
+        &self.repo
+    }
+
+    pub fn store(&self) -> &SnapshotStore {
+        &self.store
+    }
+
+    /// The commit HEAD named when the run began.
+    pub fn base_commit(&self) -> git2::Oid {
+        self.base
+    }
+
+    /// The user's own work: what was dirty or untracked before the run, as it was.
+    pub fn protected(&self) -> &BTreeMap<RepoPath, PathState> {
+        &self.protected
+    }
+
+    /// Files the gate wrote (paths that became dirty during a gate run).
+    pub fn artifacts(&self) -> &BTreeSet<RepoPath> {
+        &self.artifacts
+    }
+
+    /// Records the user's work before anything runs; it is protected for the whole run.
+    pub fn record_baseline(&mut self) -> Result<Snapshot, WorkspaceError> {
+        let snapshot = self.snapshot()?;
+        self.protected.clone_from(&snapshot.paths);
+        Ok(snapshot)
+    }
+
+    /// After a gate run: paths that became dirty while it ran are its own files from now on.
+    /// Returns the state the next delegate starts from.
+    pub fn after_gate(&mut self) -> Result<Snapshot, WorkspaceError> {
+        let before = std::mem::take(&mut self.dirty);
+        let now = self.dirty_paths()?;
+        self.artifacts.extend(
+            now.difference(&before)
+                .filter(|p| !self.protected.contains_key(*p))
+                .cloned(),
+        );
+        self.dirty = now;
+        self.snapshot_of(self.dirty.clone())
+    }
+
+    /// Paths that differ from the index (modified, deleted, untracked; not ignored, not in a
+    /// submodule), less the state dir.
+    pub fn dirty_paths(&self) -> Result<BTreeSet<RepoPath>, WorkspaceError> {
         Ok(self
             .scanner
             .dirty_paths(&self.repo)?
             .into_iter()
-            .map(|path| String::from_utf8_lossy(&path).into_owned())
             .filter(|path| !self.is_excluded(path))
+            .map(RepoPath::new)
             .collect())
     }
 
-    fn is_excluded(&self, path: &str) -> bool {
+    fn is_excluded(&self, path: &[u8]) -> bool {
         self.excluded.as_deref().is_some_and(|dir| {
-            path == dir
-                || path
-                    .strip_prefix(dir)
-                    .is_some_and(|rest| rest.starts_with('/'))
+            path.strip_prefix(dir)
+                .is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
         })
     }
 
-    /// Records the state of every dirty path; their bytes go to `store`.
-    pub fn snapshot(&self, store: &SnapshotStore) -> Result<Snapshot, WorkspaceError> {
-        let mut paths = BTreeMap::new();
-        for path in self.dirty_paths()? {
-            let state = PathState::read(&self.root.join(&path), Some(store))?;
-            paths.insert(path, state);
+    /// Records the state of every dirty path (but the gate's own files); their bytes go to the
+    /// store.
+    pub fn snapshot(&mut self) -> Result<Snapshot, WorkspaceError> {
+        self.dirty = self.dirty_paths()?;
+        self.snapshot_of(self.dirty.clone())
+    }
+
+    fn snapshot_of(&self, paths: BTreeSet<RepoPath>) -> Result<Snapshot, WorkspaceError> {
+        let mut states = BTreeMap::new();
+        for path in paths {
+            if self.artifacts.contains(&path) {
+                continue;
+            }
+            let state = PathState::read(&path.under(&self.root), Some(&self.store))?;
+            states.insert(path, state);
         }
-        Ok(Snapshot { paths })
+        Ok(Snapshot { paths: states })
+    }
+
+    /// What to watch while a delegate runs: `.git`, files outside the tree that symlinks in it
+    /// point to, and the state dir (but `own_files`, the delegate's to write).
+    pub fn watch(&self, before: &Snapshot, own_files: &[PathBuf]) -> Result<Watch, WorkspaceError> {
+        Watch::start(self, before, own_files)
+    }
+
+    /// After a delegate: puts back what it wrote into `.git`, finds what it changed in the tree
+    /// since `before`, undoes its changes to the user's own work, and reports all it did that it
+    /// must not.
+    pub fn after_delegate(
+        &mut self,
+        watch: &Watch,
+        before: &Snapshot,
+    ) -> Result<Effects, WorkspaceError> {
+        // First .git: a delegate that staged its edit would otherwise hide it from the scan.
+        let mut incidents = watch.restore_git_dir(&self.store)?;
+        // Then the state dir, before the loop's own reads add to its store.
+        incidents.extend(watch.state_dir_writes());
+        incidents.extend(watch.outside_writes());
+        let changes = self.changes_since(before)?;
+        let mut effects = Effects::default();
+        let mut touched_protected = Vec::new();
+        for change in changes {
+            if let Some(incident) = watch::escape_of(&change, &self.root, self.repo.path()) {
+                incidents.push(incident);
+            }
+            if self.protected.contains_key(&change.path) {
+                incidents.push(Incident::TouchedProtected {
+                    path: change.path.clone(),
+                });
+                touched_protected.push(change);
+            } else {
+                effects.changes.push(change);
+            }
+        }
+        // The user's work goes back as it was at baseline (which is what `before` holds for it).
+        self.roll_back(&touched_protected, watch.started())?;
+        effects.incidents = incidents;
+        Ok(effects)
     }
 
     /// What changed since `before`: paths dirty then or now whose state differs. A path that was
     /// clean then is compared with the index.
-    pub fn changes_since(
-        &self,
-        before: &Snapshot,
-        store: &SnapshotStore,
-    ) -> Result<Vec<Change>, WorkspaceError> {
+    pub fn changes_since(&mut self, before: &Snapshot) -> Result<Vec<Change>, WorkspaceError> {
         let now = self.dirty_paths()?;
-        let candidates: BTreeSet<&String> = before.paths.keys().chain(now.iter()).collect();
+        let candidates: BTreeSet<&RepoPath> = before
+            .paths
+            .keys()
+            .chain(now.iter())
+            .filter(|path| !self.artifacts.contains(*path))
+            .collect();
         // Read once: a clean path's earlier state is the index's.
         let index = self.repo.index()?;
         let mut changes = Vec::new();
         for path in candidates {
             let was = match before.paths.get(path) {
                 Some(state) => state.clone(),
-                None => self.indexed_state(&index, path, store)?,
+                None => self.indexed_state(&index, path)?,
             };
             // Kept in the store too: a later change may have to be rolled back to this state.
-            let is = PathState::read(&self.root.join(path), Some(store))?;
+            let is = PathState::read(&path.under(&self.root), Some(&self.store))?;
             if was != is {
                 changes.push(Change {
                     path: path.clone(),
@@ -191,6 +372,7 @@ impl Workspace {
                 });
             }
         }
+        self.dirty = now;
         Ok(changes)
     }
 
@@ -198,68 +380,31 @@ impl Workspace {
     fn indexed_state(
         &self,
         index: &git2::Index,
-        path: &str,
-        store: &SnapshotStore,
+        path: &RepoPath,
     ) -> Result<PathState, WorkspaceError> {
-        let Some(entry) = index.get_path(Path::new(path), 0) else {
+        let relative = Path::new(std::ffi::OsStr::from_bytes(path.as_bytes()));
+        let Some(entry) = index.get_path(relative, 0) else {
             return Ok(PathState::Absent);
         };
         let blob = self.repo.find_blob(entry.id)?;
-        PathState::from_index(entry.mode, blob.content(), store).map_err(|source| {
+        PathState::from_index(entry.mode, blob.content(), &self.store).map_err(|source| {
             WorkspaceError::Io {
-                path: self.root.join(path),
+                path: path.under(&self.root),
                 source,
             }
         })
     }
 
     /// Puts every changed path back as it was before, and removes folders the changes created
-    /// that are now empty. Before writing a path, checks that it still holds what the change
-    /// left there: a difference means someone else is writing, and nothing more is touched.
+    /// (made after `since`) that are now empty. Before writing anything, checks that every path
+    /// still holds what the change left there: a difference means someone else is writing, and
+    /// nothing is touched.
     pub fn roll_back(
         &self,
         changes: &[Change],
-        store: &SnapshotStore,
+        since: std::time::SystemTime,
     ) -> Result<(), WorkspaceError> {
-        for change in changes {
-            let full = self.root.join(&change.path);
-            let current = PathState::read(&full, None)?;
-            if current != change.after {
-                return Err(WorkspaceError::ConcurrentChange {
-                    path: change.path.clone(),
-                    expected: change.after.describe(),
-                    found: current.describe(),
-                });
-            }
-        }
-        for change in changes {
-            let full = self.root.join(&change.path);
-            change
-                .before
-                .restore(&full, store)
-                .map_err(|source| WorkspaceError::Io {
-                    path: full.clone(),
-                    source,
-                })?;
-            if matches!(change.before, PathState::Absent) {
-                self.remove_empty_parents(&full);
-            }
-        }
-        Ok(())
-    }
-
-    fn remove_empty_parents(&self, path: &Path) {
-        let mut dir = path.parent();
-        while let Some(current) = dir {
-            if current == self.root || !current.starts_with(&self.root) {
-                break;
-            }
-            // Fails (and stops) on the first folder that is not empty.
-            if std::fs::remove_dir(current).is_err() {
-                break;
-            }
-            dir = current.parent();
-        }
+        rollback::roll_back(&self.root, &self.store, changes, since)
     }
 }
 

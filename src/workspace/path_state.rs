@@ -1,17 +1,25 @@
-//! What one path holds: nothing, a file (its hash and mode), a symlink, or a folder.
+//! What one path holds: nothing, a file (its hash and mode), a symlink, or a folder; read from
+//! disk, and put back exactly.
 
 use std::io;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
 
-use super::WorkspaceError;
 use super::store::{SnapshotStore, hash_file};
+use super::{RepoPath, WorkspaceError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathState {
     Absent,
-    File { sha256: String, mode: u32 },
-    Symlink { target: String },
+    File {
+        sha256: String,
+        mode: u32,
+    },
+    /// The link's target, as bytes.
+    Symlink {
+        target: Vec<u8>,
+    },
     Directory,
 }
 
@@ -24,14 +32,22 @@ impl PathState {
         };
         let metadata = match std::fs::symlink_metadata(path) {
             Ok(metadata) => metadata,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Self::Absent),
+            // A folder above it that is a file now: the path is gone too.
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok(Self::Absent);
+            }
             Err(error) => return Err(io_error(error)),
         };
         let kind = metadata.file_type();
         if kind.is_symlink() {
             let target = std::fs::read_link(path).map_err(io_error)?;
             return Ok(Self::Symlink {
-                target: target.to_string_lossy().into_owned(),
+                target: target.into_os_string().into_vec(),
             });
         }
         if kind.is_dir() {
@@ -52,7 +68,7 @@ impl PathState {
     pub fn from_index(mode: u32, content: &[u8], store: &SnapshotStore) -> io::Result<Self> {
         match mode {
             0o120000 => Ok(Self::Symlink {
-                target: String::from_utf8_lossy(content).into_owned(),
+                target: content.to_vec(),
             }),
             _ => Ok(Self::File {
                 sha256: store.put_bytes(content)?,
@@ -66,22 +82,34 @@ impl PathState {
         match self {
             Self::Absent => "absent".into(),
             Self::File { sha256, mode } => format!("file {} mode {mode:o}", &sha256[..12]),
-            Self::Symlink { target } => format!("symlink to {target}"),
+            Self::Symlink { target } => {
+                format!("symlink to {}", RepoPath::new(target.clone()))
+            }
             Self::Directory => "a folder".into(),
         }
     }
 
-    /// Makes `path` hold this state again. A folder in the way is removed only when empty.
-    pub fn restore(&self, path: &Path, store: &SnapshotStore) -> io::Result<()> {
-        match std::fs::symlink_metadata(path) {
+    /// The file or link (not a folder, not nothing).
+    pub fn is_entry(&self) -> bool {
+        matches!(self, Self::File { .. } | Self::Symlink { .. })
+    }
+
+    /// Makes `path` (under `root`) hold this state again. A folder in the way is removed only
+    /// when empty; a folder above the path that is a symlink or a file stops the write, so
+    /// nothing is ever written outside the tree. A file's bytes are checked against their hash
+    /// before they replace anything.
+    pub fn restore(&self, path: &RepoPath, root: &Path, store: &SnapshotStore) -> io::Result<()> {
+        let full = path.under(root);
+        check_folders_above(path, root)?;
+        match std::fs::symlink_metadata(&full) {
             Ok(metadata) if metadata.is_dir() => {
                 if *self != Self::Directory {
-                    std::fs::remove_dir(path)?;
+                    std::fs::remove_dir(&full)?;
                 }
             }
             Ok(_) => {
                 if !matches!(self, Self::File { .. }) {
-                    std::fs::remove_file(path)?;
+                    std::fs::remove_file(&full)?;
                 }
             }
             Err(error) if error.kind() == io::ErrorKind::NotFound => {}
@@ -89,24 +117,46 @@ impl PathState {
         }
         match self {
             Self::Absent => Ok(()),
-            Self::Directory => std::fs::create_dir_all(path),
-            Self::Symlink { target } => symlink(target, path),
+            Self::Directory => std::fs::create_dir_all(&full),
+            Self::Symlink { target } => {
+                create_folders(&full)?;
+                symlink(std::ffi::OsStr::from_bytes(target), &full)
+            }
             Self::File { sha256, mode } => {
-                let parent = path.parent().unwrap_or(Path::new("."));
-                std::fs::create_dir_all(parent)?;
+                let parent = create_folders(&full)?;
                 // Written beside the path, then renamed over it: never half a file. A symlink in
                 // the way is replaced, not followed.
                 let mut temporary = tempfile::NamedTempFile::new_in(parent)?;
-                io::copy(
-                    &mut std::fs::File::open(store.path_of(sha256))?,
-                    &mut temporary,
-                )?;
+                store.copy_verified(sha256, temporary.as_file_mut())?;
                 temporary
                     .as_file()
                     .set_permissions(std::fs::Permissions::from_mode(*mode))?;
-                temporary.persist(path).map_err(|e| e.error)?;
+                temporary.persist(&full).map_err(|e| e.error)?;
                 Ok(())
             }
         }
     }
+}
+
+fn create_folders(full: &Path) -> io::Result<&Path> {
+    let parent = full.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)?;
+    Ok(parent)
+}
+
+/// Every folder between `root` and `path` is a real folder or missing (then made as one).
+fn check_folders_above(path: &RepoPath, root: &Path) -> io::Result<()> {
+    for folder in path.ancestors() {
+        match std::fs::symlink_metadata(folder.under(root)) {
+            Ok(metadata) if metadata.is_dir() => {}
+            Ok(_) => {
+                return Err(io::Error::other(format!(
+                    "{folder} is not a folder (a symlink or a file): nothing is written beneath it"
+                )));
+            }
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
 }

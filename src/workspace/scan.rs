@@ -126,6 +126,7 @@ fn statuses(repo: &git2::Repository, list: &[Vec<u8>]) -> Result<BTreeSet<Vec<u8
         .include_untracked(true)
         .recurse_untracked_dirs(true)
         .include_ignored(false)
+        .exclude_submodules(true)
         .renames_head_to_index(false)
         .renames_index_to_workdir(false);
     if !list.is_empty() {

@@ -50,6 +50,19 @@ impl SnapshotStore {
         Ok(())
     }
 
+    /// Writes the bytes kept under `hash` to `out`, and fails (before the caller uses them) when
+    /// they no longer have that hash: a damaged store never puts wrong bytes back.
+    pub fn copy_verified(&self, hash: &str, out: &mut dyn Write) -> io::Result<()> {
+        let found = copy_hashing(&self.path_of(hash), out)?;
+        if found != hash {
+            return Err(io::Error::other(format!(
+                "the kept copy {} was changed (its hash is now {found}); it is not used",
+                self.path_of(hash).display()
+            )));
+        }
+        Ok(())
+    }
+
     pub fn path_of(&self, hash: &str) -> PathBuf {
         self.dir.join(hash)
     }

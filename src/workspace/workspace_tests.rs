@@ -58,6 +58,11 @@ fn status(dir: &Path) -> String {
         .collect()
 }
 
+fn open(root: &Path) -> Workspace {
+    let store = SnapshotStore::new(&root.join(".refine-loop/snapshots")).unwrap();
+    Workspace::open(root, &root.join(".refine-loop"), store).unwrap()
+}
+
 fn repository() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
@@ -85,11 +90,11 @@ fn repository() -> tempfile::TempDir {
 fn every_kind_of_change_is_found_and_rolled_back_to_the_byte() {
     let dir = repository();
     let root = dir.path();
-    let workspace = Workspace::open(root, &root.join(".refine-loop")).unwrap();
-    let store = SnapshotStore::new(&root.join(".refine-loop/snapshots")).unwrap();
+    let mut workspace = open(root);
     let before_tree = tree(root);
     let before_status = status(root);
-    let snapshot = workspace.snapshot(&store).unwrap();
+    let since = std::time::SystemTime::now() - std::time::Duration::from_millis(20);
+    let snapshot = workspace.snapshot().unwrap();
 
     // A delegate at work.
     std::fs::write(root.join("clean.txt"), "rewritten\n").unwrap();
@@ -107,8 +112,8 @@ fn every_kind_of_change_is_found_and_rolled_back_to_the_byte() {
     std::fs::rename(root.join("src/a b\tc ü.rs"), root.join("src/renamed.rs")).unwrap();
     std::fs::write(root.join(".refine-loop/own-file"), "ignored").unwrap();
 
-    let changes = workspace.changes_since(&snapshot, &store).unwrap();
-    let paths: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+    let changes = workspace.changes_since(&snapshot).unwrap();
+    let paths: Vec<String> = changes.iter().map(|c| c.path.to_string()).collect();
     assert_eq!(
         paths,
         [
@@ -122,32 +127,27 @@ fn every_kind_of_change_is_found_and_rolled_back_to_the_byte() {
             "src/renamed.rs",
         ]
     );
-    workspace.roll_back(&changes, &store).unwrap();
+    workspace.roll_back(&changes, since).unwrap();
     assert_eq!(tree(root), before_tree);
     assert_eq!(status(root), before_status);
     assert!(!root.join("new").exists());
-    assert!(
-        workspace
-            .changes_since(&snapshot, &store)
-            .unwrap()
-            .is_empty()
-    );
+    assert!(workspace.changes_since(&snapshot).unwrap().is_empty());
 }
 
 #[test]
 fn a_change_made_by_someone_else_stops_the_rollback_before_any_write() {
     let dir = repository();
     let root = dir.path();
-    let workspace = Workspace::open(root, &root.join(".refine-loop")).unwrap();
-    let store = SnapshotStore::new(&root.join(".refine-loop/snapshots")).unwrap();
-    let snapshot = workspace.snapshot(&store).unwrap();
+    let mut workspace = open(root);
+    let since = std::time::SystemTime::now() - std::time::Duration::from_millis(20);
+    let snapshot = workspace.snapshot().unwrap();
     std::fs::write(root.join("gone.txt"), "delegate\n").unwrap();
     std::fs::write(root.join("plain.sh"), "delegate\n").unwrap();
-    let changes = workspace.changes_since(&snapshot, &store).unwrap();
+    let changes = workspace.changes_since(&snapshot).unwrap();
     std::fs::write(root.join("plain.sh"), "someone else\n").unwrap();
-    let error = workspace.roll_back(&changes, &store).unwrap_err();
+    let error = workspace.roll_back(&changes, since).unwrap_err();
     assert!(
-        matches!(error, WorkspaceError::ConcurrentChange { ref path, .. } if path == "plain.sh")
+        matches!(error, WorkspaceError::ConcurrentChange { ref path, .. } if *path == "plain.sh")
     );
     // Nothing was written: both the delegate's and the other writer's versions are still there.
     assert_eq!(
@@ -167,22 +167,21 @@ fn the_state_dir_and_ignored_files_are_not_changes() {
     std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
     git(root, &["add", ".gitignore"]);
     git(root, &["commit", "-q", "-m", "ignore"]);
-    let workspace = Workspace::open(root, &root.join(".refine-loop")).unwrap();
-    let store = SnapshotStore::new(&root.join(".refine-loop/snapshots")).unwrap();
-    let snapshot = workspace.snapshot(&store).unwrap();
+    let mut workspace = open(root);
+    let snapshot = workspace.snapshot().unwrap();
     std::fs::create_dir_all(root.join("target")).unwrap();
     std::fs::write(root.join("target/build.o"), "object").unwrap();
     std::fs::write(root.join(".refine-loop/cycle-1.json"), "{}").unwrap();
-    assert!(
-        workspace
-            .changes_since(&snapshot, &store)
-            .unwrap()
-            .is_empty()
-    );
-    assert!(Workspace::open(&root.join("src"), &root.join(".refine-loop")).is_ok());
+    assert!(workspace.changes_since(&snapshot).unwrap().is_empty());
+    let store = || SnapshotStore::new(&root.join(".refine-loop/snapshots")).unwrap();
+    assert!(Workspace::open(&root.join("src"), &root.join(".refine-loop"), store()).is_ok());
     let outside = tempfile::tempdir().unwrap();
     assert!(matches!(
-        Workspace::open(outside.path(), &outside.path().join(".refine-loop")),
+        Workspace::open(
+            outside.path(),
+            &outside.path().join(".refine-loop"),
+            store()
+        ),
         Err(WorkspaceError::NotARepository { .. })
     ));
 }

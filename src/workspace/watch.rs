@@ -1,0 +1,351 @@
+//! What a delegate must not do, watched while it runs: write into `.git`, write through a symlink
+//! to a file outside the tree, link out of the tree, rewrite the loop's own files in the state
+//! dir, or touch the user's own work. Each is an incident; most make the delegate hostile.
+
+use std::collections::BTreeMap;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+use std::time::SystemTime;
+
+use super::{Change, PathState, RepoPath, Snapshot, SnapshotStore, Workspace, WorkspaceError};
+
+/// Something a delegate did that it must not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Incident {
+    /// It changed a path that held the user's own work before the run; that change is undone.
+    TouchedProtected { path: RepoPath },
+    /// It wrote, made or deleted a file in `.git` (a path under the git folder); put back.
+    GitDirWritten { path: PathBuf },
+    /// It made a symlink that points out of the tree or into `.git`.
+    SymlinkOut { path: RepoPath, target: String },
+    /// A file outside the tree, reached through a symlink in it, changed while it ran.
+    WroteOutside { link: RepoPath, target: PathBuf },
+    /// It changed or deleted one of the loop's own files in the state dir.
+    StateDirWritten { path: PathBuf },
+    /// It added a file to the state dir that is not one of its own.
+    StateDirAdded { path: PathBuf },
+}
+
+impl Incident {
+    /// Acting against the repository or the loop: its whole change is undone and the delegate
+    /// is not run again.
+    pub fn is_hostile(&self) -> bool {
+        !matches!(
+            self,
+            Self::TouchedProtected { .. } | Self::StateDirAdded { .. }
+        )
+    }
+
+    /// One line for reports.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::TouchedProtected { path } => format!(
+                "changed `{path}`, which held the user's own work before the run: put back as it was"
+            ),
+            Self::GitDirWritten { path } => {
+                format!("wrote into the git folder (`{}`): put back", path.display())
+            }
+            Self::SymlinkOut { path, target } => {
+                format!("made `{path}` a symlink out of the repository (to `{target}`)")
+            }
+            Self::WroteOutside { link, target } => format!(
+                "wrote outside the repository through the symlink `{link}` (to `{}`); that file is not the loop's to put back",
+                target.display()
+            ),
+            Self::StateDirWritten { path } => format!(
+                "changed the loop's own file `{}` in the state dir",
+                path.display()
+            ),
+            Self::StateDirAdded { path } => {
+                format!("added `{}` to the state dir", path.display())
+            }
+        }
+    }
+}
+
+/// What identifies a file's version without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StatKey {
+    device: u64,
+    inode: u64,
+    size: u64,
+    mode: u32,
+    modified: (i64, i64),
+    changed: (i64, i64),
+}
+
+impl StatKey {
+    fn of(metadata: &std::fs::Metadata) -> Self {
+        Self {
+            device: metadata.dev(),
+            inode: metadata.ino(),
+            size: metadata.size(),
+            mode: metadata.mode(),
+            modified: (metadata.mtime(), metadata.mtime_nsec()),
+            changed: (metadata.ctime(), metadata.ctime_nsec()),
+        }
+    }
+}
+
+/// The watch kept while one delegate runs.
+#[derive(Debug)]
+pub struct Watch {
+    started: SystemTime,
+    /// Every file under the git folders (but object stores), with its state (bytes in the store).
+    git_files: BTreeMap<PathBuf, (StatKey, PathState)>,
+    git_roots: Vec<PathBuf>,
+    dot_git_file: Option<PathBuf>,
+    /// Symlinks in the tree that point outside it, and what their targets were.
+    outside: Vec<(RepoPath, PathBuf, Option<StatKey>)>,
+    state_dir: PathBuf,
+    state_files: BTreeMap<PathBuf, StatKey>,
+    own_files: Vec<PathBuf>,
+}
+
+/// Git folders not watched: object stores only grow, by content address.
+const UNWATCHED_GIT_FOLDERS: [&str; 2] = ["objects", "lfs"];
+
+impl Watch {
+    pub(super) fn start(
+        workspace: &Workspace,
+        before: &Snapshot,
+        own_files: &[PathBuf],
+    ) -> Result<Self, WorkspaceError> {
+        let started = coarse_now();
+        let repo = &workspace.repo;
+        let mut git_roots = vec![repo.path().to_path_buf()];
+        if repo.commondir() != repo.path() {
+            git_roots.push(repo.commondir().to_path_buf());
+        }
+        let mut git_files = BTreeMap::new();
+        for root in &git_roots {
+            for (path, metadata) in files_under(root, &UNWATCHED_GIT_FOLDERS) {
+                let state = PathState::read(&path, Some(&workspace.store))?;
+                git_files.insert(path, (StatKey::of(&metadata), state));
+            }
+        }
+        // A linked worktree's `.git` is a file naming its git folder.
+        let dot_git = workspace.root.join(".git");
+        let mut dot_git_file = None;
+        if let Ok(metadata) = std::fs::symlink_metadata(&dot_git)
+            && !metadata.is_dir()
+        {
+            let state = PathState::read(&dot_git, Some(&workspace.store))?;
+            git_files.insert(dot_git.clone(), (StatKey::of(&metadata), state));
+            dot_git_file = Some(dot_git);
+        }
+        let outside = outside_links(workspace, before)
+            .into_iter()
+            .map(|(link, target)| {
+                let key = std::fs::metadata(&target).ok().map(|m| StatKey::of(&m));
+                (link, target, key)
+            })
+            .collect();
+        let state_files = files_under(&workspace.state_dir, &[])
+            .into_iter()
+            .map(|(path, metadata)| (path, StatKey::of(&metadata)))
+            .collect();
+        Ok(Self {
+            started,
+            git_files,
+            git_roots,
+            dot_git_file,
+            outside,
+            state_dir: workspace.state_dir.clone(),
+            state_files,
+            own_files: own_files.to_vec(),
+        })
+    }
+
+    /// When the delegate started, by the clock file times are stamped with.
+    pub fn started(&self) -> SystemTime {
+        self.started
+    }
+
+    /// Puts back every file in the git folders that the delegate changed, made or deleted.
+    pub(super) fn restore_git_dir(
+        &self,
+        store: &SnapshotStore,
+    ) -> Result<Vec<Incident>, WorkspaceError> {
+        let mut now: BTreeMap<PathBuf, StatKey> = BTreeMap::new();
+        for root in &self.git_roots {
+            for (path, metadata) in files_under(root, &UNWATCHED_GIT_FOLDERS) {
+                now.insert(path, StatKey::of(&metadata));
+            }
+        }
+        if let Some(dot_git) = &self.dot_git_file
+            && let Ok(metadata) = std::fs::symlink_metadata(dot_git)
+        {
+            now.insert(dot_git.clone(), StatKey::of(&metadata));
+        }
+        let mut incidents = Vec::new();
+        for (path, (key, state)) in &self.git_files {
+            if now.get(path) == Some(key) {
+                continue;
+            }
+            let current = PathState::read(path, None)?;
+            if current != *state {
+                put_back(path, state, store)?;
+                incidents.push(Incident::GitDirWritten { path: path.clone() });
+            }
+        }
+        for path in now.keys().filter(|p| !self.git_files.contains_key(*p)) {
+            put_back(path, &PathState::Absent, store)?;
+            incidents.push(Incident::GitDirWritten { path: path.clone() });
+        }
+        Ok(incidents)
+    }
+
+    /// Files outside the tree, reached through its symlinks, that changed.
+    pub(super) fn outside_writes(&self) -> Vec<Incident> {
+        self.outside
+            .iter()
+            .filter(|(_, target, key)| {
+                std::fs::metadata(target).ok().map(|m| StatKey::of(&m)) != *key
+            })
+            .map(|(link, target, _)| Incident::WroteOutside {
+                link: link.clone(),
+                target: target.clone(),
+            })
+            .collect()
+    }
+
+    /// The loop's files in the state dir that the delegate changed, and files it added there.
+    pub(super) fn state_dir_writes(&self) -> Vec<Incident> {
+        let now: BTreeMap<PathBuf, StatKey> = files_under(&self.state_dir, &[])
+            .into_iter()
+            .map(|(path, metadata)| (path, StatKey::of(&metadata)))
+            .collect();
+        let own = |path: &Path| self.own_files.iter().any(|own| own == path);
+        let mut incidents: Vec<Incident> = self
+            .state_files
+            .iter()
+            .filter(|(path, key)| !own(path) && now.get(*path) != Some(*key))
+            .map(|(path, _)| Incident::StateDirWritten { path: path.clone() })
+            .collect();
+        incidents.extend(
+            now.keys()
+                .filter(|path| !own(path) && !self.state_files.contains_key(*path))
+                .map(|path| Incident::StateDirAdded { path: path.clone() }),
+        );
+        incidents
+    }
+}
+
+/// Puts `state` back at an absolute `path` (its folder is the root it is written under).
+fn put_back(path: &Path, state: &PathState, store: &SnapshotStore) -> Result<(), WorkspaceError> {
+    let io_error = |source| WorkspaceError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let parent = path.parent().unwrap_or(Path::new("/"));
+    let name = RepoPath::new(path.file_name().unwrap_or_default().as_bytes().to_vec());
+    state.restore(&name, parent, store).map_err(io_error)
+}
+
+/// A change that links out of the tree or into the git folder.
+pub(super) fn escape_of(change: &Change, root: &Path, git_dir: &Path) -> Option<Incident> {
+    let PathState::Symlink { target } = &change.after else {
+        return None;
+    };
+    let full = change.path.under(root);
+    let resolved = resolve_link(&full, target);
+    let canonical_git = git_dir
+        .canonicalize()
+        .unwrap_or_else(|_| git_dir.to_path_buf());
+    (!resolved.starts_with(root) || resolved.starts_with(&canonical_git)).then(|| {
+        Incident::SymlinkOut {
+            path: change.path.clone(),
+            target: RepoPath::new(target.clone()).to_string(),
+        }
+    })
+}
+
+/// Where the symlink at `link` (with `target`) leads: followed through the file system where it
+/// exists, worked out by its components where it does not.
+fn resolve_link(link: &Path, target: &[u8]) -> PathBuf {
+    let target = Path::new(std::ffi::OsStr::from_bytes(target));
+    let joined = link.parent().unwrap_or(Path::new("/")).join(target);
+    if let Ok(canonical) = joined.canonicalize() {
+        return canonical;
+    }
+    let mut resolved = PathBuf::new();
+    for component in joined.components() {
+        match component {
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            Component::CurDir => {}
+            other => resolved.push(other),
+        }
+    }
+    resolved
+}
+
+/// Symlinks in the tree (tracked, or dirty now) that lead outside it, with where they lead.
+fn outside_links(workspace: &Workspace, before: &Snapshot) -> Vec<(RepoPath, PathBuf)> {
+    let mut links: Vec<RepoPath> = before
+        .paths
+        .iter()
+        .filter(|(_, state)| matches!(state, PathState::Symlink { .. }))
+        .map(|(path, _)| path.clone())
+        .collect();
+    if let Ok(index) = workspace.repo.index() {
+        links.extend(
+            index
+                .iter()
+                .filter(|entry| entry.mode == 0o120000)
+                .map(|entry| RepoPath::new(entry.path)),
+        );
+    }
+    links.sort();
+    links.dedup();
+    links
+        .into_iter()
+        .filter_map(|link| {
+            let full = link.under(&workspace.root);
+            let target = std::fs::read_link(&full).ok()?;
+            let resolved = resolve_link(&full, target.as_os_str().as_bytes());
+            (!resolved.starts_with(&workspace.root)).then_some((link, resolved))
+        })
+        .collect()
+}
+
+/// Every file (not folder) under `root`, skipping folders named in `skip`, with its metadata.
+fn files_under(root: &Path, skip: &[&str]) -> Vec<(PathBuf, std::fs::Metadata)> {
+    let mut files = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(metadata) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if metadata.is_dir() {
+                if !skip.iter().any(|name| entry.file_name() == *name) {
+                    stack.push(path);
+                }
+            } else {
+                files.push((path, metadata));
+            }
+        }
+    }
+    files
+}
+
+/// The time the kernel stamps files with (its coarse clock): anything made after this moment has
+/// a time at or after it.
+fn coarse_now() -> SystemTime {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_REALTIME_COARSE)
+        .ok()
+        .and_then(|now| {
+            let seconds = u64::try_from(now.tv_sec()).ok()?;
+            let nanos = u32::try_from(now.tv_nsec()).ok()?;
+            SystemTime::UNIX_EPOCH.checked_add(std::time::Duration::new(seconds, nanos))
+        })
+        .unwrap_or_else(|| SystemTime::now() - std::time::Duration::from_millis(50))
+}
