@@ -23,9 +23,7 @@ use crate::gate::{GateError, INFRA_CATEGORY, SUMMARY_FILE};
 use crate::model::{CategoryHistory, Diagnostic, GateSummary, Trend};
 use crate::state::{self, StateError};
 use crate::stop::{CycleFacts, History, Limits, Outcome, StopReason, evaluate};
-use crate::workspace::{
-    Change, Incident, Snapshot, SnapshotStore, Workspace, WorkspaceError, compose,
-};
+use crate::workspace::{Change, Incident, Snapshot, Workspace, WorkspaceError, compose};
 
 /// Strikes that put a (delegate, category) pair on cooldown for the run.
 const STRIKES_FOR_COOLDOWN: u32 = 3;
@@ -105,12 +103,7 @@ pub fn run_loop(
     console: &mut dyn Write,
 ) -> Result<RunReport, RunError> {
     let started = Instant::now();
-    let snapshots = settings.state_dir.join("snapshots");
-    let store = SnapshotStore::new(&snapshots).map_err(|source| StateError {
-        path: snapshots.clone(),
-        source,
-    })?;
-    let mut workspace = Workspace::open(&settings.target, &settings.state_dir, store)?;
+    let mut workspace = Workspace::open(&settings.target, &settings.state_dir)?;
     let limits = Limits {
         max_cycles: settings.run.max_cycles,
         time_budget: settings.run.time_budget,
@@ -335,6 +328,7 @@ pub fn run_loop(
         final_failed: kept.failed_count,
     };
     record::write_run_files(settings, &report, &kept)?;
+    workspace.discard_store();
     Ok(report)
 }
 

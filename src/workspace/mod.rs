@@ -63,6 +63,9 @@ impl WorkspaceError {
     }
 }
 
+/// Where, in the git folder, the bytes for rollbacks are kept.
+pub const STORE_FOLDER: &str = "refine-loop/snapshots";
+
 /// The state of every path that differs from the index (dirty or untracked), at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
@@ -145,6 +148,10 @@ pub struct Workspace {
     artifacts: BTreeSet<RepoPath>,
     /// The dirty paths at the last look.
     dirty: BTreeSet<RepoPath>,
+    /// Files in the git folders as last read, by their file-system identity: unchanged ones are
+    /// not read again.
+    known_git_files:
+        std::cell::RefCell<std::collections::HashMap<PathBuf, (watch::StatKey, PathState)>>,
     state_dir: PathBuf,
 }
 
@@ -162,12 +169,9 @@ impl std::fmt::Debug for Workspace {
 impl Workspace {
     /// Opens the repository that holds `target`. It must have a working tree and a commit at
     /// HEAD (the base the loop's changes are recorded against). `state_dir` is left out of every
-    /// listing; `store` keeps the bytes of every state the loop may have to put back.
-    pub fn open(
-        target: &Path,
-        state_dir: &Path,
-        store: SnapshotStore,
-    ) -> Result<Self, WorkspaceError> {
+    /// listing. The bytes of every state the loop may have to put back are kept in the git
+    /// folder (`refine-loop/snapshots`), out of the delegates' way.
+    pub fn open(target: &Path, state_dir: &Path) -> Result<Self, WorkspaceError> {
         let repo = git2::Repository::discover(target).map_err(|source| {
             WorkspaceError::NotARepository {
                 path: target.to_path_buf(),
@@ -203,6 +207,11 @@ impl Workspace {
             .map(|relative| relative.as_os_str().as_bytes().to_vec())
             .filter(|relative| !relative.is_empty());
         let scanner = Scanner::new(&repo, &root)?;
+        let snapshots = repo.path().join(STORE_FOLDER);
+        let store = SnapshotStore::new(&snapshots).map_err(|source| WorkspaceError::Io {
+            path: snapshots,
+            source,
+        })?;
         Ok(Self {
             repo,
             scanner,
@@ -213,6 +222,7 @@ impl Workspace {
             protected: BTreeMap::new(),
             artifacts: BTreeSet::new(),
             dirty: BTreeSet::new(),
+            known_git_files: std::cell::RefCell::default(),
             state_dir,
         })
     }
@@ -227,6 +237,13 @@ impl Workspace {
 
     pub fn store(&self) -> &SnapshotStore {
         &self.store
+    }
+
+    /// Removes the kept bytes: the run is over and nothing is left to put back.
+    pub fn discard_store(&self) {
+        if let Err(error) = std::fs::remove_dir_all(self.store.dir()) {
+            tracing::warn!(%error, dir = %self.store.dir().display(), "could not remove the kept file contents");
+        }
     }
 
     /// The commit HEAD named when the run began.

@@ -63,6 +63,10 @@ impl SnapshotStore {
         Ok(())
     }
 
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     pub fn path_of(&self, hash: &str) -> PathBuf {
         self.dir.join(hash)
     }

@@ -15,8 +15,9 @@ use super::{Change, PathState, RepoPath, Snapshot, SnapshotStore, Workspace, Wor
 pub enum Incident {
     /// It changed a path that held the user's own work before the run; that change is undone.
     TouchedProtected { path: RepoPath },
-    /// It wrote, made or deleted a file in `.git` (a path under the git folder); put back.
-    GitDirWritten { path: PathBuf },
+    /// It wrote, made or deleted a file in `.git` (shown relative to the tree when inside it);
+    /// put back.
+    GitDirWritten { path: PathBuf, created: bool },
     /// It made a symlink that points out of the tree or into `.git`.
     SymlinkOut { path: RepoPath, target: String },
     /// A file outside the tree, reached through a symlink in it, changed while it ran.
@@ -43,9 +44,11 @@ impl Incident {
             Self::TouchedProtected { path } => format!(
                 "changed `{path}`, which held the user's own work before the run: put back as it was"
             ),
-            Self::GitDirWritten { path } => {
-                format!("wrote into the git folder (`{}`): put back", path.display())
-            }
+            Self::GitDirWritten { path, created } => format!(
+                "wrote into the git folder (`{}`): {}",
+                path.display(),
+                if *created { "removed" } else { "put back" }
+            ),
             Self::SymlinkOut { path, target } => {
                 format!("made `{path}` a symlink out of the repository (to `{target}`)")
             }
@@ -66,7 +69,7 @@ impl Incident {
 
 /// What identifies a file's version without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct StatKey {
+pub(super) struct StatKey {
     device: u64,
     inode: u64,
     size: u64,
@@ -76,7 +79,7 @@ struct StatKey {
 }
 
 impl StatKey {
-    fn of(metadata: &std::fs::Metadata) -> Self {
+    pub(super) fn of(metadata: &std::fs::Metadata) -> Self {
         Self {
             device: metadata.dev(),
             inode: metadata.ino(),
@@ -98,13 +101,15 @@ pub struct Watch {
     dot_git_file: Option<PathBuf>,
     /// Symlinks in the tree that point outside it, and what their targets were.
     outside: Vec<(RepoPath, PathBuf, Option<StatKey>)>,
+    root: PathBuf,
     state_dir: PathBuf,
     state_files: BTreeMap<PathBuf, StatKey>,
     own_files: Vec<PathBuf>,
 }
 
-/// Git folders not watched: object stores only grow, by content address.
-const UNWATCHED_GIT_FOLDERS: [&str; 2] = ["objects", "lfs"];
+/// Git folders not watched: object stores only grow, by content address; the loop's own folder
+/// holds the kept bytes, which are checked by their hash before any use.
+const UNWATCHED_GIT_FOLDERS: [&str; 3] = ["objects", "lfs", "refine-loop"];
 
 impl Watch {
     pub(super) fn start(
@@ -119,12 +124,19 @@ impl Watch {
             git_roots.push(repo.commondir().to_path_buf());
         }
         let mut git_files = BTreeMap::new();
+        let mut known = workspace.known_git_files.borrow_mut();
         for root in &git_roots {
             for (path, metadata) in files_under(root, &UNWATCHED_GIT_FOLDERS) {
-                let state = PathState::read(&path, Some(&workspace.store))?;
-                git_files.insert(path, (StatKey::of(&metadata), state));
+                let key = StatKey::of(&metadata);
+                let state = match known.get(&path) {
+                    Some((known_key, state)) if *known_key == key => state.clone(),
+                    _ => PathState::read(&path, Some(&workspace.store))?,
+                };
+                known.insert(path.clone(), (key, state.clone()));
+                git_files.insert(path, (key, state));
             }
         }
+        drop(known);
         // A linked worktree's `.git` is a file naming its git folder.
         let dot_git = workspace.root.join(".git");
         let mut dot_git_file = None;
@@ -152,6 +164,7 @@ impl Watch {
             git_roots,
             dot_git_file,
             outside,
+            root: workspace.root.clone(),
             state_dir: workspace.state_dir.clone(),
             state_files,
             own_files: own_files.to_vec(),
@@ -185,16 +198,28 @@ impl Watch {
                 continue;
             }
             let current = PathState::read(path, None)?;
-            if current != *state {
+            if current != *state && !same_index_entries(path, state, store) {
                 put_back(path, state, store)?;
-                incidents.push(Incident::GitDirWritten { path: path.clone() });
+                incidents.push(Incident::GitDirWritten {
+                    path: self.shown(path),
+                    created: false,
+                });
             }
         }
         for path in now.keys().filter(|p| !self.git_files.contains_key(*p)) {
             put_back(path, &PathState::Absent, store)?;
-            incidents.push(Incident::GitDirWritten { path: path.clone() });
+            incidents.push(Incident::GitDirWritten {
+                path: self.shown(path),
+                created: true,
+            });
         }
         Ok(incidents)
+    }
+
+    /// `path` relative to the work tree when it is inside it.
+    fn shown(&self, path: &Path) -> PathBuf {
+        path.strip_prefix(&self.root)
+            .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
     }
 
     /// Files outside the tree, reached through its symlinks, that changed.
@@ -230,6 +255,31 @@ impl Watch {
                 .map(|path| Incident::StateDirAdded { path: path.clone() }),
         );
         incidents
+    }
+}
+
+/// Whether `path` is an index file whose entries are what they were (`git status` rewrites the
+/// index to refresh its file times: that is not a change).
+fn same_index_entries(path: &Path, before: &PathState, store: &SnapshotStore) -> bool {
+    let PathState::File { sha256, .. } = before else {
+        return false;
+    };
+    if path.file_name().is_none_or(|name| name != "index") {
+        return false;
+    }
+    type Entries = Vec<(Vec<u8>, git2::Oid, u32, u16)>;
+    let entries = |file: &Path| -> Option<Entries> {
+        let index = git2::Index::open(file).ok()?;
+        Some(
+            index
+                .iter()
+                .map(|e| (e.path, e.id, e.mode, e.flags & 0x3000))
+                .collect(),
+        )
+    };
+    match (entries(&store.path_of(sha256)), entries(path)) {
+        (Some(was), Some(is)) => was == is,
+        _ => false,
     }
 }
 

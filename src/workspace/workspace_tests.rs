@@ -59,8 +59,8 @@ fn status(dir: &Path) -> String {
 }
 
 fn open(root: &Path) -> Workspace {
-    let store = SnapshotStore::new(&root.join(".refine-loop/snapshots")).unwrap();
-    Workspace::open(root, &root.join(".refine-loop"), store).unwrap()
+    std::fs::create_dir_all(root.join(".refine-loop")).unwrap();
+    Workspace::open(root, &root.join(".refine-loop")).unwrap()
 }
 
 fn repository() -> tempfile::TempDir {
@@ -173,15 +173,10 @@ fn the_state_dir_and_ignored_files_are_not_changes() {
     std::fs::write(root.join("target/build.o"), "object").unwrap();
     std::fs::write(root.join(".refine-loop/cycle-1.json"), "{}").unwrap();
     assert!(workspace.changes_since(&snapshot).unwrap().is_empty());
-    let store = || SnapshotStore::new(&root.join(".refine-loop/snapshots")).unwrap();
-    assert!(Workspace::open(&root.join("src"), &root.join(".refine-loop"), store()).is_ok());
+    assert!(Workspace::open(&root.join("src"), &root.join(".refine-loop")).is_ok());
     let outside = tempfile::tempdir().unwrap();
     assert!(matches!(
-        Workspace::open(
-            outside.path(),
-            &outside.path().join(".refine-loop"),
-            store()
-        ),
+        Workspace::open(outside.path(), &outside.path().join(".refine-loop")),
         Err(WorkspaceError::NotARepository { .. })
     ));
 }

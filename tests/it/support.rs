@@ -123,3 +123,43 @@ pub fn read_pid(repo: &Repo, relative: &str) -> i32 {
         .parse()
         .expect("pid")
 }
+
+/// What one path of a tree holds, as a rollback must restore it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    File { bytes: Vec<u8>, mode: u32 },
+    Symlink(PathBuf),
+    Folder { mode: u32 },
+}
+
+/// Every path under `root` (but the top-level names in `skip`) with what it holds, by relative
+/// path.
+pub fn tree_of(root: &Path, skip: &[&str]) -> std::collections::BTreeMap<PathBuf, Entry> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut entries = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).expect("read folder").flatten() {
+            let path = entry.path();
+            let relative = path.strip_prefix(root).expect("under root").to_path_buf();
+            if folder == root && skip.iter().any(|name| entry.file_name() == *name) {
+                continue;
+            }
+            let metadata = std::fs::symlink_metadata(&path).expect("metadata");
+            let mode = metadata.permissions().mode() & 0o7777;
+            let value = if metadata.file_type().is_symlink() {
+                Entry::Symlink(std::fs::read_link(&path).expect("read link"))
+            } else if metadata.is_dir() {
+                stack.push(path.clone());
+                Entry::Folder { mode }
+            } else {
+                Entry::File {
+                    bytes: std::fs::read(&path).expect("read file"),
+                    mode,
+                }
+            };
+            entries.insert(relative, value);
+        }
+    }
+    entries
+}

@@ -1,0 +1,268 @@
+//! Fault injection: delegates that do what a delegate must not, or die doing it. After each, the
+//! user's own work (dirty and untracked before the run) is byte- and mode-identical, what the
+//! gate rejects is rolled back to the byte, and the delegate's report says what happened.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+use crate::run_loop::json;
+use crate::support::{Entry, Repo, live_members_of_group, tree_of};
+
+const GATE: &str = r#"[[gate.check]]
+name = "lint"
+category = "lint"
+run = "cat findings.txt; test ! -s findings.txt"
+parser = "clippy"
+
+[[gate.check]]
+name = "tests"
+category = "tests"
+# The library must be as committed: any change to src/, or a file in new/, fails.
+run = "git diff --quiet HEAD -- src && test -z \"$(git ls-files --others --exclude-standard -- src new)\""
+"#;
+
+const FINDINGS: &str = "src/lib.txt:1:1: error: one\nsrc/lib.txt:2:1: error: two\n";
+
+/// A repository with a committed library, the user's work in progress on top, and a folder
+/// outside it; the delegate fixes one lint finding and then does `fault`.
+struct Scene {
+    repo: Repo,
+    outside: tempfile::TempDir,
+}
+
+impl Scene {
+    fn new(fault: &str, idle_timeout: &str) -> Self {
+        let repo = Repo::new();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(
+            outside.path().join("secret.txt"),
+            "outside the repository\n",
+        )
+        .unwrap();
+        repo.write("findings.txt", FINDINGS);
+        repo.write(".gitignore", "/.refine-loop\n");
+        repo.write("src/lib.txt", "library\nsecond line\n");
+        repo.write("src/tool.sh", "#!/bin/sh\necho tool\n");
+        std::fs::set_permissions(
+            repo.join("src/tool.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        std::fs::write(repo.join("src/data.bin"), [0u8, 159, 146, 150, 255, 10]).unwrap();
+        repo.write("docs/guide.md", "the guide\n");
+        let fault = fault.replace("$OUTSIDE", &outside.path().display().to_string());
+        repo.write(
+            "refine-loop.toml",
+            &format!(
+                "{GATE}\n[[delegate]]\ncategories = [\"lint\"]\nrun = '''sed -i 1d findings.txt; {fault}'''\nidle_timeout = \"{idle_timeout}\"\n"
+            ),
+        );
+        repo.commit("library");
+        // The user's own work in progress.
+        repo.write("docs/guide.md", "the guide\nwith the user's edit\n");
+        repo.write("scratch.txt", "user notes\n");
+        std::fs::set_permissions(
+            repo.join("scratch.txt"),
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .unwrap();
+        repo.write("wip/draft.md", "a draft\n");
+        Self { repo, outside }
+    }
+
+    fn user_work(&self) -> BTreeMap<PathBuf, Entry> {
+        let mut tree = tree_of(self.repo.path(), &[".git", ".refine-loop"]);
+        tree.retain(|path, _| {
+            ["docs", "scratch.txt", "wip"]
+                .iter()
+                .any(|top| path.starts_with(top))
+        });
+        tree
+    }
+
+    fn library(&self) -> BTreeMap<PathBuf, Entry> {
+        let mut tree = tree_of(self.repo.path(), &[".git", ".refine-loop"]);
+        tree.retain(|path, _| path.starts_with("src") || path.starts_with("new"));
+        tree
+    }
+
+    fn git_folder(&self) -> BTreeMap<PathBuf, Entry> {
+        let mut tree = tree_of(
+            &self.repo.join(".git"),
+            &["objects", "refine-loop", "index", "logs"],
+        );
+        tree.retain(|_, entry| !matches!(entry, Entry::Folder { .. }));
+        tree
+    }
+
+    fn report(&self) -> String {
+        std::fs::read_to_string(
+            self.repo
+                .join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"),
+        )
+        .unwrap()
+    }
+
+    fn findings(&self) -> String {
+        std::fs::read_to_string(self.repo.join("findings.txt")).unwrap()
+    }
+}
+
+/// Runs one fault; checks that the user's work, the git folder and (when the gate or the watch
+/// rejects the change) the library are as before, and that the report says `says`.
+fn inject(fault: &str, says: &str, library_kept: bool) -> Scene {
+    inject_with(fault, says, library_kept, "5s")
+}
+
+fn inject_with(fault: &str, says: &str, library_kept: bool, idle_timeout: &str) -> Scene {
+    let scene = Scene::new(fault, idle_timeout);
+    let (work, library, git) = (scene.user_work(), scene.library(), scene.git_folder());
+    let output = scene.repo.run(&["run", "--max-cycles", "1"]);
+    assert!(
+        matches!(output.status.code(), Some(1 | 3)),
+        "{fault}: {output:?}"
+    );
+    assert_eq!(scene.user_work(), work, "{fault}: the user's work changed");
+    assert_eq!(scene.git_folder(), git, "{fault}: the git folder changed");
+    if !library_kept {
+        assert_eq!(scene.library(), library, "{fault}: not rolled back");
+        assert_eq!(scene.findings(), FINDINGS, "{fault}: not rolled back");
+    }
+    let report = scene.report();
+    assert!(
+        report.contains(says),
+        "{fault}: the report lacks {says:?}:\n{report}"
+    );
+    json(&scene.repo, "trend.json");
+    assert!(!scene.repo.join(".git/refine-loop/snapshots").exists());
+    scene
+}
+
+#[test]
+fn a_delegate_that_edits_the_users_work_has_that_edit_undone_and_the_rest_judged() {
+    let scene = inject(
+        "echo clobbered > docs/guide.md; chmod 644 scratch.txt; echo more >> scratch.txt; rm -r wip",
+        "which held the user's own work before the run: put back as it was",
+        true,
+    );
+    // Its lint fix was judged on its own, and kept.
+    assert_eq!(scene.findings(), "src/lib.txt:2:1: error: two\n");
+    assert!(scene.report().contains("- result: kept"));
+}
+
+#[test]
+fn deleting_tracked_files_is_rolled_back() {
+    inject("rm -r src", "- result: rolled back", false);
+}
+
+#[test]
+fn files_created_in_new_folders_are_removed_with_their_folders() {
+    let scene = inject(
+        "mkdir -p new/deep/er src/sub; echo x > new/deep/er/file; echo y > src/sub/extra.txt",
+        "- result: rolled back",
+        false,
+    );
+    assert!(!scene.repo.join("new").exists());
+    assert!(!scene.repo.join("src/sub").exists());
+}
+
+#[test]
+fn a_mode_change_is_rolled_back() {
+    inject(
+        "chmod -x src/tool.sh; chmod +x src/lib.txt",
+        "mode 644 → file",
+        false,
+    );
+}
+
+#[test]
+fn a_rename_is_rolled_back() {
+    inject(
+        "mv src/lib.txt src/renamed.txt",
+        "`src/renamed.txt`: absent →",
+        false,
+    );
+}
+
+#[test]
+fn a_symlink_out_of_the_repository_is_hostile() {
+    let scene = inject(
+        "rm src/lib.txt; ln -s $OUTSIDE/secret.txt src/lib.txt",
+        "a symlink out of the repository",
+        false,
+    );
+    assert_eq!(
+        std::fs::read_to_string(scene.outside.path().join("secret.txt")).unwrap(),
+        "outside the repository\n"
+    );
+}
+
+#[test]
+fn writing_into_the_git_folder_is_put_back_and_hostile() {
+    let scene = inject(
+        "printf '#!/bin/sh\\nexit 0\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; \
+         git config user.name mallory; echo staged >> src/lib.txt; git add src/lib.txt",
+        "wrote into the git folder",
+        false,
+    );
+    // The staged edit did not hide from the scan: the index holds the committed library again.
+    let staged = std::process::Command::new("git")
+        .args(["diff", "--cached", "--quiet"])
+        .current_dir(scene.repo.path())
+        .status()
+        .unwrap();
+    assert!(staged.success());
+}
+
+#[test]
+fn a_delegate_that_crashes_halfway_through_a_write_is_rolled_back() {
+    inject(
+        "printf 'half a li' > src/lib.txt; head -c 4096 /dev/urandom > src/data.bin; kill -9 $$",
+        "killed by signal 9",
+        false,
+    );
+}
+
+#[test]
+fn a_hanging_delegate_is_stopped_and_rolled_back() {
+    let scene = inject_with(
+        "echo $$ > $OUTSIDE/pid; echo partial >> src/lib.txt; sleep 300",
+        "idle timeout",
+        false,
+        "1s",
+    );
+    let pid: i32 = std::fs::read_to_string(scene.outside.path().join("pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(live_members_of_group(pid), Vec::<i32>::new());
+}
+
+#[test]
+fn a_background_writer_left_behind_is_stopped_before_the_rollback() {
+    let scene = inject(
+        "echo $$ > $OUTSIDE/pid; (while true; do echo more >> src/lib.txt; sleep 0.01; done) & sleep 0.2",
+        "- result: rolled back",
+        false,
+    );
+    let pid: i32 = std::fs::read_to_string(scene.outside.path().join("pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(live_members_of_group(pid), Vec::<i32>::new());
+    let library = scene.library();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(scene.library(), library, "something still writes");
+}
+
+#[test]
+fn writing_the_loops_own_files_in_the_state_dir_is_hostile_and_recorded() {
+    inject(
+        "echo junk > \"$REFINE_LOOP_STATE_DIR/cycle-0/gate-summary.json\"; echo x > \"$REFINE_LOOP_STATE_DIR/stray.txt\"",
+        "changed the loop's own file",
+        false,
+    );
+}
