@@ -314,7 +314,7 @@ impl Workspace {
             if self.artifacts.contains(&path) {
                 continue;
             }
-            let state = PathState::read(&path.under(&self.root), Some(&self.store))?;
+            let state = PathState::read_at(&self.root, &path, Some(&self.store))?;
             states.insert(path, state);
         }
         Ok(Snapshot { paths: states })
@@ -380,7 +380,7 @@ impl Workspace {
                 None => self.indexed_state(&index, path)?,
             };
             // Kept in the store too: a later change may have to be rolled back to this state.
-            let is = PathState::read(&path.under(&self.root), Some(&self.store))?;
+            let is = PathState::read_at(&self.root, path, Some(&self.store))?;
             if was != is {
                 changes.push(Change {
                     path: path.clone(),
@@ -428,3 +428,6 @@ impl Workspace {
 #[cfg(test)]
 #[path = "workspace_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+mod rollback_property;

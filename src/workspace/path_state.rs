@@ -64,6 +64,36 @@ impl PathState {
         })
     }
 
+    /// Reads what the tree holds at `path` (under `root`): a path beneath a symlink or a file is
+    /// not in the tree (it is absent), whatever the link leads to.
+    pub fn read_at(
+        root: &Path,
+        path: &RepoPath,
+        store: Option<&SnapshotStore>,
+    ) -> Result<Self, WorkspaceError> {
+        for folder in path.folders_from_top() {
+            match std::fs::symlink_metadata(folder.under(root)) {
+                Ok(metadata) if metadata.is_dir() => {}
+                Ok(_) => return Ok(Self::Absent),
+                Err(error)
+                    if matches!(
+                        error.kind(),
+                        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                    ) =>
+                {
+                    return Ok(Self::Absent);
+                }
+                Err(error) => {
+                    return Err(WorkspaceError::Io {
+                        path: folder.under(root),
+                        source: error,
+                    });
+                }
+            }
+        }
+        Self::read(&path.under(root), store)
+    }
+
     /// The state the index records (a clean file), its bytes kept in `store`.
     pub fn from_index(mode: u32, content: &[u8], store: &SnapshotStore) -> io::Result<Self> {
         match mode {
@@ -146,7 +176,7 @@ fn create_folders(full: &Path) -> io::Result<&Path> {
 
 /// Every folder between `root` and `path` is a real folder or missing (then made as one).
 fn check_folders_above(path: &RepoPath, root: &Path) -> io::Result<()> {
-    for folder in path.ancestors() {
+    for folder in path.folders_from_top() {
         match std::fs::symlink_metadata(folder.under(root)) {
             Ok(metadata) if metadata.is_dir() => {}
             Ok(_) => {
@@ -154,7 +184,8 @@ fn check_folders_above(path: &RepoPath, root: &Path) -> io::Result<()> {
                     "{folder} is not a folder (a symlink or a file): nothing is written beneath it"
                 )));
             }
-            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            // Missing: so is everything below it, and all are made as folders.
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(error) => return Err(error),
         }
     }

@@ -40,6 +40,16 @@ impl RepoPath {
     }
 }
 
+impl RepoPath {
+    /// The folders above this path, outermost first (the order to check them in: a folder's
+    /// state says nothing until the ones above it are known to be folders).
+    pub fn folders_from_top(&self) -> Vec<RepoPath> {
+        let mut folders: Vec<RepoPath> = self.ancestors().collect();
+        folders.reverse();
+        folders
+    }
+}
+
 impl From<&str> for RepoPath {
     fn from(text: &str) -> Self {
         Self(text.as_bytes().to_vec())

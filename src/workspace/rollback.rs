@@ -16,7 +16,7 @@ pub fn roll_back(
     let mut ordered: Vec<&Change> = changes.iter().collect();
     ordered.sort_by(|a, b| a.path.cmp(&b.path));
     for change in &ordered {
-        let current = PathState::read(&change.path.under(root), None)?;
+        let current = PathState::read_at(root, &change.path, None)?;
         if current != change.after {
             return Err(WorkspaceError::ConcurrentChange {
                 path: change.path.clone(),
@@ -39,6 +39,12 @@ pub fn roll_back(
         remove_created_folders(&change.path, root, since);
     }
     for change in ordered.iter().filter(|c| c.before != PathState::Absent) {
+        if change.after == PathState::Directory && change.before != PathState::Directory {
+            // A folder where a file was is the delegate's, and so is every folder in it (made
+            // or moved there): it goes when no file or link is left in it (those were changes,
+            // removed above).
+            remove_folder_without_files(&change.path.under(root), None);
+        }
         change
             .before
             .restore(&change.path, root, store)
@@ -57,20 +63,36 @@ fn remove(full: &Path) -> std::io::Result<()> {
     }
 }
 
-/// Removes the now-empty folders above `path` that were made at or after `since` (their birth
-/// time says so). Where the file system keeps no birth time, folders stay: an empty folder left
-/// behind is better than one of the user's removed.
+/// Removes the folders above `path` that were made at or after `since` (their birth time says
+/// so) and hold nothing but such folders. Where the file system keeps no birth time, folders
+/// stay: an empty folder left behind is better than one of the user's removed.
 fn remove_created_folders(path: &RepoPath, root: &Path, since: SystemTime) {
     for folder in path.ancestors() {
-        let full = folder.under(root);
-        let made_since = std::fs::symlink_metadata(&full)
-            .ok()
-            .filter(std::fs::Metadata::is_dir)
-            .and_then(|metadata| metadata.created().ok())
-            .is_some_and(|born| born >= since);
-        // Fails (and stops) on the first folder that is not empty.
-        if !made_since || std::fs::remove_dir(&full).is_err() {
+        if !remove_folder_without_files(&folder.under(root), Some(since)) {
             break;
         }
     }
+}
+
+/// Removes `folder` when none of the folders in it holds a file or a link, and (with `since`)
+/// when it and every folder in it were made at or after `since`; says whether it is gone.
+fn remove_folder_without_files(folder: &Path, since: Option<SystemTime>) -> bool {
+    let Ok(metadata) = std::fs::symlink_metadata(folder) else {
+        return false;
+    };
+    let made_since = since.is_none_or(|since| metadata.created().is_ok_and(|born| born >= since));
+    if !metadata.is_dir() || !made_since {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return false;
+    };
+    for entry in entries {
+        let Ok(entry) = entry else { return false };
+        let is_folder = entry.file_type().is_ok_and(|kind| kind.is_dir());
+        if !is_folder || !remove_folder_without_files(&entry.path(), since) {
+            return false;
+        }
+    }
+    std::fs::remove_dir(folder).is_ok()
 }

@@ -389,7 +389,7 @@ fn files_under(root: &Path, skip: &[&str]) -> Vec<(PathBuf, std::fs::Metadata)> 
 
 /// The time the kernel stamps files with (its coarse clock): anything made after this moment has
 /// a time at or after it.
-fn coarse_now() -> SystemTime {
+pub(super) fn coarse_now() -> SystemTime {
     nix::time::clock_gettime(nix::time::ClockId::CLOCK_REALTIME_COARSE)
         .ok()
         .and_then(|now| {
