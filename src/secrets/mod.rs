@@ -1,5 +1,5 @@
 //! Keeps secrets out of everything the loop writes: redacts the environment's secret values and
-//! well-known credential shapes from bytes, and finds them in a patch.
+//! well-known credential shapes from bytes, at once or as a stream, and finds them in a patch.
 //!
 //! What is redacted:
 //! - the value of every variable whose name looks secret (`TOKEN`, `SECRET`, `PASSWORD`,
@@ -16,6 +16,7 @@
 
 mod environment;
 mod shapes;
+mod writer;
 
 use std::borrow::Cow;
 use std::cmp::Reverse;
@@ -25,6 +26,7 @@ use std::fmt;
 use memchr::memmem::Finder;
 
 pub use environment::MIN_SECRET_LEN;
+pub use writer::RedactingWriter;
 
 use shapes::Shapes;
 
@@ -90,6 +92,9 @@ pub struct Redactor {
     variable_count: usize,
     /// Longest first, so that of two values starting at one place the longer names the marker.
     needles: Vec<Needle>,
+    /// The longest needle with no line break in it, and the longest with one (0 when none).
+    longest_single_line: usize,
+    longest_multi_line: usize,
     shapes: Shapes,
 }
 
@@ -146,6 +151,7 @@ impl Redactor {
             (Reverse(a.len()), a_kind, a).cmp(&(Reverse(b.len()), b_kind, b))
         });
         let mut needles: Vec<Needle> = Vec::new();
+        let (mut longest_single_line, mut longest_multi_line) = (0, 0);
         for (value, kind) in &values {
             if needles
                 .iter()
@@ -153,6 +159,12 @@ impl Redactor {
             {
                 continue;
             }
+            let longest = if value.contains(&b'\n') {
+                &mut longest_multi_line
+            } else {
+                &mut longest_single_line
+            };
+            *longest = (*longest).max(value.len());
             needles.push(Needle {
                 finder: Finder::new(value).into_owned(),
                 kind: *kind,
@@ -172,6 +184,8 @@ impl Redactor {
             names,
             markers,
             needles,
+            longest_single_line,
+            longest_multi_line,
             shapes: Shapes::new()?,
         })
     }

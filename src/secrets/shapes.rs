@@ -5,6 +5,13 @@ use regex::bytes::Regex;
 
 use super::{SecretsError, Span};
 
+/// No shape's match is longer than this: every pattern's repetitions are bounded to stay under
+/// it. A private key block goes further, but only its begin marker is the shape's match.
+pub(super) const MAX_SHAPE_LEN: usize = 512;
+
+/// A private key block's end marker is never longer than this.
+pub(super) const MAX_END_MARKER_LEN: usize = 128;
+
 /// Which part of a shape's match is the secret.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Extent {

@@ -157,6 +157,40 @@ fn a_long_run_is_redacted_up_to_the_longest_shape() {
 }
 
 #[test]
+fn no_shape_matches_more_than_the_longest_shape() {
+    let shapes = Shapes::new().unwrap();
+    let blanks = " ".repeat(40);
+    let table = [
+        token("ghp_", "a", 2000),
+        token("github_pat_", "_", 2000),
+        token("glpat-", "-", 2000),
+        token("xoxb-", "-", 2000),
+        token("AIza", "-", 2000),
+        token("sk-", "-", 2000),
+        format!("-----BEGIN{blanks}PRIVATE KEY BLOCK-----"),
+        format!(
+            "Authorization\"{}:{}'Bearer{}{}",
+            &blanks[..16],
+            &blanks[..16],
+            &blanks[..16],
+            "=".repeat(2000)
+        ),
+    ];
+    for input in table {
+        let found = shapes.any.find(input.as_bytes()).unwrap();
+        assert!(
+            found.len() <= MAX_SHAPE_LEN,
+            "{}: {}",
+            &input[..12],
+            found.len()
+        );
+    }
+    let end = format!("-----END{blanks}PRIVATE KEY BLOCK-----");
+    assert!(end.len() <= MAX_END_MARKER_LEN);
+    assert!(shapes.end_marker.is_match(end.as_bytes()));
+}
+
+#[test]
 fn one_group_per_shape() {
     let shapes = Shapes::new().unwrap();
     assert_eq!(shapes.any.captures_len(), SHAPES.len() + 1);
