@@ -14,6 +14,7 @@ pub mod model;
 pub mod parse;
 pub mod report;
 pub mod run;
+pub mod secrets;
 pub mod state;
 pub mod stop;
 pub mod workspace;
