@@ -181,11 +181,11 @@ fn normalized_lines(value: &str) -> Vec<&str> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// A plain ledger, its values already normal.
-    fn sample(cycle: u32) -> Ledger {
+    pub(in crate::deliver) fn sample(cycle: u32) -> Ledger {
         Ledger {
             thesis: format!("cycle {cycle}: lint first, its failures hide the test failures"),
             outcome: "failed 12\u{2192}7".to_string(),
@@ -198,7 +198,7 @@ mod tests {
     }
 
     /// A ledger whose values hold what mail and patch parsers look for.
-    fn tricky() -> Ledger {
+    pub(in crate::deliver) fn tricky() -> Ledger {
         let evidence = [
             "---",
             "diff --git a/x b/x",

@@ -1,0 +1,473 @@
+//! Recording iterations on a private ref, checked with the git CLI on real temporary repositories.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::ledger::tests::{sample, tricky};
+use super::*;
+
+/// Runs git in `dir` with no user or system configuration, asserting success; its output.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+    String::from_utf8_lossy(&output.stdout)
+        .trim_end()
+        .to_string()
+}
+
+/// What a tree holds at one path: git mode and bytes.
+type Entry = (u32, Vec<u8>);
+
+/// A tree of files, as the tests expect it.
+type Files = BTreeMap<Vec<u8>, Entry>;
+
+/// Bytes git takes for binary (NULs among them), `length` + 3 long.
+fn binary(seed: u8, length: usize) -> Vec<u8> {
+    (0..length)
+        .map(|index| (index as u8).wrapping_mul(31).wrapping_add(seed) ^ (index / 7) as u8)
+        .chain([0, 0, 0xff])
+        .collect()
+}
+
+fn base_files() -> Files {
+    let lines: String = (1..=20).map(|line| format!("line {line}\n")).collect();
+    [
+        (
+            &b"src/lib.rs"[..],
+            0o100644,
+            b"pub fn answer() -> u32 {\n    41\n}\n".to_vec(),
+        ),
+        (b"README.md", 0o100644, b"# demo\n".to_vec()),
+        (b"run.sh", 0o100644, b"#!/bin/sh\necho run\n".to_vec()),
+        (b"data.bin", 0o100644, binary(1, 600)),
+        (b"old/name.txt", 0o100644, lines.into_bytes()),
+        (b"notes.txt", 0o100644, b"notes\n".to_vec()),
+        (b"tail.txt", 0o100644, b"no newline at the end".to_vec()),
+        (b"keep.txt", 0o100644, b"untouched\n".to_vec()),
+        (b"blob.bin", 0o100644, binary(4, 300)),
+        (b"conf", 0o100644, b"key = 1\n".to_vec()),
+        (b"lib/x.rs", 0o100644, b"fn x() {}\n".to_vec()),
+        (
+            b"windows.txt",
+            0o100644,
+            b"one\r\ntwo\r\nthree\r\n".to_vec(),
+        ),
+    ]
+    .into_iter()
+    .map(|(path, mode, bytes)| (path.to_vec(), (mode, bytes)))
+    .collect()
+}
+
+/// A repository whose `main` holds `files` in one commit.
+fn repository(root: &Path, files: &Files) -> git2::Oid {
+    git(root, &["init", "-q", "-b", "main"]);
+    for (path, (mode, bytes)) in files {
+        let path = root.join(std::str::from_utf8(path).unwrap());
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        if *mode == 0o100755 {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "base"]);
+    git2::Oid::from_str(&git(root, &["rev-parse", "HEAD"])).unwrap()
+}
+
+fn state_of(store: &SnapshotStore, entry: Option<&Entry>) -> PathState {
+    match entry {
+        None => PathState::Absent,
+        Some((0o120000, target)) => PathState::Symlink {
+            target: String::from_utf8(target.clone()).unwrap(),
+        },
+        Some((mode, bytes)) => PathState::File {
+            sha256: store.put_bytes(bytes).unwrap(),
+            mode: mode & 0o777,
+        },
+    }
+}
+
+/// Changes `files` as `edits` say (None: removed) and returns the changes, before and after.
+fn edit(
+    store: &SnapshotStore,
+    files: &mut Files,
+    edits: Vec<(&[u8], Option<Entry>)>,
+) -> Vec<PathChange> {
+    edits
+        .into_iter()
+        .map(|(path, after)| {
+            let before = state_of(store, files.get(path));
+            let after_state = state_of(store, after.as_ref());
+            match after {
+                Some(entry) => files.insert(path.to_vec(), entry),
+                None => files.remove(path),
+            };
+            PathChange {
+                path: path.to_vec(),
+                before,
+                after: after_state,
+            }
+        })
+        .collect()
+}
+
+/// Every file of `tree`, with its mode and bytes.
+fn tree_files(repo: &git2::Repository, tree: &git2::Tree<'_>, prefix: &[u8], out: &mut Files) {
+    for entry in tree.iter() {
+        let mut path = prefix.to_vec();
+        if !path.is_empty() {
+            path.push(b'/');
+        }
+        path.extend_from_slice(entry.name_bytes());
+        if entry.kind() == Some(git2::ObjectType::Tree) {
+            tree_files(repo, &repo.find_tree(entry.id()).unwrap(), &path, out);
+        } else {
+            let blob = repo.find_blob(entry.id()).unwrap();
+            out.insert(path, (entry.filemode() as u32, blob.content().to_vec()));
+        }
+    }
+}
+
+fn commit_files(repo: &git2::Repository, commit: git2::Oid) -> Files {
+    let mut files = Files::new();
+    let tree = repo.find_commit(commit).unwrap().tree().unwrap();
+    tree_files(repo, &tree, b"", &mut files);
+    files
+}
+
+fn signature() -> git2::Signature<'static> {
+    git2::Signature::new(
+        "refine-loop",
+        "refine-loop@localhost",
+        &git2::Time::new(1_700_000_000, 60),
+    )
+    .unwrap()
+}
+
+struct Run {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    store: SnapshotStore,
+    base: git2::Oid,
+    files: Files,
+}
+
+fn run() -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    std::fs::create_dir_all(&root).unwrap();
+    let store = SnapshotStore::new(&dir.path().join("store")).unwrap();
+    let files = base_files();
+    let base = repository(&root, &files);
+    Run {
+        _dir: dir,
+        root,
+        store,
+        base,
+        files,
+    }
+}
+
+/// Three iterations that cover every kind of change; `files` ends as the last one's tree.
+fn iterations(store: &SnapshotStore, files: &mut Files) -> Vec<Iteration> {
+    let first = edit(
+        store,
+        files,
+        vec![
+            (
+                b"src/lib.rs",
+                Some((0o100644, b"pub fn answer() -> u32 {\n    42\n}\n".to_vec())),
+            ),
+            (
+                b"docs/guide/intro.md",
+                Some((0o100644, b"# Intro\n".to_vec())),
+            ),
+            (b"README.md", None),
+            (
+                b"run.sh",
+                Some((0o100755, b"#!/bin/sh\necho run\n".to_vec())),
+            ),
+            (b"empty.txt", Some((0o100644, Vec::new()))),
+            (
+                b"windows.txt",
+                Some((0o100644, b"one\r\nTWO\r\nthree\r\n".to_vec())),
+            ),
+        ],
+    );
+    let mut first_changes = first;
+    // A folder is no tree entry: its state changes nothing.
+    first_changes.push(PathChange {
+        path: b"docs/guide".to_vec(),
+        before: PathState::Absent,
+        after: PathState::Directory,
+    });
+    let renamed = files.get(&b"old/name.txt"[..]).unwrap().clone();
+    let second = edit(
+        store,
+        files,
+        vec![
+            (b"link", Some((0o120000, b"src/lib.rs".to_vec()))),
+            (b"data.bin", Some((0o100644, binary(2, 600)))),
+            (
+                b"caf\xe9.txt",
+                Some((0o100644, b"caf\xe9 in latin-1\n".to_vec())),
+            ),
+            (b"old/name.txt", None),
+            (b"new/name.txt", Some(renamed)),
+            (b"conf", None),
+            (b"conf/app.toml", Some((0o100644, b"key = 2\n".to_vec()))),
+        ],
+    );
+    let moved = files.get(&b"data.bin"[..]).unwrap().clone();
+    let third = edit(
+        store,
+        files,
+        vec![
+            (
+                b"notes.txt",
+                Some((0o120000, b"docs/guide/intro.md".to_vec())),
+            ),
+            (b"image.bin", Some((0o100755, binary(3, 3000)))),
+            (
+                b"tail.txt",
+                Some((0o100644, b"no newline at the end, still".to_vec())),
+            ),
+            (b"data.bin", None),
+            (b"assets/data.bin", Some(moved)),
+            (b"blob.bin", Some((0o100755, binary(4, 300)))),
+            (b"lib/x.rs", None),
+            (b"lib", Some((0o100644, b"now a file\n".to_vec()))),
+            (
+                b"old",
+                Some((0o100644, b"was a folder in the base\n".to_vec())),
+            ),
+        ],
+    );
+    vec![
+        Iteration {
+            cycle: 1,
+            summary: "failed 12\u{2192}7 (lint 5\u{2192}0)".to_string(),
+            ledger: sample(1),
+            changes: first_changes,
+        },
+        Iteration {
+            cycle: 3,
+            summary: "failed 7\u{2192}3".to_string(),
+            ledger: sample(3),
+            changes: second,
+        },
+        Iteration {
+            cycle: 4,
+            summary: "failed 3\u{2192}0\n(all green)".to_string(),
+            ledger: tricky(),
+            changes: third,
+        },
+    ]
+}
+
+#[test]
+fn recording_leaves_the_branch_head_index_and_working_tree_alone() {
+    let mut run = run();
+    // Work in progress of the user's: a staged change and an untracked file.
+    std::fs::write(run.root.join("keep.txt"), "staged\n").unwrap();
+    git(&run.root, &["add", "keep.txt"]);
+    std::fs::write(run.root.join("scratch.txt"), "untracked\n").unwrap();
+    let status = git(&run.root, &["status", "--porcelain"]);
+    let index = std::fs::read(run.root.join(".git/index")).unwrap();
+    let repo = git2::Repository::open(&run.root).unwrap();
+
+    let mut recorder = Recorder::new(&repo, run.base, "run-1")
+        .unwrap()
+        .with_signature(signature());
+    let mut tips = Vec::new();
+    for iteration in iterations(&run.store, &mut run.files) {
+        tips.push(recorder.record(&iteration, &run.store).unwrap());
+    }
+
+    let tip = recorder.tip().unwrap();
+    assert_eq!(tip, tips[2]);
+    assert_eq!(
+        git(&run.root, &["rev-parse", "refs/refine-loop/run-1"]),
+        tip.to_string()
+    );
+    assert_eq!(git(&run.root, &["rev-parse", "HEAD"]), run.base.to_string());
+    assert_eq!(git(&run.root, &["rev-parse", "main"]), run.base.to_string());
+    assert_eq!(git(&run.root, &["symbolic-ref", "HEAD"]), "refs/heads/main");
+    assert_eq!(git(&run.root, &["status", "--porcelain"]), status);
+    assert_eq!(std::fs::read(run.root.join(".git/index")).unwrap(), index);
+    // A chain from the base, one commit per iteration, with the fixed identity.
+    assert_eq!(
+        git(
+            &run.root,
+            &["rev-list", "--reverse", &format!("{}..{tip}", run.base)]
+        ),
+        tips.iter()
+            .map(|tip| tip.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert_eq!(
+        git(
+            &run.root,
+            &[
+                "log",
+                "-1",
+                "--format=%an <%ae>|%cn <%ce>",
+                &tip.to_string()
+            ]
+        ),
+        "refine-loop <refine-loop@localhost>|refine-loop <refine-loop@localhost>"
+    );
+    assert_eq!(commit_files(&repo, tip), run.files);
+    assert_eq!(
+        recorder
+            .iterations()
+            .iter()
+            .map(|iteration| iteration.subject.as_str())
+            .collect::<Vec<_>>(),
+        [
+            "refine-loop: iteration 1 \u{2014} failed 12\u{2192}7 (lint 5\u{2192}0)",
+            "refine-loop: iteration 3 \u{2014} failed 7\u{2192}3",
+            "refine-loop: iteration 4 \u{2014} failed 3\u{2192}0 (all green)",
+        ]
+    );
+    let message = repo
+        .find_commit(tip)
+        .unwrap()
+        .message()
+        .unwrap()
+        .to_string();
+    assert_eq!(Ledger::parse(&message).unwrap(), tricky().normalized());
+}
+
+#[test]
+fn bad_run_ids_paths_and_empty_iterations_are_refused() {
+    let mut run = run();
+    let repo = git2::Repository::open(&run.root).unwrap();
+    for run_id in ["", "a/b", "a..b", "x.lock", "sp ace"] {
+        assert!(
+            matches!(
+                Recorder::new(&repo, run.base, run_id),
+                Err(DeliverError::InvalidRunId { .. })
+            ),
+            "{run_id:?}"
+        );
+    }
+    let mut recorder = Recorder::new(&repo, run.base, "run-1").unwrap();
+    for path in [
+        &b"../escape"[..],
+        b"/absolute",
+        b".git/config",
+        b"a//b",
+        b"a/./b",
+        b"",
+    ] {
+        let iteration = Iteration {
+            cycle: 1,
+            summary: String::new(),
+            ledger: Ledger::default(),
+            changes: edit(
+                &run.store,
+                &mut run.files.clone(),
+                vec![(path, Some((0o100644, b"x".to_vec())))],
+            ),
+        };
+        assert!(
+            matches!(
+                recorder.record(&iteration, &run.store),
+                Err(DeliverError::InvalidPath { .. })
+            ),
+            "{path:?}"
+        );
+    }
+    let twice = Iteration {
+        cycle: 1,
+        summary: String::new(),
+        ledger: Ledger::default(),
+        changes: [None, Some((0o100644, b"x".to_vec()))]
+            .into_iter()
+            .flat_map(|after| {
+                edit(
+                    &run.store,
+                    &mut run.files.clone(),
+                    vec![(b"keep.txt", after)],
+                )
+            })
+            .collect(),
+    };
+    assert!(matches!(
+        recorder.record(&twice, &run.store),
+        Err(DeliverError::InvalidPath {
+            problem: "changed twice in one iteration",
+            ..
+        })
+    ));
+    // The same bytes as the base: nothing to commit.
+    let same = Iteration {
+        cycle: 1,
+        summary: String::new(),
+        ledger: Ledger::default(),
+        changes: edit(
+            &run.store,
+            &mut run.files.clone(),
+            vec![(b"keep.txt", Some((0o100644, b"untouched\n".to_vec())))],
+        ),
+    };
+    assert!(matches!(
+        recorder.record(&same, &run.store),
+        Err(DeliverError::NothingToRecord { cycle: 1 })
+    ));
+    assert_eq!(recorder.tip(), None);
+    // A real one, then the run id is taken.
+    let real = Iteration {
+        cycle: 2,
+        summary: String::new(),
+        ledger: Ledger::default(),
+        changes: edit(
+            &run.store,
+            &mut run.files,
+            vec![(b"keep.txt", Some((0o100644, b"changed\n".to_vec())))],
+        ),
+    };
+    recorder.record(&real, &run.store).unwrap();
+    assert_eq!(recorder.iterations()[0].subject, "refine-loop: iteration 2");
+    assert!(matches!(
+        Recorder::new(&repo, run.base, "run-1"),
+        Err(DeliverError::RefExists { .. })
+    ));
+}
+
+#[test]
+fn a_corrupt_store_entry_is_refused() {
+    let mut run = run();
+    let repo = git2::Repository::open(&run.root).unwrap();
+    let mut recorder = Recorder::new(&repo, run.base, "run-1").unwrap();
+    let changes = edit(
+        &run.store,
+        &mut run.files,
+        vec![(b"keep.txt", Some((0o100644, b"changed\n".to_vec())))],
+    );
+    let PathState::File { sha256, .. } = &changes[0].after else {
+        panic!("a file");
+    };
+    std::fs::write(run.store.path_of(sha256), b"other bytes").unwrap();
+    let iteration = Iteration {
+        cycle: 1,
+        summary: String::new(),
+        ledger: Ledger::default(),
+        changes,
+    };
+    assert!(matches!(
+        recorder.record(&iteration, &run.store),
+        Err(DeliverError::StoreCorrupt { .. })
+    ));
+}
