@@ -1,4 +1,5 @@
-//! Recording iterations on a private ref, checked with the git CLI on real temporary repositories.
+//! Recording iterations on a private ref and exporting them, checked with the git CLI on real
+//! temporary repositories: `git am` and `git apply` on fresh clones must rebuild the same tree.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -6,6 +7,8 @@ use std::process::Command;
 
 use super::ledger::tests::{sample, tricky};
 use super::*;
+
+const MARKER: &[u8] = b"SECRET-MARKER";
 
 /// Runs git in `dir` with no user or system configuration, asserting success; its output.
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -21,6 +24,18 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout)
         .trim_end()
         .to_string()
+}
+
+fn no_secrets(_: &[u8]) -> Vec<String> {
+    Vec::new()
+}
+
+fn marker_scan(content: &[u8]) -> Vec<String> {
+    if content.windows(MARKER.len()).any(|window| window == MARKER) {
+        vec!["the test marker".to_string()]
+    } else {
+        Vec::new()
+    }
 }
 
 /// What a tree holds at one path: git mode and bytes.
@@ -144,6 +159,10 @@ fn commit_files(repo: &git2::Repository, commit: git2::Oid) -> Files {
     files
 }
 
+fn tree_of(repo: &git2::Repository, commit: git2::Oid) -> String {
+    repo.find_commit(commit).unwrap().tree_id().to_string()
+}
+
 fn signature() -> git2::Signature<'static> {
     git2::Signature::new(
         "refine-loop",
@@ -153,9 +172,39 @@ fn signature() -> git2::Signature<'static> {
     .unwrap()
 }
 
+/// A fresh clone of `source` (objects sent as over the wire: the private ref stays behind) with
+/// `base` checked out.
+fn checkout(source: &Path, base: git2::Oid, into: &Path) -> PathBuf {
+    let parent = into.parent().unwrap();
+    git(
+        parent,
+        &[
+            "clone",
+            "-q",
+            "--no-local",
+            "--no-checkout",
+            &format!("file://{}", source.display()),
+            into.to_str().unwrap(),
+        ],
+    );
+    git(into, &["checkout", "-q", "--detach", &base.to_string()]);
+    into.to_path_buf()
+}
+
+/// The `*.patch` files of `dir`, sorted.
+fn patch_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
 struct Run {
     _dir: tempfile::TempDir,
     root: PathBuf,
+    scratch: PathBuf,
     store: SnapshotStore,
     base: git2::Oid,
     files: Files,
@@ -164,13 +213,16 @@ struct Run {
 fn run() -> Run {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("repo");
+    let scratch = dir.path().join("scratch");
     std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(&scratch).unwrap();
     let store = SnapshotStore::new(&dir.path().join("store")).unwrap();
     let files = base_files();
     let base = repository(&root, &files);
     Run {
         _dir: dir,
         root,
+        scratch,
         store,
         base,
         files,
@@ -347,6 +399,288 @@ fn recording_leaves_the_branch_head_index_and_working_tree_alone() {
         .unwrap()
         .to_string();
     assert_eq!(Ledger::parse(&message).unwrap(), tricky().normalized());
+}
+
+#[test]
+fn the_series_applies_with_git_am_on_a_fresh_clone_of_the_base() {
+    let mut run = run();
+    let repo = git2::Repository::open(&run.root).unwrap();
+    let mut recorder = Recorder::new(&repo, run.base, "run-1")
+        .unwrap()
+        .with_signature(signature());
+    let iterations = iterations(&run.store, &mut run.files);
+    for iteration in &iterations {
+        recorder.record(iteration, &run.store).unwrap();
+    }
+    let patches = run.scratch.join("state/patches");
+    // A longer earlier export leaves its tail; other files stay.
+    std::fs::create_dir_all(&patches).unwrap();
+    std::fs::write(patches.join("0009-stale.patch"), "old").unwrap();
+    std::fs::write(patches.join("README"), "kept").unwrap();
+    let written = recorder.write_series(&patches, &no_secrets).unwrap();
+    std::fs::remove_file(patches.join("README")).unwrap();
+    assert_eq!(written, patch_files(&patches));
+    let names: Vec<String> = written
+        .iter()
+        .map(|path| path.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "0001-refine-loop-iteration-1-failed-12-7-lint-5-0.patch",
+            "0002-refine-loop-iteration-3-failed-7-3.patch",
+            "0003-refine-loop-iteration-4-failed-3-0-all-green.patch",
+        ]
+    );
+
+    let clone = checkout(&run.root, run.base, &run.scratch.join("am"));
+    let mut arguments = vec!["am", "-q"];
+    arguments.extend(written.iter().map(|path| path.to_str().unwrap()));
+    git(&clone, &arguments);
+
+    let tip = recorder.tip().unwrap();
+    assert_eq!(
+        git(&clone, &["rev-parse", "HEAD^{tree}"]),
+        tree_of(&repo, tip)
+    );
+    let range = format!("{}..HEAD", run.base);
+    assert_eq!(
+        git(&clone, &["log", "--reverse", "--format=%s", &range]),
+        recorder
+            .iterations()
+            .iter()
+            .map(|iteration| iteration.subject.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let commits = git(&clone, &["rev-list", "--reverse", &range]);
+    for (commit, iteration) in commits.lines().zip(&iterations) {
+        let message = git(&clone, &["log", "-1", "--format=%B", commit]);
+        assert_eq!(
+            Ledger::parse(&message).unwrap(),
+            iteration.ledger.normalized(),
+            "{message}"
+        );
+    }
+    assert_eq!(
+        git(&clone, &["log", "-1", "--format=%an <%ae> %at"]),
+        "refine-loop <refine-loop@localhost> 1700000000"
+    );
+}
+
+#[test]
+fn the_cumulative_patch_applies_with_git_apply_on_a_fresh_clone_of_the_base() {
+    let mut run = run();
+    let repo = git2::Repository::open(&run.root).unwrap();
+    let mut recorder = Recorder::new(&repo, run.base, "run-1").unwrap();
+    for iteration in iterations(&run.store, &mut run.files) {
+        recorder.record(&iteration, &run.store).unwrap();
+    }
+    let patch = run.scratch.join("refine-loop.patch");
+    recorder
+        .write_cumulative_patch(&patch, &no_secrets)
+        .unwrap();
+
+    let clone = checkout(&run.root, run.base, &run.scratch.join("apply"));
+    let patch = patch.to_str().unwrap();
+    git(&clone, &["apply", "--check", patch]);
+    git(&clone, &["apply", patch]);
+    git(&clone, &["add", "-A"]);
+    assert_eq!(
+        git(&clone, &["write-tree"]),
+        tree_of(&repo, recorder.tip().unwrap())
+    );
+}
+
+#[test]
+fn a_run_without_iterations_exports_empty_files() {
+    let run = run();
+    let repo = git2::Repository::open(&run.root).unwrap();
+    let recorder = Recorder::new(&repo, run.base, "run-1").unwrap();
+    let patch = run.scratch.join("refine-loop.patch");
+    recorder
+        .write_cumulative_patch(&patch, &no_secrets)
+        .unwrap();
+    assert_eq!(std::fs::read(&patch).unwrap(), b"");
+    let patches = run.scratch.join("patches");
+    assert!(
+        recorder
+            .write_series(&patches, &no_secrets)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(patch_files(&patches).is_empty());
+    assert!(repo.find_reference("refs/refine-loop/run-1").is_err());
+}
+
+#[test]
+fn a_detached_head_in_a_shallow_clone_works_too() {
+    let run = run();
+    let shallow = run.scratch.join("shallow");
+    git(
+        &run.scratch,
+        &[
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            &format!("file://{}", run.root.display()),
+            shallow.to_str().unwrap(),
+        ],
+    );
+    git(&shallow, &["checkout", "-q", "--detach"]);
+    assert_eq!(
+        git(&shallow, &["rev-parse", "--is-shallow-repository"]),
+        "true"
+    );
+    let repo = git2::Repository::open(&shallow).unwrap();
+    let base = repo.head().unwrap().target().unwrap();
+    let mut files = run.files.clone();
+    let changes = edit(
+        &run.store,
+        &mut files,
+        vec![(
+            b"src/lib.rs",
+            Some((0o100644, b"fn changed() {}\n".to_vec())),
+        )],
+    );
+    let mut recorder = Recorder::new(&repo, base, "detached").unwrap();
+    let iteration = Iteration {
+        cycle: 1,
+        summary: "failed 1\u{2192}0".to_string(),
+        ledger: sample(1),
+        changes,
+    };
+    let tip = recorder.record(&iteration, &run.store).unwrap();
+    assert!(repo.head_detached().unwrap());
+    assert_eq!(repo.head().unwrap().target(), Some(base));
+    assert_eq!(
+        git(&shallow, &["rev-parse", "refs/refine-loop/detached"]),
+        tip.to_string()
+    );
+
+    let patches = recorder
+        .write_series(&run.scratch.join("patches"), &no_secrets)
+        .unwrap();
+    let clone = checkout(&shallow, base, &run.scratch.join("am"));
+    git(&clone, &["am", "-q", patches[0].to_str().unwrap()]);
+    assert_eq!(
+        git(&clone, &["rev-parse", "HEAD^{tree}"]),
+        tree_of(&repo, tip)
+    );
+}
+
+#[test]
+fn the_secret_scan_refuses_patches_and_writes_nothing() {
+    let mut run = run();
+    let repo = git2::Repository::open(&run.root).unwrap();
+    let mut recorder = Recorder::new(&repo, run.base, "run-1").unwrap();
+    let clean = edit(
+        &run.store,
+        &mut run.files,
+        vec![(b"src/lib.rs", Some((0o100644, b"fn clean() {}\n".to_vec())))],
+    );
+    recorder
+        .record(
+            &Iteration {
+                cycle: 1,
+                summary: "clean".to_string(),
+                ledger: sample(1),
+                changes: clean,
+            },
+            &run.store,
+        )
+        .unwrap();
+    let patches = run.scratch.join("patches");
+    let written = recorder.write_series(&patches, &marker_scan).unwrap();
+    let first = std::fs::read(&written[0]).unwrap();
+
+    // The marker inside a binary file: the patch text only has it compressed and encoded.
+    let mut secret = binary(9, 200);
+    secret.extend_from_slice(MARKER);
+    let leaking = edit(
+        &run.store,
+        &mut run.files,
+        vec![(b"assets/key.bin", Some((0o100644, secret)))],
+    );
+    recorder
+        .record(
+            &Iteration {
+                cycle: 2,
+                summary: "leaks".to_string(),
+                ledger: sample(2),
+                changes: leaking,
+            },
+            &run.store,
+        )
+        .unwrap();
+    let error = recorder.write_series(&patches, &marker_scan).unwrap_err();
+    let DeliverError::SecretRefused { path, findings } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(
+        path,
+        &patches.join("0002-refine-loop-iteration-2-leaks.patch")
+    );
+    assert_eq!(findings, &["assets/key.bin (after): the test marker"]);
+    assert!(!error.to_string().contains("SECRET-MARKER"));
+    // Nothing written: the earlier export is as it was.
+    assert_eq!(patch_files(&patches), written);
+    assert_eq!(std::fs::read(&written[0]).unwrap(), first);
+
+    let cumulative = run.scratch.join("refine-loop.patch");
+    let error = recorder
+        .write_cumulative_patch(&cumulative, &marker_scan)
+        .unwrap_err();
+    let DeliverError::SecretRefused { path, findings } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(path, &cumulative);
+    assert_eq!(findings, &["assets/key.bin (after): the test marker"]);
+    assert!(!cumulative.exists());
+}
+
+#[test]
+fn a_secret_in_text_is_found_in_the_patch_text_and_the_blob() {
+    let mut run = run();
+    let repo = git2::Repository::open(&run.root).unwrap();
+    let mut recorder = Recorder::new(&repo, run.base, "run-1").unwrap();
+    let changes = edit(
+        &run.store,
+        &mut run.files,
+        vec![(
+            b"config.env",
+            Some((0o100644, b"TOKEN=SECRET-MARKER\n".to_vec())),
+        )],
+    );
+    let iteration = Iteration {
+        cycle: 1,
+        summary: "config".to_string(),
+        ledger: sample(1),
+        changes,
+    };
+    recorder.record(&iteration, &run.store).unwrap();
+    let path = run.scratch.join("refine-loop.patch");
+    let error = recorder
+        .write_cumulative_patch(&path, &marker_scan)
+        .unwrap_err();
+    let DeliverError::SecretRefused { findings, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(
+        findings,
+        &[
+            "patch text: the test marker",
+            "config.env (after): the test marker"
+        ]
+    );
+    assert!(!path.exists());
+    assert!(
+        recorder
+            .write_series(&run.scratch.join("patches"), &marker_scan)
+            .is_err()
+    );
+    assert!(!run.scratch.join("patches").exists());
 }
 
 #[test]

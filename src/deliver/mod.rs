@@ -4,14 +4,20 @@
 //! Commits are built in memory from the previous iteration's tree and the changed paths: the
 //! user's branch, HEAD, the index file and the working tree are never read or moved.
 
+mod email;
 mod ledger;
+mod patch;
+mod secrets;
 mod tree;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use crate::state::StateError;
 use crate::workspace::{PathState, SnapshotStore};
 
 pub use ledger::Ledger;
+pub use patch::PatchFile;
+pub use secrets::SecretScan;
 
 /// The namespace of the private refs, one per run.
 pub const REF_PREFIX: &str = "refs/refine-loop/";
@@ -49,10 +55,30 @@ pub enum DeliverError {
     StoreCorrupt { path: PathBuf, found: String },
     #[error("iteration of cycle {cycle} changes nothing in the tree: no commit made")]
     NothingToRecord { cycle: u32 },
+    #[error("commit {commit}: its message is not UTF-8")]
+    MessageNotUtf8 { commit: git2::Oid },
     #[error("commit message: the section {section:?} is missing")]
     LedgerSectionMissing { section: &'static str },
     #[error("commit message: the section {section:?} appears twice")]
     LedgerSectionRepeated { section: &'static str },
+    #[error(
+        "{}: not written: the secret scan reported {} finding(s): {}",
+        path.display(),
+        findings.len(),
+        findings.join("; ")
+    )]
+    SecretRefused {
+        path: PathBuf,
+        findings: Vec<String>,
+    },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Write(#[from] StateError),
 }
 
 /// Attaches what was being done to a git error.
@@ -89,7 +115,7 @@ pub struct RecordedIteration {
     pub subject: String,
 }
 
-/// Records accepted iterations as commits on `refs/refine-loop/<run-id>`.
+/// Records accepted iterations as commits on `refs/refine-loop/<run-id>` and exports them.
 pub struct Recorder<'repo> {
     repo: &'repo git2::Repository,
     base: git2::Oid,
@@ -228,6 +254,62 @@ impl<'repo> Recorder<'repo> {
         };
         result.map_err(git(format!("point {} at {commit}", self.reference)))?;
         Ok(())
+    }
+
+    /// Writes `NNNN-<slug>.patch` files into `dir` (`patches/`, created if missing), one
+    /// `git am` patch per iteration, and returns their paths. Patch files of an earlier export
+    /// that this one does not rewrite are removed. When the scan finds anything in any patch,
+    /// nothing is written or removed.
+    pub fn write_series(
+        &self,
+        dir: &Path,
+        scan: &dyn SecretScan,
+    ) -> Result<Vec<PathBuf>, DeliverError> {
+        let plan = self.series()?;
+        for file in &plan {
+            secrets::refuse(self.repo, &dir.join(&file.name), file, scan)?;
+        }
+        std::fs::create_dir_all(dir).map_err(|source| DeliverError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        email::remove_stale_series(dir, &plan)?;
+        let mut written = Vec::with_capacity(plan.len());
+        for file in &plan {
+            let path = dir.join(&file.name);
+            crate::state::write_atomic(&path, &file.contents)?;
+            written.push(path);
+        }
+        Ok(written)
+    }
+
+    /// The series as data, one patch per iteration, nothing written (`--dry-run`).
+    pub fn series(&self) -> Result<Vec<PatchFile>, DeliverError> {
+        let count = self.iterations.len();
+        self.iterations
+            .iter()
+            .enumerate()
+            .map(|(index, iteration)| email::email(self.repo, iteration, index + 1, count))
+            .collect()
+    }
+
+    /// Writes the diff from the base commit's tree to the last iteration's (`git apply` on a
+    /// checkout of the base). With no iterations, or when they cancel out, the file is empty.
+    /// When the scan finds anything, nothing is written.
+    pub fn write_cumulative_patch(
+        &self,
+        path: &Path,
+        scan: &dyn SecretScan,
+    ) -> Result<(), DeliverError> {
+        let file = self.cumulative_patch()?;
+        secrets::refuse(self.repo, path, &file, scan)?;
+        crate::state::write_atomic(path, &file.contents)?;
+        Ok(())
+    }
+
+    /// The cumulative patch as data, nothing written.
+    pub fn cumulative_patch(&self) -> Result<PatchFile, DeliverError> {
+        patch::cumulative(self.repo, self.base, self.tip())
     }
 }
 
