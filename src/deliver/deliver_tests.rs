@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use sha2::{Digest, Sha256};
+
 use super::ledger::tests::{sample, tricky};
 use super::*;
 
@@ -199,6 +201,25 @@ fn patch_files(dir: &Path) -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
+}
+
+fn version(entry: &Entry) -> FileVersion {
+    let (mode, bytes) = entry;
+    FileVersion {
+        sha256: Some(
+            Sha256::digest(bytes)
+                .iter()
+                .map(|byte| format!("{byte:02x}"))
+                .collect(),
+        ),
+        mode: format!("{mode:o}"),
+        kind: if *mode == 0o120000 {
+            EntryKind::Symlink
+        } else {
+            EntryKind::File
+        },
+        commit: None,
+    }
 }
 
 struct Run {
@@ -493,6 +514,73 @@ fn the_cumulative_patch_applies_with_git_apply_on_a_fresh_clone_of_the_base() {
 }
 
 #[test]
+fn the_manifest_lists_exactly_the_changed_files_with_their_hashes() {
+    let mut run = run();
+    let before = run.files.clone();
+    let repo = git2::Repository::open(&run.root).unwrap();
+    let mut recorder = Recorder::new(&repo, run.base, "run-1").unwrap();
+    for iteration in iterations(&run.store, &mut run.files) {
+        recorder.record(&iteration, &run.store).unwrap();
+    }
+    let path = run.scratch.join("manifest.json");
+    recorder
+        .write_manifest(&path, "improved", "all categories pass")
+        .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let manifest: Manifest = serde_json::from_str(&text).unwrap();
+
+    let mut paths: Vec<&Vec<u8>> = before.keys().chain(run.files.keys()).collect();
+    paths.sort();
+    paths.dedup();
+    let expected: Vec<ManifestFile> = paths
+        .into_iter()
+        .filter(|path| before.get(*path) != run.files.get(*path))
+        .map(|path| ManifestFile {
+            path: String::from_utf8_lossy(path).into_owned(),
+            path_bytes_hex: std::str::from_utf8(path)
+                .is_err()
+                .then(|| path.iter().map(|byte| format!("{byte:02x}")).collect()),
+            before: before.get(path).map(version),
+            after: run.files.get(path).map(version),
+        })
+        .collect();
+    assert_eq!(manifest.files, expected);
+    assert_eq!(expected.len(), 21);
+    assert_eq!(manifest.format_version, 1);
+    assert_eq!(manifest.run_id, "run-1");
+    assert_eq!(manifest.reference, "refs/refine-loop/run-1");
+    assert_eq!(manifest.base_commit, run.base.to_string());
+    assert_eq!(
+        manifest.final_commit,
+        recorder.tip().map(|tip| tip.to_string())
+    );
+    assert_eq!(
+        (manifest.outcome.as_str(), manifest.stop_reason.as_str()),
+        ("improved", "all categories pass")
+    );
+    assert_eq!(
+        manifest
+            .iterations
+            .iter()
+            .map(|iteration| iteration.cycle)
+            .collect::<Vec<_>>(),
+        [1, 3, 4]
+    );
+    // The wire shape: the ref key, hex only for the path that is not UTF-8, kind only for links.
+    assert!(
+        text.contains("\"ref\": \"refs/refine-loop/run-1\""),
+        "{text}"
+    );
+    assert_eq!(text.matches("path_bytes_hex").count(), 1, "{text}");
+    assert!(
+        text.contains("\"path_bytes_hex\": \"636166e92e747874\""),
+        "{text}"
+    );
+    assert_eq!(text.matches("\"kind\": \"symlink\"").count(), 2, "{text}");
+    assert!(text.contains("\"before\": null"), "{text}");
+}
+
+#[test]
 fn a_run_without_iterations_exports_empty_files() {
     let run = run();
     let repo = git2::Repository::open(&run.root).unwrap();
@@ -510,6 +598,9 @@ fn a_run_without_iterations_exports_empty_files() {
             .is_empty()
     );
     assert!(patch_files(&patches).is_empty());
+    let manifest = recorder.manifest("no-change", "nothing failed").unwrap();
+    assert_eq!(manifest.final_commit, None);
+    assert!(manifest.files.is_empty() && manifest.iterations.is_empty());
     assert!(repo.find_reference("refs/refine-loop/run-1").is_err());
 }
 

@@ -6,6 +6,7 @@
 
 mod email;
 mod ledger;
+mod manifest;
 mod patch;
 mod secrets;
 mod tree;
@@ -16,6 +17,7 @@ use crate::state::StateError;
 use crate::workspace::{PathState, SnapshotStore};
 
 pub use ledger::Ledger;
+pub use manifest::{EntryKind, FileVersion, Manifest, ManifestFile, ManifestIteration};
 pub use patch::PatchFile;
 pub use secrets::SecretScan;
 
@@ -310,6 +312,23 @@ impl<'repo> Recorder<'repo> {
     /// The cumulative patch as data, nothing written.
     pub fn cumulative_patch(&self) -> Result<PatchFile, DeliverError> {
         patch::cumulative(self.repo, self.base, self.tip())
+    }
+
+    /// Writes `manifest.json`. It holds hashes and paths, no file contents, so it is not scanned.
+    pub fn write_manifest(
+        &self,
+        path: &Path,
+        outcome: &str,
+        stop_reason: &str,
+    ) -> Result<(), DeliverError> {
+        let manifest = self.manifest(outcome, stop_reason)?;
+        crate::state::write_json(path, &manifest)?;
+        Ok(())
+    }
+
+    /// The manifest as data, nothing written.
+    pub fn manifest(&self, outcome: &str, stop_reason: &str) -> Result<Manifest, DeliverError> {
+        manifest::build(self, outcome, stop_reason)
     }
 }
 
