@@ -8,6 +8,7 @@ pub mod cli;
 pub mod command;
 pub mod config;
 pub mod delegate;
+pub mod deliver;
 pub mod exit_code;
 pub mod gate;
 pub mod model;
