@@ -104,7 +104,7 @@ fn state_of(store: &SnapshotStore, entry: Option<&Entry>) -> PathState {
     match entry {
         None => PathState::Absent,
         Some((0o120000, target)) => PathState::Symlink {
-            target: String::from_utf8(target.clone()).unwrap(),
+            target: target.clone(),
         },
         Some((mode, bytes)) => PathState::File {
             sha256: store.put_bytes(bytes).unwrap(),

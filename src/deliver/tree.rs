@@ -30,7 +30,7 @@ enum Content<'change> {
     /// Bytes in the snapshot store, under their sha256.
     Stored(&'change str),
     /// A symlink's target.
-    Target(&'change str),
+    Target(&'change [u8]),
 }
 
 /// Writes the tree of `parent` with `changes` applied and returns its id. Removals go first, so
@@ -73,7 +73,7 @@ pub(super) fn build(
         let id = match content {
             Content::Stored(sha256) => stored_blob(repo, store, sha256)?,
             Content::Target(target) => repo
-                .blob(target.as_bytes())
+                .blob(target)
                 .map_err(git(format!("write the link {}", as_path(path).display())))?,
         };
         index
