@@ -107,10 +107,15 @@ pub fn run_delegate(
     let files = DelegateFiles::for_category(assignment.reports_dir, assignment.category);
     let write = |path: &Path, bytes: &[u8]| {
         std::fs::create_dir_all(assignment.reports_dir)
-            .and_then(|()| std::fs::write(path, bytes))
             .map_err(|source| DelegateError::Write {
                 path: path.to_path_buf(),
                 source,
+            })
+            .and_then(|()| {
+                crate::state::write_atomic(path, bytes).map_err(|error| DelegateError::Write {
+                    path: error.path,
+                    source: error.source,
+                })
             })
     };
     let prompt = render_prompt(
@@ -172,9 +177,13 @@ pub fn run_delegate(
             return Err(DelegateError::Supervise(error));
         }
     };
-    let verdict = std::fs::read_to_string(&files.verdict)
-        .ok()
-        .and_then(|text| Verdict::parse(&text));
+    let verdict = std::fs::read(&files.verdict).ok().and_then(|bytes| {
+        // The delegate's own file stays in the state dir: without the secrets it may hold.
+        if let std::borrow::Cow::Owned(clean) = crate::secrets::redacted(&bytes) {
+            let _ = std::fs::write(&files.verdict, &clean);
+        }
+        Verdict::parse(&String::from_utf8_lossy(&crate::secrets::redacted(&bytes)))
+    });
     Ok(DelegateRun {
         end,
         spawn_error,

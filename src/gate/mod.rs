@@ -19,6 +19,7 @@ pub use summarize::{INFRA_CATEGORY, summarize};
 use crate::cancel::Cancel;
 use crate::config::Settings;
 use crate::model::GateSummary;
+use crate::secrets::RedactingWriter;
 
 /// The name of the raw output file in a cycle folder.
 pub const OUTPUT_FILE: &str = "gate-output.txt";
@@ -62,7 +63,14 @@ pub fn run_gate(
         path: log_path.clone(),
         source,
     };
-    let mut log = BufWriter::new(File::create(&log_path).map_err(log_error)?);
+    let file = BufWriter::new(File::create(&log_path).map_err(log_error)?);
+    // Redacted as it streams: a secret the gate prints never reaches the file.
+    let redactor = crate::secrets::process_redactor().ok_or_else(|| {
+        log_error(std::io::Error::other(
+            "the secret patterns do not compile: nothing is written unredacted",
+        ))
+    })?;
+    let mut log = RedactingWriter::new(redactor, file);
     let mut checks = Vec::with_capacity(settings.gate.checks.len());
     let mut cancelled = false;
     for check in &settings.gate.checks {
@@ -76,7 +84,9 @@ pub fn run_gate(
         cancelled |= result.end.stopped == Some(StopReason::Cancelled);
         checks.push(result);
     }
-    log.flush().map_err(log_error)?;
+    log.finish()
+        .and_then(|mut file| file.flush())
+        .map_err(log_error)?;
     let mut summary = summarize(cycle, &checks);
     if cancelled {
         summary.cancelled = true;

@@ -30,6 +30,26 @@ pub use writer::RedactingWriter;
 
 use shapes::Shapes;
 
+/// The redactor for this process's environment, made on first use: everything the loop writes
+/// in its state dir goes through it. `None` only if the built-in patterns failed to compile.
+pub fn process_redactor() -> Option<&'static Redactor> {
+    static REDACTOR: std::sync::OnceLock<Option<Redactor>> = std::sync::OnceLock::new();
+    REDACTOR
+        .get_or_init(|| match Redactor::from_env() {
+            Ok(redactor) => Some(redactor),
+            Err(error) => {
+                tracing::error!(%error, "secrets cannot be redacted");
+                None
+            }
+        })
+        .as_ref()
+}
+
+/// `bytes` with every secret this process knows of redacted.
+pub fn redacted(bytes: &[u8]) -> Cow<'_, [u8]> {
+    process_redactor().map_or(Cow::Borrowed(bytes), |redactor| redactor.redact(bytes))
+}
+
 /// What can fail while preparing to redact.
 #[derive(Debug, thiserror::Error)]
 pub enum SecretsError {

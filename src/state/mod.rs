@@ -23,8 +23,10 @@ pub fn cycle_dir(state_dir: &Path, cycle: u32) -> Result<PathBuf, StateError> {
     Ok(dir)
 }
 
-/// Writes `bytes` to `path` so that readers see the old file or the new one, never a part.
+/// Writes `bytes` to `path` so that readers see the old file or the new one, never a part. Secrets
+/// of the environment and credential shapes are redacted first: no file of the run holds one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
+    let bytes = crate::secrets::redacted(bytes);
     let error = |source| StateError {
         path: path.to_path_buf(),
         source,
@@ -38,7 +40,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
         .map_err(error)?;
     // Rename makes the write atomic for readers; no fsync: these are CI artifacts, and a sync
     // per file costs more than the loop's own work per cycle.
-    file.write_all(bytes).map_err(error)?;
+    file.write_all(&bytes).map_err(error)?;
     file.persist(path).map_err(|e| error(e.error))?;
     Ok(())
 }

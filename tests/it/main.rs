@@ -20,4 +20,5 @@ mod readme;
 mod real_tools;
 mod run_fixers;
 mod run_loop;
+mod secrets;
 mod support;

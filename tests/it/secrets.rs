@@ -1,0 +1,70 @@
+//! No file the loop writes holds a secret: a gate and a delegate that print the value of a
+//! secret environment variable (and a token of a well-known shape) leave only redaction marks.
+
+use crate::support::Repo;
+
+const SECRET: &str = "s3cr3t-v4lue-0042-do-not-leak";
+
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(entry.path());
+            } else {
+                files.push(entry.path());
+            }
+        }
+    }
+    files
+}
+
+#[test]
+fn a_gate_that_prints_a_secret_leaves_no_file_with_it() {
+    // A token shape, built at run time so that no token-like literal sits in the source.
+    let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write("findings.txt", "one\ntwo\n");
+    repo.write(
+        "refine-loop.toml",
+        r#"[[gate.check]]
+name = "lint"
+category = "lint"
+run = "echo \"deploying with $DEPLOY_TOKEN and $OTHER\"; while read -r f; do echo \"src/a.rs:1:1: error: $f uses $DEPLOY_TOKEN\"; done < findings.txt; test ! -s findings.txt"
+parser = "clippy"
+
+[[delegate]]
+categories = ["lint"]
+run = "echo \"the delegate sees $DEPLOY_TOKEN\"; cat \"$REFINE_LOOP_PROMPT_FILE\"; echo \"partial $DEPLOY_TOKEN\" > \"$REFINE_LOOP_VERDICT_FILE\"; sed -i 1d findings.txt"
+"#,
+    );
+    repo.commit("gate");
+    let output = repo
+        .command(&["run", "--max-cycles", "3"])
+        .env("DEPLOY_TOKEN", SECRET)
+        .env("OTHER", &token)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let state = repo.join(".refine-loop");
+    let files = files_under(&state);
+    assert!(files.len() > 10, "{files:?}");
+    let mut marked = 0;
+    for file in &files {
+        let bytes = std::fs::read(file).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            !text.contains(SECRET),
+            "{} holds the secret",
+            file.display()
+        );
+        assert!(!text.contains(&token), "{} holds the token", file.display());
+        marked += usize::from(text.contains("[REDACTED:DEPLOY_TOKEN]"));
+    }
+    // The gate's log, its summary, the delegate's prompt, report and verdict all had it.
+    assert!(marked >= 5, "only {marked} files were redacted");
+    let log = std::fs::read_to_string(state.join("cycle-0/gate-output.txt")).unwrap();
+    assert!(log.contains("[REDACTED:github-token]"), "{log}");
+}
