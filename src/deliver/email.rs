@@ -116,7 +116,7 @@ fn rfc2822(time: git2::Time) -> String {
 
 /// The (year, month 1–12, day 1–31) of a count of days since 1970-01-01 (proleptic Gregorian;
 /// Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, usize, i64) {
+pub(super) fn civil_from_days(days: i64) -> (i64, usize, i64) {
     let shifted = days + 719_468;
     let era = shifted.div_euclid(146_097);
     let day_of_era = shifted.rem_euclid(146_097);

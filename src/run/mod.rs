@@ -4,6 +4,7 @@
 
 mod accept;
 mod heuristics;
+mod ledger;
 mod progress;
 mod record;
 mod verify;
@@ -19,6 +20,7 @@ use verify::{diagnostics_of, measure, verify};
 use crate::cancel::Cancel;
 use crate::config::{Settings, Verify};
 use crate::delegate::{Assignment, DelegateError, DelegateFiles, DelegateRun, run_delegate};
+use crate::deliver::Recorder;
 use crate::gate::{GateError, INFRA_CATEGORY, SUMMARY_FILE};
 use crate::model::{CategoryHistory, Diagnostic, GateSummary, Trend};
 use crate::state::{self, StateError};
@@ -38,6 +40,8 @@ pub enum RunError {
     State(#[from] StateError),
     #[error(transparent)]
     Delegate(#[from] DelegateError),
+    #[error("the run's record: {0}")]
+    Deliver(#[from] crate::deliver::DeliverError),
 }
 
 /// How a run ended, and its record.
@@ -50,6 +54,8 @@ pub struct RunReport {
     pub heuristics: Heuristics,
     pub baseline_failed: u64,
     pub final_failed: u64,
+    /// The commits, patches and manifest of the accepted changes.
+    pub delivery: ledger::DeliveryNote,
 }
 
 /// One delegate's turn in a cycle.
@@ -104,6 +110,14 @@ pub fn run_loop(
 ) -> Result<RunReport, RunError> {
     let started = Instant::now();
     let mut workspace = Workspace::open(&settings.target, &settings.state_dir)?;
+    // A handle of its own: the record is written between delegates, never during one.
+    let record_repository =
+        git2::Repository::open(workspace.repository().path()).map_err(WorkspaceError::from)?;
+    let mut recorder = Recorder::new(
+        &record_repository,
+        workspace.base_commit(),
+        &ledger::new_run_id(),
+    )?;
     let limits = Limits {
         max_cycles: settings.run.max_cycles,
         time_budget: settings.run.time_budget,
@@ -300,6 +314,16 @@ pub fn run_loop(
             pass_confirmed: true,
         };
         let next = evaluate(&state, &limits);
+        if accepted {
+            let story = ledger::CycleStory {
+                cycle,
+                before: &before,
+                after: &kept,
+                attempts: &attempts,
+                next,
+            };
+            ledger::record_cycle(&mut recorder, workspace.store(), settings, &story)?;
+        }
         let line = format!(
             "refine-loop cycle {cycle}/{} · failed {}→{} · accepted {} · rolled back {rolled_back} · {}",
             limits.max_cycles,
@@ -318,6 +342,12 @@ pub fn run_loop(
     progress.finish();
 
     trend.finish(reason);
+    let delivery = ledger::write_delivery(
+        &recorder,
+        settings,
+        reason.outcome().as_str(),
+        reason.as_str(),
+    )?;
     let report = RunReport {
         outcome: reason.outcome(),
         stop_reason: reason,
@@ -326,6 +356,7 @@ pub fn run_loop(
         heuristics,
         baseline_failed,
         final_failed: kept.failed_count,
+        delivery,
     };
     record::write_run_files(settings, &report, &kept)?;
     workspace.discard_store();

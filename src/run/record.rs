@@ -161,6 +161,27 @@ fn final_report(settings: &Settings, report: &RunReport, last: &GateSummary) -> 
             );
         }
     }
+    text.push_str("\n## The record\n\n");
+    let delivery = &report.delivery;
+    match &delivery.reference {
+        Some(reference) => {
+            let _ = writeln!(
+                text,
+                "- {} accepted cycle(s) committed on `{reference}` (not on any branch; nothing was pushed).",
+                delivery.commits
+            );
+        }
+        None => text.push_str("- No change was kept: there is nothing to apply.\n"),
+    }
+    match &delivery.refused {
+        Some(reason) => {
+            let _ = writeln!(text, "- Patches refused: {reason}.");
+        }
+        None if delivery.reference.is_some() => text.push_str(
+            "- `patches/` is a `git am` series of those commits; `refine-loop.patch` is all of them as one `git apply` patch; `manifest.json` lists every changed file's sha256 before and after.\n",
+        ),
+        None => {}
+    }
     text.push_str("\n## What to do next\n\n");
     if last.failed_count == 0 {
         text.push_str("- The gate passes. Review the changes and commit them.\n");

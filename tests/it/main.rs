@@ -8,6 +8,7 @@
 
 mod config_errors;
 mod config_layers;
+mod delivery;
 mod fault_injection;
 mod gate_output;
 mod gate_process;

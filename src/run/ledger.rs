@@ -1,0 +1,240 @@
+//! The record a person can apply or throw away: each accepted cycle as a commit on the run's
+//! private ref (its ledger in the body), exported at the end as a `git am` series, one cumulative
+//! patch and `manifest.json`. Nothing is pushed; the user's branch and HEAD never move.
+
+use std::fmt::Write as _;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::Attempt;
+use crate::config::Settings;
+use crate::deliver::{DeliverError, Iteration, Ledger, PathChange, Recorder};
+use crate::model::GateSummary;
+use crate::stop::StopReason;
+use crate::workspace::{Change, SnapshotStore, compose};
+
+/// What became of the record, for the final report.
+#[derive(Debug, Default)]
+pub struct DeliveryNote {
+    pub reference: Option<String>,
+    pub commits: usize,
+    /// Why the patches were not written (a secret in them), when they were not.
+    pub refused: Option<String>,
+}
+
+/// A run id that can name a ref: the UTC time and the process id.
+pub fn new_run_id() -> String {
+    let seconds = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    let days = i64::try_from(seconds / 86_400).unwrap_or(0);
+    let (year, month, day) = crate::deliver::civil_date(days);
+    let of_day = seconds % 86_400;
+    format!(
+        "{year:04}{month:02}{day:02}-{:02}{:02}{:02}-{}",
+        of_day / 3600,
+        of_day / 60 % 60,
+        of_day % 60,
+        std::process::id()
+    )
+}
+
+/// One accepted cycle, as the ledger tells it.
+pub struct CycleStory<'a> {
+    pub cycle: u32,
+    pub before: &'a GateSummary,
+    pub after: &'a GateSummary,
+    pub attempts: &'a [Attempt],
+    pub next: Option<StopReason>,
+}
+
+/// Records the cycle's kept changes as a commit, when it kept any.
+pub fn record_cycle(
+    recorder: &mut Recorder<'_>,
+    store: &SnapshotStore,
+    settings: &Settings,
+    story: &CycleStory<'_>,
+) -> Result<(), DeliverError> {
+    let kept: Vec<&[Change]> = story
+        .attempts
+        .iter()
+        .filter(|a| a.kept)
+        .map(|a| a.changes.as_slice())
+        .collect();
+    let changes: Vec<PathChange> = compose(&kept)
+        .into_iter()
+        .map(|change| PathChange {
+            path: change.path.as_bytes().to_vec(),
+            before: change.before,
+            after: change.after,
+        })
+        .collect();
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let iteration = Iteration {
+        cycle: story.cycle,
+        summary: summary(story.before, story.after),
+        ledger: ledger(settings, story, &changes),
+        changes,
+    };
+    match recorder.record(&iteration, store) {
+        Ok(_) | Err(DeliverError::NothingToRecord { .. }) => Ok(()),
+        Err(error) => Err(error),
+    }
+}
+
+/// `failed 12→7 (lint 5→0, types 7→7)`: the categories that moved.
+fn summary(before: &GateSummary, after: &GateSummary) -> String {
+    let moved: Vec<String> = before
+        .categories
+        .iter()
+        .filter_map(|(name, was)| {
+            let now = after.categories.get(name).map_or(0, |c| c.failures);
+            (now != was.failures).then(|| format!("{name} {}→{now}", was.failures))
+        })
+        .collect();
+    let mut text = format!("failed {}→{}", before.failed_count, after.failed_count);
+    if !moved.is_empty() {
+        let _ = write!(text, " ({})", moved.join(", "));
+    }
+    text
+}
+
+fn ledger(settings: &Settings, story: &CycleStory<'_>, changes: &[PathChange]) -> Ledger {
+    let delegate = |a: &Attempt| settings.delegates[a.delegate].run.clone();
+    let thesis = story
+        .attempts
+        .iter()
+        .map(|a| format!("{}: `{}`", a.category, delegate(a)))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let undone: Vec<&Attempt> = story
+        .attempts
+        .iter()
+        .filter(|a| !a.kept && !a.changes.is_empty())
+        .collect();
+    let outcome = format!(
+        "{}: {}",
+        if undone.is_empty() {
+            "confirmed"
+        } else {
+            "partial"
+        },
+        summary(story.before, story.after)
+    );
+    let test_evidence = format!(
+        "the gate ran after the changes: {} with {} failures and {} warnings",
+        if story.after.failed_count == 0 {
+            "passed"
+        } else {
+            "failed"
+        },
+        story.after.failed_count,
+        story.after.warning_count
+    );
+    let what_landed = changes
+        .iter()
+        .map(|c| {
+            format!(
+                "{}: {} → {}",
+                crate::workspace::RepoPath::new(c.path.clone()),
+                c.before.describe(),
+                c.after.describe()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut notes: Vec<String> = undone
+        .iter()
+        .map(|a| {
+            format!(
+                "{} (`{}`) rolled back: {}",
+                a.category,
+                delegate(a),
+                a.rejected_because.join("; ")
+            )
+        })
+        .collect();
+    for attempt in story.attempts {
+        notes.extend(attempt.incidents.iter().map(|i| i.describe()));
+    }
+    let next_backlog = story
+        .after
+        .categories
+        .iter()
+        .filter(|(_, c)| !c.passed)
+        .map(|(name, c)| format!("- [ ] P1: {name}: {} failures", c.failures))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let stop_condition_state = format!(
+        "cycle {} of at most {}; {}",
+        story.cycle,
+        settings.run.max_cycles,
+        story.next.map_or("continuing".to_string(), |r| format!(
+            "stopping: {}",
+            r.as_str()
+        ))
+    );
+    Ledger {
+        thesis,
+        outcome,
+        test_evidence,
+        what_landed,
+        notes: if notes.is_empty() {
+            "none".to_string()
+        } else {
+            notes.join("\n")
+        },
+        next_backlog: if next_backlog.is_empty() {
+            "empty: the gate passes".to_string()
+        } else {
+            next_backlog
+        },
+        stop_condition_state,
+    }
+}
+
+/// Writes `patches/`, `refine-loop.patch` and `manifest.json`. A patch that would carry a
+/// secret is not written, and the note says why.
+pub fn write_delivery(
+    recorder: &Recorder<'_>,
+    settings: &Settings,
+    outcome: &str,
+    stop_reason: &str,
+) -> Result<DeliveryNote, DeliverError> {
+    let dir = &settings.state_dir;
+    let scan = |content: &[u8]| -> Vec<String> {
+        crate::secrets::process_redactor()
+            .map(|redactor| {
+                redactor
+                    .findings(content)
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut note = DeliveryNote {
+        reference: recorder.tip().map(|_| recorder.reference().to_string()),
+        commits: recorder.iterations().len(),
+        refused: None,
+    };
+    let written = recorder
+        .write_series(&dir.join("patches"), &scan)
+        .and_then(|_| recorder.write_cumulative_patch(&dir.join("refine-loop.patch"), &scan));
+    match written {
+        Ok(()) => {}
+        Err(DeliverError::SecretRefused { path, findings }) => {
+            let reason = format!(
+                "{} would carry a secret ({}): no patch was written",
+                path.display(),
+                findings.join("; ")
+            );
+            tracing::warn!("{reason}");
+            note.refused = Some(reason);
+        }
+        Err(error) => return Err(error),
+    }
+    recorder.write_manifest(&dir.join("manifest.json"), outcome, stop_reason)?;
+    Ok(note)
+}
