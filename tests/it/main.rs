@@ -19,6 +19,7 @@ mod parser_fixtures;
 mod problem_matchers;
 mod readme;
 mod real_tools;
+mod repository_shapes;
 mod run_fixers;
 mod run_loop;
 mod secrets;

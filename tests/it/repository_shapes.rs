@@ -1,0 +1,193 @@
+//! The shapes a repository comes in: a linked worktree, a shallow clone, a detached HEAD and a
+//! submodule all work; an unborn HEAD, a bare repository or no repository at all are a clear
+//! usage error (exit 2) before anything runs.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::{Repo, binary};
+
+const CONFIG: &str = r#"[[gate.check]]
+name = "lint"
+category = "lint"
+run = "cat findings.txt; test ! -s findings.txt"
+parser = "clippy"
+
+[[delegate]]
+categories = ["lint"]
+run = "sed -i 1d findings.txt; echo fixed >> src.txt"
+"#;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(["-c", "protocol.file.allow=always"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+fn project() -> Repo {
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write(
+        "findings.txt",
+        "a.rs:1:1: error: one\na.rs:2:1: error: two\n",
+    );
+    repo.write("src.txt", "source\n");
+    repo.write("refine-loop.toml", CONFIG);
+    repo.commit("project");
+    repo
+}
+
+fn run_in(dir: &Path) -> std::process::Output {
+    Command::new(binary())
+        .arg("run")
+        .current_dir(dir)
+        .env_remove("REFINE_LOOP_STATE_DIR")
+        .output()
+        .unwrap()
+}
+
+fn assert_hardened(dir: &Path) {
+    assert_eq!(
+        std::fs::read_to_string(dir.join("findings.txt")).unwrap(),
+        ""
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("src.txt")).unwrap(),
+        "source\nfixed\nfixed\n"
+    );
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join(".refine-loop/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["outcome"], "SUCCESS");
+    let reference = manifest["ref"].as_str().unwrap();
+    assert_eq!(
+        git(dir, &["rev-parse", reference]),
+        manifest["final_commit"].as_str().unwrap()
+    );
+}
+
+#[test]
+fn a_linked_worktree_is_worked_in_and_the_main_tree_is_left_alone() {
+    let repo = project();
+    let linked = tempfile::tempdir().unwrap();
+    let worktree = linked.path().join("wt");
+    git(
+        repo.path(),
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "feature",
+            worktree.to_str().unwrap(),
+        ],
+    );
+    let output = run_in(&worktree);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_hardened(&worktree);
+    assert_eq!(git(repo.path(), &["status", "--porcelain"]), "");
+    assert_eq!(
+        git(&worktree, &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "feature"
+    );
+}
+
+#[test]
+fn a_shallow_clone_works() {
+    let repo = project();
+    repo.write("more.txt", "second commit\n");
+    repo.commit("second");
+    let clones = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", repo.path().display());
+    git(
+        clones.path(),
+        &["clone", "-q", "--depth", "1", &url, "shallow"],
+    );
+    let shallow = clones.path().join("shallow");
+    assert_eq!(
+        git(&shallow, &["rev-parse", "--is-shallow-repository"]),
+        "true"
+    );
+    let output = run_in(&shallow);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_hardened(&shallow);
+}
+
+#[test]
+fn a_detached_head_stays_where_it_was() {
+    let repo = project();
+    git(repo.path(), &["checkout", "-q", "--detach"]);
+    let head = git(repo.path(), &["rev-parse", "HEAD"]);
+    let output = run_in(repo.path());
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_hardened(repo.path());
+    assert_eq!(git(repo.path(), &["rev-parse", "HEAD"]), head);
+    assert_eq!(
+        git(repo.path(), &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "HEAD"
+    );
+}
+
+#[test]
+fn a_submodule_is_not_descended() {
+    let library = project();
+    let repo = project();
+    git(
+        repo.path(),
+        &[
+            "submodule",
+            "add",
+            "-q",
+            library.path().to_str().unwrap(),
+            "vendor/library",
+        ],
+    );
+    repo.commit("with a submodule");
+    // The delegate also writes inside the submodule: not the loop's to judge or to record.
+    repo.write(
+        "refine-loop.toml",
+        &CONFIG.replace(
+            "echo fixed >> src.txt",
+            "echo fixed >> src.txt; echo inside >> vendor/library/src.txt",
+        ),
+    );
+    repo.commit("delegate writes into the submodule");
+    let output = run_in(repo.path());
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_hardened(repo.path());
+    let manifest = std::fs::read_to_string(repo.join(".refine-loop/manifest.json")).unwrap();
+    assert!(!manifest.contains("vendor/library"), "{manifest}");
+}
+
+#[test]
+fn an_unborn_head_a_bare_repository_and_no_repository_are_usage_errors() {
+    let unborn = tempfile::tempdir().unwrap();
+    git(unborn.path(), &["init", "-q"]);
+    std::fs::write(unborn.path().join("refine-loop.toml"), CONFIG).unwrap();
+    let bare = tempfile::tempdir().unwrap();
+    git(bare.path(), &["init", "-q", "--bare"]);
+    std::fs::write(bare.path().join("refine-loop.toml"), CONFIG).unwrap();
+    let plain = tempfile::tempdir().unwrap();
+    std::fs::write(plain.path().join("refine-loop.toml"), CONFIG).unwrap();
+    for (dir, says) in [
+        (unborn.path(), "HEAD has no commit yet"),
+        (bare.path(), "a bare repository has no working tree"),
+        (plain.path(), "not inside a git repository"),
+    ] {
+        let output = run_in(dir);
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(
+            !dir.join(".refine-loop/cycle-0").exists(),
+            "the gate ran in {dir:?}"
+        );
+    }
+}
