@@ -25,7 +25,9 @@ use crate::gate::{GateError, INFRA_CATEGORY, SUMMARY_FILE};
 use crate::model::{CategoryHistory, Diagnostic, GateSummary, Trend};
 use crate::state::{self, StateError};
 use crate::stop::{CycleFacts, History, Limits, Outcome, StopReason, evaluate};
-use crate::workspace::{Change, Incident, Snapshot, Workspace, WorkspaceError, compose};
+use crate::workspace::{
+    Change, Incident, PathState, Snapshot, SnapshotStore, Workspace, WorkspaceError, compose,
+};
 
 /// Strikes that put a (delegate, category) pair on cooldown for the run.
 const STRIKES_FOR_COOLDOWN: u32 = 3;
@@ -204,8 +206,10 @@ pub fn run_loop(
                 standing.strike(&attempt);
             }
             if attempt.settled {
-                // Acted against the repository: all of it undone, and it does not run again.
-                standing.barred.insert(delegate);
+                // All of it undone; when it acted against the repository, it does not run again.
+                if attempt.incidents.iter().any(Incident::is_hostile) {
+                    standing.barred.insert(delegate);
+                }
                 standing.strike(&attempt);
             } else {
                 snapshot = snapshot.advanced(&attempt.changes);
@@ -385,8 +389,15 @@ fn take_turn(
         cancel,
     )?;
     *outside += delegate_started.elapsed();
-    let effects = workspace.after_delegate(&watch, snapshot)?;
+    let mut effects = workspace.after_delegate(&watch, snapshot)?;
+    effects
+        .incidents
+        .extend(secrets_written(&effects.changes, workspace.store()));
     let hostile = effects.hostile();
+    let vetoed = effects
+        .incidents
+        .iter()
+        .any(|i| matches!(i, Incident::SecretWritten { .. }));
     let mut attempt = Attempt {
         delegate,
         category: assignment.category.to_string(),
@@ -398,17 +409,52 @@ fn take_turn(
         settled: false,
         rejected_because: Vec::new(),
     };
-    if hostile {
+    if hostile || vetoed {
         workspace.roll_back(&attempt.changes, attempt.started)?;
         attempt.settled = true;
         attempt.rejected_because = attempt
             .incidents
             .iter()
-            .filter(|i| i.is_hostile())
+            .filter(|i| i.is_hostile() || matches!(i, Incident::SecretWritten { .. }))
             .map(Incident::describe)
             .collect();
     }
     Ok(attempt)
+}
+
+/// Files into which a change brought a secret it did not hold before (a secret variable's value
+/// or a credential shape, counted by kind).
+fn secrets_written(changes: &[Change], store: &SnapshotStore) -> Vec<Incident> {
+    let Some(redactor) = crate::secrets::process_redactor() else {
+        return Vec::new();
+    };
+    let kinds = |state: &PathState| -> HashMap<String, usize> {
+        let mut counts = HashMap::new();
+        if let PathState::File { sha256, .. } = state
+            && let Ok(bytes) = std::fs::read(store.path_of(sha256))
+        {
+            for finding in redactor.findings(&bytes) {
+                *counts.entry(finding.what).or_default() += 1;
+            }
+        }
+        counts
+    };
+    changes
+        .iter()
+        .filter_map(|change| {
+            let (before, after) = (kinds(&change.before), kinds(&change.after));
+            let mut added: Vec<String> = after
+                .into_iter()
+                .filter(|(what, count)| before.get(what).copied().unwrap_or(0) < *count)
+                .map(|(what, _)| what)
+                .collect();
+            added.sort();
+            (!added.is_empty()).then(|| Incident::SecretWritten {
+                path: change.path.clone(),
+                what: added,
+            })
+        })
+        .collect()
 }
 
 fn facts_of(

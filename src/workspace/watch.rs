@@ -26,6 +26,9 @@ pub enum Incident {
     StateDirWritten { path: PathBuf },
     /// It added a file to the state dir that is not one of its own.
     StateDirAdded { path: PathBuf },
+    /// It wrote a secret (a secret variable's value or a credential shape) into a file: the
+    /// change is rolled back, never recorded.
+    SecretWritten { path: RepoPath, what: Vec<String> },
 }
 
 impl Incident {
@@ -34,7 +37,7 @@ impl Incident {
     pub fn is_hostile(&self) -> bool {
         !matches!(
             self,
-            Self::TouchedProtected { .. } | Self::StateDirAdded { .. }
+            Self::TouchedProtected { .. } | Self::StateDirAdded { .. } | Self::SecretWritten { .. }
         )
     }
 
@@ -63,6 +66,10 @@ impl Incident {
             Self::StateDirAdded { path } => {
                 format!("added `{}` to the state dir", path.display())
             }
+            Self::SecretWritten { path, what } => format!(
+                "wrote a secret into `{path}` ({}): rolled back",
+                what.join(", ")
+            ),
         }
     }
 }

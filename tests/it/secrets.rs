@@ -68,3 +68,50 @@ run = "echo \"the delegate sees $DEPLOY_TOKEN\"; cat \"$REFINE_LOOP_PROMPT_FILE\
     let log = std::fs::read_to_string(state.join("cycle-0/gate-output.txt")).unwrap();
     assert!(log.contains("[REDACTED:github-token]"), "{log}");
 }
+
+#[test]
+fn a_delegate_that_writes_a_secret_into_the_code_is_rolled_back_and_nothing_records_it() {
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write("findings.txt", "a.rs:1:1: error: one\n");
+    repo.write("config.py", "TOKEN = None\n");
+    repo.write(
+        "refine-loop.toml",
+        r#"[[gate.check]]
+name = "lint"
+category = "lint"
+run = "cat findings.txt; test ! -s findings.txt"
+parser = "clippy"
+
+[[delegate]]
+categories = ["lint"]
+run = "sed -i 1d findings.txt; echo \"TOKEN = '$DEPLOY_TOKEN'\" > config.py"
+"#,
+    );
+    repo.commit("config");
+    let output = repo
+        .command(&["run", "--max-cycles", "1"])
+        .env("DEPLOY_TOKEN", SECRET)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("config.py")).unwrap(),
+        "TOKEN = None\n"
+    );
+    let report =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
+            .unwrap();
+    assert!(
+        report.contains("wrote a secret into `config.py` (DEPLOY_TOKEN): rolled back"),
+        "{report}"
+    );
+    for file in files_under(&repo.join(".refine-loop")) {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+        assert!(
+            !text.contains(SECRET),
+            "{} holds the secret",
+            file.display()
+        );
+    }
+}
