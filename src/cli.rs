@@ -162,6 +162,14 @@ pub enum VerifyMode {
     PerDelegate,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IsolateMode {
+    /// Work in the target itself.
+    None,
+    /// Work in a linked worktree made from HEAD; the user's tree is not written.
+    Worktree,
+}
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
@@ -178,6 +186,11 @@ pub struct RunArgs {
     /// When the gate runs again [env: REFINE_LOOP_VERIFY=].
     #[arg(long, value_enum)]
     pub verify: Option<VerifyMode>,
+
+    /// Where to work: `worktree` runs the whole loop in a linked worktree made from HEAD, so
+    /// the user's tree is not written; the patches are the result.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub isolate: Option<IsolateMode>,
 
     /// Exit 0 whatever the outcome (for jobs that only want the artifacts).
     #[arg(long, env = "REFINE_LOOP_EXIT_ZERO")]

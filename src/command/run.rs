@@ -5,8 +5,8 @@ use std::io::Write;
 use super::CommandError;
 use super::check::overrides;
 use crate::cancel::Cancel;
-use crate::cli::{RunArgs, VerifyMode};
-use crate::config::{self, ConfigError, Overrides, Verify};
+use crate::cli::{IsolateMode, RunArgs, VerifyMode};
+use crate::config::{self, ConfigError, Isolate, Overrides, Verify};
 use crate::exit_code;
 use crate::run::run_loop;
 
@@ -19,9 +19,13 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
             VerifyMode::PerCycle => Verify::PerCycle,
             VerifyMode::PerDelegate => Verify::PerDelegate,
         }),
+        isolate: args.isolate.map(|mode| match mode {
+            IsolateMode::None => Isolate::None,
+            IsolateMode::Worktree => Isolate::Worktree,
+        }),
         ..overrides(&args.gate)
     };
-    let settings = config::load(&layers.with_environment()?)?;
+    let mut settings = config::load(&layers.with_environment()?)?;
     if settings.delegates.is_empty() {
         return Err(ConfigError::invalid_at(
             &settings.config_file,
@@ -34,6 +38,15 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
     }
     // Not locked for the whole run: the signal thread and the logs write to stderr too.
     let mut console = std::io::stderr();
+    // Removed (with its branch) when the run ends, however it ends.
+    let _isolation = match settings.run.isolate {
+        Isolate::Worktree => {
+            let isolation = crate::run::Isolation::enter(&mut settings)?;
+            tracing::info!(worktree = %settings.target.display(), "working in a linked worktree");
+            Some(isolation)
+        }
+        Isolate::None => None,
+    };
     let report = run_loop(&settings, cancel, &mut console)?;
     let outcome = report.outcome.as_str();
     let text = format!(

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::error::ConfigError;
 use super::loop_settings::{parse_verify, resolve_delegates, resolve_run};
-use super::settings::{CheckSettings, GateSettings, Settings, Verify, defaults};
+use super::settings::{CheckSettings, GateSettings, Isolate, Settings, Verify, defaults};
 use super::units::{ByteSize, ConfigDuration};
 use super::wire::{CheckFile, ConfigFile};
 use crate::parse::Catalogue;
@@ -24,6 +24,7 @@ pub struct Overrides {
     pub max_cycles: Option<u32>,
     pub time_budget: Option<ConfigDuration>,
     pub verify: Option<Verify>,
+    pub isolate: Option<Isolate>,
 }
 
 impl Overrides {

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use super::error::ConfigError;
 use super::load::{Overrides, invalid};
-use super::settings::{RunSettings, Verify, defaults};
+use super::settings::{Isolate, RunSettings, Verify, defaults};
 use super::wire::{DelegateFile, LoopFile};
 use crate::delegate::{DEFAULT_TEMPLATE, DelegateSpec};
 
@@ -15,6 +15,17 @@ pub fn parse_verify(text: &str) -> Result<Verify, String> {
         "per-delegate" => Ok(Verify::PerDelegate),
         _ => Err(format!(
             "\"{text}\" is not a verify mode; expected per-cycle or per-delegate"
+        )),
+    }
+}
+
+/// `none` or `worktree`.
+pub fn parse_isolate(text: &str) -> Result<Isolate, String> {
+    match text {
+        "none" => Ok(Isolate::None),
+        "worktree" => Ok(Isolate::Worktree),
+        _ => Err(format!(
+            "\"{text}\" is not an isolation; expected none or worktree"
         )),
     }
 }
@@ -47,11 +58,35 @@ pub(super) fn resolve_run(
     let priority = file
         .priority
         .unwrap_or_else(|| defaults::PRIORITY.iter().map(|c| c.to_string()).collect());
+    let isolate = match (overrides.isolate, file.isolate) {
+        (Some(isolate), _) => isolate,
+        (None, Some(text)) => {
+            parse_isolate(&text).map_err(|reason| invalid(config_file, "loop.isolate", reason))?
+        }
+        (None, None) => Isolate::None,
+    };
+    let share = file.share.unwrap_or_default();
+    if let Some(bad) = share.iter().find(|folder| {
+        let path = Path::new(folder.as_str());
+        folder.is_empty()
+            || path.is_absolute()
+            || path
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+    }) {
+        return Err(invalid(
+            config_file,
+            "loop.share",
+            format!("\"{bad}\" is not a folder inside the repository"),
+        ));
+    }
     Ok(RunSettings {
         max_cycles,
         time_budget: overrides.time_budget.or(file.time_budget).map(|d| d.0),
         verify,
         priority,
+        isolate,
+        share,
     })
 }
 

@@ -11,4 +11,4 @@ mod wire;
 
 pub use error::{ConfigError, one_line};
 pub use load::{Overrides, from_environment, load};
-pub use settings::{CheckSettings, GateSettings, RunSettings, Settings, Verify, defaults};
+pub use settings::{CheckSettings, GateSettings, Isolate, RunSettings, Settings, Verify, defaults};

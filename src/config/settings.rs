@@ -54,6 +54,15 @@ pub enum Verify {
     PerDelegate,
 }
 
+/// Where the run works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolate {
+    /// In the target itself.
+    None,
+    /// In a linked worktree made from HEAD: the user's tree is not written.
+    Worktree,
+}
+
 /// The loop's limits and order.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
@@ -61,6 +70,9 @@ pub struct RunSettings {
     pub time_budget: Option<Duration>,
     pub verify: Verify,
     pub priority: Vec<String>,
+    pub isolate: Isolate,
+    /// Folders (relative to the repository root) a worktree shares with the user's tree.
+    pub share: Vec<String>,
 }
 
 #[derive(Debug, Clone)]

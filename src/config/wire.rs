@@ -30,6 +30,10 @@ pub struct LoopFile {
     pub verify: Option<String>,
     /// Categories in the order they are worked; the rest follow by name.
     pub priority: Option<Vec<String>>,
+    /// `"worktree"`: run in a linked worktree; `"none"`: in the target itself.
+    pub isolate: Option<String>,
+    /// Ignored folders (relative to the repository root) the worktree shares by symlink.
+    pub share: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -4,6 +4,7 @@
 
 mod accept;
 mod heuristics;
+mod isolate;
 mod ledger;
 mod progress;
 mod record;
@@ -15,6 +16,7 @@ use std::time::{Instant, SystemTime};
 
 pub use accept::reasons_to_reject;
 pub use heuristics::Heuristics;
+pub use isolate::Isolation;
 use verify::{diagnostics_of, measure, verify};
 
 use crate::cancel::Cancel;

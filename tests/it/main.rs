@@ -13,6 +13,7 @@ mod fault_injection;
 mod gate_output;
 mod gate_process;
 mod init;
+mod isolate;
 mod parse_command;
 mod parser_catalogue;
 mod parser_fixtures;

@@ -1,0 +1,102 @@
+//! `--isolate worktree`: the loop works in a linked worktree made from HEAD; the user's tree is
+//! not written (but the state dir and the shared folders), and the patches carry the result.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::run_loop::json;
+use crate::support::{Repo, tree_of};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn the_users_tree_is_not_written_and_the_patches_carry_the_result() {
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n/target/\n");
+    repo.write(
+        "findings.txt",
+        "a.rs:1:1: error: one\na.rs:2:1: error: two\n",
+    );
+    repo.write("src/lib.txt", "library\n");
+    repo.write(
+        "refine-loop.toml",
+        r#"[loop]
+share = ["target"]
+
+[[gate.check]]
+name = "lint"
+category = "lint"
+run = "echo built >> target/builds; cat findings.txt; test ! -s findings.txt"
+parser = "clippy"
+
+[[delegate]]
+categories = ["lint"]
+run = "sed -i 1d findings.txt; echo fixed >> src/lib.txt; mkdir -p src/new; echo new > src/new/file.txt"
+"#,
+    );
+    repo.commit("base");
+    // The user's work in progress, and a build folder to share.
+    repo.write("src/lib.txt", "library\nthe user's edit\n");
+    repo.write("notes.txt", "user notes\n");
+    repo.write("target/builds", "");
+    let root = repo.path();
+    let base = git(root, &["rev-parse", "HEAD"]);
+    let before = tree_of(root, &[".git", ".refine-loop", "target"]);
+    let status = git(root, &["status", "--porcelain"]);
+
+    let output = repo.run(&["run", "--isolate", "worktree"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+
+    assert_eq!(tree_of(root, &[".git", ".refine-loop", "target"]), before);
+    assert_eq!(git(root, &["status", "--porcelain"]), status);
+    assert_eq!(git(root, &["rev-parse", "HEAD"]), base);
+    // The shared folder is the user's own: the gate's builds went there (three gate runs).
+    assert_eq!(
+        std::fs::read_to_string(repo.join("target/builds")).unwrap(),
+        "built\nbuilt\nbuilt\n"
+    );
+    // The worktree and its branch are gone; the private ref stays.
+    assert_eq!(git(root, &["worktree", "list"]).lines().count(), 1);
+    assert_eq!(git(root, &["branch", "--list", "refine-loop/*"]), "");
+    let manifest = json(&repo, "manifest.json");
+    assert_eq!(manifest["outcome"], "SUCCESS");
+    let reference = manifest["ref"].as_str().unwrap();
+
+    // The result is in the patches: on a clone at the base they give the recorded tree.
+    let clones = tempfile::tempdir().unwrap();
+    git(
+        clones.path(),
+        &["clone", "-q", "--no-local", root.to_str().unwrap(), "am"],
+    );
+    let clone = clones.path().join("am");
+    git(&clone, &["checkout", "-q", &base]);
+    let mut am = vec!["am".to_string(), "-q".to_string()];
+    let mut patches: Vec<String> = std::fs::read_dir(repo.join(".refine-loop/patches"))
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .collect();
+    patches.sort();
+    am.extend(patches);
+    git(&clone, &am.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(
+        git(&clone, &["rev-parse", "HEAD^{tree}"]),
+        git(root, &["rev-parse", &format!("{reference}^{{tree}}")])
+    );
+    assert_eq!(
+        std::fs::read_to_string(clone.join("src/lib.txt")).unwrap(),
+        "library\nfixed\nfixed\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(clone.join("findings.txt")).unwrap(),
+        ""
+    );
+}
