@@ -284,10 +284,6 @@ pub fn run_loop(
         {
             last.attempt_failed_count = Some(measured.failed_count);
         }
-        let overhead = cycle_started.elapsed().saturating_sub(outside);
-        if let Some(last) = trend.cycles.last_mut() {
-            last.overhead_ms = Some(u64::try_from(overhead.as_millis()).unwrap_or(u64::MAX));
-        }
         let regressions = history.push(measured.as_ref().unwrap_or(&cycle_summary));
         heuristics.observe(
             cycle,
@@ -329,6 +325,11 @@ pub fn run_loop(
                 next,
             };
             ledger::record_cycle(&mut recorder, workspace.store(), settings, &story)?;
+        }
+        // The loop's own work: all of the cycle but the gate and the delegates, the record too.
+        let overhead = cycle_started.elapsed().saturating_sub(outside);
+        if let Some(last) = trend.cycles.last_mut() {
+            last.overhead_ms = Some(u64::try_from(overhead.as_millis()).unwrap_or(u64::MAX));
         }
         let line = format!(
             "refine-loop cycle {cycle}/{} · failed {}→{} · accepted {} · rolled back {rolled_back} · {}",
