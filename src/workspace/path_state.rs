@@ -32,15 +32,7 @@ impl PathState {
         };
         let metadata = match std::fs::symlink_metadata(path) {
             Ok(metadata) => metadata,
-            // A folder above it that is a file now: the path is gone too.
-            Err(error)
-                if matches!(
-                    error.kind(),
-                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-                ) =>
-            {
-                return Ok(Self::Absent);
-            }
+            Err(error) if is_gone(&error) => return Ok(Self::Absent),
             Err(error) => return Err(io_error(error)),
         };
         let kind = metadata.file_type();
@@ -75,14 +67,7 @@ impl PathState {
             match std::fs::symlink_metadata(folder.under(root)) {
                 Ok(metadata) if metadata.is_dir() => {}
                 Ok(_) => return Ok(Self::Absent),
-                Err(error)
-                    if matches!(
-                        error.kind(),
-                        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-                    ) =>
-                {
-                    return Ok(Self::Absent);
-                }
+                Err(error) if is_gone(&error) => return Ok(Self::Absent),
                 Err(error) => {
                     return Err(WorkspaceError::Io {
                         path: folder.under(root),
@@ -166,6 +151,14 @@ impl PathState {
             }
         }
     }
+}
+
+/// Nothing is there: not found, or a folder above it is a file now.
+fn is_gone(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
 }
 
 fn create_folders(full: &Path) -> io::Result<&Path> {

@@ -5,18 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::run_loop::json;
-use crate::support::Repo;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "git {args:?}: {output:?}");
-    String::from_utf8(output.stdout).unwrap().trim().to_string()
-}
+use crate::support::{Repo, git_in};
 
 /// The tree id of the work tree as it is (with a throwaway index).
 fn work_tree_id(dir: &Path) -> String {
@@ -72,20 +61,20 @@ fn git_am_of_the_series_rebuilds_the_final_tree_on_a_fresh_clone() {
     );
     repo.commit("base");
     let root = repo.path();
-    let base = git(root, &["rev-parse", "HEAD"]);
+    let base = git_in(root, &["rev-parse", "HEAD"]);
     let output = repo.run(&["run"]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
 
     // The user's branch did not move; the accepted cycles are commits on the private ref.
-    assert_eq!(git(root, &["rev-parse", "HEAD"]), base);
+    assert_eq!(git_in(root, &["rev-parse", "HEAD"]), base);
     let manifest = json(&repo, "manifest.json");
     let reference = manifest["ref"].as_str().unwrap();
     assert!(reference.starts_with("refs/refine-loop/"), "{manifest}");
-    let tip = git(root, &["rev-parse", reference]);
+    let tip = git_in(root, &["rev-parse", reference]);
     assert_eq!(manifest["final_commit"], tip.as_str());
     assert_eq!(manifest["base_commit"], base.as_str());
     assert_eq!(manifest["outcome"], "SUCCESS");
-    let subjects = git(
+    let subjects = git_in(
         root,
         &["log", "--format=%s", &format!("{base}..{reference}")],
     );
@@ -97,7 +86,7 @@ fn git_am_of_the_series_rebuilds_the_final_tree_on_a_fresh_clone() {
             "refine-loop: iteration 1 — failed 3→2 (lint 3→2)",
         ]
     );
-    let body = git(root, &["log", "-1", "--format=%b", reference]);
+    let body = git_in(root, &["log", "-1", "--format=%b", reference]);
     for section in [
         "Thesis:",
         "Outcome: confirmed",
@@ -110,17 +99,17 @@ fn git_am_of_the_series_rebuilds_the_final_tree_on_a_fresh_clone() {
         assert!(body.contains(section), "{section}: {body}");
     }
     // The recorded tree is the work tree (nothing else is dirty here).
-    let final_tree = git(root, &["rev-parse", &format!("{reference}^{{tree}}")]);
+    let final_tree = git_in(root, &["rev-parse", &format!("{reference}^{{tree}}")]);
     assert_eq!(work_tree_id(root), final_tree);
 
     // A fresh clone at the base: the series rebuilds exactly that tree.
     let clones = tempfile::tempdir().unwrap();
     let clone = clones.path().join("am");
-    git(
+    git_in(
         clones.path(),
         &["clone", "-q", "--no-local", root.to_str().unwrap(), "am"],
     );
-    git(&clone, &["checkout", "-q", &base]);
+    git_in(&clone, &["checkout", "-q", &base]);
     let mut patches: Vec<_> = std::fs::read_dir(repo.join(".refine-loop/patches"))
         .unwrap()
         .map(|e| e.unwrap().path().display().to_string())
@@ -129,19 +118,19 @@ fn git_am_of_the_series_rebuilds_the_final_tree_on_a_fresh_clone() {
     assert_eq!(patches.len(), 3, "{patches:?}");
     let mut am = vec!["am", "-q"];
     am.extend(patches.iter().map(String::as_str));
-    git(&clone, &am);
-    assert_eq!(git(&clone, &["rev-parse", "HEAD^{tree}"]), final_tree);
+    git_in(&clone, &am);
+    assert_eq!(git_in(&clone, &["rev-parse", "HEAD^{tree}"]), final_tree);
 
     // And the cumulative patch applies cleanly to the base, to the same tree.
     let apply = clones.path().join("apply");
-    git(
+    git_in(
         clones.path(),
         &["clone", "-q", "--no-local", root.to_str().unwrap(), "apply"],
     );
-    git(&apply, &["checkout", "-q", &base]);
+    git_in(&apply, &["checkout", "-q", &base]);
     let patch = repo.join(".refine-loop/refine-loop.patch");
-    git(&apply, &["apply", "--check", patch.to_str().unwrap()]);
-    git(&apply, &["apply", patch.to_str().unwrap()]);
+    git_in(&apply, &["apply", "--check", patch.to_str().unwrap()]);
+    git_in(&apply, &["apply", patch.to_str().unwrap()]);
     assert_eq!(work_tree_id(&apply), final_tree);
 
     let final_report =

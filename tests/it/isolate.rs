@@ -1,22 +1,8 @@
 //! `--isolate worktree`: the loop works in a linked worktree made from HEAD; the user's tree is
 //! not written (but the state dir and the shared folders), and the patches carry the result.
 
-use std::path::Path;
-use std::process::Command;
-
 use crate::run_loop::json;
-use crate::support::{Repo, tree_of};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "git {args:?}: {output:?}");
-    String::from_utf8(output.stdout).unwrap().trim().to_string()
-}
+use crate::support::{Repo, git_in, tree_of};
 
 #[test]
 fn the_users_tree_is_not_written_and_the_patches_carry_the_result() {
@@ -49,36 +35,36 @@ run = "sed -i 1d findings.txt; echo fixed >> src/lib.txt; mkdir -p src/new; echo
     repo.write("notes.txt", "user notes\n");
     repo.write("target/builds", "");
     let root = repo.path();
-    let base = git(root, &["rev-parse", "HEAD"]);
+    let base = git_in(root, &["rev-parse", "HEAD"]);
     let before = tree_of(root, &[".git", ".refine-loop", "target"]);
-    let status = git(root, &["status", "--porcelain"]);
+    let status = git_in(root, &["status", "--porcelain"]);
 
     let output = repo.run(&["run", "--isolate", "worktree"]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
 
     assert_eq!(tree_of(root, &[".git", ".refine-loop", "target"]), before);
-    assert_eq!(git(root, &["status", "--porcelain"]), status);
-    assert_eq!(git(root, &["rev-parse", "HEAD"]), base);
+    assert_eq!(git_in(root, &["status", "--porcelain"]), status);
+    assert_eq!(git_in(root, &["rev-parse", "HEAD"]), base);
     // The shared folder is the user's own: the gate's builds went there (three gate runs).
     assert_eq!(
         std::fs::read_to_string(repo.join("target/builds")).unwrap(),
         "built\nbuilt\nbuilt\n"
     );
     // The worktree and its branch are gone; the private ref stays.
-    assert_eq!(git(root, &["worktree", "list"]).lines().count(), 1);
-    assert_eq!(git(root, &["branch", "--list", "refine-loop/*"]), "");
+    assert_eq!(git_in(root, &["worktree", "list"]).lines().count(), 1);
+    assert_eq!(git_in(root, &["branch", "--list", "refine-loop/*"]), "");
     let manifest = json(&repo, "manifest.json");
     assert_eq!(manifest["outcome"], "SUCCESS");
     let reference = manifest["ref"].as_str().unwrap();
 
     // The result is in the patches: on a clone at the base they give the recorded tree.
     let clones = tempfile::tempdir().unwrap();
-    git(
+    git_in(
         clones.path(),
         &["clone", "-q", "--no-local", root.to_str().unwrap(), "am"],
     );
     let clone = clones.path().join("am");
-    git(&clone, &["checkout", "-q", &base]);
+    git_in(&clone, &["checkout", "-q", &base]);
     let mut am = vec!["am".to_string(), "-q".to_string()];
     let mut patches: Vec<String> = std::fs::read_dir(repo.join(".refine-loop/patches"))
         .unwrap()
@@ -86,10 +72,10 @@ run = "sed -i 1d findings.txt; echo fixed >> src/lib.txt; mkdir -p src/new; echo
         .collect();
     patches.sort();
     am.extend(patches);
-    git(&clone, &am.iter().map(String::as_str).collect::<Vec<_>>());
+    git_in(&clone, &am.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(
-        git(&clone, &["rev-parse", "HEAD^{tree}"]),
-        git(root, &["rev-parse", &format!("{reference}^{{tree}}")])
+        git_in(&clone, &["rev-parse", "HEAD^{tree}"]),
+        git_in(root, &["rev-parse", &format!("{reference}^{{tree}}")])
     );
     assert_eq!(
         std::fs::read_to_string(clone.join("src/lib.txt")).unwrap(),

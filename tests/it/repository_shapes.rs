@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::{Repo, binary};
+use crate::support::{Repo, binary, git_in};
 
 const CONFIG: &str = r#"[[gate.check]]
 name = "lint"
@@ -17,18 +17,6 @@ parser = "clippy"
 categories = ["lint"]
 run = "sed -i 1d findings.txt; echo fixed >> src.txt"
 "#;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-        .args(["-c", "protocol.file.allow=always"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "git {args:?}: {output:?}");
-    String::from_utf8(output.stdout).unwrap().trim().to_string()
-}
 
 fn project() -> Repo {
     let repo = Repo::new();
@@ -68,7 +56,7 @@ fn assert_hardened(dir: &Path) {
     assert_eq!(manifest["outcome"], "SUCCESS");
     let reference = manifest["ref"].as_str().unwrap();
     assert_eq!(
-        git(dir, &["rev-parse", reference]),
+        git_in(dir, &["rev-parse", reference]),
         manifest["final_commit"].as_str().unwrap()
     );
 }
@@ -78,7 +66,7 @@ fn a_linked_worktree_is_worked_in_and_the_main_tree_is_left_alone() {
     let repo = project();
     let linked = tempfile::tempdir().unwrap();
     let worktree = linked.path().join("wt");
-    git(
+    git_in(
         repo.path(),
         &[
             "worktree",
@@ -92,9 +80,9 @@ fn a_linked_worktree_is_worked_in_and_the_main_tree_is_left_alone() {
     let output = run_in(&worktree);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert_hardened(&worktree);
-    assert_eq!(git(repo.path(), &["status", "--porcelain"]), "");
+    assert_eq!(git_in(repo.path(), &["status", "--porcelain"]), "");
     assert_eq!(
-        git(&worktree, &["rev-parse", "--abbrev-ref", "HEAD"]),
+        git_in(&worktree, &["rev-parse", "--abbrev-ref", "HEAD"]),
         "feature"
     );
 }
@@ -106,13 +94,13 @@ fn a_shallow_clone_works() {
     repo.commit("second");
     let clones = tempfile::tempdir().unwrap();
     let url = format!("file://{}", repo.path().display());
-    git(
+    git_in(
         clones.path(),
         &["clone", "-q", "--depth", "1", &url, "shallow"],
     );
     let shallow = clones.path().join("shallow");
     assert_eq!(
-        git(&shallow, &["rev-parse", "--is-shallow-repository"]),
+        git_in(&shallow, &["rev-parse", "--is-shallow-repository"]),
         "true"
     );
     let output = run_in(&shallow);
@@ -123,14 +111,14 @@ fn a_shallow_clone_works() {
 #[test]
 fn a_detached_head_stays_where_it_was() {
     let repo = project();
-    git(repo.path(), &["checkout", "-q", "--detach"]);
-    let head = git(repo.path(), &["rev-parse", "HEAD"]);
+    git_in(repo.path(), &["checkout", "-q", "--detach"]);
+    let head = git_in(repo.path(), &["rev-parse", "HEAD"]);
     let output = run_in(repo.path());
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert_hardened(repo.path());
-    assert_eq!(git(repo.path(), &["rev-parse", "HEAD"]), head);
+    assert_eq!(git_in(repo.path(), &["rev-parse", "HEAD"]), head);
     assert_eq!(
-        git(repo.path(), &["rev-parse", "--abbrev-ref", "HEAD"]),
+        git_in(repo.path(), &["rev-parse", "--abbrev-ref", "HEAD"]),
         "HEAD"
     );
 }
@@ -139,7 +127,7 @@ fn a_detached_head_stays_where_it_was() {
 fn a_submodule_is_not_descended() {
     let library = project();
     let repo = project();
-    git(
+    git_in(
         repo.path(),
         &[
             "submodule",
@@ -169,10 +157,10 @@ fn a_submodule_is_not_descended() {
 #[test]
 fn an_unborn_head_a_bare_repository_and_no_repository_are_usage_errors() {
     let unborn = tempfile::tempdir().unwrap();
-    git(unborn.path(), &["init", "-q"]);
+    git_in(unborn.path(), &["init", "-q"]);
     std::fs::write(unborn.path().join("refine-loop.toml"), CONFIG).unwrap();
     let bare = tempfile::tempdir().unwrap();
-    git(bare.path(), &["init", "-q", "--bare"]);
+    git_in(bare.path(), &["init", "-q", "--bare"]);
     std::fs::write(bare.path().join("refine-loop.toml"), CONFIG).unwrap();
     let plain = tempfile::tempdir().unwrap();
     std::fs::write(plain.path().join("refine-loop.toml"), CONFIG).unwrap();

@@ -163,3 +163,17 @@ pub fn tree_of(root: &Path, skip: &[&str]) -> std::collections::BTreeMap<PathBuf
     }
     entries
 }
+
+/// Runs git in `dir` (with a test identity, and local file transport allowed for submodules)
+/// and returns its trimmed stdout; fails the test when git fails.
+pub fn git_in(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(["-c", "protocol.file.allow=always"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run git");
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
