@@ -135,7 +135,11 @@ pub fn run_loop(
     let progress = progress::Progress::start();
     progress.say("cycle 0: the baseline gate".to_string());
     // The user's own work, before anything runs: protected for the whole run.
-    workspace.record_baseline()?;
+    if let Err(error) = workspace.record_baseline() {
+        // Nothing ran: nothing kept is needed.
+        workspace.discard_store();
+        return Err(error.into());
+    }
     let baseline = measure(settings, 0, cancel)?;
     let mut snapshot = workspace.after_gate()?;
     let mut cancelled = baseline.cancelled;
@@ -200,11 +204,12 @@ pub fn run_loop(
                 cancel,
                 &mut outside,
             )?;
-            if attempt
-                .incidents
-                .iter()
-                .any(|i| matches!(i, Incident::TouchedProtected { .. }))
-            {
+            if attempt.incidents.iter().any(|i| {
+                matches!(
+                    i,
+                    Incident::TouchedProtected { .. } | Incident::CopiedProtected { .. }
+                )
+            }) {
                 standing.strike(&attempt);
             }
             if attempt.settled {

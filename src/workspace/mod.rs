@@ -35,6 +35,10 @@ pub enum WorkspaceError {
         path.display()
     )]
     UnbornHead { path: PathBuf },
+    #[error(
+        "{path}: a git repository inside the work tree that is not a submodule; the loop cannot keep a copy of it, so it does not work beside it: commit it as a submodule, move it out, or run with --isolate worktree"
+    )]
+    NestedRepository { path: RepoPath },
     #[error("git: {0}")]
     Git(#[from] git2::Error),
     #[error("{}: {source}", path.display())]
@@ -58,10 +62,16 @@ impl WorkspaceError {
     pub fn is_unusable_repository(&self) -> bool {
         matches!(
             self,
-            Self::NotARepository { .. } | Self::Bare { .. } | Self::UnbornHead { .. }
+            Self::NotARepository { .. }
+                | Self::Bare { .. }
+                | Self::UnbornHead { .. }
+                | Self::NestedRepository { .. }
         )
     }
 }
+
+/// The sha256 of no bytes: an empty file is nobody's work in particular.
+const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 /// Where, in the git folder, the bytes for rollbacks are kept.
 pub const STORE_FOLDER: &str = "refine-loop/snapshots";
@@ -170,7 +180,7 @@ impl Workspace {
     /// Opens the repository that holds `target`. It must have a working tree and a commit at
     /// HEAD (the base the loop's changes are recorded against). `state_dir` is left out of every
     /// listing. The bytes of every state the loop may have to put back are kept in the git
-    /// folder (`refine-loop/snapshots`), out of the delegates' way.
+    /// folder (`refine-loop/snapshots/<run>`), out of the delegates' way.
     pub fn open(target: &Path, state_dir: &Path) -> Result<Self, WorkspaceError> {
         let repo = git2::Repository::discover(target).map_err(|source| {
             WorkspaceError::NotARepository {
@@ -207,7 +217,15 @@ impl Workspace {
             .map(|relative| relative.as_os_str().as_bytes().to_vec())
             .filter(|relative| !relative.is_empty());
         let scanner = Scanner::new(&repo, &root)?;
-        let snapshots = repo.path().join(STORE_FOLDER);
+        // In the common git folder (a linked worktree's own folder may be pruned with it), one
+        // folder per run.
+        let snapshots = repo.commondir().join(STORE_FOLDER).join(format!(
+            "{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        ));
         let store = SnapshotStore::new(&snapshots).map_err(|source| WorkspaceError::Io {
             path: snapshots,
             source,
@@ -239,10 +257,17 @@ impl Workspace {
         &self.store
     }
 
-    /// Removes the kept bytes: the run is over and nothing is left to put back.
+    /// Removes the kept bytes: the run is over and nothing is left to put back. The folders
+    /// above go too when no other run keeps anything there.
     pub fn discard_store(&self) {
-        if let Err(error) = std::fs::remove_dir_all(self.store.dir()) {
-            tracing::warn!(%error, dir = %self.store.dir().display(), "could not remove the kept file contents");
+        let dir = self.store.dir();
+        if let Err(error) = std::fs::remove_dir_all(dir) {
+            tracing::warn!(%error, dir = %dir.display(), "could not remove the kept file contents");
+        }
+        for folder in dir.ancestors().skip(1).take(2) {
+            if std::fs::remove_dir(folder).is_err() {
+                break;
+            }
         }
     }
 
@@ -264,8 +289,38 @@ impl Workspace {
     /// Records the user's work before anything runs; it is protected for the whole run.
     pub fn record_baseline(&mut self) -> Result<Snapshot, WorkspaceError> {
         let snapshot = self.snapshot()?;
+        if let Some((path, _)) = snapshot
+            .paths
+            .iter()
+            .find(|(_, state)| **state == PathState::Directory)
+        {
+            return Err(WorkspaceError::NestedRepository { path: path.clone() });
+        }
         self.protected.clone_from(&snapshot.paths);
+        // Staged work (the index differs from HEAD) is the user's too, though it is not dirty.
+        for path in self.staged_paths()? {
+            if !self.protected.contains_key(&path) {
+                let state = PathState::read_at(&self.root, &path, Some(&self.store))?;
+                self.protected.insert(path, state);
+            }
+        }
         Ok(snapshot)
+    }
+
+    /// Paths whose index entry differs from HEAD.
+    fn staged_paths(&self) -> Result<BTreeSet<RepoPath>, WorkspaceError> {
+        let mut options = git2::StatusOptions::new();
+        options
+            .show(git2::StatusShow::Index)
+            .include_untracked(false)
+            .exclude_submodules(true)
+            .renames_head_to_index(false);
+        let statuses = self.repo.statuses(Some(&mut options))?;
+        Ok(statuses
+            .iter()
+            .map(|entry| RepoPath::new(entry.path_bytes().to_vec()))
+            .filter(|path| !self.is_excluded(path.as_bytes()))
+            .collect())
     }
 
     /// After a gate run: paths that became dirty while it ran are its own files from now on.
@@ -290,7 +345,13 @@ impl Workspace {
             .dirty_paths(&self.repo)?
             .into_iter()
             .filter(|path| !self.is_excluded(path))
-            .map(RepoPath::new)
+            // A repository inside the tree comes as one folder, `path/`.
+            .map(|mut path| {
+                if path.last() == Some(&b'/') {
+                    path.pop();
+                }
+                RepoPath::new(path)
+            })
             .collect())
     }
 
@@ -342,19 +403,52 @@ impl Workspace {
         let changes = self.changes_since(before)?;
         let mut effects = Effects::default();
         let mut touched_protected = Vec::new();
+        let protected_contents: BTreeMap<&String, &RepoPath> = self
+            .protected
+            .iter()
+            .filter_map(|(path, state)| match state {
+                PathState::File { sha256, .. } if sha256 != EMPTY_SHA256 => Some((sha256, path)),
+                _ => None,
+            })
+            .collect();
         for change in changes {
             if let Some(incident) = watch::escape_of(&change, &self.root, self.repo.path()) {
                 incidents.push(incident);
             }
+            let copied_from = match &change.after {
+                PathState::File { sha256, .. } if change.before != change.after => {
+                    protected_contents.get(sha256).copied()
+                }
+                _ => None,
+            };
             if self.protected.contains_key(&change.path) {
                 incidents.push(Incident::TouchedProtected {
                     path: change.path.clone(),
+                });
+                touched_protected.push(change);
+            } else if let Some(from) = copied_from {
+                // The user's work carried to another path (a move, a copy) is not the loop's to
+                // keep or record.
+                incidents.push(Incident::CopiedProtected {
+                    from: from.clone(),
+                    to: change.path.clone(),
                 });
                 touched_protected.push(change);
             } else {
                 effects.changes.push(change);
             }
         }
+        // What the delegate put where a folder of the user's work was (a file, a link) goes too:
+        // nothing could be put back beneath it otherwise.
+        let (above, rest): (Vec<Change>, Vec<Change>) = std::mem::take(&mut effects.changes)
+            .into_iter()
+            .partition(|change| {
+                touched_protected.iter().any(|undone| {
+                    undone.path != change.path && undone.path.is_within(change.path.as_bytes())
+                })
+            });
+        touched_protected.extend(above);
+        effects.changes = rest;
         // The user's work goes back as it was at baseline (which is what `before` holds for it).
         self.roll_back(&touched_protected, watch.started())?;
         effects.incidents = incidents;
@@ -371,13 +465,17 @@ impl Workspace {
             .chain(now.iter())
             .filter(|path| !self.artifacts.contains(*path))
             .collect();
-        // Read once: a clean path's earlier state is the index's.
-        let index = self.repo.index()?;
+        let clean: Vec<&RepoPath> = candidates
+            .iter()
+            .copied()
+            .filter(|path| !before.paths.contains_key(*path))
+            .collect();
+        let indexed = self.indexed_states(&clean)?;
         let mut changes = Vec::new();
         for path in candidates {
             let was = match before.paths.get(path) {
                 Some(state) => state.clone(),
-                None => self.indexed_state(&index, path)?,
+                None => indexed.get(path).cloned().unwrap_or(PathState::Absent),
             };
             // Kept in the store too: a later change may have to be rolled back to this state.
             let is = PathState::read_at(&self.root, path, Some(&self.store))?;
@@ -393,23 +491,46 @@ impl Workspace {
         Ok(changes)
     }
 
-    /// The state the index records for `path` (what a clean file holds), or absent.
-    fn indexed_state(
+    /// What clean `paths` held: the index's entries as git writes them into the work tree (its
+    /// filters, line endings and file modes applied), by checking them out into a scratch
+    /// folder, never into the tree. Paths the index lacks are absent.
+    fn indexed_states(
         &self,
-        index: &git2::Index,
-        path: &RepoPath,
-    ) -> Result<PathState, WorkspaceError> {
-        let relative = Path::new(std::ffi::OsStr::from_bytes(path.as_bytes()));
-        let Some(entry) = index.get_path(relative, 0) else {
-            return Ok(PathState::Absent);
+        paths: &[&RepoPath],
+    ) -> Result<BTreeMap<RepoPath, PathState>, WorkspaceError> {
+        let mut states = BTreeMap::new();
+        if paths.is_empty() {
+            return Ok(states);
+        }
+        let io_error = |source| WorkspaceError::Io {
+            path: self.store.dir().to_path_buf(),
+            source,
         };
-        let blob = self.repo.find_blob(entry.id)?;
-        PathState::from_index(entry.mode, blob.content(), &self.store).map_err(|source| {
-            WorkspaceError::Io {
-                path: path.under(&self.root),
-                source,
+        let scratch = tempfile::tempdir_in(self.store.dir()).map_err(io_error)?;
+        let mut index = self.repo.index()?;
+        let mut checkout = git2::build::CheckoutBuilder::new();
+        checkout
+            .target_dir(scratch.path())
+            .update_index(false)
+            .force()
+            .disable_pathspec_match(true);
+        let mut listed = 0;
+        for path in paths {
+            let relative = Path::new(std::ffi::OsStr::from_bytes(path.as_bytes()));
+            if index.get_path(relative, 0).is_some() {
+                checkout.path(relative);
+                listed += 1;
             }
-        })
+        }
+        if listed > 0 {
+            self.repo
+                .checkout_index(Some(&mut index), Some(&mut checkout))?;
+        }
+        for path in paths {
+            let state = PathState::read_at(scratch.path(), path, Some(&self.store))?;
+            states.insert((*path).clone(), state);
+        }
+        Ok(states)
     }
 
     /// Puts every changed path back as it was before, and removes folders the changes created

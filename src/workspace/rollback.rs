@@ -35,15 +35,20 @@ pub fn roll_back(
         .rev()
         .filter(|c| c.before == PathState::Absent)
     {
-        remove(&change.path.under(root)).map_err(io_error(&change.path))?;
+        let full = change.path.under(root);
+        if change.after == PathState::Directory {
+            // A repository the delegate made inside the tree (git shows it as one folder).
+            clear_folder(&full, since, store).map_err(io_error(&change.path))?;
+        } else {
+            remove(&full).map_err(io_error(&change.path))?;
+        }
         remove_created_folders(&change.path, root, since);
     }
     for change in ordered.iter().filter(|c| c.before != PathState::Absent) {
         if change.after == PathState::Directory && change.before != PathState::Directory {
-            // A folder where a file was is the delegate's, and so is every folder in it (made
-            // or moved there): it goes when no file or link is left in it (those were changes,
-            // removed above).
-            remove_folder_without_files(&change.path.under(root), None);
+            // A folder where a file was is the delegate's, and so is all that is in it now (the
+            // changes in it were removed above; what is left is ignored output).
+            clear_folder(&change.path.under(root), since, store).map_err(io_error(&change.path))?;
         }
         change
             .before
@@ -51,6 +56,36 @@ pub fn roll_back(
             .map_err(io_error(&change.path))?;
     }
     Ok(())
+}
+
+/// Clears a folder that is the delegate's: removed when it was made since `since`; otherwise
+/// (moved there) set aside beside the kept file contents, never deleted.
+fn clear_folder(full: &Path, since: SystemTime, store: &SnapshotStore) -> std::io::Result<()> {
+    let Ok(metadata) = std::fs::symlink_metadata(full) else {
+        return Ok(());
+    };
+    if !metadata.is_dir() {
+        return remove(full);
+    }
+    if remove_folder_without_files(full, Some(since)) {
+        return Ok(());
+    }
+    if metadata.created().is_ok_and(|born| born >= since) {
+        return std::fs::remove_dir_all(full);
+    }
+    let aside = store.dir().join("set-aside");
+    std::fs::create_dir_all(&aside)?;
+    let mut target = aside.join(full.file_name().unwrap_or_default());
+    let mut n = 0;
+    while target.exists() {
+        n += 1;
+        target = aside.join(format!(
+            "{}.{n}",
+            full.file_name().unwrap_or_default().to_string_lossy()
+        ));
+    }
+    tracing::warn!(folder = %full.display(), aside = %target.display(), "set a folder aside");
+    std::fs::rename(full, target)
 }
 
 /// Removes a file or a symlink, or a folder when it is empty.

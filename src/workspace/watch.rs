@@ -15,6 +15,8 @@ use super::{Change, PathState, RepoPath, Snapshot, SnapshotStore, Workspace, Wor
 pub enum Incident {
     /// It changed a path that held the user's own work before the run; that change is undone.
     TouchedProtected { path: RepoPath },
+    /// It carried the user's own work to another path (a move or a copy); undone.
+    CopiedProtected { from: RepoPath, to: RepoPath },
     /// It wrote, made or deleted a file in `.git` (shown relative to the tree when inside it);
     /// put back.
     GitDirWritten { path: PathBuf, created: bool },
@@ -37,7 +39,10 @@ impl Incident {
     pub fn is_hostile(&self) -> bool {
         !matches!(
             self,
-            Self::TouchedProtected { .. } | Self::StateDirAdded { .. } | Self::SecretWritten { .. }
+            Self::TouchedProtected { .. }
+                | Self::CopiedProtected { .. }
+                | Self::StateDirAdded { .. }
+                | Self::SecretWritten { .. }
         )
     }
 
@@ -47,6 +52,9 @@ impl Incident {
             Self::TouchedProtected { path } => format!(
                 "changed `{path}`, which held the user's own work before the run: put back as it was"
             ),
+            Self::CopiedProtected { from, to } => {
+                format!("carried the user's own work in `{from}` to `{to}`: removed there")
+            }
             Self::GitDirWritten { path, created } => format!(
                 "wrote into the git folder (`{}`): {}",
                 path.display(),
@@ -107,7 +115,7 @@ pub struct Watch {
     git_roots: Vec<PathBuf>,
     dot_git_file: Option<PathBuf>,
     /// Symlinks in the tree that point outside it, and what their targets were.
-    outside: Vec<(RepoPath, PathBuf, Option<StatKey>)>,
+    outside: Vec<(RepoPath, PathBuf, Option<OutsideKey>)>,
     root: PathBuf,
     state_dir: PathBuf,
     state_files: BTreeMap<PathBuf, StatKey>,
@@ -133,7 +141,7 @@ impl Watch {
         let mut git_files = BTreeMap::new();
         let mut known = workspace.known_git_files.borrow_mut();
         for root in &git_roots {
-            for (path, metadata) in files_under(root, &UNWATCHED_GIT_FOLDERS) {
+            for (path, metadata) in files_under(root, &UNWATCHED_GIT_FOLDERS, usize::MAX) {
                 let key = StatKey::of(&metadata);
                 let state = match known.get(&path) {
                     Some((known_key, state)) if *known_key == key => state.clone(),
@@ -157,11 +165,11 @@ impl Watch {
         let outside = outside_links(workspace, before)
             .into_iter()
             .map(|(link, target)| {
-                let key = std::fs::metadata(&target).ok().map(|m| StatKey::of(&m));
+                let key = outside_key(&target);
                 (link, target, key)
             })
             .collect();
-        let state_files = files_under(&workspace.state_dir, &[])
+        let state_files = files_under(&workspace.state_dir, &[], usize::MAX)
             .into_iter()
             .map(|(path, metadata)| (path, StatKey::of(&metadata)))
             .collect();
@@ -190,7 +198,7 @@ impl Watch {
     ) -> Result<Vec<Incident>, WorkspaceError> {
         let mut now: BTreeMap<PathBuf, StatKey> = BTreeMap::new();
         for root in &self.git_roots {
-            for (path, metadata) in files_under(root, &UNWATCHED_GIT_FOLDERS) {
+            for (path, metadata) in files_under(root, &UNWATCHED_GIT_FOLDERS, usize::MAX) {
                 now.insert(path, StatKey::of(&metadata));
             }
         }
@@ -206,7 +214,7 @@ impl Watch {
             }
             let current = PathState::read(path, None)?;
             if current != *state && !same_index_entries(path, state, store) {
-                put_back(path, state, store)?;
+                put_back(path, state, &self.put_back_roots(), store)?;
                 incidents.push(Incident::GitDirWritten {
                     path: self.shown(path),
                     created: false,
@@ -214,13 +222,20 @@ impl Watch {
             }
         }
         for path in now.keys().filter(|p| !self.git_files.contains_key(*p)) {
-            put_back(path, &PathState::Absent, store)?;
+            put_back(path, &PathState::Absent, &self.put_back_roots(), store)?;
             incidents.push(Incident::GitDirWritten {
                 path: self.shown(path),
                 created: true,
             });
         }
         Ok(incidents)
+    }
+
+    /// The folders files of the git folders are put back under.
+    fn put_back_roots(&self) -> Vec<PathBuf> {
+        let mut roots = self.git_roots.clone();
+        roots.push(self.root.clone());
+        roots
     }
 
     /// `path` relative to the work tree when it is inside it.
@@ -233,9 +248,7 @@ impl Watch {
     pub(super) fn outside_writes(&self) -> Vec<Incident> {
         self.outside
             .iter()
-            .filter(|(_, target, key)| {
-                std::fs::metadata(target).ok().map(|m| StatKey::of(&m)) != *key
-            })
+            .filter(|(_, target, key)| outside_key(target) != *key)
             .map(|(link, target, _)| Incident::WroteOutside {
                 link: link.clone(),
                 target: target.clone(),
@@ -245,7 +258,7 @@ impl Watch {
 
     /// The loop's files in the state dir that the delegate changed, and files it added there.
     pub(super) fn state_dir_writes(&self) -> Vec<Incident> {
-        let now: BTreeMap<PathBuf, StatKey> = files_under(&self.state_dir, &[])
+        let now: BTreeMap<PathBuf, StatKey> = files_under(&self.state_dir, &[], usize::MAX)
             .into_iter()
             .map(|(path, metadata)| (path, StatKey::of(&metadata)))
             .collect();
@@ -274,13 +287,15 @@ fn same_index_entries(path: &Path, before: &PathState, store: &SnapshotStore) ->
     if path.file_name().is_none_or(|name| name != "index") {
         return false;
     }
-    type Entries = Vec<(Vec<u8>, git2::Oid, u32, u16)>;
+    // Everything but the file times and ids a refresh rewrites: the flags too, for a
+    // skip-worktree or assume-unchanged bit hides an edit from git.
+    type Entries = Vec<(Vec<u8>, git2::Oid, u32, u16, u16)>;
     let entries = |file: &Path| -> Option<Entries> {
         let index = git2::Index::open(file).ok()?;
         Some(
             index
                 .iter()
-                .map(|e| (e.path, e.id, e.mode, e.flags & 0x3000))
+                .map(|e| (e.path, e.id, e.mode, e.flags, e.flags_extended))
                 .collect(),
         )
     };
@@ -290,15 +305,26 @@ fn same_index_entries(path: &Path, before: &PathState, store: &SnapshotStore) ->
     }
 }
 
-/// Puts `state` back at an absolute `path` (its folder is the root it is written under).
-fn put_back(path: &Path, state: &PathState, store: &SnapshotStore) -> Result<(), WorkspaceError> {
+/// Puts `state` back at an absolute `path`, under the deepest of `roots` that holds it: no
+/// folder between that root and the path may be a symlink (nothing is written through one).
+fn put_back(
+    path: &Path,
+    state: &PathState,
+    roots: &[PathBuf],
+    store: &SnapshotStore,
+) -> Result<(), WorkspaceError> {
     let io_error = |source| WorkspaceError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let parent = path.parent().unwrap_or(Path::new("/"));
-    let name = RepoPath::new(path.file_name().unwrap_or_default().as_bytes().to_vec());
-    state.restore(&name, parent, store).map_err(io_error)
+    let root = roots
+        .iter()
+        .filter(|root| path.starts_with(root))
+        .max_by_key(|root| root.as_os_str().len())
+        .map_or_else(|| path.parent().unwrap_or(Path::new("/")), PathBuf::as_path);
+    let relative = path.strip_prefix(root).unwrap_or(path);
+    let relative = RepoPath::new(relative.as_os_str().as_bytes().to_vec());
+    state.restore(&relative, root, store).map_err(io_error)
 }
 
 /// A change that links out of the tree or into the git folder.
@@ -369,11 +395,36 @@ fn outside_links(workspace: &Workspace, before: &Snapshot) -> Vec<(RepoPath, Pat
         .collect()
 }
 
-/// Every file (not folder) under `root`, skipping folders named in `skip`, with its metadata.
-fn files_under(root: &Path, skip: &[&str]) -> Vec<(PathBuf, std::fs::Metadata)> {
+/// Files outside the tree that a watched symlink reaches, at most this many per link.
+const OUTSIDE_FILES: usize = 10_000;
+
+/// Every file's identity at and beneath a symlink's target outside the tree.
+type OutsideKey = Vec<(PathBuf, StatKey)>;
+
+/// What a symlink's target outside the tree is now: the file, or the folder and (up to
+/// [`OUTSIDE_FILES`]) the files beneath it.
+fn outside_key(target: &Path) -> Option<OutsideKey> {
+    let metadata = std::fs::metadata(target).ok()?;
+    let mut keys = vec![(target.to_path_buf(), StatKey::of(&metadata))];
+    if metadata.is_dir() {
+        keys.extend(
+            files_under(target, &[], OUTSIDE_FILES)
+                .into_iter()
+                .map(|(path, metadata)| (path, StatKey::of(&metadata))),
+        );
+    }
+    Some(keys)
+}
+
+/// Every file (not folder) under `root`, skipping the top-level folders named in `skip`, with
+/// its metadata; about `limit` at most.
+fn files_under(root: &Path, skip: &[&str], limit: usize) -> Vec<(PathBuf, std::fs::Metadata)> {
     let mut files = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(folder) = stack.pop() {
+        if files.len() >= limit {
+            break;
+        }
         let Ok(entries) = std::fs::read_dir(&folder) else {
             continue;
         };
@@ -383,7 +434,7 @@ fn files_under(root: &Path, skip: &[&str]) -> Vec<(PathBuf, std::fs::Metadata)> 
                 continue;
             };
             if metadata.is_dir() {
-                if !skip.iter().any(|name| entry.file_name() == *name) {
+                if folder != root || !skip.iter().any(|name| entry.file_name() == *name) {
                     stack.push(path);
                 }
             } else {

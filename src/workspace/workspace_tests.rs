@@ -180,3 +180,27 @@ fn the_state_dir_and_ignored_files_are_not_changes() {
         Err(WorkspaceError::NotARepository { .. })
     ));
 }
+
+#[test]
+fn a_clean_file_comes_back_as_git_wrote_it_with_its_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    git(root, &["init", "-q"]);
+    std::fs::write(root.join(".gitattributes"), "*.txt text eol=crlf\n").unwrap();
+    std::fs::write(root.join("crlf.txt"), "one\r\ntwo\r\n").unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "crlf"]);
+    let mut workspace = open(root);
+    let since = std::time::SystemTime::now() - std::time::Duration::from_millis(20);
+    let snapshot = workspace.snapshot().unwrap();
+    std::fs::write(root.join("crlf.txt"), "rewritten\n").unwrap();
+    let changes = workspace.changes_since(&snapshot).unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    workspace.roll_back(&changes, since).unwrap();
+    // The index holds "one\ntwo\n"; the work tree held (and holds again) CRLF.
+    assert_eq!(
+        std::fs::read(root.join("crlf.txt")).unwrap(),
+        b"one\r\ntwo\r\n"
+    );
+    assert_eq!(status(root), "");
+}

@@ -41,7 +41,7 @@ impl Scene {
         )
         .unwrap();
         repo.write("findings.txt", FINDINGS);
-        repo.write(".gitignore", "/.refine-loop\n");
+        repo.write(".gitignore", "/.refine-loop\n*.log\n");
         repo.write("src/lib.txt", "library\nsecond line\n");
         repo.write("src/tool.sh", "#!/bin/sh\necho tool\n");
         std::fs::set_permissions(
@@ -51,6 +51,7 @@ impl Scene {
         .unwrap();
         std::fs::write(repo.join("src/data.bin"), [0u8, 159, 146, 150, 255, 10]).unwrap();
         repo.write("docs/guide.md", "the guide\n");
+        std::os::unix::fs::symlink(outside.path(), repo.join("shared")).unwrap();
         let fault = fault.replace("$OUTSIDE", &outside.path().display().to_string());
         repo.write(
             "refine-loop.toml",
@@ -281,5 +282,87 @@ fn writing_the_loops_own_files_in_the_state_dir_is_hostile_and_recorded() {
         "echo junk > \"$REFINE_LOOP_STATE_DIR/cycle-0/gate-summary.json\"; echo x > \"$REFINE_LOOP_STATE_DIR/stray.txt\"",
         "changed the loop's own file",
         false,
+    );
+}
+
+#[test]
+fn a_file_put_where_the_users_folder_was_goes_before_the_users_work_comes_back() {
+    inject(
+        "rm -rf wip; echo x > wip",
+        "which held the user's own work before the run: put back as it was",
+        true,
+    );
+}
+
+#[test]
+fn moving_the_users_work_elsewhere_is_undone_and_never_recorded() {
+    let scene = inject(
+        "mv docs documentation",
+        "carried the user's own work in `docs/guide.md` to `documentation/guide.md`",
+        true,
+    );
+    // The moved folder itself stays behind, empty: git cannot see it, and it was not made now.
+    assert!(!scene.repo.join("documentation/guide.md").exists());
+    let patch = std::fs::read_to_string(scene.repo.join(".refine-loop/refine-loop.patch")).unwrap();
+    assert!(!patch.contains("the user's edit"), "{patch}");
+}
+
+#[test]
+fn staged_work_is_the_users_too() {
+    let scene = Scene::new("echo more >> docs/guide.md", "5s");
+    scene.repo.git(&["add", "docs/guide.md"]);
+    let work = scene.user_work();
+    let output = scene.repo.run(&["run", "--max-cycles", "1"]);
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    assert_eq!(scene.user_work(), work);
+    assert!(
+        scene
+            .report()
+            .contains("`docs/guide.md`, which held the user's own work")
+    );
+    let patch = std::fs::read_to_string(scene.repo.join(".refine-loop/refine-loop.patch")).unwrap();
+    assert!(!patch.contains("guide"), "{patch}");
+}
+
+#[test]
+fn a_repository_made_inside_the_tree_is_removed_with_the_rest() {
+    let scene = inject(
+        "git init -q new/repo; echo x > new/repo/file",
+        "- result: rolled back",
+        false,
+    );
+    assert!(!scene.repo.join("new").exists());
+}
+
+#[test]
+fn a_file_turned_into_a_folder_of_ignored_output_is_put_back() {
+    inject(
+        "rm src/lib.txt; mkdir src/lib.txt; echo cache > src/lib.txt/build.log",
+        "- result: rolled back",
+        false,
+    );
+}
+
+#[test]
+fn hiding_an_edit_behind_skip_worktree_does_not_hide_it() {
+    inject(
+        "git update-index --skip-worktree src/lib.txt; echo hidden >> src/lib.txt",
+        "wrote into the git folder (`.git/index`): put back",
+        false,
+    );
+}
+
+#[test]
+fn writing_through_a_symlink_to_a_folder_outside_is_hostile() {
+    let scene = inject(
+        "echo changed >> shared/secret.txt",
+        "wrote outside the repository through the symlink `shared`",
+        false,
+    );
+    // Outside the repository is not the loop's to put back; the report says what happened.
+    assert!(
+        std::fs::read_to_string(scene.outside.path().join("secret.txt"))
+            .unwrap()
+            .ends_with("changed\n")
     );
 }

@@ -179,3 +179,31 @@ fn an_unborn_head_a_bare_repository_and_no_repository_are_usage_errors() {
         );
     }
 }
+
+#[test]
+fn an_untracked_repository_inside_the_tree_is_refused_before_anything_runs() {
+    let repo = project();
+    let nested = repo.join("vendor/lib");
+    std::fs::create_dir_all(&nested).unwrap();
+    git_in(&nested, &["init", "-q"]);
+    std::fs::write(nested.join("code.c"), "int main;\n").unwrap();
+    let output = run_in(repo.path());
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("vendor/lib: a git repository inside the work tree"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--isolate worktree"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(nested.join("code.c")).unwrap(),
+        "int main;\n"
+    );
+    // In a worktree made from HEAD it is not there: the run goes ahead.
+    let output = Command::new(binary())
+        .args(["run", "--isolate", "worktree"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+}
