@@ -6,7 +6,10 @@ use super::error::ConfigError;
 use super::load::{Overrides, invalid};
 use super::settings::{Isolate, RunSettings, Verify, defaults};
 use super::wire::{DelegateFile, LoopFile};
-use crate::delegate::{DEFAULT_TEMPLATE, DelegateSpec};
+use crate::delegate::{DEFAULT_TEMPLATE, DelegateSpec, Role};
+
+/// The refine preset's lenses, as `focus=` and a discover delegate's `lens` name them.
+pub const LENSES: [&str; 4] = ["architecture", "usability", "production", "refactoring"];
 
 /// `per-cycle` or `per-delegate`.
 pub fn parse_verify(text: &str) -> Result<Verify, String> {
@@ -107,15 +110,45 @@ pub(super) fn resolve_delegates(
                     "must be the command that runs this delegate",
                 ));
             }
-            if delegate.categories.is_empty()
-                || delegate.categories.iter().any(|c| c.trim().is_empty())
-            {
+            let categories = delegate.categories.unwrap_or_else(|| vec!["*".to_string()]);
+            if categories.is_empty() || categories.iter().any(|c| c.trim().is_empty()) {
                 return Err(invalid(
                     config_file,
                     key("categories"),
                     "must name at least one category, or \"*\" for all",
                 ));
             }
+            let role = match delegate.role.as_deref() {
+                None | Some("fix") => Role::Fix,
+                Some("discover") => Role::Discover,
+                Some("execute") => Role::Execute,
+                Some("reviewer") => Role::Reviewer,
+                Some(other) => {
+                    return Err(invalid(
+                        config_file,
+                        key("role"),
+                        format!(
+                            "\"{other}\" is not a role; expected fix, discover, execute or reviewer"
+                        ),
+                    ));
+                }
+            };
+            let lens = match delegate.lens {
+                None => None,
+                Some(lens) if LENSES.contains(&lens.as_str()) && role == Role::Discover => {
+                    Some(lens)
+                }
+                Some(lens) => {
+                    return Err(invalid(
+                        config_file,
+                        key("lens"),
+                        format!(
+                            "\"{lens}\": a lens is for a discover delegate, one of {}",
+                            LENSES.join(", ")
+                        ),
+                    ));
+                }
+            };
             let prompt_on_stdin = match delegate.stdin.as_deref() {
                 None => false,
                 Some("prompt") => true,
@@ -136,7 +169,9 @@ pub(super) fn resolve_delegates(
                 }
             };
             Ok(DelegateSpec {
-                categories: delegate.categories,
+                categories,
+                role,
+                lens,
                 run: delegate.run,
                 template,
                 prompt_on_stdin,

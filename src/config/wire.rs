@@ -39,8 +39,13 @@ pub struct LoopFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DelegateFile {
-    pub categories: Vec<String>,
+    /// The categories it fixes; `["*"]` when left out.
+    pub categories: Option<Vec<String>>,
     pub run: String,
+    /// `fix` (the default), or for the refine preset `discover`, `execute`, `reviewer`.
+    pub role: Option<String>,
+    /// A discover delegate's lens: `architecture`, `usability`, `production`, `refactoring`.
+    pub lens: Option<String>,
     /// A prompt template, relative to the config file.
     pub template: Option<PathBuf>,
     /// `"prompt"`: the rendered prompt on stdin.

@@ -8,6 +8,8 @@ use crate::model::Severity;
 
 fn spec(run: &str) -> DelegateSpec {
     DelegateSpec {
+        role: Role::Fix,
+        lens: None,
         categories: vec!["lint".into()],
         run: run.into(),
         template: DEFAULT_TEMPLATE.into(),

@@ -16,11 +16,27 @@ use crate::cancel::Cancel;
 use crate::gate::{HeadTail, ProcessEnd, ProcessError, ProcessSpec, run_in_group};
 use crate::model::Diagnostic;
 
+/// What a delegate is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Fixes the findings of its categories (the refactoring and improve presets).
+    Fix,
+    /// Refine: proposes candidates, one JSON object per line.
+    Discover,
+    /// Refine: makes one candidate's change.
+    Execute,
+    /// Refine: reads a candidate's diff and evidence and approves or rejects it.
+    Reviewer,
+}
+
 /// A delegate as configured.
 #[derive(Debug, Clone)]
 pub struct DelegateSpec {
     /// The categories it fixes; `*` for all.
     pub categories: Vec<String>,
+    pub role: Role,
+    /// A discover delegate's lens.
+    pub lens: Option<String>,
     pub run: String,
     /// The prompt template's text (the default one when the config names none).
     pub template: String,
@@ -33,7 +49,7 @@ pub struct DelegateSpec {
 
 impl DelegateSpec {
     pub fn handles(&self, category: &str) -> bool {
-        self.categories.iter().any(|c| c == "*" || c == category)
+        self.role == Role::Fix && self.categories.iter().any(|c| c == "*" || c == category)
     }
 }
 
