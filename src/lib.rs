@@ -3,6 +3,7 @@
 //! The binary is a thin shell around [`app::main`]; everything else is library code.
 
 pub mod app;
+pub mod campaign;
 pub mod cancel;
 pub mod cli;
 pub mod command;

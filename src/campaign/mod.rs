@@ -1,0 +1,3 @@
+//! Campaigns: presets that carry state across runs.
+
+pub mod state;
