@@ -172,7 +172,8 @@ impl Campaign {
     /// `config` (`continue_` is `--continue`): canonicalizes and locks the dir, validates what is
     /// in it, then creates, resumes or continues it. On a continuation with a changed theta,
     /// `release` decides which cooldowns are lifted. `provenance.state_dir` is replaced by the
-    /// canonical dir and `provenance.format` by [`FORMAT`].
+    /// canonical dir and `provenance.format` by [`FORMAT`]. A refused dir is left as it was, but
+    /// for its `.lock` file, which must exist before the dir can be inspected under the lock.
     pub fn open(
         state_dir: &Path,
         provenance: Provenance,

@@ -693,3 +693,35 @@ fn fill_replaces_known_placeholders_in_one_pass() {
         assert_eq!(filled, expected, "{template}");
     }
 }
+
+#[test]
+fn a_state_file_that_is_a_folder_is_refused() {
+    let (root, state_dir) = setup();
+    drop(open(root.path(), &state_dir, config("2.0"), false));
+    std::fs::remove_file(state_dir.join(GOAL_FILE)).unwrap();
+    std::fs::create_dir(state_dir.join(GOAL_FILE)).unwrap();
+    let error = open_result(root.path(), &state_dir, config("2.0"), false).unwrap_err();
+    assert!(
+        error.to_string().contains("is not a regular file"),
+        "{error}"
+    );
+    assert_eq!(error.exit_code(), crate::exit_code::USAGE);
+}
+
+#[test]
+fn continue_after_a_killed_run_resumes_the_round_in_progress() {
+    let (root, state_dir) = setup();
+    let mut campaign = open(root.path(), &state_dir, config("2.0"), false);
+    campaign.backlog = sample_backlog();
+    campaign.save().unwrap();
+    // Killed: no outcome recorded, the round still marked in progress.
+    drop(campaign);
+    let (campaign, opened) = open_result(root.path(), &state_dir, config("2.0"), true).unwrap();
+    assert_eq!(opened, Opened::Resumed);
+    assert_eq!(campaign.backlog, sample_backlog());
+    let worklog = read(&campaign.worklog_path());
+    assert!(
+        worklog.contains("Segment 1, round 2 (in progress: resumed)"),
+        "{worklog}"
+    );
+}
