@@ -1,3 +1,4 @@
 //! Campaigns: presets that carry state across runs.
 
 pub mod request;
+pub mod state;

@@ -1,0 +1,347 @@
+//! The text of the state files: the templates filled in, the backlog's summary with its
+//! machine-readable block (and the parser that reads the block back), the worklog's entries.
+//! Every text goes through the secret redactor before it is written.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::transition::TERMINAL_OUTCOMES;
+use super::{Backlog, BaselineFacts, CampaignError, FORMAT, Provenance, SegmentConfig};
+
+const GOAL_TEMPLATE: &str = include_str!("../../../templates/campaign/REFINE-GOAL.md");
+const BACKLOG_TEMPLATE: &str = include_str!("../../../templates/campaign/REFINE-BACKLOG.md");
+const WORKLOG_TEMPLATE: &str = include_str!("../../../templates/campaign/REFINE-WORKLOG.md");
+
+/// The line that opens the backlog's machine-readable block; the summary never holds it, since
+/// each of its lines starts with text of its own.
+const BLOCK_OPEN: &str = "```json";
+const BLOCK_CLOSE: &str = "```";
+
+/// `template` with each `{{NAME}}` replaced by its value, in one pass (a value that holds
+/// `{{NAME}}` stays as it is); an unknown placeholder is kept.
+pub(super) fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut output = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        output.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let value = after.find("}}").and_then(|end| {
+            let name = &after[..end];
+            values
+                .iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| (*value, end))
+        });
+        match value {
+            Some((value, end)) => {
+                output.push_str(value);
+                rest = &after[end + 2..];
+            }
+            None => {
+                output.push_str("{{");
+                rest = after;
+            }
+        }
+    }
+    output.push_str(rest);
+    output
+}
+
+fn redacted(text: &str) -> Cow<'_, str> {
+    crate::secrets::process_redactor()
+        .map_or(Cow::Borrowed(text), |redactor| redactor.redact_str(text))
+}
+
+/// `text` on one line: control characters (line breaks first) become spaces.
+pub(super) fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|character| {
+            if character.is_control() {
+                ' '
+            } else {
+                character
+            }
+        })
+        .collect()
+}
+
+/// `items` as `` `a`, `b` ``, or `[]` when there are none.
+fn code_list(items: &[String]) -> String {
+    if items.is_empty() {
+        return "[]".to_owned();
+    }
+    items
+        .iter()
+        .map(|item| format!("`{}`", one_line(item)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn focus(config: &SegmentConfig) -> String {
+    if config.focus.is_empty() {
+        "[]".to_owned()
+    } else {
+        one_line(&config.focus.join(","))
+    }
+}
+
+/// The intent as a Markdown quote, every line of it, without a final line break.
+fn quoted(intent: &str) -> String {
+    if intent.trim().is_empty() {
+        return "> (none)".to_owned();
+    }
+    intent
+        .lines()
+        .map(|line| format!("> {line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn path_text(path: &Path) -> String {
+    one_line(&path.to_string_lossy())
+}
+
+pub(super) fn goal(
+    provenance: &Provenance,
+    config: &SegmentConfig,
+    baseline: &BaselineFacts,
+) -> String {
+    let values = [
+        ("PRESET", one_line(&provenance.preset)),
+        ("TARGET", path_text(&provenance.target)),
+        ("STATE_DIR", path_text(&provenance.state_dir)),
+        (
+            "CANONICAL_REPOSITORY_ROOT",
+            path_text(&provenance.repository_root),
+        ),
+        ("GIT_COMMON_DIR", path_text(&provenance.git_common_dir)),
+        ("DATE", one_line(&baseline.date)),
+        ("BASELINE_REVISION", one_line(&baseline.baseline_revision)),
+        (
+            "PROTECTED_DIRTY_PATHS",
+            code_list(&baseline.protected_paths),
+        ),
+        ("BASELINE_CHECKS", code_list(&baseline.baseline_checks)),
+        ("THETA", one_line(&config.theta)),
+        ("FOCUS", focus(config)),
+        ("INTENT", quoted(&config.intent)),
+    ];
+    render(GOAL_TEMPLATE, &values)
+}
+
+pub(super) fn worklog_header(provenance: &Provenance, baseline: &BaselineFacts) -> String {
+    let values = [
+        ("PRESET", one_line(&provenance.preset)),
+        ("TARGET", path_text(&provenance.target)),
+        ("STATE_DIR", path_text(&provenance.state_dir)),
+        (
+            "CANONICAL_REPOSITORY_ROOT",
+            path_text(&provenance.repository_root),
+        ),
+        ("GIT_COMMON_DIR", path_text(&provenance.git_common_dir)),
+        ("DATE", one_line(&baseline.date)),
+    ];
+    render(WORKLOG_TEMPLATE, &values)
+}
+
+fn render(template: &str, values: &[(&str, String)]) -> String {
+    let values: Vec<(&str, &str)> = values
+        .iter()
+        .map(|(key, value)| (*key, value.as_str()))
+        .collect();
+    redacted(&fill(template, &values)).into_owned()
+}
+
+/// The section appended to the goal when segment `segment` starts with `config`.
+pub(super) fn goal_segment(
+    segment: u32,
+    config: &SegmentConfig,
+    date: &str,
+    released: &[(String, String)],
+) -> String {
+    let mut text = format!(
+        "\n## Segment {segment} ({}, continued)\n\n- Theta: {}\n- Focus: {}\n",
+        one_line(date),
+        one_line(&config.theta),
+        focus(config),
+    );
+    for (family, reason) in released {
+        let _ = writeln!(
+            text,
+            "- Cooldown released: `{}`: {}",
+            one_line(family),
+            one_line(reason)
+        );
+    }
+    text.push_str("- Intent:\n\n");
+    text.push_str(&quoted(&config.intent));
+    text.push('\n');
+    redacted(&text).into_owned()
+}
+
+/// The worklog entry of one open: what happened (`event`), where the campaign stands, and this
+/// run's baseline.
+pub(super) fn open_entry(
+    event: &str,
+    backlog: &Backlog,
+    baseline: &BaselineFacts,
+    released: &[(String, String)],
+) -> String {
+    let counters = &backlog.counters;
+    let mut text = format!(
+        "## {} · {event}\n\n- Segment {}, round {}{}\n- Baseline revision: {}\n\
+         - Protected paths: {}\n- Baseline checks: {}\n",
+        one_line(&baseline.date),
+        counters.segment,
+        counters.round,
+        if counters.round_in_progress {
+            " (in progress: resumed)"
+        } else {
+            ""
+        },
+        one_line(&baseline.baseline_revision),
+        code_list(&baseline.protected_paths),
+        code_list(&baseline.baseline_checks),
+    );
+    if let Some(config) = &backlog.config {
+        let _ = writeln!(
+            text,
+            "- Theta {}, focus {}",
+            one_line(&config.theta),
+            focus(config)
+        );
+    }
+    for (family, reason) in released {
+        let _ = writeln!(
+            text,
+            "- Cooldown released: `{}`: {}",
+            one_line(family),
+            one_line(reason)
+        );
+    }
+    text
+}
+
+/// `entry` as appended to the worklog: after a blank line, ending in a line break.
+pub(super) fn worklog_entry(entry: &str) -> String {
+    let mut text = format!("\n{}", redacted(entry));
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+#[derive(Serialize)]
+struct StateOut<'a> {
+    format: u32,
+    provenance: &'a Provenance,
+    backlog: &'a Backlog,
+}
+
+#[derive(Deserialize)]
+struct StateIn {
+    provenance: Provenance,
+    backlog: Backlog,
+}
+
+/// The whole backlog file: the summary, then the state as JSON.
+pub(super) fn backlog(
+    provenance: &Provenance,
+    backlog: &Backlog,
+    path: &Path,
+) -> Result<String, CampaignError> {
+    let serialize_error = |source: serde_json::Error| CampaignError::Serialize {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut state = serde_json::to_value(StateOut {
+        format: FORMAT,
+        provenance,
+        backlog,
+    })
+    .map_err(serialize_error)?;
+    redact_strings(&mut state);
+    let state = serde_json::to_string_pretty(&state).map_err(serialize_error)?;
+    let values = [
+        ("PRESET", one_line(&provenance.preset)),
+        ("TARGET", path_text(&provenance.target)),
+        (
+            "SUMMARY",
+            redacted(&super::summary::summary(backlog)).into_owned(),
+        ),
+    ];
+    let values: Vec<(&str, &str)> = values
+        .iter()
+        .map(|(key, value)| (*key, value.as_str()))
+        .chain([("STATE", state.as_str())])
+        .collect();
+    Ok(fill(BACKLOG_TEMPLATE, &values))
+}
+
+fn redact_strings(value: &mut Value) {
+    match value {
+        Value::String(text) => {
+            if let Cow::Owned(redacted) = redacted(text) {
+                *text = redacted;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact_strings),
+        Value::Object(fields) => fields.values_mut().for_each(redact_strings),
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// The provenance and the backlog stored in the backlog file `text` (read from `path`).
+pub(super) fn parse_backlog(
+    text: &str,
+    path: &Path,
+) -> Result<(Provenance, Backlog), CampaignError> {
+    let corrupt = |reason: String| CampaignError::Corrupt {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let opens: Vec<usize> = (0..lines.len())
+        .filter(|&index| lines[index].trim_end() == BLOCK_OPEN)
+        .collect();
+    let [open] = opens[..] else {
+        return Err(corrupt(format!(
+            "expected one `{BLOCK_OPEN}` block of state, found {}",
+            opens.len()
+        )));
+    };
+    let close = (open + 1..lines.len())
+        .find(|&index| lines[index].trim_end() == BLOCK_CLOSE)
+        .ok_or_else(|| corrupt(format!("the `{BLOCK_OPEN}` block of state is not closed")))?;
+    let block = lines[open + 1..close].join("\n");
+    let value: Value = serde_json::from_str(&block)
+        .map_err(|error| corrupt(format!("the block of state is not JSON: {error}")))?;
+    match value.get("format").and_then(Value::as_u64) {
+        Some(format) if format == u64::from(FORMAT) => {}
+        Some(format) => {
+            return Err(CampaignError::UnsupportedFormat {
+                path: path.to_path_buf(),
+                found: format,
+            });
+        }
+        None => return Err(corrupt("the block of state has no `format`".to_owned())),
+    }
+    let state: StateIn = serde_path_to_error::deserialize(value)
+        .map_err(|error| corrupt(format!("the block of state does not fit: {error}")))?;
+    if state.provenance.format != FORMAT {
+        return Err(CampaignError::UnsupportedFormat {
+            path: path.to_path_buf(),
+            found: u64::from(state.provenance.format),
+        });
+    }
+    if let Some(outcome) = &state.backlog.counters.outcome
+        && !TERMINAL_OUTCOMES.contains(&outcome.as_str())
+    {
+        return Err(corrupt(format!("unknown outcome `{outcome}`")));
+    }
+    Ok((state.provenance, state.backlog))
+}
