@@ -112,7 +112,7 @@ pub struct ParsersArgs {
 }
 
 /// Where to work and which config to use.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct TargetArgs {
     /// The repository to work on.
     #[arg(long, value_name = "DIR", env = "REFINE_LOOP_TARGET")]
@@ -124,7 +124,7 @@ pub struct TargetArgs {
 }
 
 /// What `check` and `run` share: where, which config, and the gate's limits.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct GateArgs {
     #[command(flatten)]
     pub target: TargetArgs,
@@ -163,6 +163,16 @@ pub enum VerifyMode {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PresetMode {
+    /// Every failing category each cycle, to a passing gate (the default).
+    Refactoring,
+    /// Behaviour-preserving refinements, one at a time, ranked by ROI, reviewed; a campaign.
+    Refine,
+    /// An open P0/P1 backlog worked to a green gate, confirmed twice; a campaign.
+    Improve,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IsolateMode {
     /// Work in the target itself.
     None,
@@ -186,6 +196,19 @@ pub struct RunArgs {
     /// When the gate runs again [env: REFINE_LOOP_VERIFY=].
     #[arg(long, value_enum)]
     pub verify: Option<VerifyMode>,
+
+    /// The loop to run: `refactoring` (the default), or the campaigns `refine` and `improve`.
+    #[arg(long, value_enum, value_name = "PRESET")]
+    pub preset: Option<PresetMode>,
+
+    /// For a campaign: leading `--continue`, `--target=PATH`, `--state-dir=PATH`, `theta=N`,
+    /// `focus=LENS,...`, then the intent (all the rest, even text that looks like an option).
+    #[arg(
+        value_name = "REQUEST",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub request: Vec<std::ffi::OsString>,
 
     /// Where to work: `worktree` runs the whole loop in a linked worktree made from HEAD, so
     /// the user's tree is not written; the patches are the result.

@@ -128,6 +128,9 @@ pub struct Backlog {
     /// The improve preset's open work, as `- [ ] P0: ...` lines.
     pub open_items: Vec<String>,
     pub deferred: Vec<String>,
+    /// Paths the campaign's accepted changes left, with the state they left (see
+    /// `PathState::key`): on a later run they are the campaign's own, not the user's work.
+    pub owned: BTreeMap<String, String>,
 }
 
 /// What this run observed before it opened the campaign.

@@ -135,6 +135,7 @@ fn sample_backlog() -> Backlog {
         releases: Vec::new(),
         open_items: vec!["- [ ] P0: fix the build".to_owned(), "```json".to_owned()],
         deferred: vec!["P2: a warning".to_owned()],
+        owned: BTreeMap::from([("src/lib.rs".to_owned(), "file:abc:644".to_owned())]),
     }
 }
 

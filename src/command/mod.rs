@@ -30,6 +30,8 @@ pub enum CommandError {
     Usage(String),
     #[error(transparent)]
     Run(crate::run::RunError),
+    #[error(transparent)]
+    Campaign(crate::campaign::state::CampaignError),
     #[error("{name}: cannot read: {source}")]
     Input {
         name: String,
@@ -43,6 +45,7 @@ impl From<crate::run::RunError> for CommandError {
         match error {
             crate::run::RunError::State(error) => Self::State(error),
             crate::run::RunError::Gate(error) => Self::Gate(error),
+            crate::run::RunError::Campaign(error) => Self::Campaign(error),
             crate::run::RunError::Workspace(error) if error.is_unusable_repository() => {
                 Self::Usage(error.to_string())
             }
@@ -56,6 +59,7 @@ impl CommandError {
         match self {
             Self::Config(_) | Self::Usage(_) | Self::Input { .. } => exit_code::USAGE,
             Self::Gate(_) | Self::State(_) | Self::Run(_) => exit_code::ERROR,
+            Self::Campaign(error) => error.exit_code(),
         }
     }
 }

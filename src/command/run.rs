@@ -4,14 +4,45 @@ use std::io::Write;
 
 use super::CommandError;
 use super::check::overrides;
+use crate::campaign::request::{Request, parse_request};
 use crate::cancel::Cancel;
-use crate::cli::{IsolateMode, RunArgs, VerifyMode};
+use crate::cli::{IsolateMode, PresetMode, RunArgs, VerifyMode};
 use crate::config::{self, ConfigError, Isolate, Overrides, Verify};
 use crate::exit_code;
+use crate::run::campaign::{Preset, run_campaign};
 use crate::run::run_loop;
 
 /// Runs the loop; returns the exit code.
 pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i32, CommandError> {
+    let preset = match args.preset {
+        None | Some(PresetMode::Refactoring) => None,
+        Some(PresetMode::Refine) => Some(Preset::Refine),
+        Some(PresetMode::Improve) => Some(Preset::Improve),
+    };
+    let request = match preset {
+        Some(_) => {
+            parse_request(&args.request).map_err(|error| CommandError::Usage(error.to_string()))?
+        }
+        None if args.request.is_empty() => Request::default(),
+        None => {
+            return Err(CommandError::Usage(format!(
+                "unexpected argument {:?}: a request (intent, --continue, theta=…) is for --preset refine or improve",
+                args.request[0]
+            )));
+        }
+    };
+    if preset == Some(Preset::Improve) && (request.theta.is_some() || request.focus.is_some()) {
+        return Err(CommandError::Usage(
+            "theta= and focus= are for --preset refine".to_string(),
+        ));
+    }
+    let mut gate = args.gate.clone();
+    if let Some(target) = &request.target {
+        gate.target.target = Some(target.clone());
+    }
+    if let Some(state_dir) = &request.state_dir {
+        gate.state_dir = Some(state_dir.clone());
+    }
     let layers = Overrides {
         max_cycles: args.max_cycles,
         time_budget: args.time_budget,
@@ -23,7 +54,7 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
             IsolateMode::None => Isolate::None,
             IsolateMode::Worktree => Isolate::Worktree,
         }),
-        ..overrides(&args.gate)
+        ..overrides(&gate)
     };
     let mut settings = config::load(&layers.with_environment()?)?;
     if settings.delegates.is_empty() {
@@ -47,6 +78,36 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
         }
         Isolate::None => None,
     };
+    if let Some(preset) = preset {
+        if request.intent.is_empty()
+            && !settings
+                .state_dir
+                .join(crate::campaign::state::GOAL_FILE)
+                .exists()
+        {
+            return Err(CommandError::Usage(
+                "a new campaign needs an intent: what to refine or improve, after the options"
+                    .to_string(),
+            ));
+        }
+        let end = run_campaign(&settings, preset, &request, cancel, &mut console)?;
+        let text = format!(
+            "{}: {}; {}\n",
+            end.outcome.as_str(),
+            end.reason,
+            settings.state_dir.join("REFINE-LOOP-FINAL.md").display()
+        );
+        if let Err(error) = stdout.write_all(text.as_bytes())
+            && error.kind() != std::io::ErrorKind::BrokenPipe
+        {
+            tracing::warn!(%error, "could not print the outcome");
+        }
+        return Ok(if args.exit_zero {
+            exit_code::SUCCESS
+        } else {
+            end.outcome.exit_code()
+        });
+    }
     let report = run_loop(&settings, cancel, &mut console)?;
     let outcome = report.outcome.as_str();
     let text = format!(

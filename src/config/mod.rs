@@ -11,4 +11,5 @@ mod wire;
 
 pub use error::{ConfigError, one_line};
 pub use load::{Overrides, from_environment, load};
+pub use loop_settings::LENSES;
 pub use settings::{CheckSettings, GateSettings, Isolate, RunSettings, Settings, Verify, defaults};

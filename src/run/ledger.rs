@@ -38,6 +38,22 @@ pub fn new_run_id() -> String {
     )
 }
 
+/// The current time, ISO 8601 in UTC (`2026-11-30T03:10:17Z`).
+pub fn now_iso8601() -> String {
+    let seconds = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    let days = i64::try_from(seconds / 86_400).unwrap_or(0);
+    let (year, month, day) = crate::deliver::civil_date(days);
+    let of_day = seconds % 86_400;
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        of_day / 3600,
+        of_day / 60 % 60,
+        of_day % 60
+    )
+}
+
 /// One accepted cycle, as the ledger tells it.
 pub struct CycleStory<'a> {
     pub cycle: u32,
@@ -53,6 +69,18 @@ pub fn record_cycle(
     store: &SnapshotStore,
     settings: &Settings,
     story: &CycleStory<'_>,
+) -> Result<(), DeliverError> {
+    record_cycle_with(recorder, store, settings, story, None)
+}
+
+/// Like [`record_cycle`], with a preset's own backlog lines and stop-condition state in the
+/// ledger.
+pub fn record_cycle_with(
+    recorder: &mut Recorder<'_>,
+    store: &SnapshotStore,
+    settings: &Settings,
+    story: &CycleStory<'_>,
+    own: Option<(&[String], &str)>,
 ) -> Result<(), DeliverError> {
     let kept: Vec<&[Change]> = story
         .attempts
@@ -74,7 +102,18 @@ pub fn record_cycle(
     let iteration = Iteration {
         cycle: story.cycle,
         summary: summary(story.before, story.after),
-        ledger: ledger(settings, story, &changes),
+        ledger: {
+            let mut ledger = ledger(settings, story, &changes);
+            if let Some((backlog, stop_state)) = own {
+                ledger.next_backlog = if backlog.is_empty() {
+                    "empty: nothing material open".to_string()
+                } else {
+                    backlog.join("\n")
+                };
+                ledger.stop_condition_state = stop_state.to_string();
+            }
+            ledger
+        },
         changes,
     };
     match recorder.record(&iteration, store) {

@@ -3,11 +3,14 @@
 //! is no worse and roll back the rest to the byte; evaluate the stop rules; write every file.
 
 mod accept;
+pub mod campaign;
 mod heuristics;
+pub mod improve;
 mod isolate;
 mod ledger;
 mod progress;
 mod record;
+pub mod refine;
 mod verify;
 
 use std::collections::{HashMap, HashSet};
@@ -21,7 +24,9 @@ use verify::{diagnostics_of, measure, verify};
 
 use crate::cancel::Cancel;
 use crate::config::{Settings, Verify};
-use crate::delegate::{Assignment, DelegateError, DelegateFiles, DelegateRun, run_delegate};
+use crate::delegate::{
+    Assignment, DelegateError, DelegateFiles, DelegateRun, DelegateSpec, run_delegate,
+};
 use crate::deliver::Recorder;
 use crate::gate::{GateError, INFRA_CATEGORY, SUMMARY_FILE};
 use crate::model::{CategoryHistory, Diagnostic, GateSummary, Trend};
@@ -46,6 +51,8 @@ pub enum RunError {
     Delegate(#[from] DelegateError),
     #[error("the run's record: {0}")]
     Deliver(#[from] crate::deliver::DeliverError),
+    #[error(transparent)]
+    Campaign(#[from] crate::campaign::state::CampaignError),
 }
 
 /// How a run ended, and its record.
@@ -200,7 +207,7 @@ pub fn run_loop(
                 settings,
                 &mut workspace,
                 &snapshot,
-                (delegate, &assignment),
+                (delegate, &settings.delegates[delegate], &assignment),
                 cancel,
                 &mut outside,
             )?;
@@ -382,7 +389,7 @@ fn take_turn(
     settings: &Settings,
     workspace: &mut Workspace,
     snapshot: &Snapshot,
-    (delegate, assignment): (usize, &Assignment<'_>),
+    (delegate, spec, assignment): (usize, &DelegateSpec, &Assignment<'_>),
     cancel: &Cancel,
     outside: &mut std::time::Duration,
 ) -> Result<Attempt, RunError> {
@@ -390,12 +397,7 @@ fn take_turn(
     let own = [files.prompt, files.findings, files.verdict, files.report];
     let watch = workspace.watch(snapshot, &own)?;
     let delegate_started = Instant::now();
-    let run = run_delegate(
-        &settings.delegates[delegate],
-        assignment,
-        settings.gate.kill_grace,
-        cancel,
-    )?;
+    let run = run_delegate(spec, assignment, settings.gate.kill_grace, cancel)?;
     *outside += delegate_started.elapsed();
     let mut effects = workspace.after_delegate(&watch, snapshot)?;
     effects

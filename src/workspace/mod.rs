@@ -281,6 +281,22 @@ impl Workspace {
         &self.protected
     }
 
+    /// Gives up the protection of the paths whose baseline state `owned` names (by
+    /// [`PathState::key`]): an earlier run of the same campaign left them so, they are its own.
+    /// Returns the paths released.
+    pub fn release_owned(&mut self, owned: &BTreeMap<String, String>) -> Vec<RepoPath> {
+        let released: Vec<RepoPath> = self
+            .protected
+            .iter()
+            .filter(|(path, state)| owned.get(&path.to_string()) == Some(&state.key()))
+            .map(|(path, _)| path.clone())
+            .collect();
+        for path in &released {
+            self.protected.remove(path);
+        }
+        released
+    }
+
     /// Files the gate wrote (paths that became dirty during a gate run).
     pub fn artifacts(&self) -> &BTreeSet<RepoPath> {
         &self.artifacts

@@ -92,6 +92,22 @@ impl PathState {
         }
     }
 
+    /// A compact, stable name of this state, for comparing across runs.
+    pub fn key(&self) -> String {
+        match self {
+            Self::Absent => "absent".into(),
+            Self::File { sha256, mode } => format!("file:{sha256}:{mode:o}"),
+            Self::Symlink { target } => format!(
+                "link:{}",
+                target
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect::<String>()
+            ),
+            Self::Directory => "folder".into(),
+        }
+    }
+
     /// One line for reports and errors.
     pub fn describe(&self) -> String {
         match self {

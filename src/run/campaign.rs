@@ -1,0 +1,345 @@
+//! A campaign run, for the `refine` and `improve` presets: open (or create, or continue) the
+//! campaign's state under its lock, run its rounds or cycles, leave the record (commits on the
+//! private ref, patches, manifest) and the campaign report.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use super::{RunError, improve, ledger, refine};
+use crate::campaign::request::{Lens, Request, Theta};
+use crate::campaign::state::{self, BaselineFacts, Campaign, Opened, Provenance, SegmentConfig};
+use crate::cancel::Cancel;
+use crate::config::Settings;
+use crate::deliver::Recorder;
+use crate::stop::Outcome;
+use crate::workspace::{Workspace, WorkspaceError};
+
+/// The presets that run as campaigns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preset {
+    Refine,
+    Improve,
+}
+
+impl Preset {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Refine => "refine",
+            Self::Improve => "improve",
+        }
+    }
+}
+
+/// How a campaign invocation ended.
+#[derive(Debug)]
+pub struct CampaignEnd {
+    pub outcome: Outcome,
+    pub reason: String,
+    /// The campaign had already ended: nothing ran.
+    pub already_ended: bool,
+}
+
+/// Runs the campaign `request` asks for.
+pub fn run_campaign(
+    settings: &Settings,
+    preset: Preset,
+    request: &Request,
+    cancel: &Cancel,
+    console: &mut dyn Write,
+) -> Result<CampaignEnd, RunError> {
+    let mut workspace = Workspace::open(&settings.target, &settings.state_dir)?;
+    let end = run_in(settings, preset, request, &mut workspace, cancel, console);
+    if end.is_ok() {
+        workspace.discard_store();
+    }
+    end
+}
+
+fn run_in(
+    settings: &Settings,
+    preset: Preset,
+    request: &Request,
+    workspace: &mut Workspace,
+    cancel: &Cancel,
+    console: &mut dyn Write,
+) -> Result<CampaignEnd, RunError> {
+    workspace.record_baseline()?;
+    let repo = workspace.repository();
+    let provenance = Provenance {
+        format: state::FORMAT,
+        preset: preset.as_str().to_string(),
+        target: settings.target.clone(),
+        state_dir: settings.state_dir.clone(),
+        repository_root: workspace.root().to_path_buf(),
+        git_common_dir: repo
+            .commondir()
+            .canonicalize()
+            .unwrap_or_else(|_| repo.commondir().to_path_buf()),
+    };
+    let baseline = BaselineFacts {
+        date: ledger::now_iso8601(),
+        baseline_revision: baseline_revision(repo),
+        protected_paths: workspace
+            .protected()
+            .keys()
+            .map(ToString::to_string)
+            .collect(),
+        baseline_checks: settings
+            .gate
+            .checks
+            .iter()
+            .map(|c| format!("{}: {}", c.name, c.run))
+            .collect(),
+    };
+    // Not given: the stored segment's value (on a resume or --continue), else the default.
+    let resolve = |stored: Option<&SegmentConfig>| SegmentConfig {
+        theta: request
+            .theta
+            .map(|theta| theta.to_string())
+            .or_else(|| stored.map(|s| s.theta.clone()))
+            .unwrap_or_else(|| Theta::DEFAULT.to_string()),
+        focus: request
+            .focus
+            .as_ref()
+            .map(|lenses| lenses.iter().map(|l| l.as_str().to_string()).collect())
+            .or_else(|| stored.map(|s| s.focus.clone()))
+            .unwrap_or_else(|| Lens::ALL.iter().map(|l| l.as_str().to_string()).collect()),
+        intent: if request.intent.is_empty() {
+            stored.map(|s| s.intent.clone()).unwrap_or_default()
+        } else {
+            request.intent.clone()
+        },
+    };
+    // A theta that changed on --continue may release a resting family.
+    let release = |_: &state::Cooldown| true;
+    let (mut campaign, opened) = Campaign::open_resolving(
+        &settings.state_dir,
+        provenance,
+        request.resume,
+        &baseline,
+        &release,
+        resolve,
+    )?;
+    // What earlier runs of this campaign accepted is its own, not the user's work.
+    let released = workspace.release_owned(&campaign.backlog.owned);
+    if !released.is_empty() {
+        tracing::info!(
+            paths = released.len(),
+            "the campaign's own earlier changes are not protected"
+        );
+    }
+    if matches!(opened, Opened::Terminal) {
+        let counters = &campaign.backlog.counters;
+        let outcome = outcome_named(counters.outcome.as_deref().unwrap_or("ERROR"));
+        let _ = writeln!(
+            console,
+            "refine-loop: this {} campaign already ended with {}; run again with --continue to start its next segment",
+            preset.as_str(),
+            outcome.as_str()
+        );
+        return Ok(CampaignEnd {
+            outcome,
+            reason: counters.stop_reason.clone().unwrap_or_default(),
+            already_ended: true,
+        });
+    }
+    let record_repository =
+        git2::Repository::open(workspace.repository().path()).map_err(WorkspaceError::from)?;
+    let mut recorder = Recorder::new(
+        &record_repository,
+        workspace.base_commit(),
+        &ledger::new_run_id(),
+    )?;
+    let (outcome, reason) = match preset {
+        Preset::Refine => {
+            let end = refine::run_rounds(
+                settings,
+                &mut campaign,
+                workspace,
+                &mut recorder,
+                cancel,
+                console,
+            )?;
+            (end.outcome, end.reason)
+        }
+        Preset::Improve => {
+            let end = improve::run_cycles(
+                settings,
+                &mut campaign,
+                workspace,
+                &mut recorder,
+                cancel,
+                console,
+            )?;
+            (end.outcome, end.reason)
+        }
+    };
+    let delivery = ledger::write_delivery(&recorder, settings, outcome.as_str(), &reason)?;
+    let report = campaign_report(&campaign, preset, outcome, &reason, &delivery);
+    crate::state::write_atomic(
+        &settings.state_dir.join("REFINE-LOOP-FINAL.md"),
+        report.as_bytes(),
+    )?;
+    campaign.append_worklog(&format!(
+        "- {}: {} ({reason}); report in REFINE-LOOP-FINAL.md",
+        ledger::now_iso8601(),
+        outcome.as_str()
+    ))?;
+    Ok(CampaignEnd {
+        outcome,
+        reason,
+        already_ended: false,
+    })
+}
+
+/// `main @ <sha>`, or `DETACHED <sha>`.
+fn baseline_revision(repo: &git2::Repository) -> String {
+    let Ok(head) = repo.head() else {
+        return "unknown".into();
+    };
+    let id = head.target().map_or_else(String::new, |id| id.to_string());
+    if repo.head_detached().unwrap_or(false) {
+        format!("DETACHED {id}")
+    } else {
+        format!("{} @ {id}", head.shorthand().unwrap_or("HEAD"))
+    }
+}
+
+fn outcome_named(name: &str) -> Outcome {
+    match name {
+        "SUCCESS" => Outcome::Success,
+        "NEEDS-FIX" => Outcome::NeedsFix,
+        "BUDGET" => Outcome::Budget,
+        "CANCELLED" => Outcome::Cancelled,
+        _ => Outcome::Error,
+    }
+}
+
+/// The campaign report: outcome, counters, what was accepted and rolled back, what rests, what a
+/// person must take over, and how to go on.
+fn campaign_report(
+    campaign: &Campaign,
+    preset: Preset,
+    outcome: Outcome,
+    reason: &str,
+    delivery: &ledger::DeliveryNote,
+) -> String {
+    let backlog = &campaign.backlog;
+    let counters = &backlog.counters;
+    let mut text = format!(
+        "# refine-loop: {} campaign report\n\n**Outcome: {}** ({reason}).\n\n",
+        preset.as_str(),
+        outcome.as_str()
+    );
+    let _ = writeln!(text, "Goal: {}\n", campaign.segment_config.intent);
+    let _ = writeln!(
+        text,
+        "Counters: segment {}, round {}, lifetime rounds {}, plateau {}, failures {}, no-progress {}, same-error {}, residual streak {}.\n",
+        counters.segment,
+        counters.round,
+        counters.lifetime_rounds,
+        counters.plateau_count,
+        counters.fail_count,
+        counters.no_progress,
+        counters.same_error,
+        counters.residual_streak
+    );
+    let section = |text: &mut String, title: &str, lines: Vec<String>| {
+        let _ = writeln!(text, "## {title}\n");
+        if lines.is_empty() {
+            text.push_str("None.\n\n");
+        } else {
+            for line in lines {
+                let _ = writeln!(text, "- {line}");
+            }
+            text.push('\n');
+        }
+    };
+    let by_status = |status: &str| -> Vec<String> {
+        backlog
+            .candidates
+            .iter()
+            .filter(|c| c.status == status)
+            .map(|c| {
+                format!(
+                    "round {}: {} ({}, ROI {:.2}): {}",
+                    c.round, c.title, c.family, c.roi, c.note
+                )
+            })
+            .collect()
+    };
+    section(&mut text, "Accepted", by_status("accepted"));
+    section(&mut text, "Rolled back", backlog.rollbacks.clone());
+    section(&mut text, "Parked below theta", by_status("parked"));
+    section(
+        &mut text,
+        "Handoffs (NEEDS-FIX, not executed)",
+        backlog
+            .handoffs
+            .iter()
+            .map(|h| {
+                format!(
+                    "{} ({}, {}): {}",
+                    h.title,
+                    h.family,
+                    h.severity,
+                    h.evidence.lines().next().unwrap_or("")
+                )
+            })
+            .collect(),
+    );
+    section(
+        &mut text,
+        "Resting families",
+        backlog
+            .cooldowns
+            .iter()
+            .map(|c| format!("{} since round {}: {}", c.family, c.since_round, c.reason))
+            .collect(),
+    );
+    if preset == Preset::Improve {
+        section(
+            &mut text,
+            "Open backlog (P0/P1)",
+            backlog.open_items.clone(),
+        );
+        section(&mut text, "Deferred (P2)", backlog.deferred.clone());
+    }
+    let _ = writeln!(text, "## The record\n");
+    match &delivery.reference {
+        Some(reference) => {
+            let _ = writeln!(
+                text,
+                "- {} accepted change(s) committed on `{reference}`; `patches/` applies them with `git am`.",
+                delivery.commits
+            );
+        }
+        None => text.push_str("- Nothing was accepted in this run.\n"),
+    }
+    if let Some(refused) = &delivery.refused {
+        let _ = writeln!(text, "- Patches refused: {refused}.");
+    }
+    text.push_str("\n## How to go on\n\n");
+    text.push_str(if outcome == Outcome::Cancelled {
+        "- Run the same command again: the campaign resumes where it stopped.\n"
+    } else {
+        "- Run again with `--continue` (and a new intent) to start the next segment.\n"
+    });
+    text
+}
+
+/// Notes the paths the kept attempts changed, with the state they left: on a later run of the
+/// campaign they are its own.
+pub(super) fn remember_owned(campaign: &mut Campaign, attempts: &[super::Attempt]) {
+    let kept: Vec<&[crate::workspace::Change]> = attempts
+        .iter()
+        .filter(|a| a.kept)
+        .map(|a| a.changes.as_slice())
+        .collect();
+    for change in crate::workspace::compose(&kept) {
+        campaign
+            .backlog
+            .owned
+            .insert(change.path.to_string(), change.after.key());
+    }
+}

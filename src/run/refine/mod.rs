@@ -1,0 +1,521 @@
+//! The `refine` preset: behaviour-preserving refinements, one candidate at a time. Each round
+//! discovers candidates (from the gate's findings and from discover delegates), hands
+//! behaviour-changing ones off as NEEDS-FIX, ranks the rest by ROI, and carries out the best
+//! qualified ones serially through the `execute` delegate until one is accepted: the gate must be
+//! no worse and an independent `reviewer` must approve. The campaign's counters decide the
+//! outcome, in the seed's order.
+
+pub mod candidates;
+mod review;
+
+use std::io::Write;
+use std::path::Path;
+
+use candidates::Proposal;
+
+use super::ledger::{self, CycleStory};
+use super::verify::{diagnostics_of, measure, verify};
+use super::{Attempt, RunError, take_turn};
+use crate::campaign::state::{Campaign, Candidate, Cooldown, Handoff};
+use crate::cancel::Cancel;
+use crate::config::Settings;
+use crate::delegate::{Assignment, Role};
+use crate::deliver::Recorder;
+use crate::model::{Diagnostic, GateSummary};
+use crate::state;
+use crate::stop::Outcome;
+use crate::workspace::{Snapshot, Workspace};
+
+/// The seed's limits.
+pub const PLATEAU_LIMIT: u32 = 3;
+pub const MAX_ROUNDS: u32 = 25;
+pub const FAILURE_LIMIT: u32 = 3;
+/// Rounds in a row a family may fail before it rests.
+const FAMILY_FAILURES_FOR_COOLDOWN: u32 = 3;
+
+/// How a refine invocation ended.
+#[derive(Debug)]
+pub struct RefineEnd {
+    pub outcome: Outcome,
+    pub reason: String,
+}
+
+/// What one round did.
+#[derive(Debug, Default)]
+struct Round {
+    accepted: Option<String>,
+    /// A qualified candidate was tried and failed but may be tried again.
+    retained: bool,
+    operational_error: bool,
+    critical: bool,
+}
+
+/// Runs rounds until an outcome; the campaign's files are saved after every step.
+pub fn run_rounds(
+    settings: &Settings,
+    campaign: &mut Campaign,
+    workspace: &mut Workspace,
+    recorder: &mut Recorder<'_>,
+    cancel: &Cancel,
+    console: &mut dyn Write,
+) -> Result<RefineEnd, RunError> {
+    let theta: f64 = campaign.segment_config.theta.parse().unwrap_or(2.0);
+    let baseline = measure(settings, 0, cancel)?;
+    let mut snapshot = workspace.after_gate()?;
+    let mut kept = baseline.summary.clone();
+    let mut kept_diagnostics = diagnostics_of(&baseline);
+    loop {
+        if let Some(end) = outcome_of(campaign, cancel.is_requested() || baseline.cancelled) {
+            campaign.save()?;
+            return Ok(end);
+        }
+        campaign.backlog.counters.round_in_progress = true;
+        campaign.save()?;
+        let number = campaign.backlog.counters.round + 1;
+        let cycle = campaign.backlog.counters.lifetime_rounds + 1;
+        let reports_dir = state::cycle_dir(&settings.state_dir, cycle)?.join("delegate-reports");
+        let mut outside = std::time::Duration::ZERO;
+        let before = kept.clone();
+
+        // Discover and classify.
+        let (mut proposals, rejected) = discover(
+            settings,
+            workspace,
+            &snapshot,
+            (&kept, &kept_diagnostics),
+            (&reports_dir, cycle),
+            cancel,
+        )?;
+        for reason in &rejected {
+            campaign.append_worklog(&format!("- round {number}: rejected a proposal: {reason}"))?;
+        }
+        proposals.retain(|p| {
+            !campaign
+                .backlog
+                .cooldowns
+                .iter()
+                .any(|cooldown| cooldown.family == p.family)
+        });
+        let mut round = Round::default();
+        for proposal in proposals.iter().filter(|p| p.behaviour_changing) {
+            round.critical |= proposal.critical;
+            record_handoff(campaign, proposal, number);
+        }
+        let protected = workspace.protected();
+        let executable: Vec<&Proposal> = candidates::rank(&proposals, theta)
+            .into_iter()
+            .filter(|p| {
+                !p.paths
+                    .iter()
+                    .any(|path| protected.keys().any(|q| q.to_string() == *path))
+            })
+            .collect();
+        for proposal in proposals
+            .iter()
+            .filter(|p| !p.behaviour_changing && p.roi() < theta)
+        {
+            note_candidate(campaign, proposal, number, "parked", "ROI below theta");
+        }
+
+        // Execute serially, until one is accepted.
+        let mut attempts: Vec<Attempt> = Vec::new();
+        if !round.critical {
+            for proposal in executable {
+                if cancel.is_requested() {
+                    break;
+                }
+                let Some(executor) = settings
+                    .delegates
+                    .iter()
+                    .position(|d| d.role == Role::Execute)
+                else {
+                    round.operational_error = true;
+                    campaign.append_worklog(&format!(
+                        "- round {number}: no execute delegate is configured; nothing was tried"
+                    ))?;
+                    break;
+                };
+                let mut attempt = execute(
+                    settings,
+                    workspace,
+                    &snapshot,
+                    (executor, proposal),
+                    (&reports_dir, cycle),
+                    cancel,
+                    &mut outside,
+                )?;
+                if attempt.settled || attempt.changes.is_empty() {
+                    round.retained = true;
+                    let note = if attempt.changes.is_empty() {
+                        "the execute delegate changed nothing".to_string()
+                    } else {
+                        attempt.rejected_because.join("; ")
+                    };
+                    note_candidate(campaign, proposal, number, "rolled-back", &note);
+                    attempts.push(attempt);
+                    continue;
+                }
+                let verified = verify(settings, cycle, cancel, &kept, &mut outside)?;
+                let mut reasons = verified.reasons.clone();
+                if verified.run.cancelled {
+                    reasons.push("cancelled before the gate finished".into());
+                }
+                if reasons.is_empty() {
+                    match review::review(
+                        settings,
+                        workspace,
+                        proposal,
+                        &attempt,
+                        &verified.run.summary,
+                        (&reports_dir, cycle),
+                        cancel,
+                    )? {
+                        review::Decision::Approve => {}
+                        review::Decision::Reject(why) => reasons.push(format!("reviewer: {why}")),
+                        review::Decision::Unavailable(why) => {
+                            round.operational_error = true;
+                            reasons.push(why);
+                        }
+                    }
+                }
+                if reasons.is_empty() {
+                    kept_diagnostics = diagnostics_of(&verified.run);
+                    kept = verified.run.summary;
+                    attempt.kept = true;
+                    round.accepted = Some(proposal.family.clone());
+                    note_candidate(
+                        campaign,
+                        proposal,
+                        number,
+                        "accepted",
+                        "checks and reviewer passed",
+                    );
+                    attempts.push(attempt);
+                    snapshot = workspace.after_gate()?;
+                    break;
+                }
+                workspace.roll_back(&attempt.changes, attempt.started)?;
+                snapshot = workspace.after_gate()?;
+                round.retained = true;
+                let note = reasons.join("; ");
+                campaign
+                    .backlog
+                    .rollbacks
+                    .push(format!("round {number}: {}: {note}", proposal.family));
+                note_candidate(campaign, proposal, number, "rolled-back", &note);
+                attempt.rejected_because = reasons;
+                attempts.push(attempt);
+            }
+        }
+        if cancel.is_requested() {
+            // The round is not counted: the next run does it again, from the files.
+            campaign.append_worklog(&format!(
+                "- round {number}: cancelled; it starts again on the next run"
+            ))?;
+            campaign.save()?;
+            return Ok(RefineEnd {
+                outcome: Outcome::Cancelled,
+                reason: "cancelled".into(),
+            });
+        }
+        settle_round(campaign, &round, &attempts, &proposals, number);
+        if round.accepted.is_some() {
+            let story = CycleStory {
+                cycle: number,
+                before: &before,
+                after: &kept,
+                attempts: &attempts,
+                next: None,
+            };
+            ledger::record_cycle(recorder, workspace.store(), settings, &story)?;
+            super::campaign::remember_owned(campaign, &attempts);
+        }
+        campaign.save()?;
+        let counters = &campaign.backlog.counters;
+        let line = format!(
+            "refine-loop round {} · accepted {} · plateau {}/{PLATEAU_LIMIT} · failures {}/{FAILURE_LIMIT} · handoffs {}",
+            counters.round,
+            round.accepted.as_deref().unwrap_or("none"),
+            counters.plateau_count,
+            counters.fail_count,
+            campaign.backlog.handoffs.len()
+        );
+        let _ = writeln!(console, "{line}");
+        campaign.append_worklog(&format!("- {line}"))?;
+        if round.critical {
+            campaign.backlog.counters.outcome = Some(Outcome::NeedsFix.as_str().into());
+            campaign.backlog.counters.stop_reason = Some("critical finding".into());
+            campaign.save()?;
+            return Ok(RefineEnd {
+                outcome: Outcome::NeedsFix,
+                reason: "critical finding".into(),
+            });
+        }
+    }
+}
+
+/// The seed's order: cancelled, failure limit, critical, max rounds, plateau. A terminal outcome
+/// is written into the campaign; cancelled is not (the campaign resumes where it was).
+fn outcome_of(campaign: &mut Campaign, cancelled: bool) -> Option<RefineEnd> {
+    if cancelled {
+        return Some(RefineEnd {
+            outcome: Outcome::Cancelled,
+            reason: "cancelled".into(),
+        });
+    }
+    let counters = &campaign.backlog.counters;
+    let handoffs = !campaign.backlog.handoffs.is_empty();
+    let critical = campaign.backlog.handoffs.iter().any(|h| h.critical);
+    let (outcome, reason) = if counters.fail_count >= FAILURE_LIMIT {
+        (Outcome::Error, "failure-limit")
+    } else if critical {
+        (Outcome::NeedsFix, "critical finding")
+    } else if counters.round >= MAX_ROUNDS {
+        if handoffs {
+            (Outcome::NeedsFix, "max-rounds with handoffs")
+        } else {
+            (Outcome::Budget, "max-rounds")
+        }
+    } else if counters.plateau_count >= PLATEAU_LIMIT {
+        if handoffs {
+            (Outcome::NeedsFix, "plateau with handoffs")
+        } else {
+            (Outcome::Success, "plateau")
+        }
+    } else {
+        return None;
+    };
+    campaign.backlog.counters.outcome = Some(outcome.as_str().into());
+    campaign.backlog.counters.stop_reason = Some(reason.into());
+    Some(RefineEnd {
+        outcome,
+        reason: reason.into(),
+    })
+}
+
+/// The round's counters, as the seed records them.
+fn settle_round(
+    campaign: &mut Campaign,
+    round: &Round,
+    attempts: &[Attempt],
+    proposals: &[Proposal],
+    number: u32,
+) {
+    let backlog = &mut campaign.backlog;
+    let counters = &mut backlog.counters;
+    counters.round += 1;
+    counters.lifetime_rounds += 1;
+    counters.round_in_progress = false;
+    if round.accepted.is_some() {
+        counters.plateau_count = 0;
+    } else if !round.retained && !round.operational_error {
+        counters.plateau_count += 1;
+    }
+    if round.operational_error {
+        counters.fail_count += 1;
+    } else {
+        counters.fail_count = 0;
+    }
+    // A family that fails three rounds running rests.
+    let tried: Vec<&str> = attempts
+        .iter()
+        .map(|attempt| attempt.category.as_str())
+        .collect();
+    for family in proposals.iter().map(|p| p.family.as_str()) {
+        if round.accepted.as_deref() == Some(family) {
+            backlog.family_failures.remove(family);
+        } else if tried.contains(&family) {
+            let failures = backlog
+                .family_failures
+                .entry(family.to_string())
+                .or_default();
+            *failures += 1;
+            if *failures >= FAMILY_FAILURES_FOR_COOLDOWN
+                && !backlog.cooldowns.iter().any(|c| c.family == family)
+            {
+                backlog.cooldowns.push(Cooldown {
+                    family: family.to_string(),
+                    since_round: number,
+                    reason: format!(
+                        "no accepted refinement in {FAMILY_FAILURES_FOR_COOLDOWN} rounds running"
+                    ),
+                });
+            }
+        }
+    }
+}
+
+fn record_handoff(campaign: &mut Campaign, proposal: &Proposal, round: u32) {
+    let handoffs = &mut campaign.backlog.handoffs;
+    if handoffs
+        .iter()
+        .any(|h| h.family == proposal.family && h.title == proposal.title)
+    {
+        return;
+    }
+    handoffs.push(Handoff {
+        family: proposal.family.clone(),
+        title: proposal.title.clone(),
+        severity: proposal.severity.clone(),
+        evidence: proposal.evidence.clone(),
+        critical: proposal.critical,
+        round,
+    });
+}
+
+fn note_candidate(
+    campaign: &mut Campaign,
+    proposal: &Proposal,
+    round: u32,
+    status: &str,
+    note: &str,
+) {
+    let id = format!("{}#{round}", proposal.family);
+    let candidate = Candidate {
+        id: id.clone(),
+        family: proposal.family.clone(),
+        title: proposal.title.clone(),
+        paths: proposal.paths.clone(),
+        impact: proposal.impact,
+        confidence: proposal.confidence,
+        effort: proposal.effort,
+        roi: proposal.roi(),
+        status: status.to_string(),
+        round,
+        note: note.to_string(),
+    };
+    let candidates = &mut campaign.backlog.candidates;
+    match candidates.iter_mut().find(|c| c.id == id) {
+        Some(existing) => *existing = candidate,
+        None => candidates.push(candidate),
+    }
+}
+
+/// Proposals from the gate's findings and from every discover delegate whose lens is in focus.
+fn discover(
+    settings: &Settings,
+    workspace: &mut Workspace,
+    snapshot: &Snapshot,
+    (kept, diagnostics): (&GateSummary, &[Diagnostic]),
+    (reports_dir, cycle): (&Path, u32),
+    cancel: &Cancel,
+) -> Result<(Vec<Proposal>, Vec<String>), RunError> {
+    // The gate's findings of the failing categories (infra is the gate's own trouble).
+    let failing: Vec<Diagnostic> = diagnostics
+        .iter()
+        .filter(|d| {
+            d.category.as_deref().is_some_and(|c| {
+                c != crate::gate::INFRA_CATEGORY
+                    && kept.categories.get(c).is_some_and(|s| !s.passed)
+            })
+        })
+        .cloned()
+        .collect();
+    let mut proposals = candidates::from_findings(&failing);
+    let mut rejected = Vec::new();
+    let details: Vec<String> = kept
+        .categories
+        .values()
+        .flat_map(|c| c.details.iter().cloned())
+        .collect();
+    for (index, spec) in settings.delegates.iter().enumerate() {
+        if spec.role != Role::Discover || cancel.is_requested() {
+            continue;
+        }
+        let lens = spec.lens.clone().unwrap_or_else(|| "architecture".into());
+        let category = format!("discover-{lens}");
+        let output = reports_dir.join(format!("{category}.candidates.jsonl"));
+        let _ = std::fs::remove_file(&output);
+        let mut spec = spec.clone();
+        if spec.template == crate::delegate::DEFAULT_TEMPLATE {
+            spec.template = lens_template(&lens).to_string();
+        }
+        spec.env.push((
+            "REFINE_LOOP_CANDIDATES_FILE".into(),
+            output.to_string_lossy().into_owned(),
+        ));
+        let assignment = Assignment {
+            category: &category,
+            cycle,
+            scope: "the whole repository",
+            diagnostics: &[],
+            details: &details,
+            target: &settings.target,
+            state_dir: &settings.state_dir,
+            reports_dir,
+        };
+        let mut outside = std::time::Duration::ZERO;
+        let attempt = take_turn(
+            settings,
+            workspace,
+            snapshot,
+            (index, &spec, &assignment),
+            cancel,
+            &mut outside,
+        )?;
+        // A discover delegate reads only: anything it changed is undone.
+        if !attempt.settled && !attempt.changes.is_empty() {
+            workspace.roll_back(&attempt.changes, attempt.started)?;
+            rejected.push(format!(
+                "{category}: changed {} path(s) while discovering; undone",
+                attempt.changes.len()
+            ));
+        }
+        let text = std::fs::read_to_string(&output).unwrap_or_default();
+        let (found, bad) = candidates::parse_lines(&text, &lens);
+        proposals.extend(found);
+        rejected.extend(bad);
+    }
+    Ok((proposals, rejected))
+}
+
+fn lens_template(lens: &str) -> &'static str {
+    match lens {
+        "usability" => include_str!("../../../templates/lenses/usability.md"),
+        "production" => include_str!("../../../templates/lenses/production.md"),
+        "refactoring" => include_str!("../../../templates/lenses/refactoring.md"),
+        _ => include_str!("../../../templates/lenses/architecture.md"),
+    }
+}
+
+/// Runs the execute delegate on one candidate.
+fn execute(
+    settings: &Settings,
+    workspace: &mut Workspace,
+    snapshot: &Snapshot,
+    (executor, proposal): (usize, &Proposal),
+    (reports_dir, cycle): (&Path, u32),
+    cancel: &Cancel,
+    outside: &mut std::time::Duration,
+) -> Result<Attempt, RunError> {
+    let mut spec = settings.delegates[executor].clone();
+    if spec.template == crate::delegate::DEFAULT_TEMPLATE {
+        spec.template = include_str!("../../../templates/refine/execute.md").to_string();
+    }
+    let mut details = vec![
+        format!("title: {}", proposal.title),
+        format!("family: {}", proposal.family),
+        format!("paths: {}", proposal.paths.join(", ")),
+    ];
+    details.extend(proposal.evidence.lines().map(|l| format!("evidence: {l}")));
+    let assignment = Assignment {
+        category: &proposal.family.replace('/', "-"),
+        cycle,
+        scope: "the whole repository",
+        diagnostics: &proposal.diagnostics,
+        details: &details,
+        target: &settings.target,
+        state_dir: &settings.state_dir,
+        reports_dir,
+    };
+    let mut attempt = take_turn(
+        settings,
+        workspace,
+        snapshot,
+        (executor, &spec, &assignment),
+        cancel,
+        outside,
+    )?;
+    attempt.category.clone_from(&proposal.family);
+    Ok(attempt)
+}

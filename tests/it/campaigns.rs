@@ -1,0 +1,278 @@
+//! Campaigns end to end: the refine preset with scripted discover, execute and reviewer
+//! delegates; resuming after SIGTERM and continuing a finished campaign; the state dir's refusals;
+//! the improve preset with a real fixer.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::Repo;
+
+/// The campaign's machine-readable state, from REFINE-BACKLOG.md.
+fn backlog(repo: &Repo) -> serde_json::Value {
+    let text = std::fs::read_to_string(repo.join(".refine-loop/REFINE-BACKLOG.md")).unwrap();
+    let start = text.find("```json\n").expect("a json block") + "```json\n".len();
+    let end = start + text[start..].find("\n```").expect("closed block");
+    let block: serde_json::Value = serde_json::from_str(&text[start..end]).unwrap();
+    block["backlog"].clone()
+}
+
+/// A refine project: the gate passes; `todo.txt` lists refinements a discover delegate proposes
+/// one per line; the executor does the first and appends it to `done.txt`; the reviewer approves.
+fn refine_project(discover: &str, execute: &str, reviewer: &str) -> Repo {
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write("todo.txt", "rename-helpers\nsplit-parser\n");
+    repo.write("done.txt", "");
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            r#"[[gate.check]]
+name = "build"
+category = "build"
+run = "test -f done.txt"
+
+[[delegate]]
+role = "discover"
+lens = "refactoring"
+run = '''{discover}'''
+
+[[delegate]]
+role = "execute"
+run = '''{execute}'''
+idle_timeout = "30s"
+
+[[delegate]]
+role = "reviewer"
+run = '''{reviewer}'''
+"#
+        ),
+    );
+    repo.commit("refine project");
+    repo
+}
+
+const DISCOVER: &str = r#"while read -r item; do
+  printf '{"title":"%s","family":"tidy/%s","evidence":"todo.txt lists %s","paths":["done.txt"],"impact":4,"confidence":4,"effort":2,"behaviour_changing":false}\n' "$item" "$item" "$item"
+done < todo.txt > "$REFINE_LOOP_CANDIDATES_FILE""#;
+const EXECUTE: &str = r#"head -n 1 todo.txt >> done.txt; sed -i 1d todo.txt"#;
+const APPROVE: &str = r#"echo approve > "$REFINE_LOOP_VERDICT_FILE""#;
+
+#[test]
+fn a_refine_campaign_accepts_one_reviewed_candidate_per_round_and_ends_by_plateau() {
+    let repo = refine_project(DISCOVER, EXECUTE, APPROVE);
+    let output = repo.run(&["run", "--preset", "refine", "tidy", "the", "helpers"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("done.txt")).unwrap(),
+        "rename-helpers\nsplit-parser\n"
+    );
+    let state = backlog(&repo);
+    let counters = &state["counters"];
+    assert_eq!(counters["outcome"], "SUCCESS", "{state}");
+    assert_eq!(counters["stop_reason"], "plateau");
+    // Two rounds with an acceptance, then three with nothing qualified.
+    assert_eq!(counters["round"], 5);
+    assert_eq!(counters["plateau_count"], 3);
+    let accepted: Vec<&str> = state["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "accepted")
+        .map(|c| c["family"].as_str().unwrap())
+        .collect();
+    assert_eq!(accepted, ["tidy/rename-helpers", "tidy/split-parser"]);
+    let goal = std::fs::read_to_string(repo.join(".refine-loop/REFINE-GOAL.md")).unwrap();
+    assert!(goal.contains("tidy the helpers"), "{goal}");
+    // The record: one commit per accepted round.
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.join(".refine-loop/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        manifest["iterations"].as_array().unwrap().len(),
+        2,
+        "{manifest}"
+    );
+}
+
+#[test]
+fn a_behaviour_changing_candidate_is_handed_off_and_never_executed() {
+    let discover = r#"printf '{"title":"fix the rounding bug","family":"bug/rounding","evidence":"totals are off by one cent","paths":["done.txt"],"impact":5,"confidence":5,"effort":1,"behaviour_changing":true}\n' > "$REFINE_LOOP_CANDIDATES_FILE""#;
+    let repo = refine_project(discover, "echo executed >> executed.log", APPROVE);
+    let output = repo.run(&["run", "--preset", "refine", "tidy"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(
+        !repo.join("executed.log").exists(),
+        "the handoff was executed"
+    );
+    let state = backlog(&repo);
+    assert_eq!(state["counters"]["outcome"], "NEEDS-FIX");
+    assert_eq!(state["counters"]["stop_reason"], "plateau with handoffs");
+    assert_eq!(state["handoffs"][0]["family"], "bug/rounding");
+    let report = std::fs::read_to_string(repo.join(".refine-loop/REFINE-LOOP-FINAL.md")).unwrap();
+    assert!(
+        report.contains("fix the rounding bug (bug/rounding, medium)"),
+        "{report}"
+    );
+}
+
+#[test]
+fn sigterm_in_round_two_resumes_there_and_a_finished_campaign_continues_in_segment_two() {
+    let outside = tempfile::tempdir().unwrap();
+    let marker = outside.path().join("hung-once");
+    // In round 2 the executor hangs once (until SIGTERM); after that it works.
+    let execute = format!(
+        "if [ \"$REFINE_LOOP_CYCLE\" = 2 ] && [ ! -e {m} ]; then touch {m}; sleep 300; fi; {EXECUTE}",
+        m = marker.display()
+    );
+    let repo = refine_project(DISCOVER, &execute, APPROVE);
+    let mut child = repo
+        .command(&["run", "--preset", "refine", "tidy"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let give_up = Instant::now() + Duration::from_secs(60);
+    while !marker.exists() {
+        assert!(Instant::now() < give_up, "round 2 never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let state = backlog(&repo);
+    assert_eq!(state["counters"]["round"], 1, "{state}");
+    assert_eq!(state["counters"]["round_in_progress"], true);
+    assert_eq!(state["candidates"][0]["status"], "accepted");
+    // Round 2's unverified change was undone.
+    assert_eq!(
+        std::fs::read_to_string(repo.join("done.txt")).unwrap(),
+        "rename-helpers\n"
+    );
+
+    let output = repo.run(&["run", "--preset", "refine", "--continue"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let state = backlog(&repo);
+    assert_eq!(state["counters"]["segment"], 1);
+    assert_eq!(state["counters"]["round"], 5, "{state}");
+    assert_eq!(
+        state["candidates"][1]["round"], 2,
+        "round 2 was done again: {state}"
+    );
+    let worklog = std::fs::read_to_string(repo.join(".refine-loop/REFINE-WORKLOG.md")).unwrap();
+    assert!(worklog.contains("round 2: cancelled"), "{worklog}");
+
+    // Finished: without --continue nothing runs; with it, segment 2 starts.
+    let again = repo.run(&["run", "--preset", "refine"]);
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already ended with SUCCESS"));
+    assert_eq!(backlog(&repo)["counters"]["round"], 5);
+    let output = repo.run(&[
+        "run",
+        "--preset",
+        "refine",
+        "--continue",
+        "now",
+        "the",
+        "docs",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let state = backlog(&repo);
+    assert_eq!(state["counters"]["segment"], 2, "{state}");
+    assert_eq!(state["counters"]["round"], 3);
+    assert_eq!(state["counters"]["lifetime_rounds"], 8);
+    assert_eq!(
+        state["candidates"].as_array().unwrap().len(),
+        2,
+        "history kept"
+    );
+    let goal = std::fs::read_to_string(repo.join(".refine-loop/REFINE-GOAL.md")).unwrap();
+    assert!(goal.contains("now the docs"), "{goal}");
+}
+
+#[test]
+fn a_bad_request_and_a_bad_state_dir_are_refused_and_nothing_is_overwritten() {
+    let repo = refine_project(DISCOVER, EXECUTE, APPROVE);
+    for (args, says) in [
+        (
+            vec!["theta=1e1", "tidy"],
+            "theta=1e1: theta must be a plain decimal",
+        ),
+        (vec!["focus=speed", "tidy"], "speed"),
+        (vec![], "a new campaign needs an intent"),
+    ] {
+        let mut all = vec!["run", "--preset", "refine"];
+        all.extend(args);
+        let output = repo.run(&all);
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains(says),
+            "{output:?}"
+        );
+    }
+    // A partial set of state files.
+    std::fs::create_dir_all(repo.join(".refine-loop")).unwrap();
+    std::fs::write(repo.join(".refine-loop/REFINE-GOAL.md"), "mine\n").unwrap();
+    let output = repo.run(&["run", "--preset", "refine", "tidy"]);
+    assert_eq!(output.status.code(), Some(4), "{output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("REFINE-BACKLOG.md"),
+        "{output:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".refine-loop/REFINE-GOAL.md")).unwrap(),
+        "mine\n"
+    );
+    // A symlinked state dir.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let link = repo.join("linked-state");
+    std::os::unix::fs::symlink(elsewhere.path(), &link).unwrap();
+    let output = repo.run(&[
+        "run",
+        "--preset",
+        "refine",
+        "--state-dir=linked-state",
+        "tidy",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(
+        std::fs::read_dir(elsewhere.path())
+            .unwrap()
+            .next()
+            .is_none()
+    );
+    // Another repository's campaign.
+    let other = refine_project(DISCOVER, EXECUTE, APPROVE);
+    let output = other.run(&["run", "--preset", "refine", "tidy"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let state_dir = other.join(".refine-loop");
+    let backlog_file = state_dir.join("REFINE-BACKLOG.md");
+    let before = std::fs::read(&backlog_file).unwrap();
+    let output = repo.run(&[
+        "run",
+        "--preset",
+        "refine",
+        &format!("--state-dir={}", state_dir.display()),
+        "tidy",
+    ]);
+    assert_eq!(output.status.code(), Some(4), "{output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("repository"),
+        "{output:?}"
+    );
+    assert_eq!(std::fs::read(&backlog_file).unwrap(), before);
+    // A second run while one holds the lock.
+    let lock = std::fs::File::open(state_dir.join(".lock")).unwrap();
+    lock.lock().unwrap();
+    let output = other.run(&["run", "--preset", "refine", "--continue", "more"]);
+    assert_eq!(output.status.code(), Some(4), "{output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("another refine-loop run"),
+        "{output:?}"
+    );
+    assert_eq!(std::fs::read(&backlog_file).unwrap(), before);
+    drop(lock);
+}
