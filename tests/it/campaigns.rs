@@ -276,3 +276,64 @@ fn a_bad_request_and_a_bad_state_dir_are_refused_and_nothing_is_overwritten() {
     assert_eq!(std::fs::read(&backlog_file).unwrap(), before);
     drop(lock);
 }
+
+#[test]
+fn an_improve_campaign_with_ruff_completes_only_after_two_clean_cycles() {
+    let ruff = crate::run_fixers::tool("ruff");
+    let repo = Repo::new();
+    repo.write(
+        "pyproject.toml",
+        "[tool.ruff.lint]\nselect = [\"F401\", \"F541\"]\n",
+    );
+    repo.write(
+        "pkg/util.py",
+        "import os\nimport sys\n\n\ndef greet(name):\n    return f\"hello\" + name\n",
+    );
+    repo.write(".gitignore", "/.refine-loop\n.ruff_cache/\n");
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "[[gate.check]]\nname = \"ruff\"\ncategory = \"lint\"\nrun = \"{ruff} check --no-cache --output-format=concise .\"\nparser = \"ruff\"\n\n\
+             [[delegate]]\ncategories = [\"lint\"]\nrun = \"{ruff} check --no-cache --fix .\"\n"
+        ),
+    );
+    repo.commit("package");
+    let output = repo.run(&["run", "--preset", "improve", "harden", "the", "package"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("▸ improve · kickoff"), "{stderr}");
+    assert!(
+        stderr.contains("▸ improve · cycle 1/8 · failed 3→0"),
+        "{stderr}"
+    );
+    let state = backlog(&repo);
+    let counters = &state["counters"];
+    // Cycle 1 fixed everything (streak 1); cycle 2 confirmed it (streak 2): complete.
+    assert_eq!(counters["outcome"], "SUCCESS", "{state}");
+    assert_eq!(counters["stop_reason"], "complete");
+    assert_eq!(counters["round"], 2);
+    assert_eq!(counters["residual_streak"], 2);
+    assert_eq!(
+        std::fs::read_to_string(repo.join("pkg/util.py")).unwrap(),
+        "\n\ndef greet(name):\n    return \"hello\" + name\n"
+    );
+    // The patch series carries the ledger, with the backlog and the counters.
+    let patches: Vec<_> = std::fs::read_dir(repo.join(".refine-loop/patches"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(patches.len(), 1, "{patches:?}");
+    let patch = std::fs::read_to_string(&patches[0]).unwrap();
+    for field in [
+        "Subject: [PATCH] refine-loop: iteration 1 — failed 3→0 (lint 3→0)",
+        "Thesis: lint: `",
+        "Outcome: confirmed: failed 3→0",
+        "Test evidence:",
+        "What landed: pkg/util.py:",
+        "Notes: none",
+        "Next backlog: empty: nothing material open",
+        "Stop-condition state: cycle 1 of at most 8; no-progress 0/3; same-error 0/3; residual streak 1/2",
+    ] {
+        assert!(patch.contains(field), "{field}:\n{patch}");
+    }
+}
