@@ -241,11 +241,21 @@ pub fn run_cycles(
         }
         campaign.save()?;
         let landed = attempts.iter().filter(|a| a.kept).count();
+        let (was_open, _) = backlog_of(&before);
+        let key = |line: &String| line.split(':').take(2).collect::<Vec<_>>().join(":");
+        let closed = was_open
+            .iter()
+            .filter(|w| !open.iter().any(|o| key(o) == key(w)))
+            .count();
+        let discovered = open
+            .iter()
+            .filter(|o| !was_open.iter().any(|w| key(w) == key(o)))
+            .count();
         card(
             campaign,
             console,
             &format!(
-                "▸ improve · cycle {number}/{limit} · failed {}→{} · landed {landed} · open P0/P1: {} · deferred P2: {} · {stop_state}",
+                "▸ improve · cycle {number}/{limit} · failed {}→{} · landed {landed} · discovered {discovered} · closed {closed} · open P0/P1: {} · deferred P2: {} · {stop_state}",
                 before.failed_count,
                 kept.failed_count,
                 open.len(),

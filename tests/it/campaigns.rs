@@ -337,3 +337,35 @@ fn an_improve_campaign_with_ruff_completes_only_after_two_clean_cycles() {
         assert!(patch.contains(field), "{field}:\n{patch}");
     }
 }
+
+#[test]
+fn a_rejecting_reviewer_rolls_back_and_a_family_failing_three_rounds_rests() {
+    let reject = r#"echo "reject renames a public function" > "$REFINE_LOOP_VERDICT_FILE""#;
+    let repo = refine_project(DISCOVER, EXECUTE, reject);
+    let output = repo.run(&["run", "--preset", "refine", "tidy"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    // Nothing was kept.
+    assert_eq!(std::fs::read_to_string(repo.join("done.txt")).unwrap(), "");
+    let state = backlog(&repo);
+    let rested: Vec<&str> = state["cooldowns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["family"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        rested,
+        ["tidy/rename-helpers", "tidy/split-parser"],
+        "{state}"
+    );
+    assert_eq!(state["cooldowns"][0]["since_round"], 3);
+    // Three rounds of rejections (no plateau), then three with nothing left to try.
+    assert_eq!(state["counters"]["round"], 6);
+    assert!(
+        state["rollbacks"][0]
+            .as_str()
+            .unwrap()
+            .contains("reviewer: renames a public function"),
+        "{state}"
+    );
+}
