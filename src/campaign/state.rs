@@ -131,6 +131,10 @@ pub struct Backlog {
     /// Paths the campaign's accepted changes left, with the state they left (see
     /// `PathState::key`): on a later run they are the campaign's own, not the user's work.
     pub owned: BTreeMap<String, String>,
+    /// The commit HEAD named when the campaign's record was last written, and the record's last
+    /// commit: while HEAD stays, a later run's commits continue from that one.
+    pub record_base: Option<String>,
+    pub record_tip: Option<String>,
 }
 
 /// What this run observed before it opened the campaign.

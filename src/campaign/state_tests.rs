@@ -136,6 +136,8 @@ fn sample_backlog() -> Backlog {
         open_items: vec!["- [ ] P0: fix the build".to_owned(), "```json".to_owned()],
         deferred: vec!["P2: a warning".to_owned()],
         owned: BTreeMap::from([("src/lib.rs".to_owned(), "file:abc:644".to_owned())]),
+        record_base: Some("a".repeat(40)),
+        record_tip: None,
     }
 }
 

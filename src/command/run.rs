@@ -67,6 +67,11 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
         )
         .into());
     }
+    if preset.is_some() && settings.run.isolate == Isolate::Worktree {
+        return Err(CommandError::Usage(
+            "a campaign (--preset refine or improve) works in the target itself, where its state and its earlier changes are; --isolate worktree (or [loop] isolate) is for the refactoring loop".to_string(),
+        ));
+    }
     // Not locked for the whole run: the signal thread and the logs write to stderr too.
     let mut console = std::io::stderr();
     // Removed (with its branch) when the run ends, however it ends.

@@ -49,7 +49,11 @@ pub fn run_campaign(
 ) -> Result<CampaignEnd, RunError> {
     let mut workspace = Workspace::open(&settings.target, &settings.state_dir)?;
     let end = run_in(settings, preset, request, &mut workspace, cancel, console);
-    if end.is_ok() {
+    // Kept only when someone else changed a path: then it holds the version the loop expected.
+    if !matches!(
+        end,
+        Err(RunError::Workspace(WorkspaceError::ConcurrentChange { .. }))
+    ) {
         workspace.discard_store();
     }
     end
@@ -92,26 +96,30 @@ fn run_in(
             .collect(),
     };
     // Not given: the stored segment's value (on a resume or --continue), else the default.
-    let resolve = |stored: Option<&SegmentConfig>| SegmentConfig {
-        theta: request
-            .theta
-            .map(|theta| theta.to_string())
-            .or_else(|| stored.map(|s| s.theta.clone()))
-            .unwrap_or_else(|| Theta::DEFAULT.to_string()),
-        focus: request
-            .focus
-            .as_ref()
-            .map(|lenses| lenses.iter().map(|l| l.as_str().to_string()).collect())
-            .or_else(|| stored.map(|s| s.focus.clone()))
-            .unwrap_or_else(|| Lens::ALL.iter().map(|l| l.as_str().to_string()).collect()),
-        intent: if request.intent.is_empty() {
-            stored.map(|s| s.intent.clone()).unwrap_or_default()
-        } else {
-            request.intent.clone()
-        },
+    let earlier_theta = std::cell::RefCell::new(None::<String>);
+    let resolve = |stored: Option<&SegmentConfig>| {
+        *earlier_theta.borrow_mut() = stored.map(|s| s.theta.clone());
+        SegmentConfig {
+            theta: request
+                .theta
+                .map(|theta| theta.to_string())
+                .or_else(|| stored.map(|s| s.theta.clone()))
+                .unwrap_or_else(|| Theta::DEFAULT.to_string()),
+            focus: request
+                .focus
+                .as_ref()
+                .map(|lenses| lenses.iter().map(|l| l.as_str().to_string()).collect())
+                .or_else(|| stored.map(|s| s.focus.clone()))
+                .unwrap_or_else(|| Lens::ALL.iter().map(|l| l.as_str().to_string()).collect()),
+            intent: if request.intent.is_empty() {
+                stored.map(|s| s.intent.clone()).unwrap_or_default()
+            } else {
+                request.intent.clone()
+            },
+        }
     };
-    // A theta that changed on --continue may release a resting family.
-    let release = |_: &state::Cooldown| true;
+    // Released below, only where the family's candidate qualifies at the new theta.
+    let release = |_: &state::Cooldown| false;
     let (mut campaign, opened) = Campaign::open_resolving(
         &settings.state_dir,
         provenance,
@@ -120,6 +128,9 @@ fn run_in(
         &release,
         resolve,
     )?;
+    if matches!(opened, Opened::Continued { .. }) {
+        release_cooldowns(&mut campaign, earlier_theta.into_inner())?;
+    }
     // What earlier runs of this campaign accepted is its own, not the user's work.
     let released = workspace.release_owned(&campaign.backlog.owned);
     if !released.is_empty() {
@@ -145,11 +156,18 @@ fn run_in(
     }
     let record_repository =
         git2::Repository::open(workspace.repository().path()).map_err(WorkspaceError::from)?;
-    let mut recorder = Recorder::new(
-        &record_repository,
-        workspace.base_commit(),
-        &ledger::new_run_id(),
-    )?;
+    // While HEAD has not moved, this run's commits continue the campaign's earlier record.
+    let head = workspace.base_commit();
+    let base = match (&campaign.backlog.record_base, &campaign.backlog.record_tip) {
+        (Some(base), Some(tip)) if *base == head.to_string() => git2::Oid::from_str(tip)
+            .ok()
+            .filter(|tip| record_repository.find_commit(*tip).is_ok())
+            .unwrap_or(head),
+        _ => head,
+    };
+    let mut recorder = Recorder::new(&record_repository, base, &ledger::new_run_id())?;
+    // The cards this run writes to the worklog go into the report too.
+    let worklog_start = std::fs::metadata(campaign.worklog_path()).map_or(0, |m| m.len());
     let (outcome, reason) = match preset {
         Preset::Refine => {
             let end = refine::run_rounds(
@@ -174,8 +192,24 @@ fn run_in(
             (end.outcome, end.reason)
         }
     };
+    if let Some(tip) = recorder.tip() {
+        campaign.backlog.record_base = Some(head.to_string());
+        campaign.backlog.record_tip = Some(tip.to_string());
+        campaign.save()?;
+    }
     let delivery = ledger::write_delivery(&recorder, settings, outcome.as_str(), &reason)?;
-    let report = campaign_report(&campaign, preset, outcome, &reason, &delivery);
+    let cards: Vec<String> = std::fs::read(campaign.worklog_path())
+        .map(|bytes| {
+            let start = usize::try_from(worklog_start).unwrap_or(0).min(bytes.len());
+            String::from_utf8_lossy(&bytes[start..])
+                .lines()
+                .filter_map(|line| line.strip_prefix("- "))
+                .filter(|line| line.starts_with('▸') || line.starts_with("refine-loop round"))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let report = campaign_report(&campaign, preset, (outcome, &reason), &delivery, &cards);
     crate::state::write_atomic(
         &settings.state_dir.join("REFINE-LOOP-FINAL.md"),
         report.as_bytes(),
@@ -190,6 +224,49 @@ fn run_in(
         reason,
         already_ended: false,
     })
+}
+
+/// On a continuation with a new theta, a resting family whose last candidate now qualifies
+/// (its ROI at or above the new theta) is released; each release is recorded.
+fn release_cooldowns(campaign: &mut Campaign, earlier: Option<String>) -> Result<(), RunError> {
+    let now = campaign.segment_config.theta.clone();
+    let (Some(earlier), Ok(theta)) = (earlier, now.parse::<f64>()) else {
+        return Ok(());
+    };
+    if earlier.parse::<f64>().ok() == Some(theta) {
+        return Ok(());
+    }
+    let backlog = &mut campaign.backlog;
+    let mut released = Vec::new();
+    let mut families = Vec::new();
+    let candidates = backlog.candidates.clone();
+    let segment = backlog.counters.segment;
+    backlog.cooldowns.retain(|cooldown| {
+        let roi = candidates
+            .iter()
+            .rev()
+            .find(|c| c.family == cooldown.family)
+            .map(|c| c.roi);
+        let qualifies = roi.is_some_and(|roi| roi >= theta);
+        if qualifies {
+            families.push(cooldown.family.clone());
+            released.push(format!(
+                "segment {segment}: {} released: theta {earlier} → {now}, its ROI {:.2} qualifies",
+                cooldown.family,
+                roi.unwrap_or_default()
+            ));
+        }
+        !qualifies
+    });
+    backlog
+        .family_failures
+        .retain(|family, _| !families.contains(family));
+    for release in released {
+        campaign.backlog.releases.push(release.clone());
+        campaign.append_worklog(&format!("- {release}"))?;
+    }
+    campaign.save()?;
+    Ok(())
 }
 
 /// `main @ <sha>`, or `DETACHED <sha>`.
@@ -220,9 +297,9 @@ fn outcome_named(name: &str) -> Outcome {
 fn campaign_report(
     campaign: &Campaign,
     preset: Preset,
-    outcome: Outcome,
-    reason: &str,
+    (outcome, reason): (Outcome, &str),
     delivery: &ledger::DeliveryNote,
+    cards: &[String],
 ) -> String {
     let backlog = &campaign.backlog;
     let counters = &backlog.counters;
@@ -268,9 +345,15 @@ fn campaign_report(
             })
             .collect()
     };
+    section(&mut text, "This run, cycle by cycle", cards.to_vec());
     section(&mut text, "Accepted", by_status("accepted"));
     section(&mut text, "Rolled back", backlog.rollbacks.clone());
     section(&mut text, "Parked below theta", by_status("parked"));
+    section(
+        &mut text,
+        "Blocked by the user's own work",
+        by_status("blocked"),
+    );
     section(
         &mut text,
         "Handoffs (NEEDS-FIX, not executed)",

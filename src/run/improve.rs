@@ -37,6 +37,55 @@ pub struct ImproveEnd {
     pub reason: String,
 }
 
+/// Records a cycle's landed change (or its rollback) in the backlog, for the report.
+fn note_cycle(
+    campaign: &mut Campaign,
+    number: u32,
+    attempts: &[Attempt],
+    before: &GateSummary,
+    after: &GateSummary,
+) {
+    let categories: Vec<&str> = attempts
+        .iter()
+        .filter(|a| !a.changes.is_empty())
+        .map(|a| a.category.as_str())
+        .collect();
+    if categories.is_empty() {
+        return;
+    }
+    if attempts.iter().any(|a| a.kept) {
+        campaign
+            .backlog
+            .candidates
+            .push(crate::campaign::state::Candidate {
+                id: format!("cycle-{number}"),
+                family: categories.join(", "),
+                title: format!(
+                    "cycle {number}: failed {}→{}",
+                    before.failed_count, after.failed_count
+                ),
+                paths: Vec::new(),
+                impact: 0,
+                confidence: 0,
+                effort: 0,
+                roi: 0.0,
+                status: "accepted".into(),
+                round: number,
+                note: "the gate was no worse".into(),
+            });
+    } else {
+        let why: Vec<String> = attempts
+            .iter()
+            .flat_map(|a| a.rejected_because.iter().cloned())
+            .collect();
+        campaign.backlog.rollbacks.push(format!(
+            "cycle {number}: {}: {}",
+            categories.join(", "),
+            why.join("; ")
+        ));
+    }
+}
+
 /// The backlog of a gate result: open P0/P1 lines and deferred P2 lines.
 pub fn backlog_of(summary: &GateSummary) -> (Vec<String>, Vec<String>) {
     let mut open = Vec::new();
@@ -210,10 +259,11 @@ pub fn run_cycles(
                 snapshot = workspace.after_gate()?;
             }
         }
-        if cancel.is_requested() {
+        if cancel.is_requested() && !attempts.iter().any(|a| a.kept) {
             return cancelled(campaign);
         }
         settle(campaign, &before, &kept, &kept_diagnostics);
+        note_cycle(campaign, number, &attempts, &before, &kept);
         let (open, deferred) = backlog_of(&kept);
         campaign.backlog.open_items.clone_from(&open);
         campaign.backlog.deferred.clone_from(&deferred);
@@ -282,9 +332,11 @@ fn settle(
         counters.no_progress + 1
     };
     let signature = error_signature(found, after);
+    // Cycles in a row that ended with this same error (the first counts one).
     counters.same_error = match (&signature, &counters.last_error_signature) {
         (Some(now), Some(last)) if now == last => counters.same_error + 1,
-        _ => 0,
+        (Some(_), _) => 1,
+        (None, _) => 0,
     };
     counters.last_error_signature = signature;
     let (open, _) = backlog_of(after);
@@ -295,7 +347,7 @@ fn settle(
     };
 }
 
-/// A stop rule that holds, in order: complete, no progress, same error, cycles spent.
+/// A stop rule that holds, in order: complete, same error, no progress, cycles spent.
 fn stop_of(counters: &crate::campaign::state::Counters, limit: u32) -> Option<ImproveEnd> {
     let end = |outcome, reason: &str| {
         Some(ImproveEnd {
@@ -305,10 +357,10 @@ fn stop_of(counters: &crate::campaign::state::Counters, limit: u32) -> Option<Im
     };
     if counters.residual_streak >= RESIDUAL_STREAK {
         end(Outcome::Success, "complete")
-    } else if counters.no_progress >= NO_PROGRESS_LIMIT {
-        end(Outcome::NeedsFix, "no-progress")
     } else if counters.same_error >= SAME_ERROR_LIMIT {
         end(Outcome::NeedsFix, "same-error")
+    } else if counters.no_progress >= NO_PROGRESS_LIMIT {
+        end(Outcome::NeedsFix, "no-progress")
     } else if counters.round >= limit {
         end(Outcome::Budget, "max-cycles")
     } else {
@@ -352,6 +404,7 @@ mod tests {
             (counters(2, 2, 0, 2), None),
             (counters(3, 0, 0, 3), Some("no-progress")),
             (counters(0, 3, 0, 3), Some("same-error")),
+            (counters(3, 3, 0, 3), Some("same-error")),
             (counters(0, 0, 1, 8), Some("max-cycles")),
             (counters(0, 0, 2, 8), Some("complete")),
             (counters(0, 0, 0, 7), None),

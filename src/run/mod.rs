@@ -119,8 +119,26 @@ pub fn run_loop(
     cancel: &Cancel,
     console: &mut dyn Write,
 ) -> Result<RunReport, RunError> {
-    let started = Instant::now();
     let mut workspace = Workspace::open(&settings.target, &settings.state_dir)?;
+    let report = loop_in(settings, &mut workspace, cancel, console);
+    // The kept bytes stay only when someone else changed a path: they hold the version the loop
+    // expected there.
+    if !matches!(
+        report,
+        Err(RunError::Workspace(WorkspaceError::ConcurrentChange { .. }))
+    ) {
+        workspace.discard_store();
+    }
+    report
+}
+
+fn loop_in(
+    settings: &Settings,
+    workspace: &mut Workspace,
+    cancel: &Cancel,
+    console: &mut dyn Write,
+) -> Result<RunReport, RunError> {
+    let started = Instant::now();
     // A handle of its own: the record is written between delegates, never during one.
     let record_repository =
         git2::Repository::open(workspace.repository().path()).map_err(WorkspaceError::from)?;
@@ -142,11 +160,7 @@ pub fn run_loop(
     let progress = progress::Progress::start();
     progress.say("cycle 0: the baseline gate".to_string());
     // The user's own work, before anything runs: protected for the whole run.
-    if let Err(error) = workspace.record_baseline() {
-        // Nothing ran: nothing kept is needed.
-        workspace.discard_store();
-        return Err(error.into());
-    }
+    workspace.record_baseline()?;
     let baseline = measure(settings, 0, cancel)?;
     let mut snapshot = workspace.after_gate()?;
     let mut cancelled = baseline.cancelled;
@@ -205,7 +219,7 @@ pub fn run_loop(
             ));
             let mut attempt = take_turn(
                 settings,
-                &mut workspace,
+                workspace,
                 &snapshot,
                 (delegate, &settings.delegates[delegate], &assignment),
                 cancel,
@@ -378,7 +392,6 @@ pub fn run_loop(
         delivery,
     };
     record::write_run_files(settings, &report, &kept)?;
-    workspace.discard_store();
     Ok(report)
 }
 

@@ -369,3 +369,25 @@ fn a_rejecting_reviewer_rolls_back_and_a_family_failing_three_rounds_rests() {
         "{state}"
     );
 }
+
+#[test]
+fn a_broken_executor_is_an_operational_error_and_focus_picks_the_discover_delegates() {
+    let repo = refine_project(DISCOVER, "no-such-command-xyz", APPROVE);
+    let output = repo.run(&["run", "--preset", "refine", "tidy"]);
+    assert_eq!(output.status.code(), Some(4), "{output:?}");
+    let state = backlog(&repo);
+    assert_eq!(state["counters"]["outcome"], "ERROR", "{state}");
+    assert_eq!(state["counters"]["stop_reason"], "failure-limit");
+    assert_eq!(state["counters"]["fail_count"], 3);
+
+    // A lens out of focus: its discover delegate does not run, nothing is proposed.
+    let repo = refine_project(DISCOVER, EXECUTE, APPROVE);
+    let output = repo.run(&["run", "--preset", "refine", "focus=usability", "tidy"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(std::fs::read_to_string(repo.join("done.txt")).unwrap(), "");
+    assert_eq!(backlog(&repo)["counters"]["round"], 3);
+
+    // Campaigns work where their state is: no worktree isolation.
+    let output = repo.run(&["run", "--preset", "refine", "--isolate", "worktree", "x"]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+}

@@ -78,12 +78,13 @@ pub fn run_rounds(
         let before = kept.clone();
 
         // Discover and classify.
-        let (mut proposals, rejected) = discover(
+        let (mut proposals, rejected, discover_failed) = discover(
             settings,
             workspace,
             &snapshot,
             (&kept, &kept_diagnostics),
             (&reports_dir, cycle),
+            &campaign.segment_config.focus.clone(),
             cancel,
         )?;
         for reason in &rejected {
@@ -96,20 +97,34 @@ pub fn run_rounds(
                 .iter()
                 .any(|cooldown| cooldown.family == p.family)
         });
-        let mut round = Round::default();
+        let mut round = Round {
+            operational_error: discover_failed,
+            ..Round::default()
+        };
         for proposal in proposals.iter().filter(|p| p.behaviour_changing) {
             round.critical |= proposal.critical;
-            record_handoff(campaign, proposal, number);
+            record_handoff(campaign, proposal, cycle);
         }
         let protected = workspace.protected();
-        let executable: Vec<&Proposal> = candidates::rank(&proposals, theta)
-            .into_iter()
-            .filter(|p| {
-                !p.paths
-                    .iter()
-                    .any(|path| protected.keys().any(|q| q.to_string() == *path))
-            })
-            .collect();
+        let (executable, blocked): (Vec<&Proposal>, Vec<&Proposal>) =
+            candidates::rank(&proposals, theta)
+                .into_iter()
+                .partition(|p| {
+                    !p.paths
+                        .iter()
+                        .any(|path| protected.keys().any(|q| q.to_string() == *path))
+                });
+        for proposal in &blocked {
+            // Still actionable once the user's work there is committed: not a plateau.
+            round.retained = true;
+            note_candidate(
+                campaign,
+                proposal,
+                number,
+                "blocked",
+                "touches a path that held the user's own work before the run",
+            );
+        }
         for proposal in proposals
             .iter()
             .filter(|p| !p.behaviour_changing && p.roi() < theta)
@@ -144,9 +159,30 @@ pub fn run_rounds(
                     cancel,
                     &mut outside,
                 )?;
-                if attempt.settled || attempt.changes.is_empty() {
+                let failed = attempt.run.spawn_error.is_some()
+                    || attempt.run.end.stopped.is_some()
+                    || attempt.run.end.exit_code.is_some_and(|code| code != 0)
+                    || attempt.run.end.signal.is_some();
+                if failed {
+                    round.operational_error = true;
+                }
+                if failed || attempt.settled || attempt.changes.is_empty() {
+                    if !attempt.settled && !attempt.changes.is_empty() {
+                        workspace.roll_back(&attempt.changes, attempt.started)?;
+                    }
                     round.retained = true;
-                    let note = if attempt.changes.is_empty() {
+                    let note = if failed {
+                        format!(
+                            "the execute delegate failed ({}); its change, if any, was undone",
+                            attempt.run.spawn_error.clone().unwrap_or_else(|| {
+                                crate::gate::describe_end(
+                                    &attempt.run.end,
+                                    None,
+                                    settings.delegates[executor].timeout,
+                                )
+                            })
+                        )
+                    } else if attempt.changes.is_empty() {
                         "the execute delegate changed nothing".to_string()
                     } else {
                         attempt.rejected_because.join("; ")
@@ -207,7 +243,7 @@ pub fn run_rounds(
                 attempts.push(attempt);
             }
         }
-        if cancel.is_requested() {
+        if cancel.is_requested() && round.accepted.is_none() {
             // The round is not counted: the next run does it again, from the files.
             campaign.append_worklog(&format!(
                 "- round {number}: cancelled; it starts again on the next run"
@@ -227,7 +263,21 @@ pub fn run_rounds(
                 attempts: &attempts,
                 next: None,
             };
-            ledger::record_cycle(recorder, workspace.store(), settings, &story)?;
+            let counters = &campaign.backlog.counters;
+            let stop_state = format!(
+                "round {} of at most {MAX_ROUNDS}; plateau {}/{PLATEAU_LIMIT}; failures {}/{FAILURE_LIMIT}; segment {}",
+                counters.round, counters.plateau_count, counters.fail_count, counters.segment
+            );
+            let open: Vec<String> = active_handoffs(campaign)
+                .map(|h| format!("- [ ] NEEDS-FIX: {} ({})", h.title, h.family))
+                .collect();
+            ledger::record_cycle_with(
+                recorder,
+                workspace.store(),
+                settings,
+                &story,
+                Some((&open, &stop_state)),
+            )?;
             super::campaign::remember_owned(campaign, &attempts);
         }
         campaign.save()?;
@@ -263,9 +313,9 @@ fn outcome_of(campaign: &mut Campaign, cancelled: bool) -> Option<RefineEnd> {
             reason: "cancelled".into(),
         });
     }
+    let handoffs = active_handoffs(campaign).next().is_some();
+    let critical = active_handoffs(campaign).any(|h| h.critical);
     let counters = &campaign.backlog.counters;
-    let handoffs = !campaign.backlog.handoffs.is_empty();
-    let critical = campaign.backlog.handoffs.iter().any(|h| h.critical);
     let (outcome, reason) = if counters.fail_count >= FAILURE_LIMIT {
         (Outcome::Error, "failure-limit")
     } else if critical {
@@ -321,6 +371,9 @@ fn settle_round(
         .iter()
         .map(|attempt| attempt.category.as_str())
         .collect();
+    backlog
+        .family_failures
+        .retain(|family, _| tried.contains(&family.as_str()));
     for family in proposals.iter().map(|p| p.family.as_str()) {
         if round.accepted.as_deref() == Some(family) {
             backlog.family_failures.remove(family);
@@ -345,12 +398,26 @@ fn settle_round(
     }
 }
 
+/// The handoffs of the current segment (recorded by lifetime round): a continuation starts
+/// without the earlier ones, which stay in the history; discovery records them again while
+/// they are still there.
+fn active_handoffs(campaign: &Campaign) -> impl Iterator<Item = &Handoff> {
+    let counters = &campaign.backlog.counters;
+    let segment_start = counters.lifetime_rounds.saturating_sub(counters.round);
+    campaign
+        .backlog
+        .handoffs
+        .iter()
+        .filter(move |h| h.round > segment_start)
+}
+
 fn record_handoff(campaign: &mut Campaign, proposal: &Proposal, round: u32) {
     let handoffs = &mut campaign.backlog.handoffs;
-    if handoffs
-        .iter()
-        .any(|h| h.family == proposal.family && h.title == proposal.title)
+    if let Some(existing) = handoffs
+        .iter_mut()
+        .find(|h| h.family == proposal.family && h.title == proposal.title)
     {
+        existing.round = round;
         return;
     }
     handoffs.push(Handoff {
@@ -398,8 +465,9 @@ fn discover(
     snapshot: &Snapshot,
     (kept, diagnostics): (&GateSummary, &[Diagnostic]),
     (reports_dir, cycle): (&Path, u32),
+    focus: &[String],
     cancel: &Cancel,
-) -> Result<(Vec<Proposal>, Vec<String>), RunError> {
+) -> Result<(Vec<Proposal>, Vec<String>, bool), RunError> {
     // The gate's findings of the failing categories (infra is the gate's own trouble).
     let failing: Vec<Diagnostic> = diagnostics
         .iter()
@@ -413,13 +481,15 @@ fn discover(
         .collect();
     let mut proposals = candidates::from_findings(&failing);
     let mut rejected = Vec::new();
+    let mut failed = false;
     let details: Vec<String> = kept
         .categories
         .values()
         .flat_map(|c| c.details.iter().cloned())
         .collect();
     for (index, spec) in settings.delegates.iter().enumerate() {
-        if spec.role != Role::Discover || cancel.is_requested() {
+        let in_focus = spec.lens.as_ref().is_none_or(|lens| focus.contains(lens));
+        if spec.role != Role::Discover || !in_focus || cancel.is_requested() {
             continue;
         }
         let lens = spec.lens.clone().unwrap_or_else(|| "architecture".into());
@@ -453,6 +523,25 @@ fn discover(
             cancel,
             &mut outside,
         )?;
+        if attempt.run.spawn_error.is_some()
+            || attempt.run.end.stopped.is_some()
+            || attempt.run.end.signal.is_some()
+            || attempt.run.end.exit_code.is_some_and(|code| code != 0)
+        {
+            failed = true;
+            rejected.push(format!(
+                "{category}: the discover delegate failed ({}); an operational error",
+                attempt
+                    .run
+                    .spawn_error
+                    .clone()
+                    .unwrap_or_else(|| crate::gate::describe_end(
+                        &attempt.run.end,
+                        None,
+                        spec.timeout
+                    ))
+            ));
+        }
         // A discover delegate reads only: anything it changed is undone.
         if !attempt.settled && !attempt.changes.is_empty() {
             workspace.roll_back(&attempt.changes, attempt.started)?;
@@ -466,7 +555,7 @@ fn discover(
         proposals.extend(found);
         rejected.extend(bad);
     }
-    Ok((proposals, rejected))
+    Ok((proposals, rejected, failed))
 }
 
 fn lens_template(lens: &str) -> &'static str {
