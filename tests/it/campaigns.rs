@@ -264,6 +264,22 @@ fn a_bad_request_and_a_bad_state_dir_are_refused_and_nothing_is_overwritten() {
         "{output:?}"
     );
     assert_eq!(std::fs::read(&backlog_file).unwrap(), before);
+    // A state file replaced by a symlink: refused, its target untouched.
+    let worklog = state_dir.join("REFINE-WORKLOG.md");
+    let decoy = elsewhere.path().join("decoy.md");
+    std::fs::write(&decoy, "not the loop's\n").unwrap();
+    let kept = std::fs::read(&worklog).unwrap();
+    std::fs::remove_file(&worklog).unwrap();
+    std::os::unix::fs::symlink(&decoy, &worklog).unwrap();
+    let output = other.run(&["run", "--preset", "refine", "--continue", "more"]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("REFINE-WORKLOG.md"),
+        "{output:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&decoy).unwrap(), "not the loop's\n");
+    std::fs::remove_file(&worklog).unwrap();
+    std::fs::write(&worklog, kept).unwrap();
     // A second run while one holds the lock.
     let lock = std::fs::File::open(state_dir.join(".lock")).unwrap();
     lock.lock().unwrap();
