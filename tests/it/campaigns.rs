@@ -295,25 +295,7 @@ fn a_bad_request_and_a_bad_state_dir_are_refused_and_nothing_is_overwritten() {
 
 #[test]
 fn an_improve_campaign_with_ruff_completes_only_after_two_clean_cycles() {
-    let ruff = crate::run_fixers::tool("ruff");
-    let repo = Repo::new();
-    repo.write(
-        "pyproject.toml",
-        "[tool.ruff.lint]\nselect = [\"F401\", \"F541\"]\n",
-    );
-    repo.write(
-        "pkg/util.py",
-        "import os\nimport sys\n\n\ndef greet(name):\n    return f\"hello\" + name\n",
-    );
-    repo.write(".gitignore", "/.refine-loop\n.ruff_cache/\n");
-    repo.write(
-        "refine-loop.toml",
-        &format!(
-            "[[gate.check]]\nname = \"ruff\"\ncategory = \"lint\"\nrun = \"{ruff} check --no-cache --output-format=concise .\"\nparser = \"ruff\"\n\n\
-             [[delegate]]\ncategories = [\"lint\"]\nrun = \"{ruff} check --no-cache --fix .\"\n"
-        ),
-    );
-    repo.commit("package");
+    let repo = crate::run_fixers::python_package_with_ruff_findings();
     let output = repo.run(&["run", "--preset", "improve", "harden", "the", "package"]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let stderr = String::from_utf8_lossy(&output.stderr);

@@ -9,7 +9,7 @@ use crate::support::Repo;
 
 /// A tool for the real-fixer tests: from `.ci/node_modules/.bin` when `.ci/run` installed it there,
 /// else from PATH. A missing tool fails the test (CI installs them all).
-pub fn tool(name: &str) -> String {
+fn tool(name: &str) -> String {
     let local = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join(".ci/node_modules/.bin")
         .join(name);
@@ -91,8 +91,8 @@ run = "cargo fmt"
     );
 }
 
-#[test]
-fn python_ruff_fix_cleans_a_package() {
+/// A Python package with three findings `ruff check --fix` fixes, a ruff gate and a ruff fixer.
+pub fn python_package_with_ruff_findings() -> Repo {
     let ruff = tool("ruff");
     let repo = Repo::new();
     repo.write(
@@ -112,6 +112,12 @@ fn python_ruff_fix_cleans_a_package() {
         ),
     );
     repo.commit("package");
+    repo
+}
+
+#[test]
+fn python_ruff_fix_cleans_a_package() {
+    let repo = python_package_with_ruff_findings();
     let output = run(&repo, &[]);
     assert_descends_to_success(&repo, &output);
     assert_eq!(failed_counts(&repo)[0], 3);
