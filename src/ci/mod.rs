@@ -4,6 +4,7 @@
 //! real run that is [`process_redactor`], the one `crate::secrets::redacted` uses.
 
 mod detect;
+pub mod github;
 
 pub use detect::{CiChoice, CiSystem};
 
