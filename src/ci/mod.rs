@@ -6,6 +6,8 @@
 mod detect;
 pub mod github;
 
+use std::path::PathBuf;
+
 pub use detect::{CiChoice, CiSystem};
 
 use crate::secrets::Redactor;
@@ -15,6 +17,22 @@ use crate::secrets::Redactor;
 pub enum CiError {
     #[error("unknown CI system `{value}`: expected github, gitlab, jenkins, none or auto")]
     UnknownSystem { value: String },
+    #[error(
+        "invalid output name `{name}`: it must start with a letter or `_` and hold only letters, \
+         digits, `-` and `_`"
+    )]
+    InvalidOutputName { name: String },
+    #[error(
+        "no delimiter for the multi-line output `{name}`: every one drawn was in its value or \
+         held a secret"
+    )]
+    NoDelimiter { name: String },
+    #[error("cannot append to {}: {source}", path.display())]
+    Append {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("secrets cannot be redacted, so nothing is written for the CI system")]
     RedactorUnavailable,
 }

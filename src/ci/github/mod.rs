@@ -9,10 +9,13 @@
 //! caller may write its own.
 
 mod annotations;
+mod append;
+mod outputs;
 
 use std::path::PathBuf;
 
 pub use annotations::{MAX_ERRORS, MAX_NOTICES, MAX_WARNINGS, annotations};
+pub use outputs::{append_outputs, outputs};
 
 use crate::secrets::Redactor;
 
