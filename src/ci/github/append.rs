@@ -34,6 +34,18 @@ pub(super) fn append_text(path: &Path, text: &str) -> Result<u64, CiError> {
     Ok(size)
 }
 
+/// The size of `path` in bytes, 0 when it does not exist.
+pub(super) fn size_of(path: &Path) -> Result<u64, CiError> {
+    match std::fs::metadata(path) {
+        Ok(metadata) => Ok(metadata.len()),
+        Err(source) if source.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(source) => Err(CiError::Append {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
 fn ends_with_line_break(file: &mut std::fs::File) -> Result<bool, std::io::Error> {
     let mut last = [0u8];
     file.seek(SeekFrom::End(-1))?;
@@ -65,6 +77,8 @@ mod tests {
             std::fs::read_to_string(&path).unwrap(),
             "no line break\nnext\n"
         );
+        assert_eq!(size_of(&path).unwrap(), 19);
+        assert_eq!(size_of(&dir.path().join("missing")).unwrap(), 0);
     }
 
     #[test]

@@ -11,11 +11,15 @@
 mod annotations;
 mod append;
 mod outputs;
+mod summary;
 
 use std::path::PathBuf;
 
 pub use annotations::{MAX_ERRORS, MAX_NOTICES, MAX_WARNINGS, annotations};
 pub use outputs::{append_outputs, outputs};
+pub use summary::{
+    CategoryChange, MAX_SUMMARY_BYTES, SummaryInput, append_step_summary, fit_summary, step_summary,
+};
 
 use crate::secrets::Redactor;
 
