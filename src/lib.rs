@@ -5,6 +5,7 @@
 pub mod app;
 pub mod campaign;
 pub mod cancel;
+pub mod ci;
 pub mod cli;
 pub mod command;
 pub mod config;
