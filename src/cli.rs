@@ -146,6 +146,16 @@ pub struct GateArgs {
     /// Output of one check kept in gate-output.txt (like "64MiB") [env: REFINE_LOOP_LOG_LIMIT=].
     #[arg(long, value_name = "SIZE", value_parser = ByteSize::parse)]
     pub log_limit: Option<ByteSize>,
+
+    /// The CI system to report to: auto (from GITHUB_ACTIONS, GITLAB_CI, JENKINS_URL), github,
+    /// gitlab, jenkins or none [env: REFINE_LOOP_CI=].
+    #[arg(long, value_name = "SYSTEM", value_parser = parse_ci)]
+    pub ci: Option<crate::ci::CiChoice>,
+}
+
+fn parse_ci(text: &str) -> Result<crate::ci::CiChoice, String> {
+    text.parse()
+        .map_err(|error: crate::ci::CiError| error.to_string())
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@ mod check;
 mod demo;
 mod init;
 mod parse;
+mod publish;
 mod run;
 
 pub use check::check;

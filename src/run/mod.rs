@@ -67,6 +67,8 @@ pub struct RunReport {
     pub final_failed: u64,
     /// The commits, patches and manifest of the accepted changes.
     pub delivery: ledger::DeliveryNote,
+    /// The findings of the kept state at the end.
+    pub remaining: Vec<Diagnostic>,
 }
 
 /// One delegate's turn in a cycle.
@@ -390,6 +392,7 @@ fn loop_in(
         baseline_failed,
         final_failed: kept.failed_count,
         delivery,
+        remaining: kept_diagnostics,
     };
     record::write_run_files(settings, &report, &kept)?;
     Ok(report)

@@ -6,6 +6,7 @@
     reason = "test helpers fail loudly; a panic is the test failing"
 )]
 
+mod action;
 mod campaigns;
 mod config_errors;
 mod config_layers;

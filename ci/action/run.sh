@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The action's run step. Inputs arrive as INPUT_* environment variables (never spliced into the
+# script); argv is built from the non-empty ones only. refine-loop itself writes the outcome
+# outputs, the step summary and the annotations (it detects GITHUB_ACTIONS); this script adds the
+# state dir and a unique artifact name, and passes refine-loop's exit code on.
+set -uo pipefail
+
+bin=${REFINE_LOOP_BIN:-refine-loop}
+args=(run --ci github)
+[[ -n ${INPUT_TARGET:-} ]] && args+=(--target "$INPUT_TARGET")
+[[ -n ${INPUT_CONFIG:-} ]] && args+=(--config "$INPUT_CONFIG")
+[[ -n ${INPUT_STATE_DIR:-} ]] && args+=(--state-dir "$INPUT_STATE_DIR")
+[[ -n ${INPUT_PRESET:-} ]] && args+=(--preset "$INPUT_PRESET")
+[[ -n ${INPUT_MAX_CYCLES:-} ]] && args+=(--max-cycles "$INPUT_MAX_CYCLES")
+[[ -n ${INPUT_TIME_BUDGET:-} ]] && args+=(--time-budget "$INPUT_TIME_BUDGET")
+[[ -n ${INPUT_VERIFY:-} ]] && args+=(--verify "$INPUT_VERIFY")
+[[ ${INPUT_EXIT_ZERO:-false} == true ]] && args+=(--exit-zero)
+
+target=${INPUT_TARGET:-.}
+state_dir=${INPUT_STATE_DIR:-$target/.refine-loop}
+name=${INPUT_ARTIFACT_NAME:-}
+if [[ -z $name ]]; then
+  # Unique per job and matrix leg: the job id and a short hash of the matrix values.
+  leg=$(printf '%s' "${REFINE_LOOP_MATRIX:-null}" | sha256sum | cut -c1-8)
+  name="refine-loop-${REFINE_LOOP_JOB:-job}-${leg}-${GITHUB_RUN_ATTEMPT:-1}"
+fi
+
+"$bin" "${args[@]}"
+code=$?
+
+if [[ -n ${GITHUB_OUTPUT:-} ]]; then
+  {
+    printf 'state-dir=%s\n' "$state_dir"
+    printf 'artifact-name=%s\n' "$name"
+  } >>"$GITHUB_OUTPUT"
+fi
+exit "$code"

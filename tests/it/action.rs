@@ -1,0 +1,86 @@
+//! The GitHub Action's run script, run here with a fake `GITHUB_*` environment: the outputs
+//! file, the step summary and the annotation lines (GitHub's limits and escaping).
+
+use std::process::Command;
+
+use crate::support::{Repo, binary};
+
+#[test]
+fn the_action_script_writes_outputs_summary_and_annotations_within_githubs_limits() {
+    let repo = Repo::new();
+    let mut findings: String = (1..=12)
+        .map(|n| format!("src/lib.rs:{n}:1: error: finding {n}\n"))
+        .collect();
+    findings.push_str("src/lib.rs:2:5: error: 50% done, a:b\n");
+    findings.push_str("src/lib.rs:30:1: warning: one warning\n");
+    repo.write("findings.txt", &findings);
+    repo.write("src/lib.rs", "fn main() {}\n");
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write(
+        "refine-loop.toml",
+        "[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"cat findings.txt; ! grep -q error findings.txt\"\nparser = \"clippy\"\n\n\
+         [[delegate]]\ncategories = [\"lint\"]\nrun = \"sed -i 1d findings.txt\"\n",
+    );
+    repo.commit("findings");
+    let github = tempfile::tempdir().unwrap();
+    let (outputs, summary) = (github.path().join("output"), github.path().join("summary"));
+    std::fs::write(&summary, "earlier step text\n").unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/action/run.sh");
+    let output = Command::new("bash")
+        .arg(&script)
+        .current_dir(repo.path())
+        .env("REFINE_LOOP_BIN", binary())
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_WORKSPACE", repo.path())
+        .env("GITHUB_OUTPUT", &outputs)
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("GITHUB_RUN_ATTEMPT", "1")
+        .env("REFINE_LOOP_JOB", "harden")
+        .env("REFINE_LOOP_MATRIX", "null")
+        .env("INPUT_TARGET", "")
+        .env("INPUT_PRESET", "refactoring")
+        .env("INPUT_MAX_CYCLES", "1")
+        .env("INPUT_EXIT_ZERO", "true")
+        .env_remove("GITLAB_CI")
+        .env_remove("JENKINS_URL")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+
+    let written = std::fs::read_to_string(&outputs).unwrap();
+    for line in [
+        "outcome=BUDGET",
+        "stop-reason=max-cycles",
+        "failed-before=13",
+        "failed-after=12",
+        "cycles=1",
+        "state-dir=./.refine-loop",
+    ] {
+        assert!(written.lines().any(|l| l == line), "{line}:\n{written}");
+    }
+    assert!(
+        written.contains("artifact-name=refine-loop-harden-"),
+        "{written}"
+    );
+    assert!(
+        written.contains("report-path=") && written.contains("patch-path="),
+        "{written}"
+    );
+
+    let text = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        text.starts_with("earlier step text\n"),
+        "appended, not replaced"
+    );
+    assert!(text.contains("refine-loop: BUDGET"), "{text}");
+    assert!(text.contains("xychart-beta"), "{text}");
+
+    // 12 errors and 1 warning remain: 10 errors, the warning, one notice for the rest.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let count = |prefix: &str| stdout.lines().filter(|l| l.starts_with(prefix)).count();
+    assert_eq!(count("::error "), 10, "{stdout}");
+    assert_eq!(count("::warning "), 1, "{stdout}");
+    assert_eq!(count("::notice "), 1, "{stdout}");
+    assert!(stdout.contains("file=src/lib.rs,line=2,"), "{stdout}");
+    assert!(stdout.contains("50%25 done, a:b"), "{stdout}");
+}
