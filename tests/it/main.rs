@@ -8,6 +8,7 @@
 
 mod action;
 mod campaigns;
+mod ci_files;
 mod config_errors;
 mod config_layers;
 mod delivery;
