@@ -52,6 +52,33 @@ pub fn check(
     {
         tracing::warn!(%error, "could not print the table");
     }
+    let publication = super::publish::Publication {
+        outcome: verdict.label().to_uppercase(),
+        stop_reason: None,
+        categories: summary
+            .categories
+            .iter()
+            .map(|(name, c)| crate::ci::github::CategoryChange {
+                name: name.clone(),
+                before: c.failures,
+                after: c.failures,
+            })
+            .collect(),
+        trend: vec![summary.failed_count],
+        findings: crate::run::diagnostics_of(&run),
+        report_path: summary_path.clone(),
+        outputs: vec![
+            ("outcome", verdict.label().to_uppercase()),
+            ("failed-after", summary.failed_count.to_string()),
+            ("report-path", summary_path.display().to_string()),
+        ],
+    };
+    super::publish::publish(
+        super::publish::ci_system(args.gate.ci),
+        &settings,
+        &publication,
+        stdout,
+    );
     Ok(verdict.exit_code())
 }
 

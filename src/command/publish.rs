@@ -25,11 +25,65 @@ pub fn ci_system(flag: Option<CiChoice>) -> CiSystem {
     choice.resolve(lookup)
 }
 
-/// Publishes a finished run; a surface that cannot be written is a warning, not a failed run.
-pub fn publish_run(
+/// What a command tells the CI system.
+pub struct Publication {
+    pub outcome: String,
+    pub stop_reason: Option<String>,
+    pub categories: Vec<CategoryChange>,
+    pub trend: Vec<u64>,
+    pub findings: Vec<crate::model::Diagnostic>,
+    pub report_path: std::path::PathBuf,
+    /// The step's outputs.
+    pub outputs: Vec<(&'static str, String)>,
+}
+
+/// A finished run, as CI shows it.
+pub fn of_run(settings: &Settings, report: &RunReport) -> Publication {
+    let patch_path = settings.state_dir.join("refine-loop.patch");
+    let report_path = settings.state_dir.join("REFINE-LOOP-FINAL.md");
+    Publication {
+        outcome: report.outcome.as_str().to_string(),
+        stop_reason: Some(report.stop_reason.as_str().to_string()),
+        categories: report
+            .history
+            .categories
+            .iter()
+            .map(|(name, cycles)| CategoryChange {
+                name: name.clone(),
+                before: cycles.first().map_or(0, |c| c.failures),
+                after: cycles.last().map_or(0, |c| c.failures),
+            })
+            .collect(),
+        trend: report.trend.cycles.iter().map(|c| c.failed_count).collect(),
+        findings: report.remaining.clone(),
+        outputs: vec![
+            ("outcome", report.outcome.as_str().to_string()),
+            ("stop-reason", report.stop_reason.as_str().to_string()),
+            ("failed-before", report.baseline_failed.to_string()),
+            ("failed-after", report.final_failed.to_string()),
+            (
+                "cycles",
+                report.trend.cycles.len().saturating_sub(1).to_string(),
+            ),
+            (
+                "patch-path",
+                if patch_path.exists() {
+                    patch_path.display().to_string()
+                } else {
+                    String::new()
+                },
+            ),
+            ("report-path", report_path.display().to_string()),
+        ],
+        report_path,
+    }
+}
+
+/// Publishes to the CI system; a surface that cannot be written is a warning, not a failure.
+pub fn publish(
     system: CiSystem,
     settings: &Settings,
-    report: &RunReport,
+    publication: &Publication,
     stdout: &mut dyn Write,
 ) {
     if system != CiSystem::GitHub {
@@ -47,54 +101,33 @@ pub fn publish_run(
         .workspace
         .clone()
         .unwrap_or_else(|| settings.target.clone());
-    for line in annotations(&report.remaining, &workspace, &settings.target, redactor) {
+    for line in annotations(
+        &publication.findings,
+        &workspace,
+        &settings.target,
+        redactor,
+    ) {
         let _ = writeln!(stdout, "{line}");
     }
-    let report_path = settings.state_dir.join("REFINE-LOOP-FINAL.md");
-    let patch_path = settings.state_dir.join("refine-loop.patch");
     if let Some(path) = &files.step_summary {
-        let categories = report
-            .history
-            .categories
-            .iter()
-            .map(|(name, cycles)| CategoryChange {
-                name: name.clone(),
-                before: cycles.first().map_or(0, |c| c.failures),
-                after: cycles.last().map_or(0, |c| c.failures),
-            })
-            .collect();
         let input = SummaryInput {
-            outcome: report.outcome.as_str().to_string(),
-            stop_reason: Some(report.stop_reason.as_str().to_string()),
-            categories,
-            trend: report.trend.cycles.iter().map(|c| c.failed_count).collect(),
-            findings: report.remaining.clone(),
-            report_path: Some(report_path.display().to_string()),
+            outcome: publication.outcome.clone(),
+            stop_reason: publication.stop_reason.clone(),
+            categories: publication.categories.clone(),
+            trend: publication.trend.clone(),
+            findings: publication.findings.clone(),
+            report_path: Some(publication.report_path.display().to_string()),
         };
         if let Err(error) = append_step_summary(path, &step_summary(&input, redactor), redactor) {
             tracing::warn!(%error, "could not write the step summary");
         }
     }
     if let Some(path) = &files.output {
-        let cycles = report.trend.cycles.len().saturating_sub(1).to_string();
-        let (before, after) = (
-            report.baseline_failed.to_string(),
-            report.final_failed.to_string(),
-        );
-        let patch = if patch_path.exists() {
-            patch_path.display().to_string()
-        } else {
-            String::new()
-        };
-        let pairs = [
-            ("outcome", report.outcome.as_str()),
-            ("stop-reason", report.stop_reason.as_str()),
-            ("failed-before", before.as_str()),
-            ("failed-after", after.as_str()),
-            ("cycles", cycles.as_str()),
-            ("patch-path", patch.as_str()),
-            ("report-path", &report_path.display().to_string()),
-        ];
+        let pairs: Vec<(&str, &str)> = publication
+            .outputs
+            .iter()
+            .map(|(name, value)| (*name, value.as_str()))
+            .collect();
         if let Err(error) = append_outputs(path, &pairs, redactor) {
             tracing::warn!(%error, "could not write the step's outputs");
         }

@@ -115,7 +115,12 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
     }
     let report = run_loop(&settings, cancel, &mut console)?;
     let system = super::publish::ci_system(args.gate.ci);
-    super::publish::publish_run(system, &settings, &report, stdout);
+    super::publish::publish(
+        system,
+        &settings,
+        &super::publish::of_run(&settings, &report),
+        stdout,
+    );
     let outcome = report.outcome.as_str();
     let text = format!(
         "{outcome}: {} ({}); failed {} → {} in {} cycles; {}\n",

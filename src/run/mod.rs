@@ -20,7 +20,8 @@ use std::time::{Instant, SystemTime};
 pub use accept::reasons_to_reject;
 pub use heuristics::Heuristics;
 pub use isolate::Isolation;
-use verify::{diagnostics_of, measure, verify};
+pub use verify::diagnostics_of;
+use verify::{measure, verify};
 
 use crate::cancel::Cancel;
 use crate::config::{Settings, Verify};
