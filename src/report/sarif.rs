@@ -282,13 +282,21 @@ mod tests {
 
     #[test]
     fn the_schema_rejects_what_it_should() {
-        // The validator is live: a log without `runs`, and a region at line 0, both fail.
+        // The validator is live, formats included: a `$schema` that is no URI, a region at line
+        // 0 and a log without `runs` all fail. (`uri-reference`, the format of artifact URIs, is
+        // not a draft-04 format, so the schema leaves their encoding to `relative_uri`.)
         let validator = schema_validator();
         let mut log: Value =
             serde_json::from_str(&render(&fixture::findings(), MAX_RESULTS)).unwrap();
-        log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] =
-            Value::from(0);
-        assert!(!validator.is_valid(&log));
+        let set = |pointer: &str, value: Value| {
+            let mut changed = log.clone();
+            *changed.pointer_mut(pointer).unwrap() = value;
+            validator.is_valid(&changed)
+        };
+        assert!(!set("/$schema", Value::from("not a uri")));
+        let region = "/runs/0/results/0/locations/0/physicalLocation/region";
+        assert!(!set(&format!("{region}/startLine"), Value::from(0)));
+        assert!(set(&format!("{region}/startLine"), Value::from(1)));
         log.as_object_mut().unwrap().remove("runs");
         assert!(!validator.is_valid(&log));
     }
