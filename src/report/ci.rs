@@ -1,0 +1,316 @@
+//! The gate's result as the CI report renderers read it, and the one call that writes all three.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::gate::{CheckResult, GateRun};
+use crate::model::{CheckRecord, Diagnostic, GateSummary};
+use crate::state::{StateError, write_atomic};
+
+/// The JUnit XML report's file name.
+pub const JUNIT_FILE: &str = "junit.xml";
+/// The SARIF report's file name.
+pub const SARIF_FILE: &str = "report.sarif";
+/// The GitLab Code Quality report's file name.
+pub const CODE_QUALITY_FILE: &str = "codequality.json";
+
+#[derive(Debug, thiserror::Error)]
+pub enum CiReportError {
+    #[error("cannot render {JUNIT_FILE}: {source}")]
+    Junit {
+        #[source]
+        source: quick_junit::SerializeError,
+    },
+    #[error("cannot render {file}: {source}")]
+    Json {
+        file: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("cannot create the report folder {}: {source}", path.display())]
+    CreateDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Write(#[from] StateError),
+}
+
+/// What the CI reports are made of: every check that ran, with the findings it left.
+#[derive(Debug, Clone)]
+pub struct CiReportInput<'a> {
+    /// The checks in the order they ran.
+    pub checks: Vec<CiCheck<'a>>,
+    /// The file, relative to the target and `/`-separated, that a finding without a path inside
+    /// the target is reported against (the config file that declares the gate): code scanning
+    /// rejects a whole SARIF file when one result has no location, and Code Quality needs a path.
+    pub anchor: String,
+}
+
+/// One check: how it ended (name, category, status, exit code, duration) and its findings.
+#[derive(Debug, Clone, Copy)]
+pub struct CiCheck<'a> {
+    pub record: &'a CheckRecord,
+    pub findings: &'a [Diagnostic],
+}
+
+impl<'a> CiReportInput<'a> {
+    /// Pairs each check of the summary with the findings of the result it was made from
+    /// ([`summarize`](crate::gate::summarize) keeps their order).
+    pub fn new(summary: &'a GateSummary, results: &'a [CheckResult], anchor: String) -> Self {
+        let checks = summary
+            .checks
+            .iter()
+            .zip(results)
+            .map(|(record, result)| {
+                debug_assert_eq!(record.name, result.check.name);
+                CiCheck {
+                    record,
+                    findings: result.findings.diagnostics(),
+                }
+            })
+            .collect();
+        Self { checks, anchor }
+    }
+
+    /// The input for one run of the gate.
+    pub fn from_run(run: &'a GateRun, anchor: String) -> Self {
+        Self::new(&run.summary, &run.checks, anchor)
+    }
+
+    /// Every finding in order (check by check), with what the renderers need beside it.
+    pub(crate) fn findings(&self) -> Vec<Finding<'a>> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for check in &self.checks {
+            for diagnostic in check.findings {
+                let fingerprint = unique_fingerprint(&mut seen, check.record, diagnostic);
+                out.push(Finding {
+                    check: check.record,
+                    diagnostic,
+                    fingerprint,
+                });
+            }
+        }
+        out
+    }
+}
+
+/// The file a finding is reported against when it has no path inside the target: the config
+/// file that declares the gate, relative to the target and `/`-separated (its default name when
+/// it lies outside the target).
+pub fn config_anchor(target: &Path, config_file: &Path) -> String {
+    let relative = config_file.strip_prefix(target).unwrap_or(config_file);
+    if relative.as_os_str().is_empty() || relative.is_absolute() {
+        return crate::config::defaults::CONFIG_FILE.to_string();
+    }
+    relative
+        .components()
+        .map(|part| part.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Renders the three reports and writes them into `dir` (created if missing), each atomically.
+pub fn write_ci_reports(dir: &Path, input: &CiReportInput<'_>) -> Result<(), CiReportError> {
+    std::fs::create_dir_all(dir).map_err(|source| CiReportError::CreateDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let junit = super::junit::render_junit(input)?;
+    let sarif = super::sarif::render_sarif(input)?;
+    let code_quality = super::codequality::render_code_quality(input)?;
+    write_atomic(&dir.join(JUNIT_FILE), &junit)?;
+    write_atomic(&dir.join(SARIF_FILE), &sarif)?;
+    write_atomic(&dir.join(CODE_QUALITY_FILE), &code_quality)?;
+    Ok(())
+}
+
+/// One finding as the renderers see it.
+#[derive(Debug, Clone)]
+pub(crate) struct Finding<'a> {
+    pub check: &'a CheckRecord,
+    pub diagnostic: &'a Diagnostic,
+    /// The finding's fingerprint, made unique within the report.
+    pub fingerprint: String,
+}
+
+impl Finding<'_> {
+    /// The category the finding counts under (its own, else its check's).
+    pub fn category(&self) -> &str {
+        self.diagnostic
+            .category
+            .as_deref()
+            .unwrap_or(&self.check.category)
+    }
+
+    /// The finding's path when it is inside the target (relative, `/`-separated).
+    pub fn path(&self) -> Option<&str> {
+        let file = self.diagnostic.file.as_deref()?;
+        let inside = !self.diagnostic.outside_target && !file.is_empty() && !file.starts_with('/');
+        inside.then_some(file)
+    }
+
+    /// The line, when the finding has a path inside the target and a line (1-based).
+    pub fn line(&self) -> Option<u32> {
+        self.path()?;
+        self.diagnostic.line.filter(|line| *line >= 1)
+    }
+
+    /// The column, when the line is known (1-based).
+    pub fn column(&self) -> Option<u32> {
+        self.line()?;
+        self.diagnostic.column.filter(|column| *column >= 1)
+    }
+
+    /// The message, with the path the tool printed when that path is outside the target (the
+    /// report's location is then the anchor).
+    pub fn message(&self) -> String {
+        let diagnostic = self.diagnostic;
+        match (&diagnostic.file, self.path()) {
+            (Some(file), None) if !file.is_empty() => {
+                let mut at = file.clone();
+                for number in [diagnostic.line, diagnostic.column]
+                    .into_iter()
+                    .map_while(|n| n)
+                {
+                    at.push_str(&format!(":{number}"));
+                }
+                format!("{} (at {at})", diagnostic.message)
+            }
+            _ => diagnostic.message.clone(),
+        }
+    }
+
+    /// The finding's code, when it has one.
+    pub fn code(&self) -> Option<&str> {
+        self.diagnostic
+            .code
+            .as_deref()
+            .filter(|code| !code.is_empty())
+    }
+
+    /// Whether the finding has a code of its own.
+    pub fn has_code(&self) -> bool {
+        self.code().is_some()
+    }
+
+    /// The rule: the finding's code, or else the name of the check that reported it.
+    pub fn rule(&self) -> &str {
+        self.code().unwrap_or(&self.check.name)
+    }
+}
+
+/// The diagnostic's fingerprint (computed when it has none), salted with its occurrence number
+/// when an earlier finding of the report already has it.
+fn unique_fingerprint(
+    seen: &mut HashSet<String>,
+    check: &CheckRecord,
+    diagnostic: &Diagnostic,
+) -> String {
+    let base = if diagnostic.fingerprint.is_empty() {
+        Diagnostic::compute_fingerprint(
+            &check.name,
+            diagnostic.code.as_deref(),
+            diagnostic.file.as_deref(),
+            &diagnostic.message,
+        )
+    } else {
+        diagnostic.fingerprint.clone()
+    };
+    let mut candidate = base.clone();
+    let mut occurrence = 1u64;
+    while !seen.insert(candidate.clone()) {
+        occurrence += 1;
+        let mut hasher = Sha256::new();
+        hasher.update(base.as_bytes());
+        hasher.update([0u8]);
+        hasher.update(occurrence.to_le_bytes());
+        candidate = crate::model::hex_digest(hasher);
+    }
+    candidate
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Severity;
+    use crate::report::fixture;
+
+    #[test]
+    fn repeated_fingerprints_are_salted_deterministically() {
+        let records = fixture::records();
+        let mut findings = fixture::findings();
+        findings.push(findings[0].clone());
+        findings.push(findings[0].clone());
+        let input = fixture::input(&records, &findings);
+        let first: Vec<String> = input
+            .findings()
+            .into_iter()
+            .map(|f| f.fingerprint)
+            .collect();
+        let again: Vec<String> = input
+            .findings()
+            .into_iter()
+            .map(|f| f.fingerprint)
+            .collect();
+        assert_eq!(first, again);
+        assert_eq!(first[0], findings[0].fingerprint);
+        assert_eq!(first.iter().collect::<HashSet<_>>().len(), first.len());
+    }
+
+    #[test]
+    fn outside_paths_move_into_the_message() {
+        let records = fixture::records();
+        let findings = vec![Diagnostic {
+            file: Some("/usr/lib/python3/site.py".into()),
+            line: Some(3),
+            column: Some(1),
+            end_line: None,
+            end_column: None,
+            severity: Severity::Error,
+            code: None,
+            message: "bad".into(),
+            category: Some("types".into()),
+            fingerprint: String::new(),
+            outside_target: true,
+            body: None,
+        }];
+        let input = fixture::input(&records, &findings);
+        let finding = &input.findings()[0];
+        assert_eq!(finding.path(), None);
+        assert_eq!(finding.line(), None);
+        assert_eq!(finding.message(), "bad (at /usr/lib/python3/site.py:3:1)");
+        assert_eq!(finding.rule(), "ruff");
+        assert_eq!(finding.category(), "types");
+        assert_eq!(finding.fingerprint.len(), 64);
+    }
+
+    #[test]
+    fn the_anchor_is_the_config_file_relative_to_the_target() {
+        let target = Path::new("/work/repo");
+        let anchor = |config: &str| config_anchor(target, Path::new(config));
+        assert_eq!(anchor("/work/repo/refine-loop.toml"), "refine-loop.toml");
+        assert_eq!(anchor("/work/repo/ci/gate.toml"), "ci/gate.toml");
+        assert_eq!(anchor("ci/gate.toml"), "ci/gate.toml");
+        assert_eq!(anchor("/etc/refine-loop.toml"), "refine-loop.toml");
+        assert_eq!(anchor("/work/repo"), "refine-loop.toml");
+    }
+
+    #[test]
+    fn writes_the_three_files() {
+        let records = fixture::records();
+        let findings = fixture::findings();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("reports");
+        write_ci_reports(&out, &fixture::input(&records, &findings)).unwrap();
+        for name in [JUNIT_FILE, SARIF_FILE, CODE_QUALITY_FILE] {
+            let bytes = std::fs::read(out.join(name)).unwrap();
+            assert!(!bytes.starts_with(&[0xef, 0xbb, 0xbf]), "{name} has a BOM");
+            assert!(std::str::from_utf8(&bytes).is_ok(), "{name} is not UTF-8");
+        }
+    }
+}
