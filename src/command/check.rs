@@ -23,6 +23,12 @@ pub fn check(
     let run = gate::run_gate(&settings, 0, &cycle_dir, cancel)?;
     let summary_path = cycle_dir.join(SUMMARY_FILE);
     state::write_json(&summary_path, &run.summary)?;
+    let anchor = crate::report::config_anchor(&settings.target, &settings.config_file);
+    crate::report::write_ci_reports(
+        &settings.state_dir,
+        &crate::report::CiReportInput::from_run(&run, anchor),
+    )
+    .map_err(CommandError::Reports)?;
 
     for note in &run.summary.notes {
         tracing::warn!("{note}");

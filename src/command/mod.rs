@@ -33,6 +33,8 @@ pub enum CommandError {
     Run(crate::run::RunError),
     #[error(transparent)]
     Campaign(crate::campaign::state::CampaignError),
+    #[error("the CI reports: {0}")]
+    Reports(crate::report::CiReportError),
     #[error("{name}: cannot read: {source}")]
     Input {
         name: String,
@@ -61,6 +63,7 @@ impl CommandError {
             Self::Config(_) | Self::Usage(_) | Self::Input { .. } => exit_code::USAGE,
             Self::Gate(_) | Self::State(_) | Self::Run(_) => exit_code::ERROR,
             Self::Campaign(error) => error.exit_code(),
+            Self::Reports(_) => exit_code::ERROR,
         }
     }
 }

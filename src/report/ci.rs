@@ -83,7 +83,7 @@ impl<'a> CiReportInput<'a> {
 
     /// Every finding in order (check by check), with what the renderers need beside it.
     pub(crate) fn findings(&self) -> Vec<Finding<'a>> {
-        let mut seen = HashSet::new();
+        let mut seen = Seen::default();
         let mut out = Vec::new();
         for check in &self.checks {
             for diagnostic in check.findings {
@@ -206,11 +206,15 @@ impl Finding<'_> {
 
 /// The diagnostic's fingerprint (computed when it has none), salted with its occurrence number
 /// when an earlier finding of the report already has it.
-fn unique_fingerprint(
-    seen: &mut HashSet<String>,
-    check: &CheckRecord,
-    diagnostic: &Diagnostic,
-) -> String {
+/// The fingerprints given out so far, and for each base how many times it was asked for (so
+/// that a flood of one finding costs one hash each, not a walk over all the earlier ones).
+#[derive(Default)]
+struct Seen {
+    taken: HashSet<String>,
+    occurrences: std::collections::HashMap<String, u64>,
+}
+
+fn unique_fingerprint(seen: &mut Seen, check: &CheckRecord, diagnostic: &Diagnostic) -> String {
     let base = if diagnostic.fingerprint.is_empty() {
         Diagnostic::compute_fingerprint(
             &check.name,
@@ -221,15 +225,21 @@ fn unique_fingerprint(
     } else {
         diagnostic.fingerprint.clone()
     };
+    let occurrence = seen.occurrences.entry(base.clone()).or_insert(0);
     let mut candidate = base.clone();
-    let mut occurrence = 1u64;
-    while !seen.insert(candidate.clone()) {
-        occurrence += 1;
+    if *occurrence > 0 {
+        candidate.clear();
+    }
+    while candidate.is_empty() || !seen.taken.insert(candidate.clone()) {
+        *occurrence += 1;
         let mut hasher = Sha256::new();
         hasher.update(base.as_bytes());
         hasher.update([0u8]);
-        hasher.update(occurrence.to_le_bytes());
+        hasher.update((*occurrence).to_le_bytes());
         candidate = crate::model::hex_digest(hasher);
+    }
+    if *occurrence == 0 {
+        *occurrence = 1;
     }
     candidate
 }

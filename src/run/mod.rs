@@ -54,6 +54,8 @@ pub enum RunError {
     Deliver(#[from] crate::deliver::DeliverError),
     #[error(transparent)]
     Campaign(#[from] crate::campaign::state::CampaignError),
+    #[error("the CI reports: {0}")]
+    Reports(#[from] crate::report::CiReportError),
 }
 
 /// How a run ended, and its record.
@@ -168,6 +170,7 @@ fn loop_in(
     let mut snapshot = workspace.after_gate()?;
     let mut cancelled = baseline.cancelled;
     let mut kept_diagnostics = diagnostics_of(&baseline);
+    let mut kept_checks = baseline.checks;
     let mut kept = baseline.summary;
     trend.push(&kept, None, false);
     history.push(&kept);
@@ -250,6 +253,7 @@ fn loop_in(
                     attempt.settled = true;
                     if verified.keeps() {
                         kept_diagnostics = diagnostics_of(&verified.run);
+                        kept_checks = verified.run.checks;
                         kept = verified.run.summary;
                         attempt.kept = true;
                     } else {
@@ -276,13 +280,14 @@ fn loop_in(
                     workspace.roll_back(&changes, since)?;
                 } else {
                     progress.say(format!("cycle {cycle}: verifying with the gate"));
-                    let verified = verify(settings, cycle, cancel, &kept, &mut outside)?;
+                    let mut verified = verify(settings, cycle, cancel, &kept, &mut outside)?;
                     cancelled |= verified.run.cancelled;
                     let open = attempts
                         .iter_mut()
                         .filter(|a| !a.settled && !a.changes.is_empty());
                     if verified.keeps() {
                         kept_diagnostics = diagnostics_of(&verified.run);
+                        kept_checks = std::mem::take(&mut verified.run.checks);
                         kept = verified.run.summary.clone();
                         open.for_each(|a| a.kept = true);
                     } else {
@@ -396,6 +401,12 @@ fn loop_in(
         remaining: kept_diagnostics,
     };
     record::write_run_files(settings, &report, &kept)?;
+    // The CI reports describe the state the run leaves.
+    let anchor = crate::report::config_anchor(&settings.target, &settings.config_file);
+    crate::report::write_ci_reports(
+        &settings.state_dir,
+        &crate::report::CiReportInput::new(&kept, &kept_checks, anchor),
+    )?;
     Ok(report)
 }
 

@@ -83,4 +83,18 @@ fn the_action_script_writes_outputs_summary_and_annotations_within_githubs_limit
     assert_eq!(count("::notice "), 1, "{stdout}");
     assert!(stdout.contains("file=src/lib.rs,line=2,"), "{stdout}");
     assert!(stdout.contains("50%25 done, a:b"), "{stdout}");
+
+    // The reports other CI systems read describe what remains: 12 errors, 1 warning.
+    let state = repo.join(".refine-loop");
+    let sarif: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state.join("report.sarif")).unwrap())
+            .unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), 13);
+    let quality: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state.join("codequality.json")).unwrap())
+            .unwrap();
+    assert_eq!(quality.as_array().unwrap().len(), 13);
+    let junit = std::fs::read_to_string(state.join("junit.xml")).unwrap();
+    assert!(junit.contains("<testsuite name=\"lint\""), "{junit}");
 }
