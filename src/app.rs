@@ -21,7 +21,7 @@ pub fn main() -> i32 {
             };
         }
     };
-    init_logging(cli.log_format, &cli.log);
+    init_logging(cli.log_format, &cli.log_filter());
     let cancel = Cancel::listen_for_signals().unwrap_or_else(|error| {
         tracing::warn!(%error, "cannot listen for SIGINT and SIGTERM");
         std::sync::Arc::new(Cancel::default())
@@ -45,12 +45,27 @@ pub fn main() -> i32 {
     }
 }
 
+/// Standard error, with every write redacted (tracing writes each event in one call).
+struct RedactingStderr;
+
+impl Write for RedactingStderr {
+    fn write(&mut self, buffer: &[u8]) -> std::io::Result<usize> {
+        std::io::stderr().write_all(&crate::secrets::redacted(buffer))?;
+        Ok(buffer.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
 fn init_logging(format: LogFormat, filter: &str) {
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        // Log lines are redacted too: a secret never reaches the job's log.
+        .with_writer(|| RedactingStderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false);
     let _ = match format {

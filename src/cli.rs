@@ -27,9 +27,38 @@ pub struct Cli {
     )]
     pub log_format: LogFormat,
 
-    /// Log filter, as in RUST_LOG (e.g. `debug`, `refine_loop=trace`).
-    #[arg(long, global = true, default_value = "warn", env = "REFINE_LOOP_LOG")]
-    pub log: String,
+    /// Log filter, as in RUST_LOG (e.g. `debug`, `refine_loop=trace`); else RUST_LOG; else
+    /// `warn`, or what -v and -q say.
+    #[arg(long, global = true, env = "REFINE_LOOP_LOG")]
+    pub log: Option<String>,
+
+    /// More log lines: -v info, -vv debug, -vvv trace.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// Errors only in the log.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+}
+
+impl Cli {
+    /// The log filter: `--log` (or `REFINE_LOOP_LOG`), else `RUST_LOG`, else from -v / -q.
+    pub fn log_filter(&self) -> String {
+        if let Some(filter) = self.log.as_ref().filter(|f| !f.is_empty()) {
+            return filter.clone();
+        }
+        if let Some(filter) = std::env::var("RUST_LOG").ok().filter(|f| !f.is_empty()) {
+            return filter;
+        }
+        match (self.quiet, self.verbose) {
+            (true, _) => "error",
+            (false, 0) => "warn",
+            (false, 1) => "info",
+            (false, 2) => "debug",
+            (false, _) => "trace",
+        }
+        .to_string()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -115,3 +115,65 @@ run = "sed -i 1d findings.txt; echo \"TOKEN = '$DEPLOY_TOKEN'\" > config.py"
         );
     }
 }
+
+#[test]
+fn a_secret_the_gate_prints_appears_in_no_output_file_or_annotation() {
+    let token = format!("glpat-{}", "Zx9Yw8Vu7T".repeat(2));
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write("findings.txt", "one\n");
+    repo.write(
+        "refine-loop.toml",
+        r#"[[gate.check]]
+name = "lint"
+category = "lint"
+run = "echo \"using $DEPLOY_TOKEN and $GITLAB_PAT\"; while read -r f; do echo \"src/a.rs:1:1: error: $f $DEPLOY_TOKEN $GITLAB_PAT\"; done < findings.txt; test ! -s findings.txt"
+parser = "clippy"
+
+[[delegate]]
+categories = ["lint"]
+run = "echo \"the delegate sees $DEPLOY_TOKEN\" >&2; sed -i 1d findings.txt"
+"#,
+    );
+    repo.commit("gate");
+    let github = tempfile::tempdir().unwrap();
+    for args in [
+        &["check", "-vvv"][..],
+        &["run", "-vvv", "--max-cycles", "1"][..],
+    ] {
+        let output = repo
+            .command(args)
+            .env("DEPLOY_TOKEN", SECRET)
+            .env("GITLAB_PAT", &token)
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_WORKSPACE", repo.path())
+            .env("GITHUB_OUTPUT", github.path().join("output"))
+            .env("GITHUB_STEP_SUMMARY", github.path().join("summary"))
+            .output()
+            .unwrap();
+        let printed = [output.stdout.as_slice(), output.stderr.as_slice()].concat();
+        let printed = String::from_utf8_lossy(&printed);
+        assert!(
+            !printed.contains(SECRET),
+            "{args:?} printed the secret:\n{printed}"
+        );
+        assert!(
+            !printed.contains(&token),
+            "{args:?} printed the token:\n{printed}"
+        );
+        if args[0] == "check" {
+            assert!(printed.contains("::error "), "annotations: {printed}");
+        }
+    }
+    let mut files = files_under(&repo.join(".refine-loop"));
+    files.extend(files_under(github.path()));
+    for file in files {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+        assert!(
+            !text.contains(SECRET),
+            "{} holds the secret",
+            file.display()
+        );
+        assert!(!text.contains(&token), "{} holds the token", file.display());
+    }
+}
