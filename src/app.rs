@@ -34,6 +34,7 @@ pub fn main() -> i32 {
         Command::Init(args) => command::init(args, &mut stdout),
         Command::Parse(args) => command::parse(args, &mut stdout),
         Command::Parsers(args) => command::parsers(args, &mut stdout),
+        Command::Merge(args) => command::merge(args, &mut stdout),
     };
     let _ = stdout.flush();
     match result {

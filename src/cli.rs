@@ -81,6 +81,20 @@ pub enum Command {
     Parse(ParseArgs),
     /// List the parsers: built in, and from --parser-dir folders.
     Parsers(ParsersArgs),
+    /// Merge the state dirs of matrix jobs (one scope each) into one summary, trend, history
+    /// and report.
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' state dirs.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+
+    /// Where the merged files go.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

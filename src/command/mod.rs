@@ -3,6 +3,7 @@
 mod check;
 mod demo;
 mod init;
+mod merge;
 mod parse;
 mod publish;
 mod run;
@@ -10,6 +11,7 @@ mod run;
 pub use check::check;
 pub use demo::demo;
 pub use init::init;
+pub use merge::merge;
 pub use parse::{parse, parsers};
 pub use run::run;
 

@@ -17,6 +17,7 @@ mod gate_output;
 mod gate_process;
 mod init;
 mod isolate;
+mod merge;
 mod parse_command;
 mod parser_catalogue;
 mod parser_fixtures;
