@@ -21,7 +21,9 @@ else
     *) echo "refine-loop: no release for ${RUNNER_OS:-?}-${RUNNER_ARCH:-?}; use version: source" >&2; exit 1 ;;
   esac
   repo=${REFINE_LOOP_RELEASE_REPO:-${GITHUB_ACTION_REPOSITORY:-refine-loop/refine-loop-action}}
-  if [[ $version == latest ]]; then
+  if [[ -n ${REFINE_LOOP_RELEASE_BASE:-} ]]; then
+    base=$REFINE_LOOP_RELEASE_BASE # a mirror (or, in the tests, a local folder)
+  elif [[ $version == latest ]]; then
     base="https://github.com/$repo/releases/latest/download"
   else
     base="https://github.com/$repo/releases/download/$version"

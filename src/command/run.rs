@@ -113,8 +113,9 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
             end.outcome.exit_code()
         });
     }
-    let report = run_loop(&settings, cancel, &mut console)?;
     let system = super::publish::ci_system(args.gate.ci);
+    settings.run.github_groups = system == crate::ci::CiSystem::GitHub;
+    let report = run_loop(&settings, cancel, &mut console)?;
     super::publish::publish(
         system,
         &settings,

@@ -90,6 +90,7 @@ pub(super) fn resolve_run(
         priority,
         isolate,
         share,
+        github_groups: false,
     })
 }
 

@@ -73,6 +73,8 @@ pub struct RunSettings {
     pub isolate: Isolate,
     /// Folders (relative to the repository root) a worktree shares with the user's tree.
     pub share: Vec<String>,
+    /// Fold each cycle's log into a GitHub Actions group (set by the command, on GitHub).
+    pub github_groups: bool,
 }
 
 #[derive(Debug, Clone)]

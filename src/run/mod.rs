@@ -190,6 +190,9 @@ fn loop_in(
         }
         let cycle = u32::try_from(facts.len()).unwrap_or(u32::MAX);
         let cycle_started = Instant::now();
+        if settings.run.github_groups {
+            workflow_command(&format!("::group::refine-loop cycle {}", facts.len()));
+        }
         let mut outside = std::time::Duration::ZERO;
         let cycle_dir = state::cycle_dir(&settings.state_dir, cycle)?;
         let reports_dir = cycle_dir.join("delegate-reports");
@@ -379,6 +382,9 @@ fn loop_in(
         progress.above(|| {
             let _ = writeln!(console, "{line}");
         });
+        if settings.run.github_groups {
+            workflow_command(crate::ci::github::endgroup());
+        }
     };
     progress.finish();
 
@@ -493,6 +499,13 @@ fn secrets_written(changes: &[Change], store: &SnapshotStore) -> Vec<Incident> {
             })
         })
         .collect()
+}
+
+/// A GitHub Actions workflow command: the runner reads them from stdout.
+fn workflow_command(line: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{line}");
+    let _ = stdout.flush();
 }
 
 fn facts_of(

@@ -83,6 +83,8 @@ fn the_action_script_writes_outputs_summary_and_annotations_within_githubs_limit
     assert_eq!(count("::notice "), 1, "{stdout}");
     assert!(stdout.contains("file=src/lib.rs,line=2,"), "{stdout}");
     assert!(stdout.contains("50%25 done, a:b"), "{stdout}");
+    assert_eq!(count("::group::refine-loop cycle 1"), 1, "{stdout}");
+    assert_eq!(count("::endgroup::"), 1, "{stdout}");
 
     // The reports other CI systems read describe what remains: 12 errors, 1 warning.
     let state = repo.join(".refine-loop");
@@ -97,4 +99,68 @@ fn the_action_script_writes_outputs_summary_and_annotations_within_githubs_limit
     assert_eq!(quality.as_array().unwrap().len(), 13);
     let junit = std::fs::read_to_string(state.join("junit.xml")).unwrap();
     assert!(junit.contains("<testsuite name=\"lint\""), "{junit}");
+}
+
+#[test]
+fn the_install_script_checks_the_release_sha256_before_it_installs() {
+    let release = tempfile::tempdir().unwrap();
+    let staging = tempfile::tempdir().unwrap();
+    let fake = staging.path().join("refine-loop");
+    std::fs::write(&fake, "#!/bin/sh\necho refine-loop 9.9.9\n").unwrap();
+    let archive = "refine-loop-x86_64-unknown-linux-musl.tar.gz";
+    let run = |program: &str, args: &[&str], dir: &std::path::Path| {
+        let status = Command::new(program)
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(status.success(), "{program} {args:?}");
+    };
+    run("chmod", &["+x", "refine-loop"], staging.path());
+    run(
+        "tar",
+        &[
+            "-czf",
+            release.path().join(archive).to_str().unwrap(),
+            "refine-loop",
+        ],
+        staging.path(),
+    );
+    let install = |sha_line: &str| {
+        std::fs::write(release.path().join(format!("{archive}.sha256")), sha_line).unwrap();
+        let runner = tempfile::tempdir().unwrap();
+        let path_file = runner.path().join("path");
+        let output = Command::new("bash")
+            .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/action/install.sh"))
+            .env("REFINE_LOOP_ACTION_PATH", env!("CARGO_MANIFEST_DIR"))
+            .env("REFINE_LOOP_ACTION_VERSION", "v9.9.9")
+            .env(
+                "REFINE_LOOP_RELEASE_BASE",
+                format!("file://{}", release.path().display()),
+            )
+            .env("RUNNER_OS", "Linux")
+            .env("RUNNER_ARCH", "X64")
+            .env("RUNNER_TEMP", runner.path())
+            .env("GITHUB_PATH", &path_file)
+            .output()
+            .unwrap();
+        (output, runner, path_file)
+    };
+    let digest = Command::new("sha256sum")
+        .arg(archive)
+        .current_dir(release.path())
+        .output()
+        .unwrap();
+    let (output, runner, path_file) = install(&String::from_utf8_lossy(&digest.stdout));
+    assert!(output.status.success(), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("refine-loop 9.9.9"));
+    let installed = runner.path().join("refine-loop-bin");
+    assert_eq!(
+        std::fs::read_to_string(path_file).unwrap().trim(),
+        installed.display().to_string()
+    );
+    // A checksum that does not match: nothing is installed.
+    let (output, runner, _) = install(&format!("{}  {archive}\n", "0".repeat(64)));
+    assert!(!output.status.success(), "{output:?}");
+    assert!(!runner.path().join("refine-loop-bin/refine-loop").exists());
 }
