@@ -9,9 +9,11 @@ action=${REFINE_LOOP_ACTION_PATH:?the action path is not set}
 bin_dir=${RUNNER_TEMP:-/tmp}/refine-loop-bin
 mkdir -p "$bin_dir"
 
-if [[ $version == source ]]; then
-  cargo build --release --locked --manifest-path "$action/Cargo.toml"
-  cp "$action/target/release/refine-loop" "$bin_dir/"
+# Used from this repository itself (`uses: ./`, no action repository), or asked for: build it.
+if [[ $version == source || ( -z ${GITHUB_ACTION_REPOSITORY:-} && -f $action/Cargo.toml ) ]]; then
+  target_dir=${RUNNER_TEMP:-/tmp}/refine-loop-target
+  cargo build --release --locked --manifest-path "$action/Cargo.toml" --target-dir "$target_dir"
+  cp "$target_dir/release/refine-loop" "$bin_dir/"
 else
   case "${RUNNER_OS:-Linux}-${RUNNER_ARCH:-X64}" in
     Linux-X64) triple=x86_64-unknown-linux-musl ;;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The action's run step. Inputs arrive as INPUT_* environment variables (never spliced into the
 # script); argv is built from the non-empty ones only. refine-loop itself writes the outcome
-# outputs, the step summary and the annotations (it detects GITHUB_ACTIONS); this script adds the
-# state dir and a unique artifact name, and passes refine-loop's exit code on.
+# outputs (the state dir too), the step summary and the annotations; this script adds a
+# unique artifact name, and passes refine-loop's exit code on.
 set -uo pipefail
 
 bin=${REFINE_LOOP_BIN:-refine-loop}
@@ -16,22 +16,20 @@ args=(run --ci github)
 [[ -n ${INPUT_VERIFY:-} ]] && args+=(--verify "$INPUT_VERIFY")
 [[ ${INPUT_EXIT_ZERO:-false} == true ]] && args+=(--exit-zero)
 
-target=${INPUT_TARGET:-.}
-state_dir=${INPUT_STATE_DIR:-$target/.refine-loop}
 name=${INPUT_ARTIFACT_NAME:-}
 if [[ -z $name ]]; then
   # Unique per job and matrix leg: the job id and a short hash of the matrix values.
   leg=$(printf '%s' "${REFINE_LOOP_MATRIX:-null}" | sha256sum | cut -c1-8)
   name="refine-loop-${REFINE_LOOP_JOB:-job}-${leg}-${GITHUB_RUN_ATTEMPT:-1}"
 fi
+# One line of safe characters, whatever the inputs held.
+name=$(printf '%s' "$name" | tr -c 'A-Za-z0-9._-' '-')
 
 "$bin" "${args[@]}"
 code=$?
 
+# refine-loop wrote the other outputs (state-dir among them, as its config resolved it).
 if [[ -n ${GITHUB_OUTPUT:-} ]]; then
-  {
-    printf 'state-dir=%s\n' "$state_dir"
-    printf 'artifact-name=%s\n' "$name"
-  } >>"$GITHUB_OUTPUT"
+  printf 'artifact-name=%s\n' "$name" >>"$GITHUB_OUTPUT"
 fi
 exit "$code"

@@ -77,6 +77,7 @@ pub fn check(
             ("outcome", verdict.label().to_uppercase()),
             ("failed-after", summary.failed_count.to_string()),
             ("report-path", summary_path.display().to_string()),
+            ("state-dir", settings.state_dir.display().to_string()),
         ],
     };
     super::publish::publish(

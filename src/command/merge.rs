@@ -17,12 +17,11 @@ use crate::state;
 /// Details kept per category in the merged summary.
 const MAX_DETAILS: usize = 100;
 
-/// One shard's last summary and its failed count per cycle.
+/// One shard: the state it left, and its kept failed and warning counts per cycle.
 struct Shard {
     dir: PathBuf,
     last: GateSummary,
-    trend: Vec<u64>,
-    history: Vec<GateSummary>,
+    trend: Vec<(u64, u64)>,
 }
 
 /// Merges the shards; returns the exit code (0, or 1 when the merged gate fails).
@@ -32,18 +31,20 @@ pub fn merge(args: &MergeArgs, stdout: &mut dyn Write) -> Result<i32, CommandErr
         .iter()
         .map(|dir| read_shard(dir))
         .collect::<Result<Vec<_>, _>>()?;
+    let last = sum(
+        shards.iter().map(|s| s.trend.len()).max().unwrap_or(1) - 1,
+        shards.iter().map(|s| s.last.clone()),
+    );
+    // A shard that stopped early stays at its last counts in the later cycles.
     let cycles = shards.iter().map(|s| s.trend.len()).max().unwrap_or(1);
-    // A shard that stopped early stays at its last state in the later cycles.
-    let at = |shard: &Shard, cycle: usize| -> GateSummary {
-        shard.history[cycle.min(shard.history.len() - 1)].clone()
-    };
-    let per_cycle: Vec<GateSummary> = (0..cycles)
-        .map(|cycle| sum(cycle, shards.iter().map(|s| at(s, cycle))))
+    let per_cycle: Vec<(u64, u64)> = (0..cycles)
+        .map(|cycle| {
+            shards.iter().fold((0, 0), |(failed, warnings), shard| {
+                let (f, w) = shard.trend[cycle.min(shard.trend.len() - 1)];
+                (failed + f, warnings + w)
+            })
+        })
         .collect();
-    let last = per_cycle
-        .last()
-        .cloned()
-        .unwrap_or_else(|| sum(0, std::iter::empty()));
     std::fs::create_dir_all(&args.out).map_err(|source| state::StateError {
         path: args.out.clone(),
         source,
@@ -52,23 +53,27 @@ pub fn merge(args: &MergeArgs, stdout: &mut dyn Write) -> Result<i32, CommandErr
     let trend = serde_json::json!({
         "format_version": 1,
         "merged_from": shards.iter().map(|s| s.dir.display().to_string()).collect::<Vec<_>>(),
-        "cycles": per_cycle.iter().map(|s| serde_json::json!({
-            "cycle": s.cycle,
-            "failed_count": s.failed_count,
-            "warning_count": s.warning_count,
+        "cycles": per_cycle.iter().enumerate().map(|(cycle, (failed, warnings))| serde_json::json!({
+            "cycle": cycle,
+            "failed_count": failed,
+            "warning_count": warnings,
         })).collect::<Vec<_>>(),
     });
     state::write_json(&args.out.join("trend.json"), &trend)?;
-    let mut history: BTreeMap<&str, Vec<serde_json::Value>> = BTreeMap::new();
-    for summary in &per_cycle {
-        for (name, category) in &summary.categories {
-            history.entry(name).or_default().push(serde_json::json!({
-                "cycle": summary.cycle,
-                "passed": category.passed,
-                "failures": category.failures,
-            }));
-        }
-    }
+    let history: BTreeMap<&String, serde_json::Value> = last
+        .categories
+        .iter()
+        .map(|(name, category)| {
+            (
+                name,
+                serde_json::json!([{
+                    "cycle": last.cycle,
+                    "passed": category.passed,
+                    "failures": category.failures,
+                }]),
+            )
+        })
+        .collect();
     state::write_json(
         &args.out.join("category-history.json"),
         &serde_json::json!({ "format_version": 1, "categories": history }),
@@ -85,41 +90,54 @@ pub fn merge(args: &MergeArgs, stdout: &mut dyn Write) -> Result<i32, CommandErr
         args.out.join(SUMMARY_FILE).display()
     );
     let _ = stdout.write_all(line.as_bytes());
-    Ok(if last.failed_count == 0 {
+    Ok(if last.overall_result == GateResult::Passed {
         crate::exit_code::SUCCESS
     } else {
         crate::exit_code::NEEDS_FIX
     })
 }
 
-/// A shard: its cycle summaries in order (`cycle-0/` first).
+/// A shard: the summary of the state it left (`gate-summary.json` at the top of a run's state
+/// dir, else `cycle-0/` of a check) and its kept counts per cycle (`trend.json` of a run).
 fn read_shard(dir: &Path) -> Result<Shard, CommandError> {
-    let mut history = Vec::new();
-    for cycle in 0.. {
-        let path = dir.join(format!("cycle-{cycle}")).join(SUMMARY_FILE);
-        if !path.exists() {
-            break;
+    let read = |path: PathBuf| -> Result<Option<String>, CommandError> {
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok(Some(text)),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(CommandError::Input {
+                name: path.display().to_string(),
+                source,
+            }),
         }
-        let text = std::fs::read_to_string(&path).map_err(|source| CommandError::Input {
-            name: path.display().to_string(),
-            source,
-        })?;
-        let summary: GateSummary = serde_json::from_str(&text).map_err(|error| {
-            CommandError::Usage(format!("{}: not a gate summary: {error}", path.display()))
-        })?;
-        history.push(summary);
-    }
-    let Some(last) = history.last().cloned() else {
-        return Err(CommandError::Usage(format!(
-            "{}: no cycle-0/{SUMMARY_FILE}: not a refine-loop state dir",
+    };
+    let not_state = || {
+        CommandError::Usage(format!(
+            "{}: no {SUMMARY_FILE}: not a refine-loop state dir",
             dir.display()
-        )));
+        ))
+    };
+    let text = match read(dir.join(SUMMARY_FILE))? {
+        Some(text) => text,
+        None => read(dir.join("cycle-0").join(SUMMARY_FILE))?.ok_or_else(not_state)?,
+    };
+    let last: GateSummary = serde_json::from_str(&text).map_err(|error| {
+        CommandError::Usage(format!("{}: not a gate summary: {error}", dir.display()))
+    })?;
+    let trend = match read(dir.join("trend.json"))? {
+        Some(text) => serde_json::from_str::<crate::model::Trend>(&text)
+            .map_err(|error| {
+                CommandError::Usage(format!("{}: trend.json: {error}", dir.display()))
+            })?
+            .cycles
+            .iter()
+            .map(|c| (c.failed_count, c.warning_count))
+            .collect(),
+        None => vec![(last.failed_count, last.warning_count)],
     };
     Ok(Shard {
         dir: dir.to_path_buf(),
-        trend: history.iter().map(|s| s.failed_count).collect(),
         last,
-        history,
+        trend,
     })
 }
 
@@ -138,6 +156,9 @@ fn sum(cycle: usize, summaries: impl Iterator<Item = GateSummary>) -> GateSummar
         not_run: Vec::new(),
     };
     for summary in summaries {
+        if summary.overall_result == GateResult::Failed {
+            merged.overall_result = GateResult::Failed;
+        }
         merged.failed_count += summary.failed_count;
         merged.warning_count += summary.warning_count;
         merged.cancelled |= summary.cancelled;
@@ -190,9 +211,9 @@ fn report(shards: &[Shard], last: &GateSummary) -> String {
         let _ = writeln!(
             text,
             "| {} | {} | {} → {} |",
-            shard.dir.display(),
+            shard.dir.display().to_string().replace('|', "\\|"),
             shard.trend.len().saturating_sub(1),
-            shard.trend.first().copied().unwrap_or(0),
+            shard.trend.first().map_or(0, |(failed, _)| *failed),
             shard.last.failed_count
         );
     }

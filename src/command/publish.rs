@@ -74,6 +74,7 @@ pub fn of_run(settings: &Settings, report: &RunReport) -> Publication {
                 },
             ),
             ("report-path", report_path.display().to_string()),
+            ("state-dir", settings.state_dir.display().to_string()),
         ],
         report_path,
     }

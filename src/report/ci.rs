@@ -115,11 +115,46 @@ pub fn config_anchor(target: &Path, config_file: &Path) -> String {
 }
 
 /// Renders the three reports and writes them into `dir` (created if missing), each atomically.
+/// The findings' text is redacted before it is escaped into XML or JSON (an escaped secret would
+/// no longer be recognised).
 pub fn write_ci_reports(dir: &Path, input: &CiReportInput<'_>) -> Result<(), CiReportError> {
     std::fs::create_dir_all(dir).map_err(|source| CiReportError::CreateDir {
         path: dir.to_path_buf(),
         source,
     })?;
+    let redact = |text: &str| {
+        String::from_utf8_lossy(&crate::secrets::redacted(text.as_bytes())).into_owned()
+    };
+    let safe_findings: Vec<Vec<Diagnostic>> = input
+        .checks
+        .iter()
+        .map(|check| {
+            check
+                .findings
+                .iter()
+                .map(|finding| {
+                    let mut finding = finding.clone();
+                    finding.message = redact(&finding.message);
+                    finding.file = finding.file.as_deref().map(redact);
+                    finding.code = finding.code.as_deref().map(redact);
+                    finding
+                })
+                .collect()
+        })
+        .collect();
+    let safe = CiReportInput {
+        checks: input
+            .checks
+            .iter()
+            .zip(&safe_findings)
+            .map(|(check, findings)| CiCheck {
+                record: check.record,
+                findings,
+            })
+            .collect(),
+        anchor: input.anchor.clone(),
+    };
+    let input = &safe;
     let junit = super::junit::render_junit(input)?;
     let sarif = super::sarif::render_sarif(input)?;
     let code_quality = super::codequality::render_code_quality(input)?;

@@ -93,12 +93,16 @@ pub fn write_run_files(
     last: &GateSummary,
 ) -> Result<(), StateError> {
     let dir = &settings.state_dir;
+    // The state the run leaves (a cycle's own summary is what its gate measured, kept or not).
+    let mut last = last.clone();
+    last.cycle = report.trend.cycles.last().map_or(0, |c| c.cycle);
+    state::write_json(&dir.join(crate::gate::SUMMARY_FILE), &last)?;
     state::write_json(&dir.join("trend.json"), &report.trend)?;
     state::write_json(&dir.join("category-history.json"), &report.history)?;
     state::write_json(&dir.join("heuristics.json"), &report.heuristics)?;
     state::write_atomic(
         &dir.join("REFINE-LOOP-FINAL.md"),
-        final_report(settings, report, last).as_bytes(),
+        final_report(settings, report, &last).as_bytes(),
     )
 }
 

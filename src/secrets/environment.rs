@@ -50,6 +50,30 @@ pub(super) fn secret_value(value: &[u8]) -> Option<&[u8]> {
     (long_enough && varied).then_some(trimmed)
 }
 
+/// The value as JSON writes it inside a string, when that differs.
+pub(super) fn json_escaped(value: &[u8]) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(value).ok()?;
+    let quoted = serde_json::to_string(text).ok()?;
+    let inner = quoted.get(1..quoted.len().saturating_sub(1))?;
+    (inner.as_bytes() != value).then(|| inner.as_bytes().to_vec())
+}
+
+/// The value as XML writes it in text or an attribute, when that differs.
+pub(super) fn xml_escaped(value: &[u8]) -> Option<Vec<u8>> {
+    let mut escaped = Vec::with_capacity(value.len());
+    for &byte in value {
+        match byte {
+            b'&' => escaped.extend_from_slice(b"&amp;"),
+            b'<' => escaped.extend_from_slice(b"&lt;"),
+            b'>' => escaped.extend_from_slice(b"&gt;"),
+            b'"' => escaped.extend_from_slice(b"&quot;"),
+            b'\'' => escaped.extend_from_slice(b"&apos;"),
+            other => escaped.push(other),
+        }
+    }
+    (escaped != value).then_some(escaped)
+}
+
 /// The value percent-encoded as in a URL (every byte but `A-Z a-z 0-9 - . _ ~`, upper-case hex),
 /// when that differs from the value: a password inside a clone URL is written this way.
 pub(super) fn url_encoded(value: &[u8]) -> Option<Vec<u8>> {

@@ -164,6 +164,16 @@ impl Redactor {
         let mut values: Vec<(Vec<u8>, usize)> = Vec::new();
         for (kind, (_, value)) in variables.iter().enumerate() {
             values.extend(environment::url_encoded(value).map(|encoded| (encoded, kind)));
+            // As JSON and XML write it: a secret escaped into a report is still the secret.
+            for escaped in [
+                environment::json_escaped(value),
+                environment::xml_escaped(value),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                values.push((escaped, kind));
+            }
             values.push((value.clone(), kind));
         }
         // Longest first; one needle per distinct value, named after the first variable holding it.

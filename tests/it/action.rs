@@ -54,7 +54,6 @@ fn the_action_script_writes_outputs_summary_and_annotations_within_githubs_limit
         "failed-before=13",
         "failed-after=12",
         "cycles=1",
-        "state-dir=./.refine-loop",
     ] {
         assert!(written.lines().any(|l| l == line), "{line}:\n{written}");
     }
@@ -134,6 +133,8 @@ fn the_install_script_checks_the_release_sha256_before_it_installs() {
             .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/action/install.sh"))
             .env("REFINE_LOOP_ACTION_PATH", env!("CARGO_MANIFEST_DIR"))
             .env("REFINE_LOOP_ACTION_VERSION", "v9.9.9")
+            // Used as a published action (not from this repository, which builds from source).
+            .env("GITHUB_ACTION_REPOSITORY", "org/refine-loop-action")
             .env(
                 "REFINE_LOOP_RELEASE_BASE",
                 format!("file://{}", release.path().display()),

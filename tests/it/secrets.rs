@@ -127,7 +127,7 @@ fn a_secret_the_gate_prints_appears_in_no_output_file_or_annotation() {
         r#"[[gate.check]]
 name = "lint"
 category = "lint"
-run = "echo \"using $DEPLOY_TOKEN and $GITLAB_PAT\"; while read -r f; do echo \"src/a.rs:1:1: error: $f $DEPLOY_TOKEN $GITLAB_PAT\"; done < findings.txt; test ! -s findings.txt"
+run = "echo \"using $DEPLOY_TOKEN and $GITLAB_PAT\"; while read -r f; do echo \"src/a.rs:1:1: error: $f $DEPLOY_TOKEN $GITLAB_PAT $DB_PASSWORD\"; done < findings.txt; test ! -s findings.txt"
 parser = "clippy"
 
 [[delegate]]
@@ -145,6 +145,8 @@ run = "echo \"the delegate sees $DEPLOY_TOKEN\" >&2; sed -i 1d findings.txt"
             .command(args)
             .env("DEPLOY_TOKEN", SECRET)
             .env("GITLAB_PAT", &token)
+            // Characters XML and JSON escape: the reports must not carry an escaped copy.
+            .env("DB_PASSWORD", "zz\"top<secret&42-unique-tail")
             .env("GITHUB_ACTIONS", "true")
             .env("GITHUB_WORKSPACE", repo.path())
             .env("GITHUB_OUTPUT", github.path().join("output"))
@@ -175,5 +177,10 @@ run = "echo \"the delegate sees $DEPLOY_TOKEN\" >&2; sed -i 1d findings.txt"
             file.display()
         );
         assert!(!text.contains(&token), "{} holds the token", file.display());
+        assert!(
+            !text.contains("unique-tail"),
+            "{} holds the password",
+            file.display()
+        );
     }
 }
