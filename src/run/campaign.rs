@@ -411,9 +411,29 @@ fn campaign_report(
     text
 }
 
+/// A campaign's accepted cycle or round: its commit (the ledger with the preset's open backlog
+/// and stop-condition state), and the paths it changed noted as the campaign's own.
+pub(super) fn record_accepted(
+    recorder: &mut Recorder<'_>,
+    (workspace, settings): (&Workspace, &Settings),
+    campaign: &mut Campaign,
+    story: &ledger::CycleStory<'_>,
+    (open, stop_state): (&[String], &str),
+) -> Result<(), RunError> {
+    ledger::record_cycle_with(
+        recorder,
+        workspace.store(),
+        settings,
+        story,
+        Some((open, stop_state)),
+    )?;
+    remember_owned(campaign, story.attempts);
+    Ok(())
+}
+
 /// Notes the paths the kept attempts changed, with the state they left: on a later run of the
 /// campaign they are its own.
-pub(super) fn remember_owned(campaign: &mut Campaign, attempts: &[super::Attempt]) {
+fn remember_owned(campaign: &mut Campaign, attempts: &[super::Attempt]) {
     let kept: Vec<&[crate::workspace::Change]> = attempts
         .iter()
         .filter(|a| a.kept)

@@ -7,7 +7,7 @@
 
 use std::io::Write;
 
-use super::ledger::{self, CycleStory};
+use super::ledger::CycleStory;
 use super::verify::{diagnostics_of, measure, verify};
 use super::{Attempt, RunError, failing_categories, take_turn};
 use crate::campaign::state::Campaign;
@@ -280,14 +280,13 @@ pub fn run_cycles(
                 attempts: &attempts,
                 next: None,
             };
-            ledger::record_cycle_with(
+            super::campaign::record_accepted(
                 recorder,
-                workspace.store(),
-                settings,
+                (workspace, settings),
+                campaign,
                 &story,
-                Some((&open, &stop_state)),
+                (&open, &stop_state),
             )?;
-            super::campaign::remember_owned(campaign, &attempts);
         }
         campaign.save()?;
         let landed = attempts.iter().filter(|a| a.kept).count();

@@ -11,31 +11,30 @@ mod ledger;
 mod progress;
 mod record;
 pub mod refine;
+mod turn;
 mod verify;
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 pub use accept::reasons_to_reject;
 pub use heuristics::Heuristics;
 pub use isolate::Isolation;
+pub use turn::Attempt;
+use turn::take_turn;
 pub use verify::diagnostics_of;
 use verify::{measure, verify};
 
 use crate::cancel::Cancel;
 use crate::config::{Settings, Verify};
-use crate::delegate::{
-    Assignment, DelegateError, DelegateFiles, DelegateRun, DelegateSpec, run_delegate,
-};
+use crate::delegate::{Assignment, DelegateError};
 use crate::deliver::Recorder;
 use crate::gate::{GateError, INFRA_CATEGORY, SUMMARY_FILE};
 use crate::model::{CategoryHistory, Diagnostic, GateSummary, Trend};
 use crate::state::{self, StateError};
 use crate::stop::{CycleFacts, History, Limits, Outcome, StopReason, evaluate};
-use crate::workspace::{
-    Change, Incident, PathState, Snapshot, SnapshotStore, Workspace, WorkspaceError, compose,
-};
+use crate::workspace::{Change, Incident, Workspace, WorkspaceError, compose};
 
 /// Strikes that put a (delegate, category) pair on cooldown for the run.
 const STRIKES_FOR_COOLDOWN: u32 = 3;
@@ -72,23 +71,6 @@ pub struct RunReport {
     pub delivery: ledger::DeliveryNote,
     /// The findings of the kept state at the end.
     pub remaining: Vec<Diagnostic>,
-}
-
-/// One delegate's turn in a cycle.
-#[derive(Debug)]
-pub struct Attempt {
-    pub delegate: usize,
-    pub category: String,
-    pub run: DelegateRun,
-    pub changes: Vec<Change>,
-    /// What it did that it must not.
-    pub incidents: Vec<Incident>,
-    /// When it started, by the clock file times are stamped with.
-    pub started: SystemTime,
-    pub kept: bool,
-    /// Decided on its own already (undone for acting against the repository, or verified alone).
-    pub settled: bool,
-    pub rejected_because: Vec<String>,
 }
 
 /// The loop's memory of which delegates may still run.
@@ -414,91 +396,6 @@ fn loop_in(
         &crate::report::CiReportInput::new(&kept, &kept_checks, anchor),
     )?;
     Ok(report)
-}
-
-/// Runs one delegate under watch and finds what it did. Its changes to the user's own work are
-/// undone at once; when it acted against the repository, all of its changes are undone and the
-/// attempt comes back settled.
-fn take_turn(
-    settings: &Settings,
-    workspace: &mut Workspace,
-    snapshot: &Snapshot,
-    (delegate, spec, assignment): (usize, &DelegateSpec, &Assignment<'_>),
-    cancel: &Cancel,
-    outside: &mut std::time::Duration,
-) -> Result<Attempt, RunError> {
-    let files = DelegateFiles::for_category(assignment.reports_dir, assignment.category);
-    let own = [files.prompt, files.findings, files.verdict, files.report];
-    let watch = workspace.watch(snapshot, &own)?;
-    let delegate_started = Instant::now();
-    let run = run_delegate(spec, assignment, settings.gate.kill_grace, cancel)?;
-    *outside += delegate_started.elapsed();
-    let mut effects = workspace.after_delegate(&watch, snapshot)?;
-    effects
-        .incidents
-        .extend(secrets_written(&effects.changes, workspace.store()));
-    let hostile = effects.hostile();
-    let vetoed = effects
-        .incidents
-        .iter()
-        .any(|i| matches!(i, Incident::SecretWritten { .. }));
-    let mut attempt = Attempt {
-        delegate,
-        category: assignment.category.to_string(),
-        run,
-        changes: effects.changes,
-        incidents: effects.incidents,
-        started: watch.started(),
-        kept: false,
-        settled: false,
-        rejected_because: Vec::new(),
-    };
-    if hostile || vetoed {
-        workspace.roll_back(&attempt.changes, attempt.started)?;
-        attempt.settled = true;
-        attempt.rejected_because = attempt
-            .incidents
-            .iter()
-            .filter(|i| i.is_hostile() || matches!(i, Incident::SecretWritten { .. }))
-            .map(Incident::describe)
-            .collect();
-    }
-    Ok(attempt)
-}
-
-/// Files into which a change brought a secret it did not hold before (a secret variable's value
-/// or a credential shape, counted by kind).
-fn secrets_written(changes: &[Change], store: &SnapshotStore) -> Vec<Incident> {
-    let Some(redactor) = crate::secrets::process_redactor() else {
-        return Vec::new();
-    };
-    let kinds = |state: &PathState| -> HashMap<String, usize> {
-        let mut counts = HashMap::new();
-        if let PathState::File { sha256, .. } = state
-            && let Ok(bytes) = std::fs::read(store.path_of(sha256))
-        {
-            for finding in redactor.findings(&bytes) {
-                *counts.entry(finding.what).or_default() += 1;
-            }
-        }
-        counts
-    };
-    changes
-        .iter()
-        .filter_map(|change| {
-            let (before, after) = (kinds(&change.before), kinds(&change.after));
-            let mut added: Vec<String> = after
-                .into_iter()
-                .filter(|(what, count)| before.get(what).copied().unwrap_or(0) < *count)
-                .map(|(what, _)| what)
-                .collect();
-            added.sort();
-            (!added.is_empty()).then(|| Incident::SecretWritten {
-                path: change.path.clone(),
-                what: added,
-            })
-        })
-        .collect()
 }
 
 /// A GitHub Actions workflow command: the runner reads them from stdout.

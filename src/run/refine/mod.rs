@@ -6,6 +6,7 @@
 //! outcome, in the seed's order.
 
 pub mod candidates;
+mod discover;
 mod review;
 
 use std::io::Write;
@@ -13,7 +14,7 @@ use std::path::Path;
 
 use candidates::Proposal;
 
-use super::ledger::{self, CycleStory};
+use super::ledger::CycleStory;
 use super::verify::{diagnostics_of, measure, verify};
 use super::{Attempt, RunError, take_turn};
 use crate::campaign::state::{Campaign, Candidate, Cooldown, Handoff};
@@ -21,7 +22,6 @@ use crate::cancel::Cancel;
 use crate::config::Settings;
 use crate::delegate::{Assignment, Role};
 use crate::deliver::Recorder;
-use crate::model::{Diagnostic, GateSummary};
 use crate::state;
 use crate::stop::Outcome;
 use crate::workspace::{Snapshot, Workspace};
@@ -78,7 +78,7 @@ pub fn run_rounds(
         let before = kept.clone();
 
         // Discover and classify.
-        let (mut proposals, rejected, discover_failed) = discover(
+        let (mut proposals, rejected, discover_failed) = discover::discover(
             settings,
             workspace,
             &snapshot,
@@ -271,14 +271,13 @@ pub fn run_rounds(
             let open: Vec<String> = active_handoffs(campaign)
                 .map(|h| format!("- [ ] NEEDS-FIX: {} ({})", h.title, h.family))
                 .collect();
-            ledger::record_cycle_with(
+            crate::run::campaign::record_accepted(
                 recorder,
-                workspace.store(),
-                settings,
+                (workspace, settings),
+                campaign,
                 &story,
-                Some((&open, &stop_state)),
+                (&open, &stop_state),
             )?;
-            super::campaign::remember_owned(campaign, &attempts);
         }
         campaign.save()?;
         let counters = &campaign.backlog.counters;
@@ -455,115 +454,6 @@ fn note_candidate(
     match candidates.iter_mut().find(|c| c.id == id) {
         Some(existing) => *existing = candidate,
         None => candidates.push(candidate),
-    }
-}
-
-/// Proposals from the gate's findings and from every discover delegate whose lens is in focus.
-fn discover(
-    settings: &Settings,
-    workspace: &mut Workspace,
-    snapshot: &Snapshot,
-    (kept, diagnostics): (&GateSummary, &[Diagnostic]),
-    (reports_dir, cycle): (&Path, u32),
-    focus: &[String],
-    cancel: &Cancel,
-) -> Result<(Vec<Proposal>, Vec<String>, bool), RunError> {
-    // The gate's findings of the failing categories (infra is the gate's own trouble).
-    let failing: Vec<Diagnostic> = diagnostics
-        .iter()
-        .filter(|d| {
-            d.category.as_deref().is_some_and(|c| {
-                c != crate::gate::INFRA_CATEGORY
-                    && kept.categories.get(c).is_some_and(|s| !s.passed)
-            })
-        })
-        .cloned()
-        .collect();
-    let mut proposals = candidates::from_findings(&failing);
-    let mut rejected = Vec::new();
-    let mut failed = false;
-    let details: Vec<String> = kept
-        .categories
-        .values()
-        .flat_map(|c| c.details.iter().cloned())
-        .collect();
-    for (index, spec) in settings.delegates.iter().enumerate() {
-        let in_focus = spec.lens.as_ref().is_none_or(|lens| focus.contains(lens));
-        if spec.role != Role::Discover || !in_focus || cancel.is_requested() {
-            continue;
-        }
-        let lens = spec.lens.clone().unwrap_or_else(|| "architecture".into());
-        let category = format!("discover-{lens}");
-        let output = reports_dir.join(format!("{category}.candidates.jsonl"));
-        let _ = std::fs::remove_file(&output);
-        let mut spec = spec.clone();
-        if spec.template == crate::delegate::DEFAULT_TEMPLATE {
-            spec.template = lens_template(&lens).to_string();
-        }
-        spec.env.push((
-            "REFINE_LOOP_CANDIDATES_FILE".into(),
-            output.to_string_lossy().into_owned(),
-        ));
-        let assignment = Assignment {
-            category: &category,
-            cycle,
-            scope: "the whole repository",
-            diagnostics: &[],
-            details: &details,
-            target: &settings.target,
-            state_dir: &settings.state_dir,
-            reports_dir,
-        };
-        let mut outside = std::time::Duration::ZERO;
-        let attempt = take_turn(
-            settings,
-            workspace,
-            snapshot,
-            (index, &spec, &assignment),
-            cancel,
-            &mut outside,
-        )?;
-        if attempt.run.spawn_error.is_some()
-            || attempt.run.end.stopped.is_some()
-            || attempt.run.end.signal.is_some()
-            || attempt.run.end.exit_code.is_some_and(|code| code != 0)
-        {
-            failed = true;
-            rejected.push(format!(
-                "{category}: the discover delegate failed ({}); an operational error",
-                attempt
-                    .run
-                    .spawn_error
-                    .clone()
-                    .unwrap_or_else(|| crate::gate::describe_end(
-                        &attempt.run.end,
-                        None,
-                        spec.timeout
-                    ))
-            ));
-        }
-        // A discover delegate reads only: anything it changed is undone.
-        if !attempt.settled && !attempt.changes.is_empty() {
-            workspace.roll_back(&attempt.changes, attempt.started)?;
-            rejected.push(format!(
-                "{category}: changed {} path(s) while discovering; undone",
-                attempt.changes.len()
-            ));
-        }
-        let text = std::fs::read_to_string(&output).unwrap_or_default();
-        let (found, bad) = candidates::parse_lines(&text, &lens);
-        proposals.extend(found);
-        rejected.extend(bad);
-    }
-    Ok((proposals, rejected, failed))
-}
-
-fn lens_template(lens: &str) -> &'static str {
-    match lens {
-        "usability" => include_str!("../../../templates/lenses/usability.md"),
-        "production" => include_str!("../../../templates/lenses/production.md"),
-        "refactoring" => include_str!("../../../templates/lenses/refactoring.md"),
-        _ => include_str!("../../../templates/lenses/architecture.md"),
     }
 }
 

@@ -1,0 +1,113 @@
+//! One delegate's turn: run under watch, find from git what it changed, undo at once what it
+//! must not have done (the user's work, a hostile act, a secret written into a file).
+
+use std::collections::HashMap;
+use std::time::{Instant, SystemTime};
+
+use super::RunError;
+use crate::cancel::Cancel;
+use crate::config::Settings;
+use crate::delegate::{Assignment, DelegateFiles, DelegateRun, DelegateSpec, run_delegate};
+use crate::workspace::{Change, Incident, PathState, Snapshot, SnapshotStore, Workspace};
+
+/// One delegate's turn in a cycle.
+#[derive(Debug)]
+pub struct Attempt {
+    pub delegate: usize,
+    pub category: String,
+    pub run: DelegateRun,
+    pub changes: Vec<Change>,
+    /// What it did that it must not.
+    pub incidents: Vec<Incident>,
+    /// When it started, by the clock file times are stamped with.
+    pub started: SystemTime,
+    pub kept: bool,
+    /// Decided on its own already (undone for acting against the repository, or verified alone).
+    pub settled: bool,
+    pub rejected_because: Vec<String>,
+}
+
+/// Runs one delegate under watch and finds what it did. Its changes to the user's own work are
+/// undone at once; when it acted against the repository, all of its changes are undone and the
+/// attempt comes back settled.
+pub(super) fn take_turn(
+    settings: &Settings,
+    workspace: &mut Workspace,
+    snapshot: &Snapshot,
+    (delegate, spec, assignment): (usize, &DelegateSpec, &Assignment<'_>),
+    cancel: &Cancel,
+    outside: &mut std::time::Duration,
+) -> Result<Attempt, RunError> {
+    let files = DelegateFiles::for_category(assignment.reports_dir, assignment.category);
+    let own = [files.prompt, files.findings, files.verdict, files.report];
+    let watch = workspace.watch(snapshot, &own)?;
+    let delegate_started = Instant::now();
+    let run = run_delegate(spec, assignment, settings.gate.kill_grace, cancel)?;
+    *outside += delegate_started.elapsed();
+    let mut effects = workspace.after_delegate(&watch, snapshot)?;
+    effects
+        .incidents
+        .extend(secrets_written(&effects.changes, workspace.store()));
+    let hostile = effects.hostile();
+    let vetoed = effects
+        .incidents
+        .iter()
+        .any(|i| matches!(i, Incident::SecretWritten { .. }));
+    let mut attempt = Attempt {
+        delegate,
+        category: assignment.category.to_string(),
+        run,
+        changes: effects.changes,
+        incidents: effects.incidents,
+        started: watch.started(),
+        kept: false,
+        settled: false,
+        rejected_because: Vec::new(),
+    };
+    if hostile || vetoed {
+        workspace.roll_back(&attempt.changes, attempt.started)?;
+        attempt.settled = true;
+        attempt.rejected_because = attempt
+            .incidents
+            .iter()
+            .filter(|i| i.is_hostile() || matches!(i, Incident::SecretWritten { .. }))
+            .map(Incident::describe)
+            .collect();
+    }
+    Ok(attempt)
+}
+
+/// Files into which a change brought a secret it did not hold before (a secret variable's value
+/// or a credential shape, counted by kind).
+fn secrets_written(changes: &[Change], store: &SnapshotStore) -> Vec<Incident> {
+    let Some(redactor) = crate::secrets::process_redactor() else {
+        return Vec::new();
+    };
+    let kinds = |state: &PathState| -> HashMap<String, usize> {
+        let mut counts = HashMap::new();
+        if let PathState::File { sha256, .. } = state
+            && let Ok(bytes) = std::fs::read(store.path_of(sha256))
+        {
+            for finding in redactor.findings(&bytes) {
+                *counts.entry(finding.what).or_default() += 1;
+            }
+        }
+        counts
+    };
+    changes
+        .iter()
+        .filter_map(|change| {
+            let (before, after) = (kinds(&change.before), kinds(&change.after));
+            let mut added: Vec<String> = after
+                .into_iter()
+                .filter(|(what, count)| before.get(what).copied().unwrap_or(0) < *count)
+                .map(|(what, _)| what)
+                .collect();
+            added.sort();
+            (!added.is_empty()).then(|| Incident::SecretWritten {
+                path: change.path.clone(),
+                what: added,
+            })
+        })
+        .collect()
+}
