@@ -2,7 +2,6 @@
 //! campaign's state under its lock, run its rounds or cycles, leave the record (commits on the
 //! private ref, patches, manifest) and the campaign report.
 
-use std::fmt::Write as _;
 use std::io::Write;
 
 use super::{RunError, improve, ledger, refine};
@@ -209,7 +208,13 @@ fn run_in(
                 .collect()
         })
         .unwrap_or_default();
-    let report = campaign_report(&campaign, preset, (outcome, &reason), &delivery, &cards);
+    let report = super::campaign_report::campaign_report(
+        &campaign,
+        preset,
+        (outcome, &reason),
+        &delivery,
+        &cards,
+    );
     crate::state::write_atomic(
         &settings.state_dir.join("REFINE-LOOP-FINAL.md"),
         report.as_bytes(),
@@ -290,125 +295,6 @@ fn outcome_named(name: &str) -> Outcome {
         "CANCELLED" => Outcome::Cancelled,
         _ => Outcome::Error,
     }
-}
-
-/// The campaign report: outcome, counters, what was accepted and rolled back, what rests, what a
-/// person must take over, and how to go on.
-fn campaign_report(
-    campaign: &Campaign,
-    preset: Preset,
-    (outcome, reason): (Outcome, &str),
-    delivery: &ledger::DeliveryNote,
-    cards: &[String],
-) -> String {
-    let backlog = &campaign.backlog;
-    let counters = &backlog.counters;
-    let mut text = format!(
-        "# refine-loop: {} campaign report\n\n**Outcome: {}** ({reason}).\n\n",
-        preset.as_str(),
-        outcome.as_str()
-    );
-    let _ = writeln!(text, "Goal: {}\n", campaign.segment_config.intent);
-    let _ = writeln!(
-        text,
-        "Counters: segment {}, round {}, lifetime rounds {}, plateau {}, failures {}, no-progress {}, same-error {}, residual streak {}.\n",
-        counters.segment,
-        counters.round,
-        counters.lifetime_rounds,
-        counters.plateau_count,
-        counters.fail_count,
-        counters.no_progress,
-        counters.same_error,
-        counters.residual_streak
-    );
-    let section = |text: &mut String, title: &str, lines: Vec<String>| {
-        let _ = writeln!(text, "## {title}\n");
-        if lines.is_empty() {
-            text.push_str("None.\n\n");
-        } else {
-            for line in lines {
-                let _ = writeln!(text, "- {line}");
-            }
-            text.push('\n');
-        }
-    };
-    let by_status = |status: &str| -> Vec<String> {
-        backlog
-            .candidates
-            .iter()
-            .filter(|c| c.status == status)
-            .map(|c| {
-                format!(
-                    "round {}: {} ({}, ROI {:.2}): {}",
-                    c.round, c.title, c.family, c.roi, c.note
-                )
-            })
-            .collect()
-    };
-    section(&mut text, "This run, cycle by cycle", cards.to_vec());
-    section(&mut text, "Accepted", by_status("accepted"));
-    section(&mut text, "Rolled back", backlog.rollbacks.clone());
-    section(&mut text, "Parked below theta", by_status("parked"));
-    section(
-        &mut text,
-        "Blocked by the user's own work",
-        by_status("blocked"),
-    );
-    section(
-        &mut text,
-        "Handoffs (NEEDS-FIX, not executed)",
-        backlog
-            .handoffs
-            .iter()
-            .map(|h| {
-                format!(
-                    "{} ({}, {}): {}",
-                    h.title,
-                    h.family,
-                    h.severity,
-                    h.evidence.lines().next().unwrap_or("")
-                )
-            })
-            .collect(),
-    );
-    section(
-        &mut text,
-        "Resting families",
-        backlog
-            .cooldowns
-            .iter()
-            .map(|c| format!("{} since round {}: {}", c.family, c.since_round, c.reason))
-            .collect(),
-    );
-    if preset == Preset::Improve {
-        section(
-            &mut text,
-            "Open backlog (P0/P1)",
-            backlog.open_items.clone(),
-        );
-        section(&mut text, "Deferred (P2)", backlog.deferred.clone());
-    }
-    let _ = writeln!(text, "## The record\n");
-    match &delivery.reference {
-        Some(reference) => {
-            let _ = writeln!(
-                text,
-                "- {} accepted change(s) committed on `{reference}`; `patches/` applies them with `git am`.",
-                delivery.commits
-            );
-        }
-        None => text.push_str("- Nothing was accepted in this run.\n"),
-    }
-    if let Some(refused) = &delivery.refused {
-        let _ = writeln!(text, "- Patches refused: {refused}.");
-    }
-    text.push_str("\n## How to go on\n\n");
-    text.push_str(if outcome == Outcome::Cancelled {
-        "- Run the same command again: the campaign resumes where it stopped.\n"
-    } else {
-        "- Run again with `--continue` (and a new intent) to start the next segment.\n"
-    });
-    text
 }
 
 /// A campaign's accepted cycle or round: its commit (the ledger with the preset's open backlog

@@ -4,6 +4,7 @@
 
 mod accept;
 pub mod campaign;
+mod campaign_report;
 mod heuristics;
 pub mod improve;
 mod isolate;
