@@ -14,6 +14,7 @@ pub mod deliver;
 pub mod exit_code;
 pub mod gate;
 pub mod model;
+pub mod net;
 pub mod parse;
 pub mod report;
 pub mod run;
