@@ -6,7 +6,7 @@ use super::error::ConfigError;
 use super::load::{Overrides, invalid};
 use super::settings::{Isolate, RunSettings, Verify, defaults};
 use super::wire::{DelegateFile, LoopFile};
-use crate::delegate::{DEFAULT_TEMPLATE, DelegateSpec, Role};
+use crate::delegate::{DEFAULT_TEMPLATE, DelegateSpec, HttpSpec, Launch, Role};
 
 /// The refine preset's lenses, as `focus=` and a discover delegate's `lens` name them.
 pub const LENSES: [&str; 4] = ["architecture", "usability", "production", "refactoring"];
@@ -104,14 +104,10 @@ pub(super) fn resolve_delegates(
         .enumerate()
         .map(|(index, delegate)| {
             let key = |field: &str| format!("delegate[{index}].{field}");
-            if delegate.run.trim().is_empty() || delegate.run.contains('\0') {
-                return Err(invalid(
-                    config_file,
-                    key("run"),
-                    "must be the command that runs this delegate",
-                ));
-            }
-            let categories = delegate.categories.unwrap_or_else(|| vec!["*".to_string()]);
+            let categories = delegate
+                .categories
+                .clone()
+                .unwrap_or_else(|| vec!["*".to_string()]);
             if categories.is_empty() || categories.iter().any(|c| c.trim().is_empty()) {
                 return Err(invalid(
                     config_file,
@@ -134,6 +130,7 @@ pub(super) fn resolve_delegates(
                     ));
                 }
             };
+            let launch = resolve_launch(config_file, index, &delegate, role)?;
             let lens = match delegate.lens {
                 None => None,
                 Some(lens) if LENSES.contains(&lens.as_str()) && role == Role::Discover => {
@@ -173,7 +170,7 @@ pub(super) fn resolve_delegates(
                 categories,
                 role,
                 lens,
-                run: delegate.run,
+                launch,
                 template,
                 prompt_on_stdin,
                 timeout: delegate.timeout.map_or(defaults::DELEGATE_TIMEOUT, |d| d.0),
@@ -186,4 +183,134 @@ pub(super) fn resolve_delegates(
             })
         })
         .collect()
+}
+
+/// A delegate's `kind`: a command (`run`), or a model endpoint (`endpoint`, `model`, ...). The
+/// fields of the other kind are refused, so a typo does not silently change what runs.
+fn resolve_launch(
+    config_file: &Path,
+    index: usize,
+    delegate: &DelegateFile,
+    role: Role,
+) -> Result<Launch, ConfigError> {
+    let key = |field: &str| format!("delegate[{index}].{field}");
+    let http_fields = [
+        ("endpoint", delegate.endpoint.is_some()),
+        ("model", delegate.model.is_some()),
+        ("api_key_env", delegate.api_key_env.is_some()),
+        ("max_tokens", delegate.max_tokens.is_some()),
+        ("max_files", delegate.max_files.is_some()),
+        ("max_file_bytes", delegate.max_file_bytes.is_some()),
+    ];
+    match delegate.kind.as_deref() {
+        None | Some("command") => {
+            if let Some((field, _)) = http_fields.iter().find(|(_, set)| *set) {
+                return Err(invalid(
+                    config_file,
+                    key(field),
+                    "is for kind = \"http\"; this delegate runs a command",
+                ));
+            }
+            match &delegate.run {
+                Some(run) if !run.trim().is_empty() && !run.contains('\0') => {
+                    Ok(Launch::Command(run.clone()))
+                }
+                _ => Err(invalid(
+                    config_file,
+                    key("run"),
+                    "must be the command that runs this delegate",
+                )),
+            }
+        }
+        Some("http") => {
+            let command_fields = [
+                ("run", delegate.run.is_some()),
+                ("stdin", delegate.stdin.is_some()),
+                ("idle_timeout", delegate.idle_timeout.is_some()),
+                ("env", !delegate.env.is_empty()),
+            ];
+            if let Some((field, _)) = command_fields.iter().find(|(_, set)| *set) {
+                return Err(invalid(
+                    config_file,
+                    key(field),
+                    "is for a command; kind = \"http\" asks an endpoint",
+                ));
+            }
+            if !matches!(role, Role::Fix | Role::Execute) {
+                return Err(invalid(
+                    config_file,
+                    key("kind"),
+                    "\"http\" is for a delegate that changes code (role fix or execute)",
+                ));
+            }
+            let endpoint = delegate.endpoint.clone().unwrap_or_default();
+            if !(endpoint.starts_with("https://") || endpoint.starts_with("http://")) {
+                return Err(invalid(
+                    config_file,
+                    key("endpoint"),
+                    "must be the http(s) URL of a /v1/chat/completions endpoint",
+                ));
+            }
+            let model = delegate.model.clone().unwrap_or_default();
+            if model.trim().is_empty() {
+                return Err(invalid(
+                    config_file,
+                    key("model"),
+                    "must name the model to ask",
+                ));
+            }
+            if let Some(name) = &delegate.api_key_env {
+                check_key_variable(name)
+                    .map_err(|reason| invalid(config_file, key("api_key_env"), reason))?;
+            }
+            let max_tokens = delegate.max_tokens.unwrap_or(defaults::HTTP_MAX_TOKENS);
+            let max_files = delegate.max_files.unwrap_or(defaults::HTTP_MAX_FILES);
+            if max_tokens == 0 || max_files == 0 {
+                let field = if max_tokens == 0 {
+                    "max_tokens"
+                } else {
+                    "max_files"
+                };
+                return Err(invalid(config_file, key(field), "must be at least 1"));
+            }
+            Ok(Launch::Http(HttpSpec {
+                endpoint,
+                model,
+                api_key_env: delegate.api_key_env.clone(),
+                max_tokens,
+                max_files,
+                max_file_bytes: delegate
+                    .max_file_bytes
+                    .map_or(defaults::HTTP_MAX_FILE_BYTES, |size| size.0),
+            }))
+        }
+        Some(other) => Err(invalid(
+            config_file,
+            key("kind"),
+            format!("\"{other}\" is not a delegate kind; expected command or http"),
+        )),
+    }
+}
+
+/// `api_key_env` names a variable, never holds the key: its name must say it is secret (so its
+/// value is redacted from everything the run writes), and it must be set.
+fn check_key_variable(name: &str) -> Result<(), String> {
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err(format!(
+            "\"{name}\" is not a variable name; give the name of the variable that holds the key, never the key"
+        ));
+    }
+    if !crate::secrets::is_secret_name(name) {
+        return Err(format!(
+            "{name} does not look like a secret's name (…_KEY, …_TOKEN, …_SECRET), so its value would not be redacted from the run's files; use such a name"
+        ));
+    }
+    match std::env::var(name) {
+        Ok(value) if value.trim().len() >= crate::secrets::MIN_SECRET_LEN => Ok(()),
+        Ok(value) if !value.trim().is_empty() => Err(format!(
+            "{name} is shorter than {} bytes, too short to be told apart in the logs",
+            crate::secrets::MIN_SECRET_LEN
+        )),
+        _ => Err(format!("{name} is not set in the environment")),
+    }
 }

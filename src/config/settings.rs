@@ -20,6 +20,12 @@ pub mod defaults {
     pub const MAX_CYCLES_LIMIT: u32 = 10;
     pub const DELEGATE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
     pub const DELEGATE_IDLE_TIMEOUT: Duration = Duration::from_secs(3 * 60);
+    /// An http delegate's reply, in tokens.
+    pub const HTTP_MAX_TOKENS: u32 = 4096;
+    /// Files an http delegate sends along.
+    pub const HTTP_MAX_FILES: usize = 8;
+    /// The largest file an http delegate sends.
+    pub const HTTP_MAX_FILE_BYTES: u64 = 64 * 1024;
     /// The refactoring loop's order: what blocks the most first.
     pub const PRIORITY: &[&str] = &[
         "syntax",

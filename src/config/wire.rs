@@ -41,7 +41,22 @@ pub struct LoopFile {
 pub struct DelegateFile {
     /// The categories it fixes; `["*"]` when left out.
     pub categories: Option<Vec<String>>,
-    pub run: String,
+    /// `"command"` (the default): `run` in a shell; `"http"`: a chat-completions endpoint.
+    pub kind: Option<String>,
+    /// The command (kind `command`).
+    pub run: Option<String>,
+    /// Kind `http`: the `/v1/chat/completions` URL.
+    pub endpoint: Option<String>,
+    /// Kind `http`: the model to ask.
+    pub model: Option<String>,
+    /// Kind `http`: the name of the variable holding the API key (never the key itself).
+    pub api_key_env: Option<String>,
+    /// Kind `http`: the most tokens the reply may use.
+    pub max_tokens: Option<u32>,
+    /// Kind `http`: the most files (named by the findings) sent along.
+    pub max_files: Option<usize>,
+    /// Kind `http`: a file larger than this is not sent.
+    pub max_file_bytes: Option<ByteSize>,
     /// `fix` (the default), or for the refine preset `discover`, `execute`, `reviewer`.
     pub role: Option<String>,
     /// A discover delegate's lens: `architecture`, `usability`, `production`, `refactoring`.

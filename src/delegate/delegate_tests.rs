@@ -11,7 +11,7 @@ fn spec(run: &str) -> DelegateSpec {
         role: Role::Fix,
         lens: None,
         categories: vec!["lint".into()],
-        run: run.into(),
+        launch: Launch::Command(run.into()),
         template: DEFAULT_TEMPLATE.into(),
         prompt_on_stdin: false,
         timeout: Duration::from_secs(60),
@@ -54,7 +54,7 @@ fn run(spec: &DelegateSpec, dir: &Path) -> DelegateRun {
     run_delegate(
         spec,
         &assignment,
-        Duration::from_secs(1),
+        (Duration::from_secs(1), &BTreeMap::new()),
         &Cancel::default(),
     )
     .unwrap()

@@ -3,9 +3,11 @@
 //! `REFINE_LOOP_*` variables naming them; it runs in its own process group with a deadline and an
 //! idle timeout; what it printed (bounded) and its verdict are kept.
 
+mod http;
 mod prompt;
 mod verdict;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -14,7 +16,8 @@ pub use verdict::Verdict;
 
 use crate::cancel::Cancel;
 use crate::gate::{HeadTail, ProcessEnd, ProcessError, ProcessSpec, run_in_group};
-use crate::model::Diagnostic;
+use crate::model::{Diagnostic, TokenUsage};
+use crate::workspace::{PathState, RepoPath};
 
 /// What a delegate is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +40,8 @@ pub struct DelegateSpec {
     pub role: Role,
     /// A discover delegate's lens.
     pub lens: Option<String>,
-    pub run: String,
+    /// How it runs: a command, or a request to a model endpoint.
+    pub launch: Launch,
     /// The prompt template's text (the default one when the config names none).
     pub template: String,
     /// Give the rendered prompt on stdin too.
@@ -47,7 +51,39 @@ pub struct DelegateSpec {
     pub env: Vec<(String, String)>,
 }
 
+/// How a delegate runs.
+#[derive(Debug, Clone)]
+pub enum Launch {
+    /// A shell command, run in the target in its own process group.
+    Command(String),
+    /// A request to an OpenAI-compatible chat-completions endpoint, whose diff the loop applies.
+    Http(HttpSpec),
+}
+
+/// A model endpoint, as configured (`kind = "http"`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpSpec {
+    /// The `/v1/chat/completions` URL.
+    pub endpoint: String,
+    pub model: String,
+    /// The variable holding the API key; `None` for an endpoint that needs none.
+    pub api_key_env: Option<String>,
+    pub max_tokens: u32,
+    /// The most files, named by the findings, sent with the prompt.
+    pub max_files: usize,
+    /// A file larger than this is not sent.
+    pub max_file_bytes: u64,
+}
+
 impl DelegateSpec {
+    /// What the reports call it: the command, or the model and its endpoint.
+    pub fn describe(&self) -> String {
+        match &self.launch {
+            Launch::Command(run) => run.clone(),
+            Launch::Http(http) => format!("{} at {}", http.model, http.endpoint),
+        }
+    }
+
     pub fn handles(&self, category: &str) -> bool {
         self.role == Role::Fix && self.categories.iter().any(|c| c == "*" || c == category)
     }
@@ -99,6 +135,10 @@ pub struct DelegateRun {
     pub output: HeadTail,
     pub verdict: Option<Verdict>,
     pub files: DelegateFiles,
+    /// Tokens the endpoint reported (an http delegate).
+    pub usage: Option<TokenUsage>,
+    /// Why an http delegate's answer was not applied.
+    pub note: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -114,10 +154,11 @@ pub enum DelegateError {
 }
 
 /// Runs `spec` on `assignment` and waits for it (or its deadline, idle timeout, or a cancel).
+/// An http delegate's diff is not applied to any `protected` path.
 pub fn run_delegate(
     spec: &DelegateSpec,
     assignment: &Assignment<'_>,
-    kill_grace: Duration,
+    (kill_grace, protected): (Duration, &BTreeMap<RepoPath, PathState>),
     cancel: &Cancel,
 ) -> Result<DelegateRun, DelegateError> {
     let files = DelegateFiles::for_category(assignment.reports_dir, assignment.category);
@@ -145,6 +186,21 @@ pub fn run_delegate(
     write(&files.findings, &findings)?;
     let _ = std::fs::remove_file(&files.verdict);
 
+    let run = match &spec.launch {
+        Launch::Command(run) => run,
+        Launch::Http(http) => {
+            let asked = http::ask(http, spec.timeout, &prompt, assignment, protected, cancel);
+            return Ok(DelegateRun {
+                end: asked.end,
+                spawn_error: None,
+                output: asked.output,
+                verdict: asked.verdict,
+                files,
+                usage: asked.usage,
+                note: asked.note,
+            });
+        }
+    };
     let mut env = spec.env.clone();
     let path = |p: &Path| p.to_string_lossy().into_owned();
     env.extend([
@@ -173,7 +229,7 @@ pub fn run_delegate(
         ),
     ]);
     let process = ProcessSpec {
-        shell_command: &spec.run,
+        shell_command: run,
         cwd: assignment.target,
         env: &env,
         timeout: spec.timeout,
@@ -206,6 +262,8 @@ pub fn run_delegate(
         output,
         verdict,
         files,
+        usage: None,
+        note: None,
     })
 }
 

@@ -8,7 +8,7 @@ pub use diagnostic::{Diagnostic, Severity, SeverityCounts, TestCounts};
 pub use summary::{
     CategorySummary, CheckRecord, CheckStatus, ExpectedCount, GateResult, GateSummary,
 };
-pub use trend::{CategoryCycle, CategoryHistory, Regression, Trend, TrendCycle};
+pub use trend::{CategoryCycle, CategoryHistory, Regression, TokenUsage, Trend, TrendCycle};
 
 /// The version written into every persisted file of this model.
 pub const FORMAT_VERSION: u32 = 1;

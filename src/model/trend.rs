@@ -42,6 +42,31 @@ pub struct TrendCycle {
     /// The loop's own work in this cycle (all but running the gate and the delegates).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead_ms: Option<u64>,
+    /// The tokens the cycle's http delegates used, as their endpoints reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<TokenUsage>,
+}
+
+/// Tokens an endpoint reports for a request (an http delegate's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+}
+
+impl TokenUsage {
+    /// The sum of `usages`; `None` when none was reported.
+    pub fn total<'a>(usages: impl IntoIterator<Item = &'a TokenUsage>) -> Option<TokenUsage> {
+        usages.into_iter().fold(None, |sum, usage| {
+            let sum = sum.unwrap_or_default();
+            Some(TokenUsage {
+                prompt_tokens: sum.prompt_tokens + usage.prompt_tokens,
+                completion_tokens: sum.completion_tokens + usage.completion_tokens,
+                total_tokens: sum.total_tokens + usage.total_tokens,
+            })
+        })
+    }
 }
 
 impl Default for Trend {
@@ -75,6 +100,7 @@ impl Trend {
             breakthrough: before.is_some_and(|before| is_breakthrough(before, after)),
             attempt_failed_count: None,
             overhead_ms: None,
+            tokens: None,
         });
     }
 

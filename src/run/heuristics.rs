@@ -71,7 +71,7 @@ impl Heuristics {
                     "persistent",
                     format!(
                         "{} kept failing after two cycles of `{}`: it needs another fixer or a person",
-                        attempt.category, delegates[attempt.delegate].run
+                        attempt.category, delegates[attempt.delegate].describe()
                     ),
                 );
             }
@@ -85,7 +85,7 @@ impl Heuristics {
                     "cooldown",
                     format!(
                         "`{}` made {} worse {STRIKES_FOR_COOLDOWN} times: it rests for the rest of the run",
-                        delegates[attempt.delegate].run, attempt.category
+                        delegates[attempt.delegate].describe(), attempt.category
                     ),
                 );
             }

@@ -140,7 +140,7 @@ fn summary(before: &GateSummary, after: &GateSummary) -> String {
 }
 
 fn ledger(settings: &Settings, story: &CycleStory<'_>, changes: &[PathChange]) -> Ledger {
-    let delegate = |a: &Attempt| settings.delegates[a.delegate].run.clone();
+    let delegate = |a: &Attempt| settings.delegates[a.delegate].describe();
     let thesis = story
         .attempts
         .iter()

@@ -32,7 +32,7 @@ use crate::config::{Settings, Verify};
 use crate::delegate::{Assignment, DelegateError};
 use crate::deliver::Recorder;
 use crate::gate::{GateError, INFRA_CATEGORY, SUMMARY_FILE};
-use crate::model::{CategoryHistory, Diagnostic, GateSummary, Trend};
+use crate::model::{CategoryHistory, Diagnostic, GateSummary, TokenUsage, Trend};
 use crate::state::{self, StateError};
 use crate::stop::{CycleFacts, History, Limits, Outcome, StopReason, evaluate};
 use crate::workspace::{Change, Incident, Workspace, WorkspaceError, compose};
@@ -207,7 +207,7 @@ fn loop_in(
             };
             progress.say(format!(
                 "cycle {cycle}: {category}: `{}`",
-                settings.delegates[delegate].run
+                settings.delegates[delegate].describe()
             ));
             let mut attempt = take_turn(
                 settings,
@@ -299,6 +299,9 @@ fn loop_in(
         let accepted = attempts.iter().any(|a| a.kept);
         let undone = attempts.iter().any(|a| !a.kept && !a.changes.is_empty());
         trend.push(&cycle_summary, Some(accepted), undone);
+        if let Some(last) = trend.cycles.last_mut() {
+            last.tokens = TokenUsage::total(attempts.iter().filter_map(|a| a.run.usage.as_ref()));
+        }
         if let (Some(measured), false) = (&measured, accepted)
             && let Some(last) = trend.cycles.last_mut()
         {

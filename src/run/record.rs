@@ -23,7 +23,7 @@ pub fn write_delegate_report(
     let delegate = &settings.delegates[attempt.delegate];
     let run = &attempt.run;
     let mut text = format!("# Cycle {cycle}: fix `{}`\n\n", attempt.category);
-    let _ = writeln!(text, "- delegate: `{}`", delegate.run);
+    let _ = writeln!(text, "- delegate: `{}`", delegate.describe());
     let end = match &run.spawn_error {
         Some(error) => format!("could not start: {error}"),
         None => describe_end(&run.end, None, delegate.timeout),
@@ -44,6 +44,16 @@ pub fn write_delegate_report(
         format!("rolled back: {}", attempt.rejected_because.join("; "))
     };
     let _ = writeln!(text, "- result: {outcome}");
+    if let Some(note) = &run.note {
+        let _ = writeln!(text, "- not applied: {note}");
+    }
+    if let Some(usage) = &run.usage {
+        let _ = writeln!(
+            text,
+            "- tokens: {} prompt + {} completion = {}",
+            usage.prompt_tokens, usage.completion_tokens, usage.total_tokens
+        );
+    }
     let _ = writeln!(text, "\n## What it changed (from git)\n");
     if attempt.changes.is_empty() {
         text.push_str("Nothing.\n");

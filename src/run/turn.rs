@@ -42,7 +42,12 @@ pub(super) fn take_turn(
     let own = [files.prompt, files.findings, files.verdict, files.report];
     let watch = workspace.watch(snapshot, &own)?;
     let delegate_started = Instant::now();
-    let run = run_delegate(spec, assignment, settings.gate.kill_grace, cancel)?;
+    let run = run_delegate(
+        spec,
+        assignment,
+        (settings.gate.kill_grace, workspace.protected()),
+        cancel,
+    )?;
     *outside += delegate_started.elapsed();
     let mut effects = workspace.after_delegate(&watch, snapshot)?;
     effects

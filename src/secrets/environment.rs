@@ -29,7 +29,7 @@ pub const MIN_SECRET_LEN: usize = 8;
 ///
 /// `AUTHOR` is not `AUTH`: `GIT_AUTHOR_NAME` and `XAUTHORITY` hold a name and a path, while
 /// `AUTHORIZATION` stays a secret.
-pub(super) fn is_secret_name(name: &str) -> bool {
+pub fn is_secret_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     if NOT_SECRET_NAMES.contains(&upper.as_str()) {
         return false;

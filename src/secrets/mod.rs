@@ -25,7 +25,7 @@ use std::fmt;
 
 use memchr::memmem::Finder;
 
-pub use environment::MIN_SECRET_LEN;
+pub use environment::{MIN_SECRET_LEN, is_secret_name};
 pub use writer::RedactingWriter;
 
 use shapes::Shapes;
@@ -155,7 +155,7 @@ impl Redactor {
     ) -> Result<Self, SecretsError> {
         let mut variables: Vec<(String, Vec<u8>)> = environment
             .into_iter()
-            .filter(|(name, _)| environment::is_secret_name(name))
+            .filter(|(name, _)| is_secret_name(name))
             .filter_map(|(name, value)| {
                 environment::secret_value(&value).map(|secret| (name, secret.to_vec()))
             })

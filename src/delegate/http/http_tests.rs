@@ -1,0 +1,158 @@
+//! A model's diff is applied whole or not at all, and never outside what it may touch.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use super::*;
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// A repository with `src/app.py`, `docs/a.md` and a symlink `linked -> src`, committed.
+fn repository() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    git(root, &["init", "-q"]);
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(root.join("docs")).unwrap();
+    std::fs::write(root.join("src/app.py"), "import os\nx = 1\nprint(x)\n").unwrap();
+    std::fs::write(root.join("docs/a.md"), "one\ntwo\n").unwrap();
+    std::os::unix::fs::symlink("src", root.join("linked")).unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "base"]);
+    dir
+}
+
+const GOOD: &str = "\
+--- a/src/app.py
++++ b/src/app.py
+@@ -1,3 +1,2 @@
+-import os
+ x = 1
+ print(x)
+";
+
+fn state_of(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    ["src/app.py", "docs/a.md", ".git/index", ".git/config"]
+        .into_iter()
+        .map(|path| (path.to_string(), std::fs::read(root.join(path)).unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_clean_diff_is_applied_and_the_index_is_not_touched() {
+    let dir = repository();
+    let root = dir.path();
+    let with_header = format!("diff --git a/src/app.py b/src/app.py\n{GOOD}");
+    for text in [GOOD.to_string(), with_header] {
+        git(root, &["checkout", "-q", "--", "."]);
+        let index = std::fs::read(root.join(".git/index")).unwrap();
+        let paths = apply_diff(root, &text, &BTreeMap::new()).unwrap();
+        assert_eq!(paths, ["src/app.py"]);
+        assert_eq!(
+            std::fs::read_to_string(root.join("src/app.py")).unwrap(),
+            "x = 1\nprint(x)\n"
+        );
+        assert_eq!(std::fs::read(root.join(".git/index")).unwrap(), index);
+    }
+}
+
+#[test]
+fn a_new_file_and_a_deletion_are_applied() {
+    let dir = repository();
+    let root = dir.path();
+    let text = "\
+diff --git a/src/new.py b/src/new.py
+new file mode 100644
+--- /dev/null
++++ b/src/new.py
+@@ -0,0 +1 @@
++y = 2
+diff --git a/docs/a.md b/docs/a.md
+deleted file mode 100644
+--- a/docs/a.md
++++ /dev/null
+@@ -1,2 +0,0 @@
+-one
+-two
+";
+    let paths = apply_diff(root, text, &BTreeMap::new()).unwrap();
+    assert_eq!(paths, ["src/new.py", "docs/a.md"]);
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/new.py")).unwrap(),
+        "y = 2\n"
+    );
+    assert!(!root.join("docs/a.md").exists());
+}
+
+#[test]
+fn a_diff_that_may_not_be_applied_writes_nothing() {
+    let dir = repository();
+    let root = dir.path();
+    let protected: BTreeMap<RepoPath, PathState> =
+        [(RepoPath::from("docs"), PathState::Absent)].into();
+    let retarget = |from: &str, to: &str| GOOD.replace(from, to);
+    let second_fails =
+        format!("{GOOD}--- a/docs/a.md\n+++ b/docs/a.md\n@@ -1,2 +1,2 @@\n-uno\n+eins\n two\n");
+    let cases: [(String, &BTreeMap<RepoPath, PathState>, &str); 8] = [
+        (
+            retarget("src/app.py", "../outside.py"),
+            &BTreeMap::new(),
+            "outside the repository",
+        ),
+        (
+            retarget("src/app.py", "/etc/passwd"),
+            &BTreeMap::new(),
+            "outside the repository",
+        ),
+        (
+            retarget("src/app.py", ".git/config"),
+            &BTreeMap::new(),
+            "into .git",
+        ),
+        (
+            retarget("src/app.py", "linked/app.py"),
+            &BTreeMap::new(),
+            "symbolic link",
+        ),
+        (
+            "--- a/docs/a.md\n+++ b/docs/a.md\n@@ -1 +1 @@\n-one\n+uno\n".to_string(),
+            &protected,
+            "the user's own work",
+        ),
+        (
+            "this is not a diff\n".to_string(),
+            &BTreeMap::new(),
+            "does not parse",
+        ),
+        (
+            GOOD.replace("import os", "import sys"),
+            &BTreeMap::new(),
+            "does not apply cleanly",
+        ),
+        (second_fails, &BTreeMap::new(), "does not apply cleanly"),
+    ];
+    let before = state_of(root);
+    for (text, protected, expected) in cases {
+        let error = apply_diff(root, &text, protected).unwrap_err();
+        assert!(error.contains(expected), "{text}\n→ {error}");
+        assert_eq!(state_of(root), before, "{text}");
+    }
+    assert!(!dir.path().parent().unwrap().join("outside.py").exists());
+}
+
+#[test]
+fn a_broken_hunk_does_not_parse() {
+    let dir = repository();
+    let text = "--- a/src/app.py\n+++ b/src/app.py\n@@ -1,3 +1,9 @@\n-import os\n";
+    let error = apply_diff(dir.path(), text, &BTreeMap::new()).unwrap_err();
+    assert!(error.contains("does not parse"), "{error}");
+}

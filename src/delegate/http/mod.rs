@@ -1,0 +1,353 @@
+//! The built-in model delegate (`kind = "http"`): the rendered prompt and the files the findings
+//! name (bounded) go to an OpenAI-compatible chat-completions endpoint, which is asked for one
+//! unified diff. The diff is applied only when it parses, stays inside the repository and off
+//! the user's protected work, and applies cleanly; otherwise nothing is written and the attempt
+//! ends `no-change` with the reason. What was asked and answered is the delegate's output.
+
+mod apply;
+mod reply;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+pub use apply::apply_diff;
+
+use super::{Assignment, HttpSpec, Verdict};
+use crate::cancel::Cancel;
+use crate::gate::{HeadTail, ProcessEnd, StopReason};
+use crate::model::TokenUsage;
+use crate::net::{self, Method, NetError};
+use crate::workspace::{PathState, RepoPath};
+
+/// How the model is asked to answer.
+const SYSTEM: &str = "You fix findings of a repository's quality gate. Answer with exactly one \
+unified diff in a ```diff block, in `git diff` form with paths relative to the repository root \
+(`--- a/path`, `+++ b/path`), whose context lines match the files exactly. Change only what the \
+findings need and keep behaviour. If no safe fix exists, answer `NO-CHANGE: <reason>` instead.";
+
+/// A reply may hold this much beside its tokens (JSON, headers of the body).
+const REPLY_OVERHEAD: u64 = 1 << 20;
+/// Bytes per token a reply may use at most (tokens are rarely over 8 bytes; JSON escaping can
+/// double them).
+const BYTES_PER_TOKEN: u64 = 32;
+
+/// What the request came to.
+#[derive(Debug)]
+pub struct Asked {
+    pub end: ProcessEnd,
+    pub output: HeadTail,
+    pub verdict: Option<Verdict>,
+    pub usage: Option<TokenUsage>,
+    /// Why nothing was applied.
+    pub note: Option<String>,
+}
+
+/// Asks the endpoint for a fix of the assignment and applies the diff it gives, if it may.
+pub fn ask(
+    http: &HttpSpec,
+    timeout: Duration,
+    prompt: &str,
+    assignment: &Assignment<'_>,
+    protected: &BTreeMap<RepoPath, PathState>,
+    cancel: &Cancel,
+) -> Asked {
+    let started = Instant::now();
+    let mut transcript = Transcript {
+        text: String::new(),
+        started,
+    };
+    let Some(root) = repository_root(assignment.target) else {
+        let note = "the target is not inside a git work tree".to_string();
+        return transcript.end(None, 1, None, None, Some(note));
+    };
+    let key = match &http.api_key_env {
+        None => None,
+        Some(name) => match std::env::var(name) {
+            Ok(value) if !value.trim().is_empty() => Some(value.trim().to_string()),
+            _ => {
+                let note = format!("{name}, the variable holding the API key, is not set");
+                return transcript.end(None, 1, None, None, Some(note));
+            }
+        },
+    };
+    let (files, omitted) = files_for(http, assignment, &root);
+    let mut user = prompt.to_string();
+    if !files.is_empty() {
+        user.push_str("\n\n## Files\n");
+        for (path, text) in &files {
+            let _ = write!(user, "\n### `{path}`\n\n````\n{text}");
+            if !text.ends_with('\n') {
+                user.push('\n');
+            }
+            user.push_str("````\n");
+        }
+    }
+    let user = String::from_utf8_lossy(&crate::secrets::redacted(user.as_bytes())).into_owned();
+    let body = serde_json::json!({
+        "model": http.model,
+        "max_tokens": http.max_tokens,
+        "messages": [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": user},
+        ],
+    });
+    let body = serde_json::to_vec(&body).unwrap_or_default();
+    let names: Vec<&str> = files.iter().map(|(path, _)| path.as_str()).collect();
+    let _ = writeln!(
+        transcript.text,
+        "POST {} (model {}, {} bytes; files: {})",
+        http.endpoint,
+        http.model,
+        body.len(),
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    );
+    for note in &omitted {
+        let _ = writeln!(transcript.text, "not sent: {note}");
+    }
+
+    let limit = REPLY_OVERHEAD + u64::from(http.max_tokens) * BYTES_PER_TOKEN;
+    let reply = match send(http, key, body, started + timeout, limit, cancel) {
+        Ok(reply) => reply,
+        Err(Sent::Cancelled) => {
+            let note = "the run was cancelled before the endpoint answered".to_string();
+            return transcript.end(Some(StopReason::Cancelled), 1, None, None, Some(note));
+        }
+        Err(Sent::Failed(NetError::Deadline(waited))) => {
+            let note = format!("the endpoint gave no answer within {waited:.1?}");
+            return transcript.end(Some(StopReason::Deadline), 1, None, None, Some(note));
+        }
+        Err(Sent::Failed(error)) => {
+            let note = format!("the request failed: {error}");
+            return transcript.end(None, 1, None, None, Some(note));
+        }
+    };
+    let _ = writeln!(
+        transcript.text,
+        "answer: {} after {} request(s), {} bytes",
+        reply.status,
+        reply.attempts,
+        reply.body.len()
+    );
+    if !reply.is_success() {
+        let note = format!(
+            "the endpoint answered {}: {}",
+            reply.status,
+            reply.body_excerpt(500).trim()
+        );
+        return transcript.end(None, 1, None, None, Some(note));
+    }
+    let answer = match reply::read_completion(&reply.body) {
+        Ok(answer) => answer,
+        Err(note) => return transcript.end(None, 1, None, None, Some(note)),
+    };
+    if let Some(usage) = &answer.usage {
+        let _ = writeln!(
+            transcript.text,
+            "tokens: {} prompt + {} completion = {}",
+            usage.prompt_tokens, usage.completion_tokens, usage.total_tokens
+        );
+    }
+    let _ = writeln!(
+        transcript.text,
+        "\n--- the model's answer ---\n{}\n---",
+        answer.content
+    );
+    let no_change = Some(Verdict::NoChange);
+    let note = match reply::proposal(&answer.content) {
+        reply::Proposal::Declined(reason) => format!("the model declined: {reason}"),
+        reply::Proposal::Nothing if answer.truncated => {
+            "the answer was cut at max_tokens before a diff".to_string()
+        }
+        reply::Proposal::Nothing => "the answer holds no diff".to_string(),
+        reply::Proposal::Diff(diff) => match apply_diff(&root, &diff, protected) {
+            Ok(paths) => {
+                let _ = writeln!(transcript.text, "applied to: {}", paths.join(", "));
+                return transcript.end(None, 0, Some(Verdict::Fixed), answer.usage, None);
+            }
+            Err(reason) => reason,
+        },
+    };
+    transcript.end(None, 0, no_change, answer.usage, Some(note))
+}
+
+/// What was asked and answered, kept as the delegate's output.
+struct Transcript {
+    text: String,
+    started: Instant,
+}
+
+impl Transcript {
+    fn end(
+        mut self,
+        stopped: Option<StopReason>,
+        code: i32,
+        verdict: Option<Verdict>,
+        usage: Option<TokenUsage>,
+        note: Option<String>,
+    ) -> Asked {
+        if let Some(note) = &note {
+            let _ = writeln!(self.text, "not applied: {note}");
+        }
+        let mut output = HeadTail::default();
+        output.push(crate::secrets::redacted(self.text.as_bytes()).as_ref());
+        Asked {
+            end: ProcessEnd {
+                exit_code: stopped.is_none().then_some(code),
+                signal: None,
+                duration: self.started.elapsed(),
+                stopped,
+                output_abandoned: false,
+            },
+            output,
+            verdict,
+            usage,
+            note,
+        }
+    }
+}
+
+enum Sent {
+    Cancelled,
+    Failed(NetError),
+}
+
+/// Sends on a thread of its own, so that a cancel is answered at once; the request itself is
+/// bounded by the deadline.
+fn send(
+    http: &HttpSpec,
+    key: Option<String>,
+    body: Vec<u8>,
+    deadline: Instant,
+    limit: u64,
+    cancel: &Cancel,
+) -> Result<net::Reply, Sent> {
+    let endpoint = http.endpoint.clone();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let azure = endpoint_host(&endpoint).is_some_and(|host| host.ends_with(".azure.com"));
+        let bearer = key.as_ref().map(|key| format!("Bearer {key}"));
+        let mut headers: Vec<(&str, &str)> = Vec::new();
+        match (&key, &bearer) {
+            (Some(key), _) if azure => headers.push(("api-key", key)),
+            (_, Some(bearer)) => headers.push(("Authorization", bearer)),
+            _ => {}
+        }
+        let agent = net::agent();
+        let reply = net::send(
+            &agent,
+            (Method::Post(&body), &endpoint),
+            &headers,
+            deadline,
+            limit,
+        );
+        let _ = tx.send(reply);
+    });
+    loop {
+        if cancel.is_requested() {
+            return Err(Sent::Cancelled);
+        }
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(reply) => return reply.map_err(Sent::Failed),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Sent::Failed(NetError::Transport(
+                    "the request thread ended without an answer".into(),
+                )));
+            }
+        }
+    }
+}
+
+fn endpoint_host(endpoint: &str) -> Option<&str> {
+    let rest = endpoint.split_once("://")?.1;
+    let authority = rest.split(['/', '?']).next()?;
+    Some(
+        authority
+            .rsplit_once('@')
+            .map_or(authority, |(_, host)| host),
+    )
+}
+
+/// The work tree's root for a target inside it.
+fn repository_root(target: &Path) -> Option<std::path::PathBuf> {
+    let repository = git2::Repository::discover(target).ok()?;
+    repository.workdir().map(Path::to_path_buf)
+}
+
+/// The files the findings name, in order of first mention, at most `max_files`, each read
+/// whole if it is a text file of at most `max_file_bytes` inside the target; with a note for
+/// each one left out. Paths are relative to the repository root, as the diff must name them.
+fn files_for(
+    http: &HttpSpec,
+    assignment: &Assignment<'_>,
+    root: &Path,
+) -> (Vec<(String, String)>, Vec<String>) {
+    let target = assignment
+        .target
+        .canonicalize()
+        .unwrap_or_else(|_| assignment.target.to_path_buf());
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let mut named: Vec<&str> = Vec::new();
+    for diagnostic in assignment.diagnostics {
+        if let Some(file) = diagnostic.file.as_deref()
+            && !diagnostic.outside_target
+            && !named.contains(&file)
+        {
+            named.push(file);
+        }
+    }
+    let (mut files, mut omitted) = (Vec::new(), Vec::new());
+    for file in named {
+        if files.len() == http.max_files {
+            omitted.push(format!(
+                "{file} and the rest (max_files = {})",
+                http.max_files
+            ));
+            break;
+        }
+        let full = target.join(file);
+        let inside = full
+            .canonicalize()
+            .ok()
+            .filter(|real| real.starts_with(&target) && real.starts_with(&root));
+        let Some(real) = inside else {
+            omitted.push(format!("{file} (not a file inside the target)"));
+            continue;
+        };
+        let relative = real
+            .strip_prefix(&root)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match std::fs::symlink_metadata(&full) {
+            Ok(meta) if meta.is_file() && meta.len() <= http.max_file_bytes => {}
+            Ok(meta) if meta.is_file() => {
+                omitted.push(format!(
+                    "{relative} ({} bytes > max_file_bytes = {})",
+                    meta.len(),
+                    http.max_file_bytes
+                ));
+                continue;
+            }
+            _ => {
+                omitted.push(format!("{relative} (not a regular file)"));
+                continue;
+            }
+        }
+        match std::fs::read(&full).map(String::from_utf8) {
+            Ok(Ok(text)) => files.push((relative, text)),
+            _ => omitted.push(format!("{relative} (not UTF-8 text)")),
+        }
+    }
+    (files, omitted)
+}
+
+#[cfg(test)]
+#[path = "http_tests.rs"]
+mod tests;
