@@ -194,6 +194,10 @@ pub struct GateArgs {
     /// gitlab, jenkins or none [env: REFINE_LOOP_CI=].
     #[arg(long, value_name = "SYSTEM", value_parser = parse_ci)]
     pub ci: Option<crate::ci::CiChoice>,
+
+    /// No network: a config with an http delegate or `sweep = true` is refused.
+    #[arg(long, env = "REFINE_LOOP_OFFLINE")]
+    pub offline: bool,
 }
 
 fn parse_ci(text: &str) -> Result<crate::ci::CiChoice, String> {

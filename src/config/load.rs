@@ -25,6 +25,8 @@ pub struct Overrides {
     pub time_budget: Option<ConfigDuration>,
     pub verify: Option<Verify>,
     pub isolate: Option<Isolate>,
+    /// No network: what needs it is refused.
+    pub offline: bool,
 }
 
 impl Overrides {
@@ -129,6 +131,11 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         file.loop_settings.unwrap_or_default(),
     )?;
 
+    let sweep = file.sweep.unwrap_or(false);
+    if overrides.offline {
+        refuse_network(&config_file, &delegates, sweep)?;
+    }
+
     let state_dir = match (&overrides.state_dir, &file.state_dir) {
         (Some(dir), _) => absolute(dir)?,
         (None, Some(dir)) => target.join(dir),
@@ -147,7 +154,34 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         parsers,
         delegates,
         run,
+        sweep,
     })
+}
+
+/// `--offline`: an http delegate or the sweep would reach the network; say which and how to go on.
+fn refuse_network(
+    config_file: &Path,
+    delegates: &[crate::delegate::DelegateSpec],
+    sweep: bool,
+) -> Result<(), ConfigError> {
+    if let Some(index) = delegates
+        .iter()
+        .position(|d| matches!(d.launch, crate::delegate::Launch::Http(_)))
+    {
+        return Err(invalid(
+            config_file,
+            format!("delegate[{index}].kind"),
+            "\"http\" reaches the network, and --offline (REFINE_LOOP_OFFLINE) forbids it; drop --offline or this delegate",
+        ));
+    }
+    if sweep {
+        return Err(invalid(
+            config_file,
+            "sweep",
+            "the sweep reads the GitHub API, and --offline (REFINE_LOOP_OFFLINE) forbids it; drop --offline or set sweep = false",
+        ));
+    }
+    Ok(())
 }
 
 fn resolve_target(target: Option<&Path>) -> Result<PathBuf, ConfigError> {

@@ -49,6 +49,8 @@ pub struct Settings {
     pub parsers: Catalogue,
     pub delegates: Vec<crate::delegate::DelegateSpec>,
     pub run: RunSettings,
+    /// Sweep the GitHub open surface once at the start of a campaign.
+    pub sweep: bool,
 }
 
 /// When the gate runs again during a cycle.

@@ -20,6 +20,8 @@ pub struct ConfigFile {
     pub loop_settings: Option<LoopFile>,
     #[serde(default)]
     pub delegate: Vec<DelegateFile>,
+    /// Sweep the GitHub open surface (read-only) once at the start of a campaign.
+    pub sweep: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

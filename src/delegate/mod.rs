@@ -80,7 +80,7 @@ impl DelegateSpec {
     pub fn describe(&self) -> String {
         match &self.launch {
             Launch::Command(run) => run.clone(),
-            Launch::Http(http) => format!("{} at {}", http.model, http.endpoint),
+            Launch::Http(http) => format!("model {} at {}", http.model, http.endpoint),
         }
     }
 

@@ -15,6 +15,7 @@ mod delivery;
 mod fault_injection;
 mod gate_output;
 mod gate_process;
+mod http_delegate;
 mod http_server;
 mod init;
 mod isolate;

@@ -9,7 +9,7 @@ use crate::support::Repo;
 
 /// A tool for the real-fixer tests: from `.ci/node_modules/.bin` when `.ci/run` installed it there,
 /// else from PATH. A missing tool fails the test (CI installs them all).
-fn tool(name: &str) -> String {
+pub fn tool(name: &str) -> String {
     let local = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join(".ci/node_modules/.bin")
         .join(name);
