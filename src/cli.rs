@@ -194,10 +194,6 @@ pub struct GateArgs {
     /// gitlab, jenkins or none [env: REFINE_LOOP_CI=].
     #[arg(long, value_name = "SYSTEM", value_parser = parse_ci)]
     pub ci: Option<crate::ci::CiChoice>,
-
-    /// No network: a config with an http delegate or `sweep = true` is refused.
-    #[arg(long, env = "REFINE_LOOP_OFFLINE")]
-    pub offline: bool,
 }
 
 fn parse_ci(text: &str) -> Result<crate::ci::CiChoice, String> {
@@ -275,6 +271,10 @@ pub struct RunArgs {
     /// Exit 0 whatever the outcome (for jobs that only want the artifacts).
     #[arg(long, env = "REFINE_LOOP_EXIT_ZERO")]
     pub exit_zero: bool,
+
+    /// No network: a config with an http delegate or `sweep = true` is refused.
+    #[arg(long, env = "REFINE_LOOP_OFFLINE")]
+    pub offline: bool,
 }
 
 #[derive(Debug, Args)]

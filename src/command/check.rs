@@ -98,7 +98,6 @@ pub fn overrides(args: &GateArgs) -> Overrides {
         gate_timeout: args.gate_timeout,
         kill_grace: args.kill_grace,
         log_limit: args.log_limit,
-        offline: args.offline,
         ..Overrides::default()
     }
 }

@@ -54,6 +54,7 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
             IsolateMode::None => Isolate::None,
             IsolateMode::Worktree => Isolate::Worktree,
         }),
+        offline: args.offline,
         ..overrides(&gate)
     };
     let mut settings = config::load(&layers.with_environment()?)?;
