@@ -289,3 +289,48 @@ fn the_key_variable_must_be_set_and_named_as_a_secret() {
     );
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn the_request_goes_through_the_proxy_of_the_environment_unless_no_proxy_names_the_host() {
+    // The endpoint's host does not resolve: only the proxy can reach it.
+    let proxy = Server::start(|_, _| completion(&format!("```diff\n{FIX}```")));
+    let repo = repository(&proxy, "");
+    let text = std::fs::read_to_string(repo.join("refine-loop.toml")).unwrap();
+    repo.write(
+        "refine-loop.toml",
+        &text.replace(&proxy.base, "http://model.invalid"),
+    );
+    let through_proxy = repo
+        .command(&["run", "--max-cycles", "1"])
+        .env(KEY_VARIABLE, KEY)
+        .env("HTTP_PROXY", &proxy.base)
+        .env("HTTPS_PROXY", &proxy.base)
+        .env_remove("NO_PROXY")
+        .output()
+        .unwrap();
+    assert_eq!(
+        through_proxy.status.code(),
+        Some(0),
+        "{}",
+        stderr(&through_proxy)
+    );
+    let requests = proxy.requests();
+    assert_eq!(requests[0].method, "CONNECT");
+    assert_eq!(requests[0].path, "model.invalid:80");
+    assert_eq!(requests[1].path, "/v1/chat/completions");
+
+    // NO_PROXY names the endpoint's host: it is asked directly, past a proxy that is not there.
+    let direct = Server::start(|_, _| completion("NO-CHANGE: nothing to do"));
+    let repo = repository(&direct, "");
+    let output = repo
+        .command(&["run", "--max-cycles", "1"])
+        .env(KEY_VARIABLE, KEY)
+        .env("HTTP_PROXY", "http://127.0.0.1:9")
+        .env("HTTPS_PROXY", "http://127.0.0.1:9")
+        .env("NO_PROXY", "127.0.0.1")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert_eq!(direct.requests().len(), 1);
+    assert!(report(&repo).contains("the model declined: nothing to do"));
+}

@@ -96,9 +96,31 @@ impl Server {
 
 fn serve(stream: TcpStream, seen: &Mutex<Vec<Request>>, handler: &Handler) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut stream = stream;
+    loop {
+        let Some(request) = read_request(&mut reader) else {
+            return;
+        };
+        let index = {
+            let mut seen = seen.lock().unwrap();
+            seen.push(request.clone());
+            seen.len() - 1
+        };
+        if request.method == "CONNECT" {
+            // As a proxy: the tunnel is opened, and the request that comes through it is
+            // answered here too.
+            let _ = stream.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n");
+            continue;
+        }
+        respond(&mut stream, &handler(&request, index));
+        return;
+    }
+}
+
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
     let mut line = String::new();
     if reader.read_line(&mut line).unwrap_or(0) == 0 {
-        return;
+        return None;
     }
     let mut parts = line.split_whitespace();
     let method = parts.next().unwrap_or_default().to_string();
@@ -119,23 +141,17 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<Request>>, handler: &Handler) {
         .and_then(|(_, value)| value.parse::<usize>().ok())
         .unwrap_or(0);
     let mut body = vec![0; length];
-    if reader.read_exact(&mut body).is_err() {
-        return;
-    }
-    let request = Request {
+    reader.read_exact(&mut body).ok()?;
+    Some(Request {
         method,
         path,
         headers,
         body,
-    };
-    let index = {
-        let mut seen = seen.lock().unwrap();
-        seen.push(request.clone());
-        seen.len() - 1
-    };
-    let response = handler(&request, index);
+    })
+}
+
+fn respond(stream: &mut TcpStream, response: &Response) {
     std::thread::sleep(response.delay);
-    let mut stream = stream;
     let mut head = format!(
         "HTTP/1.1 {} X\r\nContent-Length: {}\r\nConnection: close\r\n",
         response.status,
