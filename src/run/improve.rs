@@ -259,6 +259,14 @@ pub fn run_cycles(
                 snapshot = workspace.after_gate()?;
             }
         }
+        for attempt in &attempts {
+            super::record::write_delegate_report(
+                &attempt.run.files.report,
+                cycle,
+                attempt,
+                settings,
+            )?;
+        }
         if cancel.is_requested() && !attempts.iter().any(|a| a.kept) {
             return cancelled(campaign);
         }

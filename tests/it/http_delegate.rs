@@ -334,3 +334,26 @@ fn the_request_goes_through_the_proxy_of_the_environment_unless_no_proxy_names_t
     assert_eq!(direct.requests().len(), 1);
     assert!(report(&repo).contains("the model declined: nothing to do"));
 }
+
+#[test]
+fn an_improve_campaign_takes_the_endpoints_fix_and_reports_its_tokens() {
+    let server = Server::start(|_, _| completion(&format!("```diff\n{FIX}```")));
+    let repo = repository(&server, "");
+    let output = repo
+        .command(&["run", "--preset", "improve", "remove the unused import"])
+        .env(KEY_VARIABLE, KEY)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        std::fs::read_to_string(repo.join("src/app.py")).unwrap(),
+        "x = 1\nprint(x)\n"
+    );
+    assert_eq!(server.requests().len(), 1);
+    let report = report(&repo);
+    assert!(
+        report.contains("- tokens: 321 prompt + 45 completion = 366"),
+        "{report}"
+    );
+    assert_key_written_nowhere(&repo, &output);
+}

@@ -175,13 +175,19 @@ pub fn run_rounds(
                         format!(
                             "the execute delegate failed ({}); its change, if any, was undone",
                             attempt.run.spawn_error.clone().unwrap_or_else(|| {
-                                crate::gate::describe_end(
+                                let end = crate::gate::describe_end(
                                     &attempt.run.end,
                                     None,
                                     settings.delegates[executor].timeout,
-                                )
+                                );
+                                match &attempt.run.note {
+                                    Some(note) => format!("{end}: {note}"),
+                                    None => end,
+                                }
                             })
                         )
+                    } else if let Some(note) = &attempt.run.note {
+                        format!("the execute delegate changed nothing: {note}")
                     } else if attempt.changes.is_empty() {
                         "the execute delegate changed nothing".to_string()
                     } else {
@@ -242,6 +248,14 @@ pub fn run_rounds(
                 attempt.rejected_because = reasons;
                 attempts.push(attempt);
             }
+        }
+        for attempt in &attempts {
+            super::record::write_delegate_report(
+                &attempt.run.files.report,
+                cycle,
+                attempt,
+                settings,
+            )?;
         }
         if cancel.is_requested() && round.accepted.is_none() {
             // The round is not counted: the next run does it again, from the files.
