@@ -58,6 +58,15 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
         ..overrides(&gate)
     };
     let mut settings = config::load(&layers.with_environment()?)?;
+    // An http delegate's key is needed from the first cycle: a missing one stops the run before
+    // anything runs.
+    for (index, delegate) in settings.delegates.iter().enumerate() {
+        if let crate::delegate::Launch::Http(http) = &delegate.launch {
+            http.key().map_err(|reason| {
+                CommandError::Usage(format!("delegate[{index}].api_key_env: {reason}"))
+            })?;
+        }
+    }
     if settings.delegates.is_empty() {
         return Err(ConfigError::invalid_at(
             &settings.config_file,

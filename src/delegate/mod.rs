@@ -75,6 +75,28 @@ pub struct HttpSpec {
     pub max_file_bytes: u64,
 }
 
+impl HttpSpec {
+    /// The API key from `api_key_env`: `None` when none is configured; an error naming the
+    /// variable when it is unset or too short to be redacted.
+    pub fn key(&self) -> Result<Option<String>, String> {
+        let Some(name) = &self.api_key_env else {
+            return Ok(None);
+        };
+        match std::env::var(name) {
+            Ok(value) if value.trim().len() >= crate::secrets::MIN_SECRET_LEN => {
+                Ok(Some(value.trim().to_string()))
+            }
+            Ok(value) if !value.trim().is_empty() => Err(format!(
+                "{name} holds fewer than {} bytes, too short to be told apart in the logs",
+                crate::secrets::MIN_SECRET_LEN
+            )),
+            _ => Err(format!(
+                "{name}, the variable holding the API key, is not set"
+            )),
+        }
+    }
+}
+
 impl DelegateSpec {
     /// What the reports call it: the command, or the model and its endpoint.
     pub fn describe(&self) -> String {

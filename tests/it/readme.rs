@@ -45,5 +45,5 @@ fn the_ready_made_delegates_load() {
         assert_eq!(settings.delegates.len(), 1, "{:?}", entry.path());
         count += 1;
     }
-    assert_eq!(count, 9);
+    assert_eq!(count, 11);
 }

@@ -63,15 +63,9 @@ pub fn ask(
         let note = "the target is not inside a git work tree".to_string();
         return transcript.end(None, 1, None, None, Some(note));
     };
-    let key = match &http.api_key_env {
-        None => None,
-        Some(name) => match std::env::var(name) {
-            Ok(value) if !value.trim().is_empty() => Some(value.trim().to_string()),
-            _ => {
-                let note = format!("{name}, the variable holding the API key, is not set");
-                return transcript.end(None, 1, None, None, Some(note));
-            }
-        },
+    let key = match http.key() {
+        Ok(key) => key,
+        Err(note) => return transcript.end(None, 1, None, None, Some(note)),
     };
     let (files, omitted) = files_for(http, assignment, &root);
     let mut user = prompt.to_string();
