@@ -266,9 +266,20 @@ fn the_key_variable_must_be_set_and_named_as_a_secret() {
         .unwrap();
     assert_eq!(unset.status.code(), Some(2));
     assert!(
-        stderr(&unset).contains("MODEL_API_KEY is not set"),
+        stderr(&unset).contains("MODEL_API_KEY, the variable holding the API key, is not set"),
         "{}",
         stderr(&unset)
+    );
+    let check = repo
+        .command(&["check"])
+        .env_remove(KEY_VARIABLE)
+        .output()
+        .unwrap();
+    assert_eq!(
+        check.status.code(),
+        Some(1),
+        "check needs no key: {}",
+        stderr(&check)
     );
 
     let text = std::fs::read_to_string(repo.join("refine-loop.toml")).unwrap();
