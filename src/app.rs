@@ -35,6 +35,7 @@ pub fn main() -> i32 {
         Command::Parse(args) => command::parse(args, &mut stdout),
         Command::Parsers(args) => command::parsers(args, &mut stdout),
         Command::Merge(args) => command::merge(args, &mut stdout),
+        Command::Sweep(args) => command::sweep(args, &mut stdout),
     };
     let _ = stdout.flush();
     match result {
