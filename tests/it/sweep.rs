@@ -303,8 +303,26 @@ fn the_sweep_sends_reads_only_and_the_token_only_to_github() {
         );
         assert!(!request.path.contains(TOKEN));
     }
-    assert!(!stdout(&output).contains(TOKEN));
-    assert!(!stderr(&output).contains(TOKEN));
+    assert_token_not_in(&output);
+    // The HTTP client asked for its most detailed log by name.
+    let named = run(sweep_command(
+        &repo,
+        &server,
+        &[
+            "--repo",
+            "octo-org/widgets",
+            "--log",
+            "trace,ureq=trace,ureq_proto=trace",
+        ],
+    )
+    .env("GH_TOKEN", TOKEN));
+    assert_eq!(named.status.code(), Some(0), "{}", stderr(&named));
+    assert!(
+        stderr(&named).contains("DEBUG"),
+        "the log is on: {}",
+        stderr(&named)
+    );
+    assert_token_not_in(&named);
     let mut files = 0;
     for path in files_under(&repo.join(".refine-loop")) {
         let bytes = std::fs::read(&path).unwrap();
@@ -316,6 +334,16 @@ fn the_sweep_sends_reads_only_and_the_token_only_to_github() {
         files += 1;
     }
     assert_eq!(files, 1, "sweep.json and nothing else");
+}
+
+/// Not whole, and not in pieces either (a hex dump cuts it into lines of 16 bytes).
+fn assert_token_not_in(output: &Output) {
+    for printed in [stdout(output), stderr(output)] {
+        for piece in TOKEN.as_bytes().windows(8) {
+            let piece = std::str::from_utf8(piece).unwrap();
+            assert!(!printed.contains(piece), "{piece:?} in {printed}");
+        }
+    }
 }
 
 fn files_under(dir: &Path) -> Vec<PathBuf> {
