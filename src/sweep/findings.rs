@@ -268,3 +268,7 @@ fn proposal_of(finding: &Finding) -> Proposal {
         diagnostics: Vec::new(),
     }
 }
+
+#[cfg(test)]
+#[path = "findings_tests.rs"]
+mod tests;

@@ -183,3 +183,33 @@ struct GraphqlReply<T> {
 struct GraphqlError {
     message: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_query_document_is_sent() {
+        let options = SweepOptions {
+            target: ".".into(),
+            repository: None,
+            token: None,
+            api_url: "http://127.0.0.1:9".into(),
+            graphql_url: "http://127.0.0.1:9/graphql".into(),
+            merged: 5,
+            timeout: std::time::Duration::from_secs(5),
+            offline: false,
+        };
+        let token = Token::new("t0ken-for-a-test").unwrap();
+        let mut client = Client::new(&options, &token);
+        for document in ["subscription { x }", "  { viewer { login } }", ""] {
+            let refused = client.query::<serde_json::Value>(document, serde_json::json!({}));
+            assert!(
+                matches!(refused, Err(SweepError::NotAQuery(_))),
+                "{document}"
+            );
+        }
+        assert_eq!(client.requests(), 0);
+        assert!(PULL_REQUESTS_QUERY.starts_with("query "));
+    }
+}

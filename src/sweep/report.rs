@@ -231,3 +231,41 @@ pub fn summary_lines(sweep: &Sweep, written: &Path) -> String {
     );
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forge_text_is_inert_in_markdown() {
+        let cases = [
+            ("plain title", "plain title"),
+            ("a | b", "a \\| b"),
+            (
+                "<script>alert(1)</script>",
+                "&lt;script&gt;alert(1)&lt;/script&gt;",
+            ),
+            ("cc @octocat", "cc @\u{200b}octocat"),
+            ("`rm -rf /`", "\\`rm -rf /\\`"),
+            ("[click](https://x)", "\\[click\\](https://x)"),
+            ("# heading\nnext", "\\# heading next"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(inert(text), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_skipped_sweep_says_why_and_nothing_else() {
+        let sweep = Sweep::skipped(Some("o/r".into()), "the target has no origin remote");
+        assert_eq!(
+            render_section(&sweep),
+            "## Open surface (sweep)\n\nSkipped (o/r): the target has no origin remote.\n"
+        );
+        let lines = summary_lines(&sweep, Path::new("s/sweep.json"));
+        assert_eq!(
+            lines,
+            "sweep skipped: the target has no origin remote\nwrote s/sweep.json\n"
+        );
+    }
+}
