@@ -51,10 +51,15 @@ const RENOVATE_CONFIGS: [&str; 7] = [
 /// The findings, in the order they are worth taking: baseline failures, two update bots on one
 /// manifest, reviewers configured and never seen, then the critical ones.
 pub(super) fn in_tree(sweep: &Sweep, target: &Path) -> Vec<Finding> {
+    // Configs live at the repository's root, which the target may be below.
+    let root = git2::Repository::discover(target)
+        .ok()
+        .and_then(|repo| repo.workdir().map(Path::to_path_buf))
+        .unwrap_or_else(|| target.to_path_buf());
     let present = |paths: &[&str]| -> Vec<String> {
         paths
             .iter()
-            .filter(|path| target.join(path).is_file())
+            .filter(|path| root.join(path).is_file())
             .map(|path| path.to_string())
             .collect()
     };
@@ -213,20 +218,33 @@ fn two_update_bots(
         })
     });
     let configured = !dependabot.is_empty() && !renovate.is_empty();
-    if !configured && shared.is_none() {
-        return None;
-    }
     let mut evidence = Vec::new();
     let mut paths: Vec<String> = Vec::new();
     if configured {
         paths.extend(dependabot.iter().chain(renovate).cloned());
         evidence.push(format!("both configured in the tree: {}", paths.join(", ")));
     }
+    // Both configured says they may overlap; both updating one file says they do.
+    let (title, confidence) = match (configured, &shared) {
+        (false, None) => return None,
+        (true, None) => (
+            "Dependabot and Renovate are both configured: keep one per manifest",
+            3,
+        ),
+        (false, Some(_)) => (
+            "Dependabot and Renovate update the same manifest: keep one",
+            4,
+        ),
+        (true, Some(_)) => (
+            "Dependabot and Renovate update the same manifest: keep one",
+            5,
+        ),
+    };
     evidence.extend(shared);
     Some(Finding {
         kind: "two-update-bots".into(),
-        title: "two update bots own the same manifests: keep one".into(),
-        confidence: if evidence.len() == 2 { 5 } else { 4 },
+        title: title.into(),
+        confidence,
         evidence: evidence.join("\n"),
         paths,
         critical: false,
