@@ -33,7 +33,8 @@
 //! `none`), `check_runs` (`name`, `kind` = `check_run`|`status_context`, `status`,
 //! `conclusion`, `verdict` = `green`|`failing`|`pending`|`not_run`, `detail`), `review_check`
 //! (`"skipped: <check>: <excerpt>"` or null), `blocked_by`, `review_threads`,
-//! `unresolved_threads`, `threads` (the unresolved ones: `author`, `path`, `body`, `critical`),
+//! `unresolved_threads`, `threads` (the unresolved, not outdated ones: `author`, `path`, `body`,
+//! `critical` = why it reads as a security or correctness finding, or null),
 //! `reviewers`, `dependency_files`, `version_changes` (`file`, `dependency`, `from`, `to`,
 //! `bump` = `major`|`zero_minor`|`minor`|`patch`|`other`), `human_only`, `human_only_reasons`,
 //! `critical`.

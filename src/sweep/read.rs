@@ -60,12 +60,7 @@ pub fn run_sweep(options: &SweepOptions) -> Result<Sweep, SweepError> {
     {
         read_versions(&mut client, &repository, pr)?;
     }
-    for pr in &mut open_prs {
-        pr.blocked_by = rules::blocked_by(pr);
-    }
-    for pr in &mut merged_prs {
-        pr.critical = pr.threads.iter().any(|thread| thread.critical.is_some());
-    }
+    judge(&mut open_prs, &mut merged_prs);
     let mut sweep = Sweep {
         format_version: FORMAT_VERSION,
         repository: Some(repository.to_string()),
@@ -82,6 +77,17 @@ pub fn run_sweep(options: &SweepOptions) -> Result<Sweep, SweepError> {
     };
     sweep.findings = findings::in_tree(&sweep, &options.target);
     Ok(sweep)
+}
+
+/// What stands between each open pull request and a merge (rule 3); which merged one shipped
+/// with a finding (rule 6).
+fn judge(open: &mut [PullRequest], merged: &mut [PullRequest]) {
+    for pr in open {
+        pr.blocked_by = rules::blocked_by(pr);
+    }
+    for pr in merged {
+        pr.critical = pr.threads.iter().any(|thread| thread.critical.is_some());
+    }
 }
 
 /// Up to `limit` pull requests in `state` (`OPEN`, `MERGED`), most recently updated first, one
