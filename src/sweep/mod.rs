@@ -17,7 +17,8 @@
 //!   "requests": 7,                             // HTTP requests sent, retries included
 //!   "open_prs": [PullRequest],
 //!   "open_prs_truncated": false,               // more open PRs than were read
-//!   "merged_prs": [PullRequest],               // the last N merged, newest first
+//!   "merged_prs": [PullRequest],               // the N merged ones updated last (GitHub
+//!                                              // cannot order by merge time), newest merge first
 //!   "open_issues": { "count": 1, "truncated": false,
 //!                    "issues": [{ "number": 9, "title": "…", "author": "octocat" }] },
 //!   "baseline_failures": [{ "check": "lint", "conclusion": "FAILURE", "prs": [11, 12, 13] }],
