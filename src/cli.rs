@@ -103,7 +103,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo: Option<String>,
 
-    /// The last merged pull requests to read (0 to 100).
+    /// How many merged pull requests to read, those updated last (0 to 100).
     #[arg(long, value_name = "N", default_value_t = 5,
           value_parser = clap::value_parser!(u16).range(0..=100))]
     pub merged: u16,
