@@ -35,6 +35,7 @@ pub fn main() -> i32 {
         Command::Parse(args) => command::parse(args, &mut stdout),
         Command::Parsers(args) => command::parsers(args, &mut stdout),
         Command::Merge(args) => command::merge(args, &mut stdout),
+        Command::Sweep(args) => command::sweep(args, &mut stdout),
     };
     let _ = stdout.flush();
     match result {
@@ -61,8 +62,18 @@ impl Write for RedactingStderr {
 }
 
 fn init_logging(format: LogFormat, filter: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+    let mut filter = tracing_subscriber::EnvFilter::try_new(filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // At trace level the HTTP client dumps each request's raw bytes, the Authorization header
+    // among them, cut into 16-byte lines the redactor cannot recognise: it stops at debug, where
+    // it redacts credentials itself.
+    if filter.max_level_hint() == Some(tracing_subscriber::filter::LevelFilter::TRACE) {
+        for directive in ["ureq=debug", "ureq_proto=debug"] {
+            if let Ok(directive) = directive.parse() {
+                filter = filter.add_directive(directive);
+            }
+        }
+    }
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         // Log lines are redacted too: a secret never reaches the job's log.

@@ -84,6 +84,40 @@ pub enum Command {
     /// Merge the state dirs of matrix jobs (one scope each) into one summary, trend, history
     /// and report.
     Merge(MergeArgs),
+    /// Read the repository's open pull requests, recent merges and open issues on GitHub
+    /// (read-only) and write what the seed's rules make of them to sweep.json.
+    Sweep(SweepArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// The repository whose `origin` remote names the GitHub repository [default: .].
+    #[arg(long, value_name = "DIR", env = "REFINE_LOOP_TARGET")]
+    pub target: Option<PathBuf>,
+
+    /// Where sweep.json goes [default: <target>/.refine-loop].
+    #[arg(long, value_name = "DIR", env = "REFINE_LOOP_STATE_DIR")]
+    pub state_dir: Option<PathBuf>,
+
+    /// The GitHub repository [default: GITHUB_REPOSITORY, else the origin remote].
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: Option<String>,
+
+    /// How many merged pull requests to read, those updated last (0 to 100).
+    #[arg(long, value_name = "N", default_value_t = 5,
+          value_parser = clap::value_parser!(u16).range(0..=100))]
+    pub merged: u16,
+
+    /// Deadline for the whole sweep, retries included (like "2m").
+    #[arg(long, value_name = "DURATION", default_value = "2m",
+          value_parser = ConfigDuration::parse)]
+    pub timeout: ConfigDuration,
+
+    // Read from the environment by the sweep's options, not by clap, so that the campaign's
+    // sweep honours it too.
+    /// Refuse to run: the sweep needs the network [env: REFINE_LOOP_OFFLINE=].
+    #[arg(long)]
+    pub offline: bool,
 }
 
 #[derive(Debug, Args)]

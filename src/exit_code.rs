@@ -10,5 +10,7 @@ pub const USAGE: i32 = 2;
 pub const BUDGET: i32 = 3;
 /// The gate could not run, or a check could not give a result (infrastructure failure).
 pub const ERROR: i32 = 4;
+/// `sweep`: GitHub answered an error status, or could not be reached in time.
+pub const SWEEP_UNREADABLE: i32 = 1;
 /// Stopped by SIGINT or SIGTERM.
 pub const CANCELLED: i32 = 130;

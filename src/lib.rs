@@ -21,4 +21,5 @@ pub mod run;
 pub mod secrets;
 pub mod state;
 pub mod stop;
+pub mod sweep;
 pub mod workspace;

@@ -7,6 +7,7 @@ mod merge;
 mod parse;
 mod publish;
 mod run;
+mod sweep;
 
 pub use check::check;
 pub use demo::demo;
@@ -14,6 +15,7 @@ pub use init::init;
 pub use merge::merge;
 pub use parse::{parse, parsers};
 pub use run::run;
+pub use sweep::sweep;
 
 use crate::config::ConfigError;
 use crate::exit_code;
@@ -35,6 +37,8 @@ pub enum CommandError {
     Run(crate::run::RunError),
     #[error(transparent)]
     Campaign(crate::campaign::state::CampaignError),
+    #[error(transparent)]
+    Sweep(#[from] crate::sweep::SweepError),
     #[error("the CI reports: {0}")]
     Reports(crate::report::CiReportError),
     #[error("{name}: cannot read: {source}")]
@@ -66,6 +70,7 @@ impl CommandError {
             Self::Gate(_) | Self::State(_) | Self::Run(_) => exit_code::ERROR,
             Self::Campaign(error) => error.exit_code(),
             Self::Reports(_) => exit_code::ERROR,
+            Self::Sweep(error) => error.exit_code(),
         }
     }
 }

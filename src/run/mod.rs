@@ -22,6 +22,7 @@ use std::time::Instant;
 pub use accept::reasons_to_reject;
 pub use heuristics::Heuristics;
 pub use isolate::Isolation;
+pub use ledger::now_iso8601;
 pub use turn::Attempt;
 use turn::take_turn;
 pub use verify::diagnostics_of;

@@ -31,3 +31,4 @@ mod run_fixers;
 mod run_loop;
 mod secrets;
 mod support;
+mod sweep;
