@@ -135,6 +135,8 @@ pub struct Backlog {
     /// commit: while HEAD stays, a later run's commits continue from that one.
     pub record_base: Option<String>,
     pub record_tip: Option<String>,
+    /// The segment whose open surface was swept (`sweep = true`): once per segment.
+    pub swept_segment: Option<u32>,
 }
 
 /// What this run observed before it opened the campaign.

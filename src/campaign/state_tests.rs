@@ -138,6 +138,7 @@ fn sample_backlog() -> Backlog {
         owned: BTreeMap::from([("src/lib.rs".to_owned(), "file:abc:644".to_owned())]),
         record_base: Some("a".repeat(40)),
         record_tip: None,
+        swept_segment: Some(1),
     }
 }
 

@@ -165,13 +165,22 @@ fn run_in(
         _ => head,
     };
     let mut recorder = Recorder::new(&record_repository, base, &ledger::new_run_id())?;
+    let sweep = if settings.sweep {
+        Some(sweep_segment(settings, &mut campaign)?)
+    } else {
+        None
+    };
+    let sweep_proposals = sweep
+        .as_ref()
+        .map(crate::sweep::candidates)
+        .unwrap_or_default();
     // The cards this run writes to the worklog go into the report too.
     let worklog_start = std::fs::metadata(campaign.worklog_path()).map_or(0, |m| m.len());
     let (outcome, reason) = match preset {
         Preset::Refine => {
             let end = refine::run_rounds(
                 settings,
-                &mut campaign,
+                (&mut campaign, &sweep_proposals),
                 workspace,
                 &mut recorder,
                 cancel,
@@ -208,13 +217,17 @@ fn run_in(
                 .collect()
         })
         .unwrap_or_default();
-    let report = super::campaign_report::campaign_report(
+    let mut report = super::campaign_report::campaign_report(
         &campaign,
         preset,
         (outcome, &reason),
         &delivery,
         &cards,
     );
+    if let Some(sweep) = &sweep {
+        report.push('\n');
+        report.push_str(&crate::sweep::render_section(sweep));
+    }
     crate::state::write_atomic(
         &settings.state_dir.join("REFINE-LOOP-FINAL.md"),
         report.as_bytes(),
@@ -229,6 +242,50 @@ fn run_in(
         reason,
         already_ended: false,
     })
+}
+
+/// The open surface, swept once per segment (`sweep = true`): read from GitHub at the first run
+/// of a segment and written to `sweep.json`; read back from there by a later run of the same
+/// segment. A sweep that cannot read GitHub is recorded as skipped, with the reason: the sweep
+/// informs the campaign, it does not gate it.
+fn sweep_segment(
+    settings: &Settings,
+    campaign: &mut Campaign,
+) -> Result<crate::sweep::Sweep, RunError> {
+    let path = settings.state_dir.join(crate::sweep::SWEEP_FILE);
+    let segment = campaign.backlog.counters.segment;
+    if campaign.backlog.swept_segment == Some(segment)
+        && let Some(sweep) = std::fs::read(&path)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+    {
+        return Ok(sweep);
+    }
+    let sweep = match crate::sweep::SweepOptions::from_environment(settings.target.clone(), None)
+        .and_then(|options| crate::sweep::run_sweep(&options))
+    {
+        Ok(sweep) => sweep,
+        Err(error) => {
+            tracing::warn!(%error, "the sweep could not read GitHub");
+            crate::sweep::Sweep::skipped(None, format!("the sweep could not read GitHub: {error}"))
+        }
+    };
+    crate::sweep::write_sweep_json(&settings.state_dir, &sweep)?;
+    let line = match &sweep.skipped {
+        Some(reason) => format!("- segment {segment}: the open surface was not swept: {reason}"),
+        None => format!(
+            "- segment {segment}: swept the open surface of {}: {} open PRs, {} merged read, {} baseline failures, {} in-tree findings (sweep.json)",
+            sweep.repository.as_deref().unwrap_or("?"),
+            sweep.open_prs.len(),
+            sweep.merged_prs.len(),
+            sweep.baseline_failures.len(),
+            sweep.findings.len()
+        ),
+    };
+    campaign.append_worklog(&line)?;
+    campaign.backlog.swept_segment = Some(segment);
+    campaign.save()?;
+    Ok(sweep)
 }
 
 /// On a continuation with a new theta, a resting family whose last candidate now qualifies

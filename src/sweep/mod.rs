@@ -49,7 +49,7 @@ mod rules;
 mod versions;
 mod wire;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use findings::candidates;
 pub use options::{RepositoryName, SweepOptions, Token};
@@ -62,7 +62,7 @@ pub const FORMAT_VERSION: u32 = 1;
 pub const QUOTE_LIMIT: usize = 200;
 
 /// One sweep: what was read and what the rules made of it.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Sweep {
     pub format_version: u32,
     pub repository: Option<String>,
@@ -92,7 +92,7 @@ impl Sweep {
 }
 
 /// How a pull request's checks stand, all of them taken together.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum ChecksState {
     /// Every check ran and succeeded.
@@ -108,7 +108,7 @@ pub enum ChecksState {
 }
 
 /// How one check stands.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Green,
@@ -118,7 +118,7 @@ pub enum Verdict {
 }
 
 /// What kind of check GitHub reported: a check run (Actions, apps) or a commit status.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckKind {
     CheckRun,
@@ -126,7 +126,7 @@ pub enum CheckKind {
 }
 
 /// One check of a pull request's head commit.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Check {
     pub name: String,
     pub kind: CheckKind,
@@ -150,7 +150,7 @@ impl Check {
 }
 
 /// An unresolved review thread, quoted from its first comment.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Thread {
     pub author: Option<String>,
     pub path: Option<String>,
@@ -160,7 +160,7 @@ pub struct Thread {
 }
 
 /// A dependency's version as a pull request's diff changes it.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct VersionChange {
     pub file: String,
     pub dependency: String,
@@ -170,7 +170,7 @@ pub struct VersionChange {
 }
 
 /// How far a version moved.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Bump {
     /// The major number changed (either way).
@@ -184,7 +184,7 @@ pub enum Bump {
 }
 
 /// A pull request as read, and judged.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct PullRequest {
     pub number: u64,
     pub title: String,
@@ -210,7 +210,7 @@ pub struct PullRequest {
 }
 
 /// The open issues read (pull requests left out).
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct OpenIssues {
     pub count: usize,
     /// More open issues than were read.
@@ -218,7 +218,7 @@ pub struct OpenIssues {
     pub issues: Vec<Issue>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Issue {
     pub number: u64,
     pub title: String,
@@ -227,7 +227,7 @@ pub struct Issue {
 
 /// A check that fails the same way on unrelated open pull requests: the base's failure, never a
 /// candidate's.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct BaselineFailure {
     pub check: String,
     pub conclusion: String,
@@ -235,7 +235,7 @@ pub struct BaselineFailure {
 }
 
 /// A merged pull request that still carries unresolved review threads.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct MergedWithThreads {
     pub number: u64,
     pub title: String,
@@ -246,7 +246,7 @@ pub struct MergedWithThreads {
 }
 
 /// Something the sweep found that a change in the tree can address.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Finding {
     /// `baseline-failure`, `two-update-bots`, `reviewer-never-ran` or `merged-unresolved`.
     pub kind: String,

@@ -71,7 +71,14 @@ fn repo() -> Repo {
 /// `refine-loop sweep ARGS` in `repo`, with GitHub at `server` and nothing from this process's
 /// environment that could change it.
 fn sweep_command(repo: &Repo, server: &Server, args: &[&str]) -> Command {
-    let mut command = repo.command(&["sweep"]);
+    let mut command = github_command(repo, server, &["sweep"]);
+    command.args(args);
+    command
+}
+
+/// `refine-loop ARGS` in `repo`, with GitHub at `server`.
+fn github_command(repo: &Repo, server: &Server, args: &[&str]) -> Command {
+    let mut command = repo.command(args);
     for name in [
         "GITHUB_TOKEN",
         "GH_TOKEN",
@@ -89,8 +96,7 @@ fn sweep_command(repo: &Repo, server: &Server, args: &[&str]) -> Command {
     command
         .env("GITHUB_API_URL", &server.base)
         .env("GITHUB_GRAPHQL_URL", format!("{}/graphql", server.base))
-        .env("NO_PROXY", "127.0.0.1")
-        .args(args);
+        .env("NO_PROXY", "127.0.0.1");
     command
 }
 
@@ -623,4 +629,104 @@ fn candidates_and_the_report_section_from_a_sweep() {
     let state = tempfile::tempdir().unwrap();
     let written = sweep::write_sweep_json(state.path(), &found).unwrap();
     assert!(!std::fs::read_to_string(written).unwrap().contains(TOKEN));
+}
+
+/// A refine campaign over `repo()` with `sweep = true`, no discover delegate (the gate passes, so
+/// the sweep's findings are the only candidates), an executor that notes each candidate it is
+/// given, and a reviewer that approves.
+fn sweeping_campaign() -> Repo {
+    let repo = repo();
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write("executed.txt", "");
+    repo.write(
+        "refine-loop.toml",
+        r#"sweep = true
+
+[[gate.check]]
+name = "build"
+run = "true"
+
+[[delegate]]
+role = "execute"
+run = 'echo "$REFINE_LOOP_CATEGORY" >> executed.txt'
+
+[[delegate]]
+role = "reviewer"
+run = 'echo approve > "$REFINE_LOOP_VERDICT_FILE"'
+"#,
+    );
+    repo.commit("a sweeping campaign");
+    repo
+}
+
+fn campaign_command(repo: &Repo, server: &Server, args: &[&str]) -> Command {
+    let mut command = github_command(repo, server, &["run", "--preset", "refine"]);
+    command
+        .args(args)
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("GITHUB_REPOSITORY", "octo-org/widgets");
+    command
+}
+
+fn graphql_requests(server: &Server) -> usize {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/graphql")
+        .count()
+}
+
+#[test]
+fn a_campaign_sweeps_once_and_a_critical_finding_about_shipped_code_ends_the_round() {
+    let server = github(|text| text);
+    let repo = sweeping_campaign();
+    let output = run(&mut campaign_command(&repo, &server, &["tidy"]));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = std::fs::read_to_string(repo.join(".refine-loop/REFINE-BACKLOG.md")).unwrap();
+    assert!(text.contains("critical finding"), "{text}");
+    assert!(text.contains("sweep/merged-unresolved"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("executed.txt")).unwrap(),
+        "",
+        "nothing is executed in a round a critical finding ends"
+    );
+    assert_eq!(sweep_json(&repo)["repository"], "octo-org/widgets");
+    let report = std::fs::read_to_string(repo.join(".refine-loop/REFINE-LOOP-FINAL.md")).unwrap();
+    assert!(report.contains("## Open surface (sweep)"), "{report}");
+    let worklog = std::fs::read_to_string(repo.join(".refine-loop/REFINE-WORKLOG.md")).unwrap();
+    assert!(
+        worklog.contains("swept the open surface of octo-org/widgets"),
+        "{worklog}"
+    );
+    assert_reads_only(&server.requests());
+    assert_token_not_in(&output);
+}
+
+fn threads_resolved(text: String) -> String {
+    text.replace("\"isResolved\": false", "\"isResolved\": true")
+}
+
+#[test]
+fn a_campaign_works_the_sweeps_in_tree_findings_as_candidates_and_sweeps_again_per_segment() {
+    let server = github(threads_resolved);
+    let repo = sweeping_campaign();
+    let output = run(&mut campaign_command(&repo, &server, &["tidy"]));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let executed = std::fs::read_to_string(repo.join("executed.txt")).unwrap();
+    assert_eq!(
+        executed, "sweep-baseline-failure\nsweep-two-update-bots\n",
+        "one accepted per round, best first"
+    );
+    // Two GraphQL pages (open and merged) for the one sweep of the segment, however many rounds.
+    let first = graphql_requests(&server);
+    assert_eq!(first, 2);
+
+    let again = run(&mut campaign_command(&repo, &server, &["--continue"]));
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(
+        graphql_requests(&server),
+        2 * first,
+        "segment 2 sweeps again"
+    );
+    assert_reads_only(&server.requests());
 }

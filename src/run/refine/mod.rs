@@ -53,7 +53,7 @@ struct Round {
 /// Runs rounds until an outcome; the campaign's files are saved after every step.
 pub fn run_rounds(
     settings: &Settings,
-    campaign: &mut Campaign,
+    (campaign, swept): (&mut Campaign, &[Proposal]),
     workspace: &mut Workspace,
     recorder: &mut Recorder<'_>,
     cancel: &Cancel,
@@ -90,6 +90,19 @@ pub fn run_rounds(
         for reason in &rejected {
             campaign.append_worklog(&format!("- round {number}: rejected a proposal: {reason}"))?;
         }
+        // The sweep's findings stand for the whole segment, until one is accepted.
+        proposals.extend(
+            swept
+                .iter()
+                .filter(|p| {
+                    !campaign
+                        .backlog
+                        .candidates
+                        .iter()
+                        .any(|c| c.family == p.family && c.status == "accepted")
+                })
+                .cloned(),
+        );
         proposals.retain(|p| {
             !campaign
                 .backlog
