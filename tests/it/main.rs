@@ -20,6 +20,7 @@ mod http_server;
 mod init;
 mod isolate;
 mod merge;
+mod network_surface;
 mod parse_command;
 mod parser_catalogue;
 mod parser_fixtures;
