@@ -76,7 +76,15 @@ fn assert_key_written_nowhere(repo: &Repo, output: &std::process::Output) {
             );
         }
     }
-    assert!(!stdout(output).contains(KEY) && !stderr(output).contains(KEY));
+    // Not even a piece of it (a log can cut a header into lines).
+    let (out, err) = (stdout(output), stderr(output));
+    for piece in KEY.as_bytes().windows(8) {
+        let piece = std::str::from_utf8(piece).unwrap();
+        assert!(
+            !out.contains(piece) && !err.contains(piece),
+            "{piece} in the output"
+        );
+    }
 }
 
 fn user_files(repo: &Repo) -> std::collections::BTreeMap<std::path::PathBuf, Entry> {
@@ -87,8 +95,14 @@ fn user_files(repo: &Repo) -> std::collections::BTreeMap<std::path::PathBuf, Ent
 fn a_good_diff_is_applied_verified_by_the_gate_and_its_tokens_recorded() {
     let server = Server::start(|_, _| completion(&format!("Remove it:\n\n```diff\n{FIX}```\n")));
     let repo = repository(&server, "");
-    let output = run(&repo);
+    // At the most verbose log level too, the key stays out of the log.
+    let output = repo
+        .command(&["-vvv", "run", "--max-cycles", "1"])
+        .env(KEY_VARIABLE, KEY)
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stderr(&output).contains("POST"), "ureq's request is logged");
     assert_eq!(
         std::fs::read_to_string(repo.join("src/app.py")).unwrap(),
         "x = 1\nprint(x)\n"
