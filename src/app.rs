@@ -35,7 +35,7 @@ pub fn main() -> i32 {
         Command::Parse(args) => command::parse(args, &mut stdout),
         Command::Parsers(args) => command::parsers(args, &mut stdout),
         Command::Merge(args) => command::merge(args, &mut stdout),
-        Command::Sweep(args) => command::sweep(args, &mut stdout),
+        Command::Sweep(args) => command::sweep(args, &cancel, &mut stdout),
     };
     let _ = stdout.flush();
     match result {
@@ -62,26 +62,27 @@ impl Write for RedactingStderr {
 }
 
 fn init_logging(format: LogFormat, filter: &str) {
-    let mut filter = tracing_subscriber::EnvFilter::try_new(filter)
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     // At trace level the HTTP client dumps each request's raw bytes, the Authorization header
-    // among them, cut into 16-byte lines the redactor cannot recognise: it stops at debug, where
-    // it redacts credentials itself.
-    if filter.max_level_hint() == Some(tracing_subscriber::filter::LevelFilter::TRACE) {
-        for directive in ["ureq=debug", "ureq_proto=debug"] {
-            if let Ok(directive) = directive.parse() {
-                filter = filter.add_directive(directive);
-            }
-        }
-    }
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    // among them, cut into 16-byte lines the redactor cannot recognise: its trace events are
+    // dropped whatever the filter asks for (at debug it hides credentials itself).
+    let no_raw_requests = tracing_subscriber::filter::filter_fn(|meta| {
+        !(*meta.level() == tracing::Level::TRACE && meta.target().starts_with("ureq"))
+    });
+    let layer = tracing_subscriber::fmt::layer()
         // Log lines are redacted too: a secret never reaches the job's log.
         .with_writer(|| RedactingStderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false);
-    let _ = match format {
-        LogFormat::Text => builder.without_time().try_init(),
-        LogFormat::Json => builder.json().try_init(),
+    let layer = match format {
+        LogFormat::Text => layer.without_time().boxed(),
+        LogFormat::Json => layer.json().boxed(),
     };
+    let _ = tracing_subscriber::registry()
+        .with(layer.with_filter(filter).with_filter(no_raw_requests))
+        .try_init();
 }

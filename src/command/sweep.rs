@@ -6,12 +6,17 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::CommandError;
+use crate::cancel::Cancel;
 use crate::cli::SweepArgs;
 use crate::exit_code;
 use crate::sweep::{self, RepositoryName, SweepError, SweepOptions};
 
 /// Runs the sweep; returns the exit code.
-pub fn sweep(args: &SweepArgs, stdout: &mut dyn Write) -> Result<i32, CommandError> {
+pub fn sweep(
+    args: &SweepArgs,
+    cancel: &Cancel,
+    stdout: &mut dyn Write,
+) -> Result<i32, CommandError> {
     if args.offline {
         return Err(SweepError::Offline.into());
     }
@@ -35,7 +40,7 @@ pub fn sweep(args: &SweepArgs, stdout: &mut dyn Write) -> Result<i32, CommandErr
     let mut options = SweepOptions::from_environment(target.clone(), repository)?;
     options.merged = usize::from(args.merged);
     options.timeout = args.timeout.0;
-    let result = sweep::run_sweep(&options)?;
+    let result = sweep::run_sweep(&options, cancel)?;
     let state_dir = args
         .state_dir
         .clone()

@@ -5,6 +5,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::cancel::Cancel;
+
 /// Why a request got no usable reply.
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
@@ -14,6 +16,8 @@ pub enum NetError {
     TooLarge { limit: u64 },
     #[error("{0}")]
     Transport(String),
+    #[error("cancelled before an answer came")]
+    Cancelled,
 }
 
 /// A reply, read whole.
@@ -39,33 +43,68 @@ impl Reply {
 
 /// The agent every network edge uses. Proxies come from the environment (ureq reads
 /// `ALL_PROXY`, `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY`); a status is a value, not an error.
-pub fn agent() -> ureq::Agent {
+/// `redirects` is how many it follows (a model endpoint: none, so its key goes nowhere else).
+fn agent(redirects: u32) -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
         .user_agent(concat!("refine-loop/", env!("CARGO_PKG_VERSION")))
-        .max_redirects(3)
+        .max_redirects(redirects)
         .build()
         .into()
 }
 
-/// One request to send, built again for each attempt.
-#[derive(Debug, Clone, Copy)]
-pub enum Method<'a> {
+/// A request's method, and a POST's JSON body.
+#[derive(Debug, Clone)]
+pub enum Method {
     Get,
-    /// A JSON body.
-    Post(&'a [u8]),
+    Post(Vec<u8>),
 }
 
-/// Sends `method url` with `headers`, retrying 429 and 5xx with backoff (or the server's
-/// `Retry-After`) while the next try still fits before `deadline`. The body is read under
-/// `limit` bytes.
-pub fn send(
-    agent: &ureq::Agent,
-    (method, url): (Method<'_>, &str),
-    headers: &[(&str, &str)],
-    deadline: Instant,
-    limit: u64,
-) -> Result<Reply, NetError> {
+/// One request, sent again as it is on each retry.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub method: Method,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    /// Redirects followed.
+    pub redirects: u32,
+    /// The reply's body is read up to this many bytes.
+    pub limit: u64,
+}
+
+/// The shortest wait before a retry, whatever `Retry-After` says (0 would spin).
+const MIN_WAIT: Duration = Duration::from_millis(500);
+/// The longest wait before a retry.
+const MAX_WAIT: Duration = Duration::from_secs(60);
+/// A retry needs at least this long before the deadline to be worth sending.
+const LAST_CHANCE: Duration = Duration::from_secs(1);
+
+/// Sends `request`, retrying 429 and 5xx with backoff (or the server's `Retry-After`, within
+/// bounds) while the next try still fits before `deadline`; the last such reply is returned as
+/// it is. The exchange runs on a thread of its own, so that a cancel is answered at once.
+pub fn send(request: Request, deadline: Instant, cancel: &Cancel) -> Result<Reply, NetError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(exchange(&request, deadline));
+    });
+    loop {
+        if cancel.is_requested() {
+            return Err(NetError::Cancelled);
+        }
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(reply) => return reply,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(NetError::Transport(
+                    "the request thread ended without an answer".into(),
+                ));
+            }
+        }
+    }
+}
+
+fn exchange(request: &Request, deadline: Instant) -> Result<Reply, NetError> {
+    let agent = agent(request.redirects);
     let started = Instant::now();
     let mut backoff = Duration::from_secs(1);
     let mut attempts = 0;
@@ -75,29 +114,29 @@ pub fn send(
         if remaining.is_zero() {
             return Err(NetError::Deadline(started.elapsed()));
         }
-        let outcome = match method {
+        let outcome = match &request.method {
             Method::Get => {
-                let mut request = agent.get(url);
-                for (name, value) in headers {
-                    request = request.header(*name, *value);
+                let mut builder = agent.get(&request.url);
+                for (name, value) in &request.headers {
+                    builder = builder.header(name, value);
                 }
-                request
+                builder
                     .config()
                     .timeout_global(Some(remaining))
                     .build()
                     .call()
             }
             Method::Post(body) => {
-                let mut request = agent.post(url);
-                for (name, value) in headers {
-                    request = request.header(*name, *value);
+                let mut builder = agent.post(&request.url);
+                for (name, value) in &request.headers {
+                    builder = builder.header(name, value);
                 }
-                request
+                builder
                     .config()
                     .timeout_global(Some(remaining))
                     .build()
                     .content_type("application/json")
-                    .send(body)
+                    .send(body.as_slice())
             }
         };
         let mut response = match outcome {
@@ -111,7 +150,8 @@ pub fn send(
             .get("retry-after")
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+            .map(|seconds| Duration::from_secs(seconds.min(MAX_WAIT.as_secs())));
+        let limit = request.limit;
         let body = match response.body_mut().with_config().limit(limit).read_to_vec() {
             Ok(body) => body,
             Err(ureq::Error::BodyExceedsLimit(_)) => return Err(NetError::TooLarge { limit }),
@@ -126,13 +166,16 @@ pub fn send(
         if !retryable(status) {
             return Ok(reply);
         }
-        let wait = retry_after.unwrap_or(backoff);
-        if Instant::now() + wait >= deadline {
+        let wait = retry_after.unwrap_or(backoff).clamp(MIN_WAIT, MAX_WAIT);
+        let fits = Instant::now()
+            .checked_add(wait + LAST_CHANCE)
+            .is_some_and(|retry| retry < deadline);
+        if !fits {
             return Ok(reply);
         }
-        tracing::info!(status, ?wait, url, "retrying");
+        tracing::info!(status, ?wait, url = %request.url, "retrying");
         std::thread::sleep(wait);
-        backoff = (backoff * 2).min(Duration::from_secs(30));
+        backoff = (backoff * 2).min(MAX_WAIT);
     }
 }
 

@@ -166,7 +166,7 @@ fn run_in(
     };
     let mut recorder = Recorder::new(&record_repository, base, &ledger::new_run_id())?;
     let sweep = if settings.sweep {
-        Some(sweep_segment(settings, &mut campaign)?)
+        Some(sweep_segment(settings, &mut campaign, cancel)?)
     } else {
         None
     };
@@ -251,6 +251,7 @@ fn run_in(
 fn sweep_segment(
     settings: &Settings,
     campaign: &mut Campaign,
+    cancel: &Cancel,
 ) -> Result<crate::sweep::Sweep, RunError> {
     let path = settings.state_dir.join(crate::sweep::SWEEP_FILE);
     let segment = campaign.backlog.counters.segment;
@@ -262,9 +263,13 @@ fn sweep_segment(
         return Ok(sweep);
     }
     let sweep = match crate::sweep::SweepOptions::from_environment(settings.target.clone(), None)
-        .and_then(|options| crate::sweep::run_sweep(&options))
+        .and_then(|options| crate::sweep::run_sweep(&options, cancel))
     {
         Ok(sweep) => sweep,
+        // Not done: the next run of the segment sweeps; this one ends at its first cancel check.
+        Err(crate::sweep::SweepError::Cancelled) => {
+            return Ok(crate::sweep::Sweep::skipped(None, "cancelled"));
+        }
         Err(error) => {
             tracing::warn!(%error, "the sweep could not read GitHub");
             crate::sweep::Sweep::skipped(None, format!("the sweep could not read GitHub: {error}"))

@@ -112,6 +112,7 @@ fn findings_from_the_tree_and_what_was_read() {
         author: Some("bob".into()),
         path: Some("src/a.rs".into()),
         body: "this panics".into(),
+        outdated: false,
         critical: Some("correctness: \"panic\"".into()),
     }];
     assert_eq!(

@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 
 use super::SweepError;
 use super::options::{SweepOptions, Token};
+use crate::cancel::Cancel;
 use crate::net::{self, Method};
 
 /// The largest reply read (a page of pull requests with their checks and threads).
@@ -24,12 +25,12 @@ pub const PULL_REQUESTS_QUERY: &str = r"query SweepPullRequests($owner: String!,
       nodes {
         number title isDraft mergedAt headRefName headRefOid reviewDecision
         author { login }
-        commits(last: 1) { nodes { commit { oid statusCheckRollup { state contexts(first: 100) { nodes {
+        commits(last: 1) { nodes { commit { oid statusCheckRollup { state contexts(first: 100) { totalCount pageInfo { hasNextPage } nodes {
           __typename
           ... on CheckRun { name status conclusion title summary detailsUrl }
           ... on StatusContext { context state description targetUrl }
         } } } } } }
-        reviewThreads(first: 100) { nodes { isResolved isOutdated comments(first: 1) { nodes { author { login } body path } } } }
+        reviewThreads(first: 100) { totalCount nodes { isResolved isOutdated comments(first: 1) { nodes { author { __typename login } authorAssociation body path } } } }
         reviews(first: 50) { nodes { author { login } } }
         files(first: 100) { nodes { path additions deletions } }
       }
@@ -38,24 +39,24 @@ pub const PULL_REQUESTS_QUERY: &str = r"query SweepPullRequests($owner: String!,
 }";
 
 /// A client bound to one repository's API, a token and a deadline; it counts its requests.
-pub(super) struct Client {
-    agent: ureq::Agent,
+pub(super) struct Client<'c> {
     api_url: String,
     graphql_url: String,
     authorization: String,
     deadline: Instant,
     requests: u32,
+    cancel: &'c Cancel,
 }
 
-impl Client {
-    pub fn new(options: &SweepOptions, token: &Token) -> Self {
+impl<'c> Client<'c> {
+    pub fn new(options: &SweepOptions, token: &Token, cancel: &'c Cancel) -> Self {
         Self {
-            agent: net::agent(),
             api_url: options.api_url.trim_end_matches('/').to_string(),
             graphql_url: options.graphql_url.clone(),
             authorization: token.authorization(),
             deadline: Instant::now() + options.timeout,
             requests: 0,
+            cancel,
         }
     }
 
@@ -89,7 +90,7 @@ impl Client {
         }
         let body = serde_json::json!({ "query": document, "variables": variables }).to_string();
         let url = self.graphql_url.clone();
-        let reply = self.send("POST", Method::Post(body.as_bytes()), &url)?;
+        let reply = self.send("POST", Method::Post(body.into_bytes()), &url)?;
         let reply: GraphqlReply<T> = parse("POST", &url, &reply)?;
         if !reply.errors.is_empty() {
             let messages = reply
@@ -110,28 +111,33 @@ impl Client {
     fn send(
         &mut self,
         method_name: &'static str,
-        method: Method<'_>,
+        method: Method,
         url: &str,
     ) -> Result<Vec<u8>, SweepError> {
         let headers = [
             ("Authorization", self.authorization.as_str()),
             ("Accept", "application/vnd.github+json"),
             ("X-GitHub-Api-Version", "2022-11-28"),
-        ];
+        ]
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .to_vec();
         tracing::debug!(method = method_name, url, "GitHub");
-        let reply = net::send(
-            &self.agent,
-            (method, url),
-            &headers,
-            self.deadline,
-            REPLY_LIMIT,
-        )
-        .map_err(|source| {
+        let request = net::Request {
+            method,
+            url: url.to_string(),
+            headers,
+            redirects: 3,
+            limit: REPLY_LIMIT,
+        };
+        let reply = net::send(request, self.deadline, self.cancel).map_err(|source| {
             self.requests += 1;
-            SweepError::Network {
-                method: method_name,
-                url: url.to_string(),
-                source,
+            match source {
+                net::NetError::Cancelled => SweepError::Cancelled,
+                source => SweepError::Network {
+                    method: method_name,
+                    url: url.to_string(),
+                    source,
+                },
             }
         })?;
         self.requests += reply.attempts;
@@ -201,7 +207,8 @@ mod tests {
             offline: false,
         };
         let token = Token::new("t0ken-for-a-test").unwrap();
-        let mut client = Client::new(&options, &token);
+        let cancel = Cancel::default();
+        let mut client = Client::new(&options, &token, &cancel);
         for document in ["subscription { x }", "  { viewer { login } }", ""] {
             let refused = client.query::<serde_json::Value>(document, serde_json::json!({}));
             assert!(

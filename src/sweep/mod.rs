@@ -155,6 +155,9 @@ pub struct Thread {
     pub author: Option<String>,
     pub path: Option<String>,
     pub body: String,
+    /// The code it is on changed since (it is still unresolved).
+    #[serde(default)]
+    pub outdated: bool,
     /// Its text reads as a security or correctness finding (why, when it does).
     pub critical: Option<String>,
 }
@@ -195,6 +198,9 @@ pub struct PullRequest {
     pub merged_at: Option<String>,
     pub review_decision: Option<String>,
     pub checks: ChecksState,
+    /// GitHub listed only some of the checks (more than 100): never green then.
+    #[serde(default)]
+    pub checks_truncated: bool,
     pub check_runs: Vec<Check>,
     pub review_check: Option<String>,
     pub blocked_by: Vec<String>,
@@ -292,6 +298,8 @@ pub enum SweepError {
     Graphql { url: String, messages: String },
     #[error("{0} is not a GraphQL query; the sweep sends queries only")]
     NotAQuery(&'static str),
+    #[error("cancelled")]
+    Cancelled,
     #[error(transparent)]
     State(#[from] crate::state::StateError),
 }
@@ -317,6 +325,7 @@ impl SweepError {
             | Self::Graphql { .. }
             | Self::NotAQuery(_) => exit_code::SWEEP_UNREADABLE,
             Self::State(_) => exit_code::ERROR,
+            Self::Cancelled => exit_code::CANCELLED,
         }
     }
 }

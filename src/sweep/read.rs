@@ -9,6 +9,7 @@ use super::{
     FORMAT_VERSION, Issue, MergedWithThreads, OpenIssues, PullRequest, Sweep, SweepError,
     SweepOptions, findings, rules, versions,
 };
+use crate::cancel::Cancel;
 
 /// Pull requests asked for in one GraphQL page.
 const PAGE_SIZE: usize = 25;
@@ -24,7 +25,7 @@ const MAX_DIFFS: usize = 30;
 /// Sweeps the open surface of the repository `options` name, read-only. Skipped (`Ok`, with
 /// the reason in `skipped`) when there is no GitHub repository to read or no token to read it
 /// with; refused when offline. An error status or a network failure is an error.
-pub fn run_sweep(options: &SweepOptions) -> Result<Sweep, SweepError> {
+pub fn run_sweep(options: &SweepOptions, cancel: &Cancel) -> Result<Sweep, SweepError> {
     if options.offline {
         return Err(SweepError::Offline);
     }
@@ -42,7 +43,7 @@ pub fn run_sweep(options: &SweepOptions) -> Result<Sweep, SweepError> {
         ));
     };
     let read_at = crate::run::now_iso8601();
-    let mut client = Client::new(options, token);
+    let mut client = Client::new(options, token, cancel);
     let (mut open_prs, open_prs_truncated) =
         read_pull_requests(&mut client, &repository, "OPEN", MAX_OPEN)?;
     let (mut merged_prs, _) = read_pull_requests(

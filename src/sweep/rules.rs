@@ -52,6 +52,36 @@ pub fn checks_state(checks: &[Check]) -> ChecksState {
     }
 }
 
+/// The checks as listed, weighed against GitHub's own rollup: never green when the list was cut
+/// (a failing check may be past it) or when the rollup itself is not `SUCCESS`.
+pub fn rollup_checks_state(
+    listed: ChecksState,
+    rollup: Option<&str>,
+    truncated: bool,
+) -> ChecksState {
+    if listed != ChecksState::Green || (!truncated && matches!(rollup, None | Some("SUCCESS"))) {
+        return listed;
+    }
+    match rollup {
+        Some("FAILURE" | "ERROR") => ChecksState::Failing,
+        Some("PENDING" | "EXPECTED") => ChecksState::Pending,
+        _ => ChecksState::None,
+    }
+}
+
+/// Whose review comment may be taken for a finding: a maintainer's (owner, member,
+/// collaborator) or a reviewer app's (a bot named after a reviewer).
+pub fn trusted_reviewer(
+    login: Option<&str>,
+    kind: Option<&str>,
+    association: Option<&str>,
+) -> bool {
+    let maintainer = matches!(association, Some("OWNER" | "MEMBER" | "COLLABORATOR"));
+    let reviewer_app =
+        kind == Some("Bot") && login.is_some_and(|login| word_in(login, &REVIEWER_WORDS).is_some());
+    maintainer || reviewer_app
+}
+
 /// Words that name a reviewer: a check or account so named belongs to a code review.
 pub const REVIEWER_WORDS: [&str; 14] = [
     "review",
@@ -190,8 +220,10 @@ pub fn baseline_failures(prs: &[PullRequest]) -> Vec<BaselineFailure> {
             }
         }
     }
+    // By different people on different commits: one author's stacked pull requests share
+    // their failures, and one person cannot make a baseline failure alone.
     let unrelated = |a: &PullRequest, b: &PullRequest| {
-        a.head_oid != b.head_oid && (a.author != b.author || a.head_ref != b.head_ref)
+        a.head_oid != b.head_oid && a.author.is_some() && b.author.is_some() && a.author != b.author
     };
     groups
         .into_iter()

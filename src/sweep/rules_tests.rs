@@ -243,13 +243,14 @@ fn a_failure_on_unrelated_prs_is_the_baseline() {
             ],
             vec![("lint", "FAILURE", vec![1, 2])],
         ),
-        // Same author, different branches: still unrelated.
+        // Same author, different branches (stacked pull requests): related; one person cannot
+        // make a baseline failure alone.
         (
             vec![
                 pr(1, "ann", "a", "1", vec![lint()]),
                 pr(2, "ann", "b", "2", vec![lint()]),
             ],
-            vec![("lint", "FAILURE", vec![1, 2])],
+            vec![],
         ),
         // Same author and branch (one branch, two bases): related.
         (
@@ -342,4 +343,51 @@ fn quotes_are_one_line_and_cut() {
         assert_eq!(quote_in(text, limit), expected, "{text:?}");
     }
     assert_eq!(quote(&"x".repeat(500)).chars().count(), QUOTE_LIMIT);
+}
+
+#[test]
+fn a_cut_list_or_a_rollup_short_of_success_is_never_green() {
+    use ChecksState::{Failing, Green, None, Pending};
+    // (what the listed checks say, GitHub's rollup state, list cut, state)
+    let cases = [
+        (Green, Some("SUCCESS"), false, Green),
+        (Green, Option::None, false, Green),
+        (Green, Some("SUCCESS"), true, None),
+        (Green, Some("FAILURE"), true, Failing),
+        (Green, Some("ERROR"), false, Failing),
+        (Green, Some("PENDING"), false, Pending),
+        (Green, Some("EXPECTED"), true, Pending),
+        (Failing, Some("SUCCESS"), true, Failing),
+        (Pending, Some("FAILURE"), false, Pending),
+    ];
+    for (listed, rollup, cut, expected) in cases {
+        assert_eq!(
+            rollup_checks_state(listed, rollup, cut),
+            expected,
+            "{listed:?} {rollup:?} {cut}"
+        );
+    }
+}
+
+#[test]
+fn only_a_maintainer_or_a_reviewer_app_can_raise_a_critical_finding() {
+    // (login, actor type, association, trusted)
+    let cases = [
+        (Some("bob"), Some("User"), Some("MEMBER"), true),
+        (Some("bob"), Some("User"), Some("OWNER"), true),
+        (Some("bob"), Some("User"), Some("COLLABORATOR"), true),
+        (Some("mallory"), Some("User"), Some("NONE"), false),
+        (Some("mallory"), Some("User"), Some("CONTRIBUTOR"), false),
+        (Some("coderabbitai"), Some("Bot"), Some("NONE"), true),
+        (Some("code-review-fan"), Some("User"), Some("NONE"), false),
+        (Some("renovate"), Some("Bot"), Some("NONE"), false),
+        (None, None, None, false),
+    ];
+    for (login, kind, association, expected) in cases {
+        assert_eq!(
+            trusted_reviewer(login, kind, association),
+            expected,
+            "{login:?} {kind:?} {association:?}"
+        );
+    }
 }

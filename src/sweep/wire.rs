@@ -57,6 +57,9 @@ pub struct PageInfo {
 #[derive(Debug, Deserialize)]
 struct Actor {
     login: String,
+    /// `Bot` for an app's account, `User` for a person's.
+    #[serde(default, rename = "__typename")]
+    kind: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -94,8 +97,28 @@ struct Commit {
 
 #[derive(Debug, Deserialize)]
 struct Rollup {
+    /// GitHub's own sum of every check: `SUCCESS`, `FAILURE`, `ERROR`, `PENDING`, `EXPECTED`.
+    state: Option<String>,
     #[serde(default)]
-    contexts: Nodes<RollupContext>,
+    contexts: Contexts,
+}
+
+/// The rollup's checks: a page of them, and how many there are.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Contexts {
+    #[serde(default)]
+    total_count: Option<usize>,
+    #[serde(default)]
+    page_info: Option<ContextsPage>,
+    #[serde(flatten)]
+    nodes: Nodes<RollupContext>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ContextsPage {
+    has_next_page: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -128,8 +151,12 @@ struct ThreadNode {
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct CommentNode {
     author: Option<Actor>,
+    /// `OWNER`, `MEMBER`, `COLLABORATOR`, `CONTRIBUTOR`, `NONE`, ...
+    #[serde(default)]
+    author_association: Option<String>,
     #[serde(default)]
     body: String,
     path: Option<String>,
@@ -149,37 +176,48 @@ impl PullRequestNode {
     /// The pull request as read: checks with their verdicts, the review check, unresolved
     /// threads quoted. What needs more than this node (versions, blocking) is judged later.
     pub fn into_pull_request(self) -> PullRequest {
-        let contexts = self
+        let rollup = self
             .commits
             .into_items()
             .last()
-            .and_then(|node| node.commit.status_check_rollup)
-            .map(|rollup| rollup.contexts)
-            .unwrap_or_default();
+            .and_then(|node| node.commit.status_check_rollup);
+        let rollup_state = rollup.as_ref().and_then(|r| r.state.clone());
+        let contexts = rollup.map(|rollup| rollup.contexts).unwrap_or_default();
+        let listed = contexts.nodes.items().count();
+        let checks_truncated = contexts.page_info.is_some_and(|page| page.has_next_page)
+            || contexts.total_count.is_some_and(|total| total > listed);
         let mut review_check = None;
         let mut check_runs = Vec::new();
-        for (check, text) in contexts.into_items().filter_map(check_of) {
+        for (check, text) in contexts.nodes.into_items().filter_map(check_of) {
             if review_check.is_none() {
                 review_check = rules::skipped_review(&check.name, &text);
             }
             check_runs.push(check);
         }
         let review_threads = self.review_threads.items().count();
+        // Unresolved threads, outdated ones too: a later push does not answer a finding.
         let threads: Vec<Thread> = self
             .review_threads
             .into_items()
-            .filter(|thread| !thread.is_resolved && !thread.is_outdated)
+            .filter(|thread| !thread.is_resolved)
             .map(|thread| {
+                let outdated = thread.is_outdated;
                 let first = thread.comments.into_items().next();
                 let body = first.as_ref().map_or("", |c| c.body.as_str());
+                let author = first.as_ref().and_then(|c| c.author.as_ref());
+                let trusted = rules::trusted_reviewer(
+                    author.map(|a| a.login.as_str()),
+                    author.and_then(|a| a.kind.as_deref()),
+                    first.as_ref().and_then(|c| c.author_association.as_deref()),
+                );
                 Thread {
-                    author: first
-                        .as_ref()
-                        .and_then(|c| c.author.as_ref())
-                        .map(|a| a.login.clone()),
+                    author: author.map(|a| a.login.clone()),
                     path: first.as_ref().and_then(|c| c.path.clone()),
                     body: quote(body),
-                    critical: rules::critical_reason(body),
+                    outdated,
+                    // Anyone can comment on a public pull request: only a maintainer's or a
+                    // reviewer app's finding can be critical.
+                    critical: trusted.then(|| rules::critical_reason(body)).flatten(),
                 }
             })
             .collect();
@@ -205,7 +243,12 @@ impl PullRequestNode {
             draft: self.is_draft,
             merged_at: self.merged_at,
             review_decision: self.review_decision,
-            checks: rules::checks_state(&check_runs),
+            checks: rules::rollup_checks_state(
+                rules::checks_state(&check_runs),
+                rollup_state.as_deref(),
+                checks_truncated,
+            ),
+            checks_truncated,
             check_runs,
             review_check,
             review_threads,

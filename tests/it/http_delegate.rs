@@ -382,3 +382,17 @@ fn an_improve_campaign_takes_the_endpoints_fix_and_reports_its_tokens() {
     );
     assert_key_written_nowhere(&repo, &output);
 }
+
+#[test]
+fn a_retry_after_beyond_the_timeout_ends_the_attempt_with_the_429() {
+    let (_repo, server) = assert_not_applied(
+        |_, _| {
+            Response::json(429, r#"{"error":{"message":"quota"}}"#)
+                .with_header("Retry-After", "18446744073709551615")
+        },
+        "timeout = \"5s\"\n",
+        |_| {},
+        "the endpoint answered 429",
+    );
+    assert_eq!(server.requests().len(), 1);
+}

@@ -10,7 +10,6 @@ mod reply;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 pub use apply::apply_diff;
@@ -107,17 +106,17 @@ pub fn ask(
     }
 
     let limit = REPLY_OVERHEAD + u64::from(http.max_tokens) * BYTES_PER_TOKEN;
-    let reply = match send(http, key, body, started + timeout, limit, cancel) {
+    let reply = match net::send(request(http, key, body, limit), started + timeout, cancel) {
         Ok(reply) => reply,
-        Err(Sent::Cancelled) => {
+        Err(NetError::Cancelled) => {
             let note = "the run was cancelled before the endpoint answered".to_string();
             return transcript.end(Some(StopReason::Cancelled), 1, None, None, Some(note));
         }
-        Err(Sent::Failed(NetError::Deadline(waited))) => {
+        Err(NetError::Deadline(waited)) => {
             let note = format!("the endpoint gave no answer within {waited:.1?}");
             return transcript.end(Some(StopReason::Deadline), 1, None, None, Some(note));
         }
-        Err(Sent::Failed(error)) => {
+        Err(error) => {
             let note = format!("the request failed: {error}");
             return transcript.end(None, 1, None, None, Some(note));
         }
@@ -207,66 +206,33 @@ impl Transcript {
     }
 }
 
-enum Sent {
-    Cancelled,
-    Failed(NetError),
-}
-
-/// Sends on a thread of its own, so that a cancel is answered at once; the request itself is
-/// bounded by the deadline.
-fn send(
-    http: &HttpSpec,
-    key: Option<String>,
-    body: Vec<u8>,
-    deadline: Instant,
-    limit: u64,
-    cancel: &Cancel,
-) -> Result<net::Reply, Sent> {
-    let endpoint = http.endpoint.clone();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let azure = endpoint_host(&endpoint).is_some_and(|host| host.ends_with(".azure.com"));
-        let bearer = key.as_ref().map(|key| format!("Bearer {key}"));
-        let mut headers: Vec<(&str, &str)> = Vec::new();
-        match (&key, &bearer) {
-            (Some(key), _) if azure => headers.push(("api-key", key)),
-            (_, Some(bearer)) => headers.push(("Authorization", bearer)),
-            _ => {}
-        }
-        let agent = net::agent();
-        let reply = net::send(
-            &agent,
-            (Method::Post(&body), &endpoint),
-            &headers,
-            deadline,
-            limit,
-        );
-        let _ = tx.send(reply);
-    });
-    loop {
-        if cancel.is_requested() {
-            return Err(Sent::Cancelled);
-        }
-        match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(reply) => return reply.map_err(Sent::Failed),
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(Sent::Failed(NetError::Transport(
-                    "the request thread ended without an answer".into(),
-                )));
-            }
-        }
+/// The request to the endpoint, with the key in its header: `api-key` for Azure OpenAI,
+/// `Authorization: Bearer` for the rest. No redirect is followed: the key goes to the endpoint
+/// configured, nowhere else.
+fn request(http: &HttpSpec, key: Option<String>, body: Vec<u8>, limit: u64) -> net::Request {
+    let azure = endpoint_host(&http.endpoint).is_some_and(|host| host.ends_with(".azure.com"));
+    let headers = match key {
+        Some(key) if azure => vec![("api-key".to_string(), key)],
+        Some(key) => vec![("Authorization".to_string(), format!("Bearer {key}"))],
+        None => Vec::new(),
+    };
+    net::Request {
+        method: Method::Post(body),
+        url: http.endpoint.clone(),
+        headers,
+        redirects: 0,
+        limit,
     }
 }
 
+/// The host of an http(s) URL, without user info or port.
 fn endpoint_host(endpoint: &str) -> Option<&str> {
     let rest = endpoint.split_once("://")?.1;
-    let authority = rest.split(['/', '?']).next()?;
-    Some(
-        authority
-            .rsplit_once('@')
-            .map_or(authority, |(_, host)| host),
-    )
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    Some(host.rsplit_once(':').map_or(host, |(host, _)| host))
 }
 
 /// The work tree's root for a target inside it.
