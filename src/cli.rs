@@ -306,8 +306,14 @@ pub struct RunArgs {
     #[arg(long, env = "REFINE_LOOP_EXIT_ZERO")]
     pub exit_zero: bool,
 
-    /// No network: a config with an http delegate or `sweep = true` is refused.
-    #[arg(long, env = "REFINE_LOOP_OFFLINE")]
+    /// No network: a config with an http delegate or `sweep = true` is refused
+    /// [env: REFINE_LOOP_OFFLINE: true/false, 1/0, yes/no, on/off].
+    #[arg(
+        long,
+        env = "REFINE_LOOP_OFFLINE",
+        action = clap::ArgAction::SetTrue,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
     pub offline: bool,
 }
 

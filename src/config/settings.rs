@@ -53,6 +53,20 @@ pub struct Settings {
     pub sweep: bool,
 }
 
+impl Settings {
+    /// Variables no check or command delegate may see: the API keys of the http delegates
+    /// (model-written code runs in the gate).
+    pub fn private_variables(&self) -> Vec<String> {
+        self.delegates
+            .iter()
+            .filter_map(|delegate| match &delegate.launch {
+                crate::delegate::Launch::Http(http) => http.api_key_env.clone(),
+                crate::delegate::Launch::Command(_) => None,
+            })
+            .collect()
+    }
+}
+
 /// When the gate runs again during a cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verify {

@@ -46,6 +46,7 @@ fn run(spec: &DelegateSpec, dir: &Path) -> DelegateRun {
         cycle: 1,
         scope: "the whole repository",
         diagnostics: &diagnostics,
+        files: &[],
         details: &details,
         target: dir,
         state_dir: &dir.join("state"),
@@ -54,7 +55,11 @@ fn run(spec: &DelegateSpec, dir: &Path) -> DelegateRun {
     run_delegate(
         spec,
         &assignment,
-        (Duration::from_secs(1), &BTreeMap::new()),
+        Limits {
+            kill_grace: Duration::from_secs(1),
+            protected: &BTreeMap::new(),
+            private: &[],
+        },
         &Cancel::default(),
     )
     .unwrap()

@@ -118,6 +118,9 @@ pub struct Assignment<'a> {
     pub cycle: u32,
     pub scope: &'a str,
     pub diagnostics: &'a [Diagnostic],
+    /// Files the work is about beyond those the diagnostics name (a refine candidate's paths),
+    /// relative to the target: an http delegate sends them along.
+    pub files: &'a [String],
     /// The lines the summary shows for the category (when no diagnostic is kept, as for an
     /// unparsed failure).
     pub details: &'a [String],
@@ -175,12 +178,22 @@ pub enum DelegateError {
     Supervise(#[source] std::io::Error),
 }
 
+/// What the loop holds every delegate to.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits<'a> {
+    /// Between SIGTERM and SIGKILL.
+    pub kill_grace: Duration,
+    /// The user's work: an http delegate's diff is not applied there.
+    pub protected: &'a BTreeMap<RepoPath, PathState>,
+    /// Variables a command delegate must not see.
+    pub private: &'a [String],
+}
+
 /// Runs `spec` on `assignment` and waits for it (or its deadline, idle timeout, or a cancel).
-/// An http delegate's diff is not applied to any `protected` path.
 pub fn run_delegate(
     spec: &DelegateSpec,
     assignment: &Assignment<'_>,
-    (kill_grace, protected): (Duration, &BTreeMap<RepoPath, PathState>),
+    limits: Limits<'_>,
     cancel: &Cancel,
 ) -> Result<DelegateRun, DelegateError> {
     let files = DelegateFiles::for_category(assignment.reports_dir, assignment.category);
@@ -211,7 +224,14 @@ pub fn run_delegate(
     let run = match &spec.launch {
         Launch::Command(run) => run,
         Launch::Http(http) => {
-            let asked = http::ask(http, spec.timeout, &prompt, assignment, protected, cancel);
+            let asked = http::ask(
+                http,
+                spec.timeout,
+                &prompt,
+                assignment,
+                limits.protected,
+                cancel,
+            );
             return Ok(DelegateRun {
                 end: asked.end,
                 spawn_error: None,
@@ -254,8 +274,9 @@ pub fn run_delegate(
         shell_command: run,
         cwd: assignment.target,
         env: &env,
+        env_remove: limits.private,
         timeout: spec.timeout,
-        kill_grace,
+        kill_grace: limits.kill_grace,
         idle_timeout: spec.idle_timeout,
         stdin: spec.prompt_on_stdin.then_some(files.prompt.as_path()),
     };

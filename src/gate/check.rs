@@ -68,6 +68,7 @@ pub fn run_check<W: Write>(
         shell_command: &check.run,
         cwd: &check.cwd,
         env: &check.env,
+        env_remove: &settings.private_variables(),
         timeout: check.timeout,
         kill_grace: settings.gate.kill_grace,
         idle_timeout: None,

@@ -36,6 +36,8 @@ pub struct ProcessSpec<'a> {
     pub shell_command: &'a str,
     pub cwd: &'a Path,
     pub env: &'a [(String, String)],
+    /// Variables of this process the command must not see (the keys of http delegates).
+    pub env_remove: &'a [String],
     pub timeout: Duration,
     pub kill_grace: Duration,
     /// Stop the group when it prints nothing for this long.
@@ -100,6 +102,9 @@ pub fn run_in_group(
 ) -> Result<ProcessEnd, ProcessError> {
     let (reader, writer) = io::pipe().map_err(ProcessError::Spawn)?;
     let mut command = Command::new("sh");
+    for name in spec.env_remove {
+        command.env_remove(name);
+    }
     command
         .arg("-c")
         .arg(spec.shell_command)

@@ -61,9 +61,11 @@ impl TokenUsage {
         usages.into_iter().fold(None, |sum, usage| {
             let sum = sum.unwrap_or_default();
             Some(TokenUsage {
-                prompt_tokens: sum.prompt_tokens + usage.prompt_tokens,
-                completion_tokens: sum.completion_tokens + usage.completion_tokens,
-                total_tokens: sum.total_tokens + usage.total_tokens,
+                prompt_tokens: sum.prompt_tokens.saturating_add(usage.prompt_tokens),
+                completion_tokens: sum
+                    .completion_tokens
+                    .saturating_add(usage.completion_tokens),
+                total_tokens: sum.total_tokens.saturating_add(usage.total_tokens),
             })
         })
     }

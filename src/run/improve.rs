@@ -216,6 +216,7 @@ pub fn run_cycles(
                     cycle,
                     scope: "the whole repository",
                     diagnostics: &diagnostics,
+                    files: &[],
                     details: &details,
                     target: &settings.target,
                     state_dir: &settings.state_dir,

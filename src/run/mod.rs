@@ -201,6 +201,7 @@ fn loop_in(
                 cycle,
                 scope: "the whole repository",
                 diagnostics: &diagnostics,
+                files: &[],
                 details: &details,
                 target: &settings.target,
                 state_dir: &settings.state_dir,

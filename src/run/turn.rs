@@ -7,7 +7,7 @@ use std::time::{Instant, SystemTime};
 use super::RunError;
 use crate::cancel::Cancel;
 use crate::config::Settings;
-use crate::delegate::{Assignment, DelegateFiles, DelegateRun, DelegateSpec, run_delegate};
+use crate::delegate::{Assignment, DelegateFiles, DelegateRun, DelegateSpec, Limits, run_delegate};
 use crate::workspace::{Change, Incident, PathState, Snapshot, SnapshotStore, Workspace};
 
 /// One delegate's turn in a cycle.
@@ -42,12 +42,13 @@ pub(super) fn take_turn(
     let own = [files.prompt, files.findings, files.verdict, files.report];
     let watch = workspace.watch(snapshot, &own)?;
     let delegate_started = Instant::now();
-    let run = run_delegate(
-        spec,
-        assignment,
-        (settings.gate.kill_grace, workspace.protected()),
-        cancel,
-    )?;
+    let private = settings.private_variables();
+    let limits = Limits {
+        kill_grace: settings.gate.kill_grace,
+        protected: workspace.protected(),
+        private: &private,
+    };
+    let run = run_delegate(spec, assignment, limits, cancel)?;
     *outside += delegate_started.elapsed();
     let mut effects = workspace.after_delegate(&watch, snapshot)?;
     effects

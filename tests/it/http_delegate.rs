@@ -31,6 +31,8 @@ fn repository(server: &Server, extra: &str) -> Repo {
         &format!(
             "[[gate.check]]\nname = \"ruff\"\ncategory = \"lint\"\n\
              run = \"{ruff} check --no-cache --output-format=concise .\"\nparser = \"ruff\"\n\n\
+             [[gate.check]]\nname = \"no-key\"\ncategory = \"env\"\n\
+             run = 'test -z \"${{{KEY_VARIABLE}:-}}\"'\n\n\
              [[delegate]]\nkind = \"http\"\ncategories = [\"lint\"]\n\
              endpoint = \"{}/v1/chat/completions\"\nmodel = \"local-coder\"\n\
              api_key_env = \"{KEY_VARIABLE}\"\n{extra}",
@@ -395,4 +397,53 @@ fn a_retry_after_beyond_the_timeout_ends_the_attempt_with_the_429() {
         "the endpoint answered 429",
     );
     assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn a_refine_executor_asking_an_endpoint_is_sent_the_candidates_files_but_no_ignored_one() {
+    let server = Server::start(|request, _| {
+        let body = request.body_text();
+        if body.contains("### `src/app.py`") && !body.contains("DATABASE_URL") {
+            completion(&format!("```diff\n{FIX}```"))
+        } else {
+            completion("NO-CHANGE: the file was not sent")
+        }
+    });
+    let repo = repository(&server, "role = \"execute\"\n");
+    repo.write(".gitignore", "/.refine-loop\n.ruff_cache/\n.env\n");
+    repo.write(".env", "DATABASE_URL=postgres://localhost/app\n");
+    let discover = r#"printf '{"title":"drop the unused import","family":"tidy/imports","evidence":"os is never used","paths":["src/app.py",".env"],"impact":4,"confidence":4,"effort":1,"behaviour_changing":false}\n' > "$REFINE_LOOP_CANDIDATES_FILE""#;
+    let mut config = std::fs::read_to_string(repo.join("refine-loop.toml")).unwrap();
+    config.push_str(&format!(
+        "\n[[delegate]]\nrole = \"discover\"\nlens = \"refactoring\"\nrun = '''{discover}'''\n\n\
+         [[delegate]]\nrole = \"reviewer\"\nrun = 'echo approve > \"$REFINE_LOOP_VERDICT_FILE\"'\n"
+    ));
+    repo.write("refine-loop.toml", &config);
+    repo.commit("a refine campaign with an http executor");
+    let output = repo
+        .command(&["run", "--preset", "refine", "tidy"])
+        .env(KEY_VARIABLE, KEY)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        std::fs::read_to_string(repo.join("src/app.py")).unwrap(),
+        "x = 1\nprint(x)\n",
+        "the executor's diff was accepted"
+    );
+    let reports = tree_of(&repo.join(".refine-loop/cycle-1/delegate-reports"), &[]);
+    let report = reports
+        .iter()
+        .find_map(|(path, entry)| match entry {
+            Entry::File { bytes, .. } if path.to_string_lossy().ends_with("tidy-imports.md") => {
+                Some(String::from_utf8_lossy(bytes).into_owned())
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{reports:?}"));
+    assert!(
+        report.contains("not sent: .env (git's own or an ignored file"),
+        "{report}"
+    );
+    assert_key_written_nowhere(&repo, &output);
 }

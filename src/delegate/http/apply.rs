@@ -1,13 +1,16 @@
-//! A model's diff, applied to the work tree only when it parses, every path stays inside the
-//! repository (off `.git`, off symlinks, off the user's protected work) and the whole of it
-//! applies cleanly; otherwise nothing is written and the reason comes back.
+//! A model's diff, applied to the work tree whole or not at all: only when it parses, every path
+//! is one it may write (see `guard`), and libgit2 finds that all of it applies; if writing still
+//! fails part way, what it wrote is put back.
 
 use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 
 use git2::{ApplyLocation, ApplyOptions, Delta, Diff, FileMode, Repository};
 
+use super::guard::Bounds;
+use super::plain::with_git_headers;
 use crate::workspace::{PathState, RepoPath};
 
 /// Applies `text` (a unified diff with paths relative to the repository root) to the work tree
@@ -16,13 +19,17 @@ pub fn apply_diff(
     root: &Path,
     text: &str,
     protected: &BTreeMap<RepoPath, PathState>,
+    state_dir: &Path,
 ) -> Result<Vec<String>, String> {
     let diff = Diff::from_buffer(with_git_headers(text)?.as_bytes())
         .map_err(|error| format!("the diff does not parse: {}", error.message()))?;
     if diff.deltas().len() == 0 {
         return Err("the diff changes no file".to_string());
     }
-    let mut paths = Vec::new();
+    let repository = Repository::open(root)
+        .map_err(|error| format!("cannot open the repository: {}", error.message()))?;
+    let bounds = Bounds::new(&repository, root, protected, state_dir);
+    let mut paths: Vec<Vec<u8>> = Vec::new();
     for delta in diff.deltas() {
         if matches!(delta.new_file().mode(), FileMode::Link | FileMode::Commit)
             || matches!(delta.old_file().mode(), FileMode::Link | FileMode::Commit)
@@ -35,163 +42,116 @@ pub fn apply_diff(
         let sides = match delta.status() {
             Delta::Added => vec![delta.new_file().path_bytes()],
             Delta::Deleted => vec![delta.old_file().path_bytes()],
-            _ => vec![delta.old_file().path_bytes(), delta.new_file().path_bytes()],
+            Delta::Modified | Delta::Renamed => {
+                vec![delta.old_file().path_bytes(), delta.new_file().path_bytes()]
+            }
+            other => {
+                return Err(format!(
+                    "the diff holds a {other:?} entry, which is not applied"
+                ));
+            }
         };
         for path in sides {
             let path = path.ok_or("the diff has a file without a path")?;
-            check_path(root, path, protected)?;
-            let shown = display(path);
-            if !paths.contains(&shown) {
-                paths.push(shown);
+            if let Some(reason) = bounds.refuse(path) {
+                return Err(reason);
+            }
+            if !paths.iter().any(|seen| seen == path) {
+                paths.push(path.to_vec());
             }
         }
+        if delta.status() == Delta::Added
+            && let Some(path) = delta.new_file().path_bytes()
+            && std::fs::symlink_metadata(root.join(std::ffi::OsStr::from_bytes(path))).is_ok()
+        {
+            return Err(format!("the diff creates {}, which exists", display(path)));
+        }
     }
-    let repository = Repository::open(root)
-        .map_err(|error| format!("cannot open the repository: {}", error.message()))?;
     let mut check = ApplyOptions::new();
     check.check(true);
     repository
         .apply(&diff, ApplyLocation::WorkDir, Some(&mut check))
         .map_err(|error| format!("the diff does not apply cleanly: {}", error.message()))?;
-    repository
-        .apply(&diff, ApplyLocation::WorkDir, None)
-        .map_err(|error| format!("the diff could not be applied: {}", error.message()))?;
-    Ok(paths)
-}
-
-/// A path of the diff must be a plain relative path inside the repository, outside `.git`,
-/// through no symlink, and not the user's own work.
-fn check_path(
-    root: &Path,
-    path: &[u8],
-    protected: &BTreeMap<RepoPath, PathState>,
-) -> Result<(), String> {
-    let shown = display(path);
-    if path.is_empty() || path.starts_with(b"/") || path.contains(&0) {
+    let before = Before::take(root, &paths)?;
+    if let Err(error) = repository.apply(&diff, ApplyLocation::WorkDir, None) {
+        let put_back = before.put_back();
         return Err(format!(
-            "the diff names a path outside the repository: {shown:?}"
-        ));
-    }
-    let parts: Vec<&[u8]> = path.split(|&byte| byte == b'/').collect();
-    if parts
-        .iter()
-        .any(|part| part.is_empty() || *part == b"." || *part == b"..")
-    {
-        return Err(format!(
-            "the diff names a path outside the repository: {shown:?}"
-        ));
-    }
-    if parts.iter().any(|part| part.eq_ignore_ascii_case(b".git")) {
-        return Err(format!("the diff writes into .git: {shown:?}"));
-    }
-    let repo_path = RepoPath::new(path.to_vec());
-    if protected.contains_key(&repo_path)
-        || repo_path
-            .ancestors()
-            .any(|folder| protected.contains_key(&folder))
-    {
-        return Err(format!(
-            "the diff changes the user's own work (dirty before the run): {shown}"
-        ));
-    }
-    let mut on_disk = root.to_path_buf();
-    for part in &parts {
-        on_disk.push(std::ffi::OsStr::from_bytes(part));
-        match std::fs::symlink_metadata(&on_disk) {
-            Ok(metadata) if metadata.file_type().is_symlink() => {
-                return Err(format!(
-                    "the diff goes through a symbolic link: {}",
-                    on_disk.strip_prefix(root).unwrap_or(&on_disk).display()
-                ));
+            "the diff could not be applied ({}); {}",
+            error.message(),
+            match put_back {
+                Ok(()) => "what it wrote was put back".to_string(),
+                Err(reason) => format!("putting back what it wrote failed: {reason}"),
             }
-            Ok(_) => {}
-            Err(_) => break,
-        }
+        ));
     }
-    Ok(())
+    Ok(paths.iter().map(|path| display(path)).collect())
 }
 
-/// libgit2 reads only git's patch form: a plain unified diff (`--- a/x`, `+++ b/x`, hunks) gets
-/// the `diff --git` header (and the new or deleted file mode) git would have written.
-/// A path written as absolute or climbing out (`/x`, `a/../x`) is refused here, before libgit2
-/// would quietly make it relative.
-fn with_git_headers(text: &str) -> Result<String, String> {
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let mut out = String::with_capacity(text.len() + 256);
-    let mut header_open = false;
-    let (mut old_left, mut new_left) = (0_u64, 0_u64);
-    let mut index = 0;
-    while index < lines.len() {
-        let line = lines[index];
-        index += 1;
-        if old_left > 0 || new_left > 0 {
-            match line.as_bytes().first() {
-                Some(b' ') | Some(b'\n') => {
-                    old_left = old_left.saturating_sub(1);
-                    new_left = new_left.saturating_sub(1);
+/// A file's bytes and permission bits.
+type Kept = (Vec<u8>, u32);
+
+/// The paths a diff names as they were before it was applied, to put back if applying fails
+/// part way: each file's bytes and mode, or that it was absent (with the folders above it that
+/// were absent too).
+pub(super) struct Before {
+    /// Each path, with its bytes and mode when it was a file.
+    files: Vec<(PathBuf, Option<Kept>)>,
+    absent_folders: Vec<PathBuf>,
+}
+
+impl Before {
+    pub(super) fn take(root: &Path, paths: &[Vec<u8>]) -> Result<Self, String> {
+        let mut files = Vec::new();
+        let mut absent_folders = Vec::new();
+        for path in paths {
+            let full = root.join(std::ffi::OsStr::from_bytes(path));
+            let kept = match std::fs::symlink_metadata(&full) {
+                Ok(metadata) => {
+                    let bytes = std::fs::read(&full)
+                        .map_err(|error| format!("cannot read {}: {error}", display(path)))?;
+                    Some((bytes, metadata.permissions().mode()))
                 }
-                Some(b'-') => old_left = old_left.saturating_sub(1),
-                Some(b'+') => new_left = new_left.saturating_sub(1),
-                _ => {}
-            }
-            out.push_str(line);
-            continue;
-        }
-        if line.starts_with("diff --git ") {
-            header_open = true;
-        } else if let Some((old, new)) = hunk_lengths(line) {
-            header_open = false;
-            (old_left, new_left) = (old, new);
-        } else if !header_open
-            && line.starts_with("--- ")
-            && let Some(next) = lines.get(index).filter(|next| next.starts_with("+++ "))
-        {
-            let (old, new) = (side(&line[4..], "a/"), side(&next[4..], "b/"));
-            for path in [old, new].into_iter().flatten() {
-                if path.starts_with('/') || path.split('/').any(|part| part == "..") {
-                    return Err(format!(
-                        "the diff names a path outside the repository: {path:?}"
-                    ));
+                Err(_) => {
+                    let mut folder = full.parent();
+                    while let Some(dir) = folder.filter(|dir| dir.starts_with(root) && *dir != root)
+                    {
+                        if dir.exists() {
+                            break;
+                        }
+                        absent_folders.push(dir.to_path_buf());
+                        folder = dir.parent();
+                    }
+                    None
                 }
-            }
-            let (a, b) = (
-                old.or(new).unwrap_or_default(),
-                new.or(old).unwrap_or_default(),
-            );
-            out.push_str(&format!("diff --git a/{a} b/{b}\n"));
-            if old.is_none() {
-                out.push_str("new file mode 100644\n");
-            }
-            if new.is_none() {
-                out.push_str("deleted file mode 100644\n");
-            }
-            out.push_str(&old.map_or("--- /dev/null\n".into(), |p| format!("--- a/{p}\n")));
-            out.push_str(&new.map_or("+++ /dev/null\n".into(), |p| format!("+++ b/{p}\n")));
-            index += 1;
-            continue;
+            };
+            files.push((full, kept));
         }
-        out.push_str(line);
+        Ok(Self {
+            files,
+            absent_folders,
+        })
     }
-    Ok(out)
-}
 
-/// The old and new line counts of a hunk header `@@ -a[,b] +c[,d] @@`.
-fn hunk_lengths(line: &str) -> Option<(u64, u64)> {
-    let ranges = line.strip_prefix("@@ -")?.split(" @@").next()?;
-    let (old, new) = ranges.split_once(" +")?;
-    let count = |range: &str| match range.split_once(',') {
-        Some((_, count)) => count.trim().parse().ok(),
-        None => range.trim().parse::<u64>().ok().map(|_| 1),
-    };
-    Some((count(old)?, count(new)?))
-}
-
-/// One side's path of a `---`/`+++` line: without its `a/`/`b/` prefix and any timestamp;
-/// `None` for `/dev/null`.
-fn side<'a>(raw: &'a str, prefix: &str) -> Option<&'a str> {
-    let path = raw.trim_end_matches(['\n', '\r']);
-    let path = path.split('\t').next().unwrap_or(path).trim_end();
-    (path != "/dev/null").then(|| path.strip_prefix(prefix).unwrap_or(path))
+    pub(super) fn put_back(&self) -> Result<(), String> {
+        for (path, kept) in &self.files {
+            let done = match kept {
+                Some((bytes, mode)) => std::fs::write(path, bytes).and_then(|()| {
+                    std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode))
+                }),
+                None => match std::fs::remove_file(path) {
+                    Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(error),
+                    _ => Ok(()),
+                },
+            };
+            done.map_err(|error| format!("{}: {error}", path.display()))?;
+        }
+        let mut folders = self.absent_folders.clone();
+        folders.sort_by_key(|folder| std::cmp::Reverse(folder.components().count()));
+        for folder in folders {
+            let _ = std::fs::remove_dir(folder);
+        }
+        Ok(())
+    }
 }
 
 fn display(path: &[u8]) -> String {

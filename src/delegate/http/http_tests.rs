@@ -55,7 +55,7 @@ fn a_clean_diff_is_applied_and_the_index_is_not_touched() {
     for text in [GOOD.to_string(), with_header] {
         git(root, &["checkout", "-q", "--", "."]);
         let index = std::fs::read(root.join(".git/index")).unwrap();
-        let paths = apply_diff(root, &text, &BTreeMap::new()).unwrap();
+        let paths = apply_diff(root, &text, &BTreeMap::new(), &root.join(".refine-loop")).unwrap();
         assert_eq!(paths, ["src/app.py"]);
         assert_eq!(
             std::fs::read_to_string(root.join("src/app.py")).unwrap(),
@@ -84,7 +84,7 @@ deleted file mode 100644
 -one
 -two
 ";
-    let paths = apply_diff(root, text, &BTreeMap::new()).unwrap();
+    let paths = apply_diff(root, text, &BTreeMap::new(), &root.join(".refine-loop")).unwrap();
     assert_eq!(paths, ["src/new.py", "docs/a.md"]);
     assert_eq!(
         std::fs::read_to_string(root.join("src/new.py")).unwrap(),
@@ -142,17 +142,93 @@ fn a_diff_that_may_not_be_applied_writes_nothing() {
     ];
     let before = state_of(root);
     for (text, protected, expected) in cases {
-        let error = apply_diff(root, &text, protected).unwrap_err();
+        let error = apply_diff(root, &text, protected, &root.join(".refine-loop")).unwrap_err();
         assert!(error.contains(expected), "{text}\n→ {error}");
         assert_eq!(state_of(root), before, "{text}");
     }
     assert!(!dir.path().parent().unwrap().join("outside.py").exists());
 }
 
+/// Files the loop does not watch, and entries it does not apply: refused before anything is
+/// written, every file as it was.
+#[test]
+fn a_diff_reaching_what_the_loop_cannot_watch_writes_nothing() {
+    let dir = repository();
+    let root = dir.path();
+    let outside = tempfile::tempdir_in(root.parent().unwrap()).unwrap();
+    std::fs::write(root.join(".gitignore"), "secret.env\n").unwrap();
+    git(root, &["add", ".gitignore"]);
+    git(root, &["commit", "-qm", "ignore"]);
+    let app = std::fs::read_to_string(root.join("src/app.py")).unwrap();
+    std::fs::write(root.join("secret.env"), &app).unwrap();
+    std::fs::create_dir_all(root.join("state")).unwrap();
+    std::fs::write(root.join("state/run.py"), &app).unwrap();
+    std::fs::write(outside.path().join("shared.py"), &app).unwrap();
+    std::fs::hard_link(outside.path().join("shared.py"), root.join("docs/hard.py")).unwrap();
+    let retarget = |to: &str| GOOD.replace("src/app.py", to);
+    let copy = "diff --git a/src/app.py b/src/copy.py\nsimilarity index 100%\ncopy from src/app.py\ncopy to src/copy.py\n";
+    let under_a_file = "--- /dev/null\n+++ b/src/app.py/x.py\n@@ -0,0 +1 @@\n+y = 1\n";
+    let cases = [
+        (retarget("secret.env"), "an ignored file"),
+        (retarget("state/run.py"), "the state dir"),
+        (retarget("docs/hard.py"), "hard-linked"),
+        (copy.to_string(), "not applied"),
+        (
+            format!("--- a/docs/a.md\n+++ b/docs/a.md\n@@ -1 +1 @@\n-one\n+uno\n{under_a_file}"),
+            "a folder where a file is",
+        ),
+        (
+            "--- /dev/null\n+++ b/src/app.py\n@@ -0,0 +1 @@\n+y = 1\n".to_string(),
+            "which exists",
+        ),
+    ];
+    let watched = |root: &Path| {
+        let mut state = state_of(root);
+        for path in ["secret.env", "state/run.py", "docs/hard.py"] {
+            state.insert(path.into(), std::fs::read(root.join(path)).unwrap());
+        }
+        state
+    };
+    let before = watched(root);
+    for (text, expected) in cases {
+        let error = apply_diff(root, &text, &BTreeMap::new(), &root.join("state")).unwrap_err();
+        assert!(error.contains(expected), "{text}\n→ {error}");
+        assert_eq!(watched(root), before, "{text}");
+        assert!(!root.join("src/copy.py").exists());
+    }
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("shared.py")).unwrap(),
+        app
+    );
+}
+
+#[test]
+fn what_a_failed_apply_wrote_is_put_back() {
+    let dir = repository();
+    let root = dir.path();
+    let paths = [b"docs/a.md".to_vec(), b"new/deep/file.py".to_vec()];
+    let before = apply::Before::take(root, &paths).unwrap();
+    std::fs::write(root.join("docs/a.md"), "changed\n").unwrap();
+    std::fs::create_dir_all(root.join("new/deep")).unwrap();
+    std::fs::write(root.join("new/deep/file.py"), "x\n").unwrap();
+    before.put_back().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("docs/a.md")).unwrap(),
+        "one\ntwo\n"
+    );
+    assert!(!root.join("new").exists());
+}
+
 #[test]
 fn a_broken_hunk_does_not_parse() {
     let dir = repository();
     let text = "--- a/src/app.py\n+++ b/src/app.py\n@@ -1,3 +1,9 @@\n-import os\n";
-    let error = apply_diff(dir.path(), text, &BTreeMap::new()).unwrap_err();
+    let error = apply_diff(
+        dir.path(),
+        text,
+        &BTreeMap::new(),
+        &dir.path().join(".refine-loop"),
+    )
+    .unwrap_err();
     assert!(error.contains("does not parse"), "{error}");
 }

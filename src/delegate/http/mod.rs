@@ -5,6 +5,8 @@
 //! ends `no-change` with the reason. What was asked and answered is the delegate's output.
 
 mod apply;
+mod guard;
+mod plain;
 mod reply;
 
 use std::collections::BTreeMap;
@@ -104,6 +106,15 @@ pub fn ask(
     for note in &omitted {
         let _ = writeln!(transcript.text, "not sent: {note}");
     }
+    // A secret in a file is sent as its marker: a diff whose context holds it cannot apply.
+    for (path, text) in &files {
+        if matches!(
+            crate::secrets::redacted(text.as_bytes()),
+            std::borrow::Cow::Owned(_)
+        ) {
+            let _ = writeln!(transcript.text, "sent redacted (it holds a secret): {path}");
+        }
+    }
 
     let limit = REPLY_OVERHEAD + u64::from(http.max_tokens) * BYTES_PER_TOKEN;
     let reply = match net::send(request(http, key, body, limit), started + timeout, cancel) {
@@ -159,15 +170,27 @@ pub fn ask(
             "the answer was cut at max_tokens before a diff".to_string()
         }
         reply::Proposal::Nothing => "the answer holds no diff".to_string(),
-        reply::Proposal::Diff(diff) => match apply_diff(&root, &diff, protected) {
-            Ok(paths) => {
-                let _ = writeln!(transcript.text, "applied to: {}", paths.join(", "));
-                return transcript.end(None, 0, Some(Verdict::Fixed), answer.usage, None);
+        reply::Proposal::Diff(diff) if writes_a_marker(&diff) => {
+            "the diff would write a redaction marker ([REDACTED:…]) into a file".to_string()
+        }
+        reply::Proposal::Diff(diff) => {
+            match apply_diff(&root, &diff, protected, assignment.state_dir) {
+                Ok(paths) => {
+                    let _ = writeln!(transcript.text, "applied to: {}", paths.join(", "));
+                    return transcript.end(None, 0, Some(Verdict::Fixed), answer.usage, None);
+                }
+                Err(reason) => reason,
             }
-            Err(reason) => reason,
-        },
+        }
     };
     transcript.end(None, 0, no_change, answer.usage, Some(note))
+}
+
+/// Whether a diff adds a line holding a redaction marker (the model copied what it was sent).
+fn writes_a_marker(diff: &str) -> bool {
+    diff.lines().any(|line| {
+        line.starts_with('+') && !line.starts_with("+++") && line.contains("[REDACTED:")
+    })
 }
 
 /// What was asked and answered, kept as the delegate's output.
@@ -254,12 +277,15 @@ fn files_for(
         .canonicalize()
         .unwrap_or_else(|_| assignment.target.to_path_buf());
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let repository = git2::Repository::open(&root).ok();
     let mut named: Vec<&str> = Vec::new();
-    for diagnostic in assignment.diagnostics {
-        if let Some(file) = diagnostic.file.as_deref()
-            && !diagnostic.outside_target
-            && !named.contains(&file)
-        {
+    let from_findings = assignment
+        .diagnostics
+        .iter()
+        .filter(|diagnostic| !diagnostic.outside_target)
+        .filter_map(|diagnostic| diagnostic.file.as_deref());
+    for file in from_findings.chain(assignment.files.iter().map(String::as_str)) {
+        if !named.contains(&file) {
             named.push(file);
         }
     }
@@ -285,6 +311,20 @@ fn files_for(
             .strip_prefix(&root)
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // Never sent: git's own files (the config can hold a credential), and ignored files
+        // (`.env` and the like).
+        let private = Path::new(&relative)
+            .components()
+            .any(|part| part.as_os_str().eq_ignore_ascii_case(".git"))
+            || repository
+                .as_ref()
+                .is_none_or(|repo| repo.is_path_ignored(Path::new(&relative)).unwrap_or(true));
+        if private {
+            omitted.push(format!(
+                "{relative} (git's own or an ignored file: not sent)"
+            ));
+            continue;
+        }
         match std::fs::symlink_metadata(&full) {
             Ok(meta) if meta.is_file() && meta.len() <= http.max_file_bytes => {}
             Ok(meta) if meta.is_file() => {

@@ -53,7 +53,7 @@ pub fn read_completion(body: &[u8]) -> Result<Answer, String> {
         completion_tokens: usage.completion_tokens,
         total_tokens: usage
             .total_tokens
-            .unwrap_or(usage.prompt_tokens + usage.completion_tokens),
+            .unwrap_or(usage.prompt_tokens.saturating_add(usage.completion_tokens)),
     });
     let choice = completion
         .choices
@@ -108,22 +108,34 @@ fn looks_like_diff(text: &str) -> bool {
     text.starts_with("diff --git ") || text.starts_with("--- ")
 }
 
-/// The ``` blocks of a markdown answer: (info string, body with its final newline).
+/// A fence line's backticks and what follows them (three or more backticks).
+fn fence_of(line: &str) -> Option<(usize, &str)> {
+    let ticks = line.len() - line.trim_start_matches('`').len();
+    (ticks >= 3).then(|| (ticks, &line[ticks..]))
+}
+
+/// The fenced blocks of a markdown answer: (info string, body with its line endings as they
+/// were). A block opens with three or more backticks and closes with at least as many at the
+/// start of a line and nothing after them: a diff's context line (` ````) never closes it.
 fn fenced_blocks(content: &str) -> Vec<(&str, String)> {
     let mut blocks = Vec::new();
-    let mut open: Option<(&str, String)> = None;
-    for line in content.lines() {
-        let fence = line.trim_start().strip_prefix("```");
-        match (&mut open, fence) {
-            (None, Some(info)) => open = Some((info.trim(), String::new())),
-            (Some(_), Some(rest)) if rest.trim().is_empty() => {
-                blocks.extend(open.take());
+    let mut open: Option<(usize, &str, String)> = None;
+    for line in content.split_inclusive('\n') {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        match &mut open {
+            None => {
+                if let Some((ticks, info)) = fence_of(bare.trim_start()) {
+                    open = Some((ticks, info.trim(), String::new()));
+                }
             }
-            (Some((_, body)), _) => {
-                body.push_str(line);
-                body.push('\n');
-            }
-            (None, None) => {}
+            Some((ticks, _, body)) => match fence_of(bare) {
+                Some((closing, rest)) if closing >= *ticks && rest.trim().is_empty() => {
+                    if let Some((_, info, body)) = open.take() {
+                        blocks.push((info, body));
+                    }
+                }
+                _ => body.push_str(line),
+            },
         }
     }
     blocks
@@ -134,10 +146,12 @@ mod tests {
     use super::*;
 
     const DIFF: &str = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n";
+    const MARKDOWN: &str =
+        "--- a/README.md\n+++ b/README.md\n@@ -1,3 +1,3 @@\n ```\n-a\n+b\n ```\n";
 
     #[test]
     fn the_diff_is_found_where_models_put_it() {
-        let cases: [(&str, Proposal); 8] = [
+        let cases: [(&str, Proposal); 11] = [
             (DIFF, Proposal::Diff(DIFF.into())),
             (
                 &format!("Here is the fix:\n\n```diff\n{DIFF}```\nDone."),
@@ -158,6 +172,21 @@ mod tests {
             ),
             ("no-change", Proposal::Declined(String::new())),
             ("I would rename the variable.", Proposal::Nothing),
+            // A markdown file's fence as a context line does not close the block.
+            (
+                &format!("```diff\n{MARKDOWN}```\n"),
+                Proposal::Diff(MARKDOWN.into()),
+            ),
+            // Four backticks open, and only four or more close.
+            (
+                &format!("````diff\n{MARKDOWN}```\n````"),
+                Proposal::Diff(format!("{MARKDOWN}```\n")),
+            ),
+            // CRLF line endings are kept.
+            (
+                &format!("```diff\r\n{}```\r\n", DIFF.replace('\n', "\r\n")),
+                Proposal::Diff(DIFF.replace('\n', "\r\n")),
+            ),
         ];
         for (content, expected) in cases {
             assert_eq!(proposal(content), expected, "{content}");

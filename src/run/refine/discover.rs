@@ -62,6 +62,7 @@ pub(super) fn discover(
             cycle,
             scope: "the whole repository",
             diagnostics: &[],
+            files: &[],
             details: &details,
             target: &settings.target,
             state_dir: &settings.state_dir,

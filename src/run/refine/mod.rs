@@ -90,16 +90,14 @@ pub fn run_rounds(
         for reason in &rejected {
             campaign.append_worklog(&format!("- round {number}: rejected a proposal: {reason}"))?;
         }
-        // The sweep's findings stand for the whole segment, until one is accepted.
+        // The sweep's findings stand for the whole segment, each until it is accepted.
         proposals.extend(
             swept
                 .iter()
                 .filter(|p| {
-                    !campaign
-                        .backlog
-                        .candidates
-                        .iter()
-                        .any(|c| c.family == p.family && c.status == "accepted")
+                    !campaign.backlog.candidates.iter().any(|c| {
+                        c.family == p.family && c.title == p.title && c.status == "accepted"
+                    })
                 })
                 .cloned(),
         );
@@ -509,6 +507,7 @@ fn execute(
         cycle,
         scope: "the whole repository",
         diagnostics: &proposal.diagnostics,
+        files: &proposal.paths,
         details: &details,
         target: &settings.target,
         state_dir: &settings.state_dir,

@@ -80,6 +80,7 @@ pub fn review(
         cycle,
         scope: "the whole repository",
         diagnostics: &proposal.diagnostics,
+        files: &[],
         details: &details,
         target: &settings.target,
         state_dir: &settings.state_dir,
