@@ -302,6 +302,16 @@ pub struct RunArgs {
     #[arg(long, value_enum, value_name = "MODE")]
     pub isolate: Option<IsolateMode>,
 
+    /// Paths and globs, relative to the target, that delegates may change and whose findings
+    /// are worked (replaces `[loop] scope`); a change elsewhere is undone.
+    /// Repeatable: `--scope src --scope 'tests/**/*.py'`.
+    #[arg(long, value_name = "PATH", action = clap::ArgAction::Append)]
+    pub scope: Option<Vec<String>>,
+
+    /// The order categories are worked in, like `types,tests,lint` (replaces `[loop] priority`).
+    #[arg(long, value_name = "CATEGORY,...", value_delimiter = ',')]
+    pub priority: Option<Vec<String>>,
+
     /// Exit 0 whatever the outcome (for jobs that only want the artifacts).
     #[arg(long, env = "REFINE_LOOP_EXIT_ZERO")]
     pub exit_zero: bool,

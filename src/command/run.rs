@@ -55,6 +55,8 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
             IsolateMode::Worktree => Isolate::Worktree,
         }),
         offline: args.offline,
+        scope: args.scope.clone(),
+        priority: args.priority.clone(),
         ..overrides(&gate)
     };
     let mut settings = config::load(&layers.with_environment()?)?;

@@ -25,6 +25,10 @@ pub struct Overrides {
     pub time_budget: Option<ConfigDuration>,
     pub verify: Option<Verify>,
     pub isolate: Option<Isolate>,
+    /// `--scope`: replaces `[loop] scope`.
+    pub scope: Option<Vec<String>>,
+    /// `--priority`: replaces `[loop] priority`.
+    pub priority: Option<Vec<String>>,
     /// No network: what needs it is refused.
     pub offline: bool,
 }
@@ -125,11 +129,16 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
     )?;
 
     let delegates = resolve_delegates(&config_file, &config_dir, file.delegate)?;
-    let run = resolve_run(
-        &config_file,
-        overrides,
-        file.loop_settings.unwrap_or_default(),
-    )?;
+    let loop_file = file.loop_settings.unwrap_or_default();
+    let confirm_runs = loop_file.baseline_confirm_runs.unwrap_or(defaults::CONFIRM_RUNS);
+    if confirm_runs > defaults::CONFIRM_RUNS_LIMIT {
+        return Err(invalid(
+            &config_file,
+            "loop.baseline_confirm_runs",
+            format!("{confirm_runs} is more than {}", defaults::CONFIRM_RUNS_LIMIT),
+        ));
+    }
+    let run = resolve_run(&config_file, &target, overrides, loop_file)?;
 
     let sweep = file.sweep.unwrap_or(false);
     if overrides.offline {
@@ -150,6 +159,8 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
             checks,
             kill_grace,
             log_limit,
+            confirm_runs,
+            flaky: std::sync::OnceLock::new(),
         },
         parsers,
         delegates,
@@ -348,9 +359,44 @@ fn resolve_checks(
                 cwd_relative,
                 env: check.env.into_iter().collect(),
                 success_codes,
+                install: non_empty(config_file, &key("install"), check.install)?,
+                missing_tool: check
+                    .missing_tool
+                    .map(|pattern| {
+                        regex::Regex::new(&pattern).map_err(|error| {
+                            invalid(config_file, key("missing_tool"), format!("not a regex: {error}"))
+                        })
+                    })
+                    .transpose()?,
+                rerun: match non_empty(config_file, &key("rerun"), check.rerun)? {
+                    Some(rerun) if !rerun.contains("{test}") => {
+                        return Err(invalid(
+                            config_file,
+                            key("rerun"),
+                            "must name the test with {test}, like \"pytest {test}\"",
+                        ));
+                    }
+                    rerun => rerun,
+                },
             })
         })
         .collect()
+}
+
+/// A command that, when given, is not empty and holds no NUL.
+fn non_empty(
+    config_file: &Path,
+    key: &str,
+    command: Option<String>,
+) -> Result<Option<String>, ConfigError> {
+    match command {
+        Some(command) if command.trim().is_empty() || command.contains('\0') => Err(invalid(
+            config_file,
+            key,
+            "must be a shell command (not empty, no NUL)",
+        )),
+        command => Ok(command),
+    }
 }
 
 fn resolve_cwd(

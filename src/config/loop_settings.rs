@@ -35,6 +35,7 @@ pub fn parse_isolate(text: &str) -> Result<Isolate, String> {
 
 pub(super) fn resolve_run(
     config_file: &Path,
+    target: &Path,
     overrides: &Overrides,
     file: LoopFile,
 ) -> Result<RunSettings, ConfigError> {
@@ -58,9 +59,20 @@ pub(super) fn resolve_run(
         }
         (None, None) => Verify::PerCycle,
     };
-    let priority = file
+    let priority = overrides
         .priority
+        .clone()
+        .or(file.priority)
         .unwrap_or_else(|| defaults::PRIORITY.iter().map(|c| c.to_string()).collect());
+    let patterns = overrides.scope.clone().or(file.scope).unwrap_or_default();
+    let scope = crate::run::Scope::new(target, &patterns).map_err(|reason| {
+        let key = if overrides.scope.is_some() {
+            "--scope"
+        } else {
+            "loop.scope"
+        };
+        invalid(config_file, key, reason)
+    })?;
     let isolate = match (overrides.isolate, file.isolate) {
         (Some(isolate), _) => isolate,
         (None, Some(text)) => {
@@ -90,6 +102,7 @@ pub(super) fn resolve_run(
         priority,
         isolate,
         share,
+        scope,
         github_groups: false,
     })
 }

@@ -24,6 +24,9 @@ pub mod defaults {
     pub const HTTP_MAX_TOKENS: u32 = 4096;
     /// Files an http delegate sends along.
     pub const HTTP_MAX_FILES: usize = 8;
+    /// Runs again of a check failing at the baseline.
+    pub const CONFIRM_RUNS: u32 = 1;
+    pub const CONFIRM_RUNS_LIMIT: u32 = 5;
     /// The largest file an http delegate sends.
     pub const HTTP_MAX_FILE_BYTES: u64 = 64 * 1024;
     /// The refactoring loop's order: what blocks the most first.
@@ -95,6 +98,8 @@ pub struct RunSettings {
     pub isolate: Isolate,
     /// Folders (relative to the repository root) a worktree shares with the user's tree.
     pub share: Vec<String>,
+    /// What the delegates may change.
+    pub scope: crate::run::Scope,
     /// Fold each cycle's log into a GitHub Actions group (set by the command, on GitHub).
     pub github_groups: bool,
 }
@@ -104,6 +109,11 @@ pub struct GateSettings {
     pub checks: Vec<CheckSettings>,
     pub kill_grace: Duration,
     pub log_limit: u64,
+    /// How many times a check failing at the baseline runs again.
+    pub confirm_runs: u32,
+    /// What the baseline found flaky: decided once, before the first cycle, and not counted in
+    /// any gate run after.
+    pub flaky: std::sync::OnceLock<crate::gate::Flaky>,
 }
 
 /// One check of the gate, ready to run.
@@ -120,4 +130,10 @@ pub struct CheckSettings {
     pub cwd_relative: String,
     pub env: Vec<(String, String)>,
     pub success_codes: Vec<i32>,
+    /// Installs the check's tool when it is missing.
+    pub install: Option<String>,
+    /// Output that says the check's tool is missing.
+    pub missing_tool: Option<regex::Regex>,
+    /// Re-runs one test alone; `{test}` is its id.
+    pub rerun: Option<String>,
 }

@@ -34,6 +34,10 @@ pub struct LoopFile {
     pub priority: Option<Vec<String>>,
     /// `"worktree"`: run in a linked worktree; `"none"`: in the target itself.
     pub isolate: Option<String>,
+    /// Paths and globs (relative to the target) the delegates may change; all when left out.
+    pub scope: Option<Vec<String>>,
+    /// How many times a check that fails at the baseline runs again (0: never).
+    pub baseline_confirm_runs: Option<u32>,
     /// Ignored folders (relative to the repository root) the worktree shares by symlink.
     pub share: Option<Vec<String>>,
 }
@@ -99,4 +103,11 @@ pub struct CheckFile {
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     pub success_codes: Option<Vec<i32>>,
+    /// Installs the check's tool when it is missing (run once, then the check again).
+    pub install: Option<String>,
+    /// A regex of the check's output that says its tool is missing (`No module named (\w+)`);
+    /// its first group, when it has one, names the tool.
+    pub missing_tool: Option<String>,
+    /// Re-runs one failing test alone at the baseline: `{test}` is the test's id (`pytest {test}`).
+    pub rerun: Option<String>,
 }

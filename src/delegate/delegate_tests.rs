@@ -44,7 +44,7 @@ fn run(spec: &DelegateSpec, dir: &Path) -> DelegateRun {
     let assignment = Assignment {
         category: "lint",
         cycle: 1,
-        scope: "the whole repository",
+        scope: &crate::run::Scope::default(),
         diagnostics: &diagnostics,
         files: &[],
         details: &details,

@@ -116,7 +116,8 @@ impl DelegateSpec {
 pub struct Assignment<'a> {
     pub category: &'a str,
     pub cycle: u32,
-    pub scope: &'a str,
+    /// What it may change.
+    pub scope: &'a crate::run::Scope,
     pub diagnostics: &'a [Diagnostic],
     /// Files the work is about beyond those the diagnostics name (a refine candidate's paths),
     /// relative to the target: an http delegate sends them along.
@@ -213,7 +214,7 @@ pub fn run_delegate(
     let prompt = render_prompt(
         &spec.template,
         assignment.category,
-        assignment.scope,
+        &assignment.scope.describe(),
         assignment.details,
     );
     write(&files.prompt, prompt.as_bytes())?;
@@ -256,7 +257,7 @@ pub fn run_delegate(
         ),
         (
             "REFINE_LOOP_SCOPE".to_string(),
-            assignment.scope.to_string(),
+            assignment.scope.env_value(),
         ),
         ("REFINE_LOOP_PROMPT_FILE".to_string(), path(&files.prompt)),
         (

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 pub use capture::{BoundedLog, HeadTail};
 pub use check::{CheckResult, describe_end, run_check};
 pub use process::{ProcessEnd, ProcessError, ProcessSpec, StopReason, run_in_group};
-pub use summarize::{INFRA_CATEGORY, summarize};
+pub use summarize::{Flaky, INFRA_CATEGORY, summarize};
 
 use crate::cancel::Cancel;
 use crate::config::Settings;
@@ -87,7 +87,7 @@ pub fn run_gate(
     log.finish()
         .and_then(|mut file| file.flush())
         .map_err(log_error)?;
-    let mut summary = summarize(cycle, &checks);
+    let mut summary = summarize(cycle, &checks, settings.gate.flaky.get());
     if cancelled {
         summary.cancelled = true;
         summary.overall_result = crate::model::GateResult::Failed;

@@ -1,7 +1,7 @@
 //! Sums check results into a [`GateSummary`]: findings by category, infrastructure failures
 //! under `infra`, a failing check without findings as one `unparsed` failure.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::check::{CheckResult, describe_end, humanize};
 use super::process::StopReason;
@@ -16,20 +16,61 @@ pub const MAX_DETAILS: usize = 100;
 /// Longest detail line kept.
 const MAX_DETAIL_CHARS: usize = 500;
 
-/// Builds the summary of cycle `cycle` from what each check did.
-pub fn summarize(cycle: u32, results: &[CheckResult]) -> GateSummary {
+/// What the baseline found flaky, never counted after: whole checks whose result changed
+/// between runs, and (check, test id) pairs of tests that failed in the suite but passed alone.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Flaky {
+    pub checks: BTreeSet<String>,
+    pub tests: BTreeSet<(String, String)>,
+}
+
+impl Flaky {
+    pub fn is_empty(&self) -> bool {
+        self.checks.is_empty() && self.tests.is_empty()
+    }
+}
+
+/// Builds the summary of cycle `cycle` from what each check did. What `flaky` names is
+/// recorded in the check's record and a note, and not counted.
+pub fn summarize(cycle: u32, results: &[CheckResult], flaky: Option<&Flaky>) -> GateSummary {
+    let empty = Flaky::default();
+    let flaky = flaky.unwrap_or(&empty);
     let mut categories: BTreeMap<String, CategorySummary> = BTreeMap::new();
     let mut checks = Vec::with_capacity(results.len());
     let mut notes = Vec::new();
     for result in results {
-        let record = record_of(result);
+        let mut record = record_of(result);
         match (&record.status, &record.infra_reason) {
             (CheckStatus::Infra, Some(reason)) => {
                 let entry = categories.entry(INFRA_CATEGORY.to_string()).or_default();
                 entry.failures += 1;
                 add_detail(entry, format!("{}: {reason}", record.name));
             }
-            _ => add_findings(&mut categories, result, &record),
+            _ if flaky.checks.contains(&record.name) => {
+                record.flaky = true;
+                if record.status != CheckStatus::Passed {
+                    notes.push(format!(
+                        "{}: flaky at the baseline (its result changed between runs): its failures are pre-existing, not counted",
+                        record.name
+                    ));
+                }
+            }
+            _ => {
+                let passed_alone = |d: &crate::model::Diagnostic| {
+                    d.code.as_ref().is_some_and(|code| {
+                        flaky.tests.contains(&(record.name.clone(), code.clone()))
+                    })
+                };
+                let skipped = add_findings(&mut categories, result, &record, &passed_alone);
+                if !skipped.is_empty() {
+                    notes.push(format!(
+                        "{}: not counted, as they passed alone at the baseline: {}",
+                        record.name,
+                        skipped.join(", ")
+                    ));
+                    record.flaky_tests = skipped;
+                }
+            }
         }
         if let Some(note) = count_mismatch(&record) {
             notes.push(note);
@@ -100,6 +141,8 @@ fn record_of(result: &CheckResult) -> CheckRecord {
         infra_reason,
         leftover_processes_stopped: end.stopped == Some(StopReason::LeftoverProcesses),
         output_abandoned: end.output_abandoned,
+        flaky: false,
+        flaky_tests: Vec::new(),
     }
 }
 
@@ -136,11 +179,15 @@ fn infra_reason(result: &CheckResult) -> Option<String> {
     }
 }
 
+/// Adds the check's findings to their categories, but those `skip` says not to count; returns
+/// the codes of the ones skipped.
 fn add_findings(
     categories: &mut BTreeMap<String, CategorySummary>,
     result: &CheckResult,
     record: &CheckRecord,
-) {
+    skip: &dyn Fn(&crate::model::Diagnostic) -> bool,
+) -> Vec<String> {
+    let mut skipped = Vec::new();
     let own = categories.entry(record.category.clone()).or_default();
     if record.unparsed {
         own.failures += 1;
@@ -163,6 +210,10 @@ fn add_findings(
     // Errors first, then warnings, so that the kept details are the ones that fail the gate.
     for severity in [Severity::Error, Severity::Warning] {
         for diagnostic in diagnostics.iter().filter(|d| d.severity == severity) {
+            if skip(diagnostic) {
+                skipped.extend(diagnostic.code.clone());
+                continue;
+            }
             let category = diagnostic.category.as_deref().unwrap_or(&record.category);
             let entry = categories.entry(category.to_string()).or_default();
             match severity {
@@ -180,6 +231,7 @@ fn add_findings(
         entry.failures += counts.error;
         entry.warnings += counts.warning;
     }
+    skipped
 }
 
 fn add_detail(summary: &mut CategorySummary, detail: String) {

@@ -122,6 +122,12 @@ pub struct CheckRecord {
     /// A process outside the check's group held its output open; the rest was not read.
     #[serde(default)]
     pub output_abandoned: bool,
+    /// Flaky at the baseline: its result changed between runs; its findings are not counted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flaky: bool,
+    /// Tests that failed in the suite at the baseline but passed alone: not counted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flaky_tests: Vec<String>,
 }
 
 /// Counts a tool printed about its own findings (`Found 12 errors`).

@@ -26,6 +26,8 @@ pub fn records() -> Vec<CheckRecord> {
         infra_reason: None,
         leftover_processes_stopped: false,
         output_abandoned: false,
+        flaky: false,
+        flaky_tests: Vec::new(),
     };
     vec![
         CheckRecord {

@@ -224,6 +224,9 @@ fn run_in(
         &delivery,
         &cards,
     );
+    if let Some(notes) = super::baseline::read_notes(&settings.state_dir) {
+        report.push_str(&super::baseline::report_section(&notes));
+    }
     if let Some(sweep) = &sweep {
         report.push('\n');
         report.push_str(&crate::sweep::render_section(sweep));
@@ -242,6 +245,27 @@ fn run_in(
         reason,
         already_ended: false,
     })
+}
+
+/// Each change a delegate made outside the scope (undone), in the worklog as a card, so that the
+/// final report lists it too.
+pub(super) fn note_scope_violations(
+    campaign: &mut Campaign,
+    number: u32,
+    attempts: &[super::Attempt],
+) -> Result<(), RunError> {
+    for attempt in attempts {
+        for incident in &attempt.incidents {
+            if matches!(incident, crate::workspace::Incident::OutOfScope { .. }) {
+                campaign.append_worklog(&format!(
+                    "- ▸ scope violation in round {number} ({}): {}",
+                    attempt.category,
+                    incident.describe()
+                ))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The open surface, swept once per segment (`sweep = true`): read from GitHub at the first run

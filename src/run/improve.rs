@@ -150,7 +150,7 @@ pub fn run_cycles(
     console: &mut dyn Write,
 ) -> Result<ImproveEnd, RunError> {
     let limit = max_cycles();
-    let baseline = measure(settings, 0, cancel)?;
+    let baseline = super::baseline::measure_baseline(settings, cancel)?.run;
     let mut snapshot = workspace.after_gate()?;
     let mut kept = baseline.summary.clone();
     let mut kept_diagnostics = diagnostics_of(&baseline);
@@ -201,20 +201,18 @@ pub fn run_cycles(
                 else {
                     continue;
                 };
-                let diagnostics: Vec<Diagnostic> = kept_diagnostics
-                    .iter()
-                    .filter(|d| d.category.as_deref() == Some(category.as_str()))
-                    .cloned()
-                    .collect();
-                let details = kept
-                    .categories
-                    .get(&category)
-                    .map(|c| c.details.clone())
-                    .unwrap_or_default();
+                let Some((diagnostics, details)) = super::findings_of(
+                    &kept,
+                    &kept_diagnostics,
+                    &category,
+                    &settings.run.scope,
+                ) else {
+                    continue;
+                };
                 let assignment = Assignment {
                     category: &category,
                     cycle,
-                    scope: "the whole repository",
+                    scope: &settings.run.scope,
                     diagnostics: &diagnostics,
                     files: &[],
                     details: &details,
@@ -268,6 +266,7 @@ pub fn run_cycles(
                 settings,
             )?;
         }
+        super::campaign::note_scope_violations(campaign, number, &attempts)?;
         if cancel.is_requested() && !attempts.iter().any(|a| a.kept) {
             return cancelled(campaign);
         }

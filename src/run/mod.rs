@@ -3,6 +3,7 @@
 //! is no worse and roll back the rest to the byte; evaluate the stop rules; write every file.
 
 mod accept;
+pub mod baseline;
 pub mod campaign;
 mod campaign_report;
 mod heuristics;
@@ -12,6 +13,7 @@ mod ledger;
 mod progress;
 mod record;
 pub mod refine;
+mod scope;
 mod turn;
 mod verify;
 
@@ -23,10 +25,11 @@ pub use accept::reasons_to_reject;
 pub use heuristics::Heuristics;
 pub use isolate::Isolation;
 pub use ledger::now_iso8601;
+pub use scope::Scope;
 pub use turn::Attempt;
 use turn::take_turn;
 pub use verify::diagnostics_of;
-use verify::{measure, verify};
+use verify::verify;
 
 use crate::cancel::Cancel;
 use crate::config::{Settings, Verify};
@@ -57,6 +60,27 @@ pub enum RunError {
     Campaign(#[from] crate::campaign::state::CampaignError),
     #[error("the CI reports: {0}")]
     Reports(#[from] crate::report::CiReportError),
+    #[error("infrastructure failure: {tool} (check \"{check}\") is not installed{}", install_suffix(.install.as_deref()))]
+    MissingTool {
+        check: String,
+        tool: String,
+        /// The check's `install`, when it had one and it ran.
+        install: Option<Box<baseline::Installed>>,
+    },
+}
+
+fn install_suffix(install: Option<&baseline::Installed>) -> String {
+    match install {
+        None => "; give the check an `install` command, or install the tool in the job".into(),
+        Some(install) => format!(
+            "; its install `{}` ran ({}) and the tool is still missing; the install's output ends:\n{}",
+            install.command,
+            install
+                .exit_code
+                .map_or("it did not exit".to_string(), |code| format!("exit code {code}")),
+            install.output.trim_end()
+        ),
+    }
 }
 
 /// How a run ended, and its record.
@@ -73,6 +97,10 @@ pub struct RunReport {
     pub delivery: ledger::DeliveryNote,
     /// The findings of the kept state at the end.
     pub remaining: Vec<Diagnostic>,
+    /// What the baseline found beside the findings (load, installs, flaky checks).
+    pub baseline: baseline::BaselineNotes,
+    /// Changes delegates made outside the scope, each undone: one line each.
+    pub scope_violations: Vec<String>,
 }
 
 /// The loop's memory of which delegates may still run.
@@ -150,7 +178,10 @@ fn loop_in(
     progress.say("cycle 0: the baseline gate".to_string());
     // The user's own work, before anything runs: protected for the whole run.
     workspace.record_baseline()?;
-    let baseline = measure(settings, 0, cancel)?;
+    let baseline::Baseline {
+        run: baseline,
+        notes: baseline_notes,
+    } = baseline::measure_baseline(settings, cancel)?;
     let mut snapshot = workspace.after_gate()?;
     let mut cancelled = baseline.cancelled;
     let mut kept_diagnostics = diagnostics_of(&baseline);
@@ -160,6 +191,7 @@ fn loop_in(
     history.push(&kept);
     let mut facts = vec![facts_of(&kept, false, has_infra(&kept), started.elapsed())];
     let baseline_failed = kept.failed_count;
+    let mut scope_violations: Vec<String> = Vec::new();
 
     let reason = loop {
         let state = History {
@@ -195,11 +227,15 @@ fn loop_in(
             else {
                 continue;
             };
-            let (diagnostics, details) = findings_of(&kept, &kept_diagnostics, &category);
+            let Some((diagnostics, details)) =
+                findings_of(&kept, &kept_diagnostics, &category, &settings.run.scope)
+            else {
+                continue;
+            };
             let assignment = Assignment {
                 category: &category,
                 cycle,
-                scope: "the whole repository",
+                scope: &settings.run.scope,
                 diagnostics: &diagnostics,
                 files: &[],
                 details: &details,
@@ -222,11 +258,26 @@ fn loop_in(
             if attempt.incidents.iter().any(|i| {
                 matches!(
                     i,
-                    Incident::TouchedProtected { .. } | Incident::CopiedProtected { .. }
+                    Incident::TouchedProtected { .. }
+                        | Incident::CopiedProtected { .. }
+                        | Incident::OutOfScope { .. }
                 )
             }) {
                 standing.strike(&attempt);
             }
+            scope_violations.extend(
+                attempt
+                    .incidents
+                    .iter()
+                    .filter(|incident| matches!(incident, Incident::OutOfScope { .. }))
+                    .map(|incident| {
+                        format!(
+                            "cycle {cycle}, `{}` on {category}: {}",
+                            settings.delegates[delegate].describe(),
+                            incident.describe()
+                        )
+                    }),
+            );
             if attempt.settled {
                 // All of it undone; when it acted against the repository, it does not run again.
                 if attempt.incidents.iter().any(Incident::is_hostile) {
@@ -393,6 +444,8 @@ fn loop_in(
         final_failed: kept.failed_count,
         delivery,
         remaining: kept_diagnostics,
+        baseline: baseline_notes,
+        scope_violations,
     };
     record::write_run_files(settings, &report, &kept)?;
     // The CI reports describe the state the run leaves.
@@ -455,21 +508,47 @@ pub fn failing_categories(summary: &GateSummary, priority: &[String]) -> Vec<Str
     failing.into_iter().cloned().collect()
 }
 
-/// The category's findings as a delegate is given them: the diagnostics, and the summary's lines.
-fn findings_of(
+/// The category's findings as a delegate is given them: the diagnostics in scope, and the
+/// summary's lines (those of the diagnostics in scope, when the scope is not everything). `None`
+/// when every finding of the category that names a file is outside the scope: it is reported,
+/// not worked.
+pub(super) fn findings_of(
     summary: &GateSummary,
     diagnostics: &[Diagnostic],
     category: &str,
-) -> (Vec<Diagnostic>, Vec<String>) {
-    let details = summary
-        .categories
-        .get(category)
-        .map(|c| c.details.clone())
-        .unwrap_or_default();
-    let diagnostics = diagnostics
+    scope: &Scope,
+) -> Option<(Vec<Diagnostic>, Vec<String>)> {
+    let all: Vec<&Diagnostic> = diagnostics
         .iter()
         .filter(|d| d.category.as_deref() == Some(category))
-        .cloned()
         .collect();
-    (diagnostics, details)
+    let in_scope: Vec<Diagnostic> = all
+        .iter()
+        .filter(|d| in_scope(scope, d))
+        .map(|d| (*d).clone())
+        .collect();
+    if in_scope.is_empty() && !all.is_empty() && !scope.is_everything() {
+        return None;
+    }
+    let details = if scope.is_everything() || in_scope.is_empty() {
+        summary
+            .categories
+            .get(category)
+            .map(|c| c.details.clone())
+            .unwrap_or_default()
+    } else {
+        in_scope.iter().map(Diagnostic::detail).collect()
+    };
+    Some((in_scope, details))
+}
+
+/// A finding is in scope when the scope is everything, or it names no file, or a file inside
+/// the target the scope holds.
+pub fn in_scope(scope: &Scope, diagnostic: &Diagnostic) -> bool {
+    scope.is_everything()
+        || (!diagnostic.outside_target
+            && diagnostic
+                .file
+                .as_deref()
+                .is_none_or(|file| scope.holds(file)))
 }

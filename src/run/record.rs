@@ -96,6 +96,32 @@ pub fn write_delegate_report(
     state::write_atomic(path, text.as_bytes())
 }
 
+/// The final report's section on the scope: what it was, and every change made outside it.
+pub fn scope_section(
+    settings: &Settings,
+    violations: &[String],
+    remaining: &[crate::model::Diagnostic],
+) -> String {
+    let mut text = format!("\n## Scope\n\n{}\n\n", settings.run.scope.describe());
+    let outside = remaining
+        .iter()
+        .filter(|d| !super::in_scope(&settings.run.scope, d))
+        .count();
+    if outside > 0 {
+        let _ = writeln!(
+            text,
+            "{outside} finding(s) outside the scope are reported in the gate summary and were not worked.\n"
+        );
+    }
+    if violations.is_empty() {
+        text.push_str("No delegate changed anything outside it.\n");
+    }
+    for violation in violations {
+        let _ = writeln!(text, "- scope violation: {violation}");
+    }
+    text
+}
+
 /// `trend.json`, `category-history.json`, `heuristics.json` and `REFINE-LOOP-FINAL.md`.
 pub fn write_run_files(
     settings: &Settings,
@@ -175,6 +201,14 @@ fn final_report(settings: &Settings, report: &RunReport, last: &GateSummary) -> 
             );
         }
     }
+    if !settings.run.scope.is_everything() || !report.scope_violations.is_empty() {
+        text.push_str(&scope_section(
+            settings,
+            &report.scope_violations,
+            &report.remaining,
+        ));
+    }
+    text.push_str(&super::baseline::report_section(&report.baseline));
     text.push_str("\n## The record\n\n");
     let delivery = &report.delivery;
     match &delivery.reference {

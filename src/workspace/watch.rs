@@ -31,6 +31,8 @@ pub enum Incident {
     /// It wrote a secret (a secret variable's value or a credential shape) into a file: the
     /// change is rolled back, never recorded.
     SecretWritten { path: RepoPath, what: Vec<String> },
+    /// It changed a path outside the run's scope; that change is undone.
+    OutOfScope { path: RepoPath },
 }
 
 impl Incident {
@@ -43,12 +45,16 @@ impl Incident {
                 | Self::CopiedProtected { .. }
                 | Self::StateDirAdded { .. }
                 | Self::SecretWritten { .. }
+                | Self::OutOfScope { .. }
         )
     }
 
     /// One line for reports.
     pub fn describe(&self) -> String {
         match self {
+            Self::OutOfScope { path } => {
+                format!("changed `{path}`, outside the scope: a scope violation, undone")
+            }
             Self::TouchedProtected { path } => format!(
                 "changed `{path}`, which held the user's own work before the run: put back as it was"
             ),

@@ -45,10 +45,11 @@ run = "sed -i 1d findings.txt; echo fixed >> src/lib.txt; mkdir -p src/new; echo
     assert_eq!(tree_of(root, &[".git", ".refine-loop", "target"]), before);
     assert_eq!(git_in(root, &["status", "--porcelain"]), status);
     assert_eq!(git_in(root, &["rev-parse", "HEAD"]), base);
-    // The shared folder is the user's own: the gate's builds went there (three gate runs).
+    // The shared folder is the user's own: the gate's builds went there (three gate runs, and
+    // the failing check run again at the baseline to confirm it).
     assert_eq!(
         std::fs::read_to_string(repo.join("target/builds")).unwrap(),
-        "built\nbuilt\nbuilt\n"
+        "built\nbuilt\nbuilt\nbuilt\n"
     );
     // The worktree and its branch are gone; the private ref stays.
     assert_eq!(git_in(root, &["worktree", "list"]).lines().count(), 1);

@@ -32,7 +32,11 @@ pub(super) fn discover(
         })
         .cloned()
         .collect();
-    let mut proposals = candidates::from_findings(&failing);
+    let in_scope: Vec<_> = failing
+        .into_iter()
+        .filter(|d| super::super::in_scope(&settings.run.scope, d))
+        .collect();
+    let mut proposals = candidates::from_findings(&in_scope);
     let mut rejected = Vec::new();
     let mut failed = false;
     let details: Vec<String> = kept
@@ -60,7 +64,7 @@ pub(super) fn discover(
         let assignment = Assignment {
             category: &category,
             cycle,
-            scope: "the whole repository",
+            scope: &settings.run.scope,
             diagnostics: &[],
             files: &[],
             details: &details,

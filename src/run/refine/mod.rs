@@ -15,7 +15,7 @@ use std::path::Path;
 use candidates::Proposal;
 
 use super::ledger::CycleStory;
-use super::verify::{diagnostics_of, measure, verify};
+use super::verify::{diagnostics_of, verify};
 use super::{Attempt, RunError, take_turn};
 use crate::campaign::state::{Campaign, Candidate, Cooldown, Handoff};
 use crate::cancel::Cancel;
@@ -60,7 +60,7 @@ pub fn run_rounds(
     console: &mut dyn Write,
 ) -> Result<RefineEnd, RunError> {
     let theta: f64 = campaign.segment_config.theta.parse().unwrap_or(2.0);
-    let baseline = measure(settings, 0, cancel)?;
+    let baseline = super::baseline::measure_baseline(settings, cancel)?.run;
     let mut snapshot = workspace.after_gate()?;
     let mut kept = baseline.summary.clone();
     let mut kept_diagnostics = diagnostics_of(&baseline);
@@ -107,6 +107,21 @@ pub fn run_rounds(
                 .cooldowns
                 .iter()
                 .any(|cooldown| cooldown.family == p.family)
+        });
+        // A candidate that would change paths outside the scope is not for this run.
+        let scope = &settings.run.scope;
+        proposals.retain(|p| {
+            let inside = p.paths.iter().all(|path| scope.holds(path));
+            if !inside {
+                note_candidate(
+                    campaign,
+                    p,
+                    number,
+                    "parked",
+                    "touches paths outside the scope",
+                );
+            }
+            inside
         });
         let mut round = Round {
             operational_error: discover_failed,
@@ -268,6 +283,7 @@ pub fn run_rounds(
                 settings,
             )?;
         }
+        super::campaign::note_scope_violations(campaign, number, &attempts)?;
         if cancel.is_requested() && round.accepted.is_none() {
             // The round is not counted: the next run does it again, from the files.
             campaign.append_worklog(&format!(
@@ -505,7 +521,7 @@ fn execute(
     let assignment = Assignment {
         category: &proposal.family.replace('/', "-"),
         cycle,
-        scope: "the whole repository",
+        scope: &settings.run.scope,
         diagnostics: &proposal.diagnostics,
         files: &proposal.paths,
         details: &details,

@@ -78,7 +78,7 @@ pub fn review(
     let assignment = Assignment {
         category: &category,
         cycle,
-        scope: "the whole repository",
+        scope: &settings.run.scope,
         diagnostics: &proposal.diagnostics,
         files: &[],
         details: &details,
