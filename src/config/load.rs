@@ -130,12 +130,17 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
 
     let delegates = resolve_delegates(&config_file, &config_dir, file.delegate)?;
     let loop_file = file.loop_settings.unwrap_or_default();
-    let confirm_runs = loop_file.baseline_confirm_runs.unwrap_or(defaults::CONFIRM_RUNS);
+    let confirm_runs = loop_file
+        .baseline_confirm_runs
+        .unwrap_or(defaults::CONFIRM_RUNS);
     if confirm_runs > defaults::CONFIRM_RUNS_LIMIT {
         return Err(invalid(
             &config_file,
             "loop.baseline_confirm_runs",
-            format!("{confirm_runs} is more than {}", defaults::CONFIRM_RUNS_LIMIT),
+            format!(
+                "{confirm_runs} is more than {}",
+                defaults::CONFIRM_RUNS_LIMIT
+            ),
         ));
     }
     let run = resolve_run(&config_file, &target, overrides, loop_file)?;
@@ -364,7 +369,11 @@ fn resolve_checks(
                     .missing_tool
                     .map(|pattern| {
                         regex::Regex::new(&pattern).map_err(|error| {
-                            invalid(config_file, key("missing_tool"), format!("not a regex: {error}"))
+                            invalid(
+                                config_file,
+                                key("missing_tool"),
+                                format!("not a regex: {error}"),
+                            )
                         })
                     })
                     .transpose()?,

@@ -321,7 +321,12 @@ fn passes_alone(
             source,
         })
     };
-    writeln!(log, "==> refine-loop: {} alone <==\n$ {command}", check.name).map_err(log_error)?;
+    writeln!(
+        log,
+        "==> refine-loop: {} alone <==\n$ {command}",
+        check.name
+    )
+    .map_err(log_error)?;
     let private = settings.private_variables();
     let spec = ProcessSpec {
         shell_command: &command,
@@ -368,9 +373,11 @@ fn load_average() -> Option<[f64; 3]> {
 /// The final report's section on the baseline.
 pub fn report_section(notes: &BaselineNotes) -> String {
     let mut text = String::from("\n## The baseline\n\n");
-    let load = notes.load_average.map_or("unknown".to_string(), |[one, five, fifteen]| {
-        format!("{one:.2} / {five:.2} / {fifteen:.2} (1 / 5 / 15 min)")
-    });
+    let load = notes
+        .load_average
+        .map_or("unknown".to_string(), |[one, five, fifteen]| {
+            format!("{one:.2} / {five:.2} / {fifteen:.2} (1 / 5 / 15 min)")
+        });
     let _ = writeln!(text, "- load average: {load} on {} CPUs", notes.cpus);
     let _ = writeln!(
         text,
@@ -390,7 +397,9 @@ pub fn report_section(notes: &BaselineNotes) -> String {
             installed.command,
             installed
                 .exit_code
-                .map_or("did not exit".to_string(), |code| format!("exit code {code}"))
+                .map_or("did not exit".to_string(), |code| format!(
+                    "exit code {code}"
+                ))
         );
     }
     let _ = writeln!(

@@ -201,12 +201,9 @@ pub fn run_cycles(
                 else {
                     continue;
                 };
-                let Some((diagnostics, details)) = super::findings_of(
-                    &kept,
-                    &kept_diagnostics,
-                    &category,
-                    &settings.run.scope,
-                ) else {
+                let Some((diagnostics, details)) =
+                    super::findings_of(&kept, &kept_diagnostics, &category, &settings.run.scope)
+                else {
                     continue;
                 };
                 let assignment = Assignment {

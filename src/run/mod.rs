@@ -77,7 +77,9 @@ fn install_suffix(install: Option<&baseline::Installed>) -> String {
             install.command,
             install
                 .exit_code
-                .map_or("it did not exit".to_string(), |code| format!("exit code {code}")),
+                .map_or("it did not exit".to_string(), |code| format!(
+                    "exit code {code}"
+                )),
             install.output.trim_end()
         ),
     }

@@ -49,7 +49,13 @@ impl Scope {
             .and_then(|repo| {
                 let root = repo.workdir()?.canonicalize().ok()?;
                 let target = target.canonicalize().ok()?;
-                Some(target.strip_prefix(root).ok()?.to_string_lossy().into_owned())
+                Some(
+                    target
+                        .strip_prefix(root)
+                        .ok()?
+                        .to_string_lossy()
+                        .into_owned(),
+                )
             })
             .unwrap_or_default();
         Ok(Self {
@@ -137,7 +143,11 @@ mod tests {
         ];
         for (path, expected) in cases {
             assert_eq!(scope.holds(path), expected, "{path}");
-            assert_eq!(scope.holds_in_repository(path.as_bytes()), expected && !path.starts_with("./"), "{path}");
+            assert_eq!(
+                scope.holds_in_repository(path.as_bytes()),
+                expected && !path.starts_with("./"),
+                "{path}"
+            );
         }
         assert!(Scope::default().holds("anything/at/all"));
         assert_eq!(Scope::default().env_value(), ".");
@@ -148,7 +158,10 @@ mod tests {
     fn a_pattern_outside_the_target_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         for bad in ["", "/etc", "../x", "a/../../b", "./a", "a/[b"] {
-            assert!(Scope::new(dir.path(), &[bad.to_string()]).is_err(), "{bad:?}");
+            assert!(
+                Scope::new(dir.path(), &[bad.to_string()]).is_err(),
+                "{bad:?}"
+            );
         }
     }
 }

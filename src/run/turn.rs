@@ -56,19 +56,20 @@ pub(super) fn take_turn(
         .extend(secrets_written(&effects.changes, workspace.store()));
     // A change outside the scope is undone at once; the rest of the change is judged as usual.
     if !settings.run.scope.is_everything() && !effects.hostile() {
-        let (outside_scope, inside): (Vec<Change>, Vec<Change>) = effects
-            .changes
-            .into_iter()
-            .partition(|change| !settings.run.scope.holds_in_repository(change.path.as_bytes()));
+        let (outside_scope, inside): (Vec<Change>, Vec<Change>) =
+            effects.changes.into_iter().partition(|change| {
+                !settings
+                    .run
+                    .scope
+                    .holds_in_repository(change.path.as_bytes())
+            });
         if !outside_scope.is_empty() {
             workspace.roll_back(&outside_scope, watch.started())?;
-            effects.incidents.extend(
-                outside_scope
-                    .iter()
-                    .map(|change| Incident::OutOfScope {
-                        path: change.path.clone(),
-                    }),
-            );
+            effects
+                .incidents
+                .extend(outside_scope.iter().map(|change| Incident::OutOfScope {
+                    path: change.path.clone(),
+                }));
         }
         effects.changes = inside;
     }

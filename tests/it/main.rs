@@ -7,6 +7,7 @@
 )]
 
 mod action;
+mod baseline_and_scope;
 mod campaigns;
 mod ci_files;
 mod config_errors;
