@@ -385,6 +385,13 @@ fn resolve_checks(
                             "must name the test with {test}, like \"pytest {test}\"",
                         ));
                     }
+                    Some(rerun) if rerun.contains("'{test}'") || rerun.contains("\"{test}\"") => {
+                        return Err(invalid(
+                            config_file,
+                            key("rerun"),
+                            "{test} is quoted for the shell already; write it bare, like \"pytest {test}\"",
+                        ));
+                    }
                     rerun => rerun,
                 },
             })

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 pub use capture::{BoundedLog, HeadTail};
 pub use check::{CheckResult, describe_end, run_check};
 pub use process::{ProcessEnd, ProcessError, ProcessSpec, StopReason, run_in_group};
-pub use summarize::{Flaky, INFRA_CATEGORY, summarize};
+pub use summarize::{Excused, Flaky, FlakyTest, INFRA_CATEGORY, summarize};
 
 use crate::cancel::Cancel;
 use crate::config::Settings;
@@ -49,6 +49,8 @@ pub struct GateRun {
     pub checks: Vec<CheckResult>,
     /// A cancel request stopped the gate before it finished.
     pub cancelled: bool,
+    /// What the baseline excused when this run was summed (its findings are not counted).
+    pub flaky: Flaky,
 }
 
 /// Runs every check of the gate in order, writing `cycle_dir/gate-output.txt`.
@@ -100,5 +102,6 @@ pub fn run_gate(
         summary,
         checks,
         cancelled,
+        flaky: settings.gate.flaky.get().cloned().unwrap_or_default(),
     })
 }

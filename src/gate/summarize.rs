@@ -16,17 +16,42 @@ pub const MAX_DETAILS: usize = 100;
 /// Longest detail line kept.
 const MAX_DETAIL_CHARS: usize = 500;
 
-/// What the baseline found flaky, never counted after: whole checks whose result changed
-/// between runs, and (check, test id) pairs of tests that failed in the suite but passed alone.
+/// What the baseline found flaky, and excuses from then on: of a check whose result flipped
+/// between runs, exactly the failures the baseline saw (their fingerprints, and an unparsed
+/// failure if there was one), never a new one; and tests that failed in their suite but passed
+/// alone, by check, file and test id.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Flaky {
-    pub checks: BTreeSet<String>,
-    pub tests: BTreeSet<(String, String)>,
+    pub checks: BTreeMap<String, Excused>,
+    pub tests: BTreeSet<FlakyTest>,
 }
+
+/// A flaky check's baseline failures.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Excused {
+    pub fingerprints: BTreeSet<String>,
+    pub unparsed: bool,
+}
+
+/// A test that failed in its suite and passed alone: (check, file, test id).
+pub type FlakyTest = (String, Option<String>, String);
 
 impl Flaky {
     pub fn is_empty(&self) -> bool {
         self.checks.is_empty() && self.tests.is_empty()
+    }
+
+    /// Whether a finding of `check` is one the baseline excused.
+    pub fn excuses(&self, check: &str, diagnostic: &crate::model::Diagnostic) -> bool {
+        let flaky_check = self
+            .checks
+            .get(check)
+            .is_some_and(|excused| excused.fingerprints.contains(&diagnostic.fingerprint));
+        let flaky_test = diagnostic.code.as_ref().is_some_and(|code| {
+            self.tests
+                .contains(&(check.to_string(), diagnostic.file.clone(), code.clone()))
+        });
+        flaky_check || flaky_test
     }
 }
 
@@ -46,29 +71,29 @@ pub fn summarize(cycle: u32, results: &[CheckResult], flaky: Option<&Flaky>) -> 
                 entry.failures += 1;
                 add_detail(entry, format!("{}: {reason}", record.name));
             }
-            _ if flaky.checks.contains(&record.name) => {
-                record.flaky = true;
-                if record.status != CheckStatus::Passed {
+            _ => {
+                let excused = flaky.checks.get(&record.name);
+                if excused.is_some() {
+                    record.flaky = true;
+                }
+                // A flaky check's unparsed failure is excused only when the baseline had one.
+                if record.unparsed && excused.is_some_and(|e| e.unparsed) {
+                    record.unparsed = false;
                     notes.push(format!(
-                        "{}: flaky at the baseline (its result changed between runs): its failures are pre-existing, not counted",
+                        "{}: failed as it did at the baseline, where it was flaky: not counted",
                         record.name
                     ));
                 }
-            }
-            _ => {
-                let passed_alone = |d: &crate::model::Diagnostic| {
-                    d.code.as_ref().is_some_and(|code| {
-                        flaky.tests.contains(&(record.name.clone(), code.clone()))
-                    })
-                };
-                let skipped = add_findings(&mut categories, result, &record, &passed_alone);
+                let excuse = |d: &crate::model::Diagnostic| flaky.excuses(&record.name, d);
+                let skipped = add_findings(&mut categories, result, &record, &excuse);
                 if !skipped.is_empty() {
                     notes.push(format!(
-                        "{}: not counted, as they passed alone at the baseline: {}",
+                        "{}: {} finding(s) flaky at the baseline, not counted: {}",
                         record.name,
+                        skipped.len(),
                         skipped.join(", ")
                     ));
-                    record.flaky_tests = skipped;
+                    record.excused = skipped;
                 }
             }
         }
@@ -142,7 +167,7 @@ fn record_of(result: &CheckResult) -> CheckRecord {
         leftover_processes_stopped: end.stopped == Some(StopReason::LeftoverProcesses),
         output_abandoned: end.output_abandoned,
         flaky: false,
-        flaky_tests: Vec::new(),
+        excused: Vec::new(),
     }
 }
 
@@ -211,7 +236,12 @@ fn add_findings(
     for severity in [Severity::Error, Severity::Warning] {
         for diagnostic in diagnostics.iter().filter(|d| d.severity == severity) {
             if skip(diagnostic) {
-                skipped.extend(diagnostic.code.clone());
+                skipped.push(
+                    diagnostic
+                        .code
+                        .clone()
+                        .unwrap_or_else(|| diagnostic.detail()),
+                );
                 continue;
             }
             let category = diagnostic.category.as_deref().unwrap_or(&record.category);
@@ -273,4 +303,77 @@ fn count_mismatch(record: &CheckRecord) -> Option<String> {
             record.parser
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Diagnostic, Severity};
+
+    fn finding(file: &str, code: &str, fingerprint: &str) -> Diagnostic {
+        Diagnostic {
+            file: Some(file.into()),
+            line: None,
+            column: None,
+            end_line: None,
+            end_column: None,
+            severity: Severity::Error,
+            code: Some(code.into()),
+            message: "failed".into(),
+            category: None,
+            fingerprint: fingerprint.into(),
+            outside_target: false,
+            body: None,
+        }
+    }
+
+    #[test]
+    fn only_what_the_baseline_saw_is_excused() {
+        let mut flaky = Flaky::default();
+        flaky.checks.insert(
+            "integration".into(),
+            Excused {
+                fingerprints: ["seen".to_string()].into(),
+                unparsed: false,
+            },
+        );
+        flaky.tests.insert((
+            "pytest".into(),
+            Some("tests/test_a.py".into()),
+            "tests/test_a.py::test_b".into(),
+        ));
+        // (check, finding, excused)
+        let cases = [
+            ("integration", finding("a.py", "E1", "seen"), true),
+            ("integration", finding("a.py", "E1", "new"), false),
+            ("other", finding("a.py", "E1", "seen"), false),
+            (
+                "pytest",
+                finding("tests/test_a.py", "tests/test_a.py::test_b", "x"),
+                true,
+            ),
+            (
+                "pytest",
+                finding("tests/test_z.py", "tests/test_a.py::test_b", "x"),
+                false,
+            ),
+            (
+                "pytest",
+                finding("tests/test_a.py", "tests/test_a.py::test_c", "x"),
+                false,
+            ),
+            (
+                "jest",
+                finding("tests/test_a.py", "tests/test_a.py::test_b", "x"),
+                false,
+            ),
+        ];
+        for (check, diagnostic, expected) in cases {
+            assert_eq!(
+                flaky.excuses(check, &diagnostic),
+                expected,
+                "{check} {diagnostic:?}"
+            );
+        }
+    }
 }

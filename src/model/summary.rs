@@ -125,9 +125,10 @@ pub struct CheckRecord {
     /// Flaky at the baseline: its result changed between runs; its findings are not counted.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub flaky: bool,
-    /// Tests that failed in the suite at the baseline but passed alone: not counted.
+    /// Findings the baseline found flaky (tests that passed alone, a flaky check's baseline
+    /// failures), by test id or detail: not counted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub flaky_tests: Vec<String>,
+    pub excused: Vec<String>,
 }
 
 /// Counts a tool printed about its own findings (`Found 12 errors`).

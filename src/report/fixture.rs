@@ -27,7 +27,7 @@ pub fn records() -> Vec<CheckRecord> {
         leftover_processes_stopped: false,
         output_abandoned: false,
         flaky: false,
-        flaky_tests: Vec::new(),
+        excused: Vec::new(),
     };
     vec![
         CheckRecord {

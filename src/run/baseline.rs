@@ -9,7 +9,6 @@
 //!
 //! All of it goes to `run.json` and the final report.
 
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -21,7 +20,9 @@ use super::RunError;
 use super::verify::measure;
 use crate::cancel::Cancel;
 use crate::config::{CheckSettings, Settings};
-use crate::gate::{self, CheckResult, Flaky, GateRun, HeadTail, ProcessSpec, SUMMARY_FILE};
+use crate::gate::{
+    self, CheckResult, Excused, Flaky, GateRun, HeadTail, ProcessSpec, SUMMARY_FILE,
+};
 use crate::model::{CheckStatus, Severity};
 use crate::secrets::RedactingWriter;
 use crate::state;
@@ -49,8 +50,16 @@ pub struct BaselineNotes {
     pub installed: Vec<Installed>,
     /// Checks whose result changed between runs.
     pub flaky_checks: Vec<String>,
-    /// Tests that failed in their suite and passed alone: (check, test).
-    pub flaky_tests: Vec<(String, String)>,
+    /// Tests that failed in their suite and passed alone.
+    pub flaky_tests: Vec<FlakyTestNote>,
+}
+
+/// A test that failed in its suite and passed alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlakyTestNote {
+    pub check: String,
+    pub file: Option<String>,
+    pub test: String,
 }
 
 /// A missing tool's install, as it ran.
@@ -85,28 +94,46 @@ pub fn measure_baseline(settings: &Settings, cancel: &Cancel) -> Result<Baseline
     let mut run = measure(settings, 0, cancel)?;
     let missing = missing_tools(&run);
     if !missing.is_empty() && !run.cancelled {
+        let missing_tool = |notes: &BaselineNotes, check: &str, tool: String| {
+            let installed = notes.installed.iter().find(|i| i.check == check);
+            // What was tried is on record, whatever comes of it.
+            let _ = state::write_json(&settings.state_dir.join(RUN_FILE), notes);
+            RunError::MissingTool {
+                check: check.to_string(),
+                tool,
+                install: installed.cloned().map(Box::new),
+            }
+        };
         for (index, tool) in &missing {
             let check = &run.checks[*index].check;
             let Some(install) = &check.install else {
-                return Err(RunError::MissingTool {
+                return Err(missing_tool(&notes, &check.name, tool.clone()));
+            };
+            // Checks sharing one install run it once.
+            let earlier = notes
+                .installed
+                .iter()
+                .find(|i| i.command == *install)
+                .cloned();
+            let installed = match earlier {
+                Some(earlier) => Installed {
                     check: check.name.clone(),
                     tool: tool.clone(),
-                    install: None,
-                });
+                    ..earlier
+                },
+                None => run_install(settings, check, install, tool, cancel)?,
             };
-            notes
-                .installed
-                .push(run_install(settings, check, install, tool, cancel)?);
+            notes.installed.push(installed);
         }
+        // The output that showed the tool missing stays beside the new one.
+        let dir = state::cycle_dir(&settings.state_dir, 0)?;
+        let _ = std::fs::rename(
+            dir.join(gate::OUTPUT_FILE),
+            dir.join("gate-output-before-install.txt"),
+        );
         run = measure(settings, 0, cancel)?;
         if let Some((index, tool)) = missing_tools(&run).into_iter().next() {
-            let check = &run.checks[index].check.name;
-            let installed = notes.installed.iter().find(|i| i.check == *check);
-            return Err(RunError::MissingTool {
-                check: check.clone(),
-                tool,
-                install: installed.cloned().map(Box::new),
-            });
+            return Err(missing_tool(&notes, &run.checks[index].check.name, tool));
         }
     }
     let flaky = if run.cancelled {
@@ -114,8 +141,16 @@ pub fn measure_baseline(settings: &Settings, cancel: &Cancel) -> Result<Baseline
     } else {
         confirm(settings, &run, cancel)?
     };
-    notes.flaky_checks = flaky.checks.iter().cloned().collect();
-    notes.flaky_tests = flaky.tests.iter().cloned().collect();
+    notes.flaky_checks = flaky.checks.keys().cloned().collect();
+    notes.flaky_tests = flaky
+        .tests
+        .iter()
+        .map(|(check, file, test)| FlakyTestNote {
+            check: check.clone(),
+            file: file.clone(),
+            test: test.clone(),
+        })
+        .collect();
     if !flaky.is_empty() {
         let cancelled = run.summary.cancelled;
         let not_run = std::mem::take(&mut run.summary.not_run);
@@ -125,6 +160,7 @@ pub fn measure_baseline(settings: &Settings, cancel: &Cancel) -> Result<Baseline
         let dir = state::cycle_dir(&settings.state_dir, 0)?;
         state::write_json(&dir.join(SUMMARY_FILE), &run.summary)?;
     }
+    run.flaky = flaky.clone();
     let _ = settings.gate.flaky.set(flaky);
     state::write_json(&settings.state_dir.join(RUN_FILE), &notes)?;
     Ok(Baseline { run, notes })
@@ -150,6 +186,11 @@ fn missing_tool(result: &CheckResult) -> Option<String> {
             .unwrap_or_default()
             .to_string()
     };
+    // A check that passed, or failed with findings, ran its tool, whatever it printed.
+    let record = &gate::summarize(0, std::slice::from_ref(result), None).checks[0];
+    if record.status == CheckStatus::Passed || result.findings.counts.error > 0 {
+        return None;
+    }
     let text = String::from_utf8_lossy(&result.output.tail()).into_owned();
     if let Some(pattern) = &result.check.missing_tool
         && let Some(found) = pattern.captures(&text)
@@ -245,28 +286,37 @@ fn confirm(settings: &Settings, run: &GateRun, cancel: &Cancel) -> Result<Flaky,
     let file = BufWriter::new(File::create(&path).map_err(log_error)?);
     let mut log = RedactingWriter::new(redactor, file);
     for first in failing {
-        let seen = outcome(first);
+        // The failures seen while the check failed: what is excused if it turns out flaky.
+        let mut excused = Excused::default();
+        excuse(&mut excused, first);
+        let mut flipped = false;
         for _ in 0..settings.gate.confirm_runs {
             if cancel.is_requested() {
                 break;
             }
             let again = gate::run_check(settings, &first.check, &mut log, cancel)?;
-            if outcome(&again) != seen {
-                tracing::warn!(check = %first.check.name, "flaky at the baseline");
-                flaky.checks.insert(first.check.name.clone());
-                break;
+            match status_of(&again) {
+                // Stopped (cancel, deadline) or not run: it says nothing about flakiness.
+                CheckStatus::Infra => break,
+                CheckStatus::Passed => {
+                    flipped = true;
+                    break;
+                }
+                CheckStatus::Failed => excuse(&mut excused, &again),
             }
         }
-        if flaky.checks.contains(&first.check.name) {
+        if flipped {
+            tracing::warn!(check = %first.check.name, "flaky at the baseline");
+            flaky.checks.insert(first.check.name.clone(), excused);
             continue;
         }
         if let Some(rerun) = &first.check.rerun {
-            for test in failing_tests(first) {
+            for (file, test) in failing_tests(first) {
                 if cancel.is_requested() {
                     break;
                 }
                 if passes_alone(settings, &first.check, rerun, &test, &mut log, cancel)? {
-                    flaky.tests.insert((first.check.name.clone(), test));
+                    flaky.tests.insert((first.check.name.clone(), file, test));
                 }
             }
         }
@@ -277,35 +327,42 @@ fn confirm(settings: &Settings, run: &GateRun, cancel: &Cancel) -> Result<Flaky,
     Ok(flaky)
 }
 
-/// What a check's run came to: its status and the fingerprints of its errors.
-fn outcome(result: &CheckResult) -> (CheckStatus, BTreeSet<String>) {
-    let status = gate::summarize(0, std::slice::from_ref(result), None).checks[0].status;
-    let errors = result
-        .findings
-        .diagnostics()
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .map(|d| d.fingerprint.clone())
-        .collect();
-    (status, errors)
+fn status_of(result: &CheckResult) -> CheckStatus {
+    gate::summarize(0, std::slice::from_ref(result), None).checks[0].status
 }
 
-/// The ids of a check's failing tests (the `code` of its errors), at most [`MAX_RERUNS`].
-fn failing_tests(result: &CheckResult) -> Vec<String> {
-    let mut tests: Vec<String> = Vec::new();
+/// Adds a failing run's failures to what is excused: its errors, and an unparsed failure.
+fn excuse(excused: &mut Excused, result: &CheckResult) {
+    let record = &gate::summarize(0, std::slice::from_ref(result), None).checks[0];
+    excused.unparsed |= record.unparsed;
+    excused.fingerprints.extend(
+        result
+            .findings
+            .diagnostics()
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| d.fingerprint.clone()),
+    );
+}
+
+/// A check's failing tests, as (file, test id) from its errors' `code`, at most [`MAX_RERUNS`].
+fn failing_tests(result: &CheckResult) -> Vec<(Option<String>, String)> {
+    let mut tests: Vec<(Option<String>, String)> = Vec::new();
     for diagnostic in result.findings.diagnostics() {
         if diagnostic.severity == Severity::Error
             && let Some(code) = &diagnostic.code
-            && !tests.contains(code)
+            && !tests.iter().any(|(_, seen)| seen == code)
         {
-            tests.push(code.clone());
+            tests.push((diagnostic.file.clone(), code.clone()));
         }
     }
     tests.truncate(MAX_RERUNS);
     tests
 }
 
-/// Runs `rerun` with `{test}` (shell-quoted) for one test; whether it passed.
+/// Runs `rerun` with `{test}` (shell-quoted) for one test, through the check's parser. It
+/// passed alone only when the command succeeded, the parser counted at least one passing test,
+/// and no error names the test: a filter that matched nothing proves nothing.
 fn passes_alone(
     settings: &Settings,
     check: &CheckSettings,
@@ -314,43 +371,37 @@ fn passes_alone(
     log: &mut dyn Write,
     cancel: &Cancel,
 ) -> Result<bool, RunError> {
-    let command = rerun.replace("{test}", &shell_quote(test));
-    let log_error = |source| {
+    let alone = CheckSettings {
+        run: rerun.replace("{test}", &shell_quote(test)),
+        ..check.clone()
+    };
+    let mut log = log;
+    let result = gate::run_check(settings, &alone, &mut log, cancel)?;
+    let ran = result
+        .findings
+        .tests
+        .is_some_and(|counts| counts.passed >= 1);
+    let failed = result
+        .findings
+        .diagnostics()
+        .iter()
+        .any(|d| d.severity == Severity::Error && d.code.as_deref() == Some(test));
+    let passed = status_of(&result) == CheckStatus::Passed && ran && !failed;
+    writeln!(
+        log,
+        "<== {test}: {} alone <==",
+        if passed {
+            "passed"
+        } else {
+            "not shown to pass"
+        }
+    )
+    .map_err(|source| {
         RunError::Gate(gate::GateError::Log {
             path: settings.state_dir.join(CONFIRM_OUTPUT),
             source,
         })
-    };
-    writeln!(
-        log,
-        "==> refine-loop: {} alone <==\n$ {command}",
-        check.name
-    )
-    .map_err(log_error)?;
-    let private = settings.private_variables();
-    let spec = ProcessSpec {
-        shell_command: &command,
-        cwd: &check.cwd,
-        env: &check.env,
-        env_remove: &private,
-        timeout: check.timeout,
-        kill_grace: settings.gate.kill_grace,
-        idle_timeout: None,
-        stdin: None,
-    };
-    let end = gate::run_in_group(spec, cancel, &mut |chunk| log.write_all(chunk));
-    let passed = match end {
-        Ok(end) => end
-            .exit_code
-            .is_some_and(|code| check.success_codes.contains(&code)),
-        Err(_) => false,
-    };
-    writeln!(
-        log,
-        "<== {test}: {} alone <==",
-        if passed { "passed" } else { "failed" }
-    )
-    .map_err(log_error)?;
+    })?;
     Ok(passed)
 }
 
@@ -410,13 +461,14 @@ pub fn report_section(notes: &BaselineNotes) -> String {
     for check in &notes.flaky_checks {
         let _ = writeln!(
             text,
-            "- flaky: check `{check}` changed its result between runs; its failures are pre-existing and are not counted against any delegate"
+            "- flaky: check `{check}` failed and then passed at the baseline; the failures it showed there are pre-existing and never counted against a delegate (a new one is)"
         );
     }
-    for (check, test) in &notes.flaky_tests {
+    for flaky in &notes.flaky_tests {
         let _ = writeln!(
             text,
-            "- flaky: `{test}` ({check}) failed in its suite and passed alone; not counted"
+            "- flaky: `{}` ({}) failed in its suite and passed alone; not counted",
+            flaky.test, flaky.check
         );
     }
     text

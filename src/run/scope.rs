@@ -2,6 +2,8 @@
 //! that delegates may change and whose findings are worked. A pattern names a file, or a folder
 //! and all beneath it; `*` does not cross `/`, `**` does. No pattern: the whole target.
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -12,14 +14,15 @@ pub struct Scope {
     patterns: Vec<String>,
     /// `None`: everything.
     set: Option<GlobSet>,
-    /// The target, relative to the repository root (`""` when they are the same).
-    prefix: String,
+    /// The target, relative to the repository root (empty when they are the same).
+    prefix: Vec<u8>,
 }
 
 impl Scope {
     /// The scope of `patterns`, relative to `target`; an error says which pattern is wrong.
     pub fn new(target: &Path, patterns: &[String]) -> Result<Self, String> {
-        if patterns.is_empty() {
+        // `.` is the whole target, as `REFINE_LOOP_SCOPE` writes it.
+        if patterns.iter().all(|p| matches!(p.as_str(), "." | "./")) {
             return Ok(Self::default());
         }
         let mut builder = GlobSetBuilder::new();
@@ -53,8 +56,9 @@ impl Scope {
                     target
                         .strip_prefix(root)
                         .ok()?
-                        .to_string_lossy()
-                        .into_owned(),
+                        .as_os_str()
+                        .as_bytes()
+                        .to_vec(),
                 )
             })
             .unwrap_or_default();
@@ -81,14 +85,14 @@ impl Scope {
         let Some(set) = &self.set else {
             return true;
         };
-        let path = String::from_utf8_lossy(path);
+        // Bytes, not text: two names that differ only in bytes that are not UTF-8 stay apart.
         let relative = if self.prefix.is_empty() {
-            Some(path.as_ref())
+            Some(path)
         } else {
-            path.strip_prefix(self.prefix.as_str())
-                .and_then(|rest| rest.strip_prefix('/'))
+            path.strip_prefix(self.prefix.as_slice())
+                .and_then(|rest| rest.strip_prefix(b"/"))
         };
-        relative.is_some_and(|relative| set.is_match(relative))
+        relative.is_some_and(|relative| set.is_match(Path::new(OsStr::from_bytes(relative))))
     }
 
     /// For a prompt: `the whole repository`, or the patterns.
@@ -150,6 +154,11 @@ mod tests {
             );
         }
         assert!(Scope::default().holds("anything/at/all"));
+        assert!(
+            Scope::new(dir.path(), &[".".into()])
+                .unwrap()
+                .is_everything()
+        );
         assert_eq!(Scope::default().env_value(), ".");
         assert_eq!(scope.env_value(), "src/app.py lib pkg/*.py docs/**/*.md");
     }

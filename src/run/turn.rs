@@ -56,13 +56,7 @@ pub(super) fn take_turn(
         .extend(secrets_written(&effects.changes, workspace.store()));
     // A change outside the scope is undone at once; the rest of the change is judged as usual.
     if !settings.run.scope.is_everything() && !effects.hostile() {
-        let (outside_scope, inside): (Vec<Change>, Vec<Change>) =
-            effects.changes.into_iter().partition(|change| {
-                !settings
-                    .run
-                    .scope
-                    .holds_in_repository(change.path.as_bytes())
-            });
+        let (outside_scope, inside) = split_by_scope(&settings.run.scope, effects.changes);
         if !outside_scope.is_empty() {
             workspace.roll_back(&outside_scope, watch.started())?;
             effects
@@ -100,6 +94,33 @@ pub(super) fn take_turn(
             .collect();
     }
     Ok(attempt)
+}
+
+/// A delegate's changes, outside the scope and inside it. Beside the paths the scope does not
+/// hold, these go outside too (they are undone with them): a change beneath a path outside
+/// (a file of a folder that replaced an outside file), and a deletion whose content reappears
+/// outside (a move out of the scope).
+fn split_by_scope(scope: &crate::run::Scope, changes: Vec<Change>) -> (Vec<Change>, Vec<Change>) {
+    let (mut outside, inside): (Vec<Change>, Vec<Change>) = changes
+        .into_iter()
+        .partition(|change| !scope.holds_in_repository(change.path.as_bytes()));
+    let moved_out: Vec<String> = outside
+        .iter()
+        .filter_map(|change| match &change.after {
+            PathState::File { sha256, .. } => Some(sha256.clone()),
+            _ => None,
+        })
+        .collect();
+    let (beneath, inside): (Vec<Change>, Vec<Change>) = inside.into_iter().partition(|change| {
+        let under_outside = outside
+            .iter()
+            .any(|out| change.path.is_within(out.path.as_bytes()));
+        let moved = matches!(change.after, PathState::Absent)
+            && matches!(&change.before, PathState::File { sha256, .. } if moved_out.contains(sha256));
+        under_outside || moved
+    });
+    outside.extend(beneath);
+    (outside, inside)
 }
 
 /// Files into which a change brought a secret it did not hold before (a secret variable's value

@@ -50,16 +50,23 @@ pub fn measure(
     Ok(run)
 }
 
-/// Every kept diagnostic of a gate run, with its category settled.
+/// Every kept diagnostic of a gate run, with its category settled; not those the baseline
+/// excused as flaky.
 pub fn diagnostics_of(run: &gate::GateRun) -> Vec<Diagnostic> {
     run.checks
         .iter()
         .flat_map(|check| {
-            check.findings.diagnostics().iter().map(|d| {
-                let mut d = d.clone();
-                d.category = d.category.or_else(|| Some(check.check.category.clone()));
-                d
-            })
+            let name = &check.check.name;
+            check
+                .findings
+                .diagnostics()
+                .iter()
+                .filter(move |d| !run.flaky.excuses(name, d))
+                .map(|d| {
+                    let mut d = d.clone();
+                    d.category = d.category.or_else(|| Some(check.check.category.clone()));
+                    d
+                })
         })
         .collect()
 }
