@@ -1,0 +1,65 @@
+//! The baseline's facts as the final report shows them, and as a later reader finds them.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::{BaselineNotes, RUN_FILE};
+
+/// The final report's section on the baseline.
+pub fn report_section(notes: &BaselineNotes) -> String {
+    let mut text = String::from("\n## The baseline\n\n");
+    let load = notes
+        .load_average
+        .map_or("unknown".to_string(), |[one, five, fifteen]| {
+            format!("{one:.2} / {five:.2} / {fifteen:.2} (1 / 5 / 15 min)")
+        });
+    let _ = writeln!(text, "- load average: {load} on {} CPUs", notes.cpus);
+    let _ = writeln!(
+        text,
+        "- scope: {}",
+        if notes.scope.is_empty() {
+            "the whole target".to_string()
+        } else {
+            notes.scope.join(", ")
+        }
+    );
+    for installed in &notes.installed {
+        let _ = writeln!(
+            text,
+            "- installed `{}` for check `{}`: `{}` ({})",
+            installed.tool,
+            installed.check,
+            installed.command,
+            installed
+                .exit_code
+                .map_or("did not exit".to_string(), |code| format!(
+                    "exit code {code}"
+                ))
+        );
+    }
+    let _ = writeln!(
+        text,
+        "- failing checks run again: {} time(s) each",
+        notes.confirm_runs
+    );
+    for check in &notes.flaky_checks {
+        let _ = writeln!(
+            text,
+            "- flaky: check `{check}` failed and then passed at the baseline; the failures it showed there are pre-existing and never counted against a delegate (a new one is)"
+        );
+    }
+    for flaky in &notes.flaky_tests {
+        let _ = writeln!(
+            text,
+            "- flaky: `{}` ({}) failed in its suite and passed alone; not counted",
+            flaky.test, flaky.check
+        );
+    }
+    text
+}
+
+/// The notes a run left in `state_dir`, if it left any.
+pub fn read_notes(state_dir: &Path) -> Option<BaselineNotes> {
+    let bytes = std::fs::read(state_dir.join(RUN_FILE)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}

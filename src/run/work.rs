@@ -1,0 +1,72 @@
+//! What a cycle works: the failing categories in priority order, and each one's findings as a
+//! delegate is given them, within the run's scope.
+
+use super::Scope;
+use crate::gate::INFRA_CATEGORY;
+use crate::model::{Diagnostic, GateSummary};
+
+/// The failing categories, in priority order, then the rest by name; `infra` is not for
+/// delegates.
+pub fn failing_categories(summary: &GateSummary, priority: &[String]) -> Vec<String> {
+    let mut failing: Vec<&String> = summary
+        .categories
+        .iter()
+        .filter(|(name, c)| !c.passed && name.as_str() != INFRA_CATEGORY)
+        .map(|(name, _)| name)
+        .collect();
+    failing.sort_by_key(|name| {
+        (
+            priority
+                .iter()
+                .position(|p| p == *name)
+                .unwrap_or(usize::MAX),
+            (*name).clone(),
+        )
+    });
+    failing.into_iter().cloned().collect()
+}
+
+/// The category's findings as a delegate is given them: the diagnostics in scope, and the
+/// summary's lines (those of the diagnostics in scope, when the scope is not everything). `None`
+/// when every finding of the category that names a file is outside the scope: it is reported,
+/// not worked.
+pub(super) fn findings_of(
+    summary: &GateSummary,
+    diagnostics: &[Diagnostic],
+    category: &str,
+    scope: &Scope,
+) -> Option<(Vec<Diagnostic>, Vec<String>)> {
+    let all: Vec<&Diagnostic> = diagnostics
+        .iter()
+        .filter(|d| d.category.as_deref() == Some(category))
+        .collect();
+    let in_scope: Vec<Diagnostic> = all
+        .iter()
+        .filter(|d| in_scope(scope, d))
+        .map(|d| (*d).clone())
+        .collect();
+    if in_scope.is_empty() && !all.is_empty() && !scope.is_everything() {
+        return None;
+    }
+    let details = if scope.is_everything() || in_scope.is_empty() {
+        summary
+            .categories
+            .get(category)
+            .map(|c| c.details.clone())
+            .unwrap_or_default()
+    } else {
+        in_scope.iter().map(Diagnostic::detail).collect()
+    };
+    Some((in_scope, details))
+}
+
+/// A finding is in scope when the scope is everything, or it names no file, or a file inside
+/// the target the scope holds.
+pub fn in_scope(scope: &Scope, diagnostic: &Diagnostic) -> bool {
+    scope.is_everything()
+        || (!diagnostic.outside_target
+            && diagnostic
+                .file
+                .as_deref()
+                .is_none_or(|file| scope.holds(file)))
+}
