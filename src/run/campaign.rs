@@ -247,14 +247,16 @@ fn run_in(
     })
 }
 
-/// Each change a delegate made outside the scope (undone), in the worklog as a card, so that the
-/// final report lists it too.
-pub(super) fn note_scope_violations(
+/// A round's (or cycle's) attempts on record: each one's delegate report, and each change it
+/// made outside the scope (undone) in the worklog as a card, so that the final report lists it.
+pub(super) fn record_attempts(
+    settings: &Settings,
     campaign: &mut Campaign,
-    number: u32,
+    (cycle, number): (u32, u32),
     attempts: &[super::Attempt],
 ) -> Result<(), RunError> {
     for attempt in attempts {
+        super::record::write_delegate_report(&attempt.run.files.report, cycle, attempt, settings)?;
         for incident in &attempt.incidents {
             if matches!(incident, crate::workspace::Incident::OutOfScope { .. }) {
                 campaign.append_worklog(&format!(

@@ -255,15 +255,7 @@ pub fn run_cycles(
                 snapshot = workspace.after_gate()?;
             }
         }
-        for attempt in &attempts {
-            super::record::write_delegate_report(
-                &attempt.run.files.report,
-                cycle,
-                attempt,
-                settings,
-            )?;
-        }
-        super::campaign::note_scope_violations(campaign, number, &attempts)?;
+        super::campaign::record_attempts(settings, campaign, (cycle, number), &attempts)?;
         if cancel.is_requested() && !attempts.iter().any(|a| a.kept) {
             return cancelled(campaign);
         }

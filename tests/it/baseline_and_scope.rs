@@ -9,6 +9,14 @@ fn read(repo: &Repo, path: &str) -> String {
     std::fs::read_to_string(repo.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// One cycle, as on CI (`CI` set: pytest prints whole messages).
+fn run_on_ci(repo: &Repo) -> std::process::Output {
+    repo.command(&["run", "--max-cycles", "1"])
+        .env("CI", "true")
+        .output()
+        .unwrap()
+}
+
 fn json(repo: &Repo, path: &str) -> serde_json::Value {
     serde_json::from_str(&read(repo, path)).unwrap()
 }
@@ -198,11 +206,7 @@ fn a_test_that_fails_in_its_suite_but_passes_alone_is_not_counted() {
          [[delegate]]\nrun = \"true\"\n",
     );
     repo.commit("order-dependent tests");
-    let output = repo
-        .command(&["run", "--max-cycles", "1"])
-        .env("CI", "true")
-        .output()
-        .unwrap();
+    let output = run_on_ci(&repo);
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let baseline = json(&repo, ".refine-loop/cycle-0/gate-summary.json");
     assert_eq!(
@@ -334,11 +338,7 @@ fn a_rerun_filter_that_runs_no_test_proves_nothing() {
          [[delegate]]\nrun = \"true\"\n",
     );
     repo.commit("a rerun that selects nothing");
-    let output = repo
-        .command(&["run", "--max-cycles", "1"])
-        .env("CI", "true")
-        .output()
-        .unwrap();
+    let output = run_on_ci(&repo);
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let baseline = json(&repo, ".refine-loop/cycle-0/gate-summary.json");
     assert_eq!(baseline["failed_count"], 1, "still failing: {baseline}");

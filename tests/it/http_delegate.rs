@@ -56,11 +56,13 @@ fn completion(content: &str) -> Response {
     Response::json(200, body.to_string())
 }
 
+/// `refine-loop ARGS` in `repo`, with the key set.
+fn run_with(repo: &Repo, args: &[&str]) -> std::process::Output {
+    repo.command(args).env(KEY_VARIABLE, KEY).output().unwrap()
+}
+
 fn run(repo: &Repo) -> std::process::Output {
-    repo.command(&["run", "--max-cycles", "1"])
-        .env(KEY_VARIABLE, KEY)
-        .output()
-        .unwrap()
+    run_with(repo, &["run", "--max-cycles", "1"])
 }
 
 fn report(repo: &Repo) -> String {
@@ -98,11 +100,7 @@ fn a_good_diff_is_applied_verified_by_the_gate_and_its_tokens_recorded() {
     let server = Server::start(|_, _| completion(&format!("Remove it:\n\n```diff\n{FIX}```\n")));
     let repo = repository(&server, "");
     // At the most verbose log level too, the key stays out of the log.
-    let output = repo
-        .command(&["-vvv", "run", "--max-cycles", "1"])
-        .env(KEY_VARIABLE, KEY)
-        .output()
-        .unwrap();
+    let output = run_with(&repo, &["-vvv", "run", "--max-cycles", "1"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(stderr(&output).contains("POST"), "ureq's request is logged");
     assert_eq!(
@@ -260,11 +258,7 @@ fn an_error_status_is_reported_and_nothing_applied() {
 fn offline_refuses_an_http_delegate_before_anything_runs() {
     let server = Server::start(|_, _| completion("NO-CHANGE"));
     let repo = repository(&server, "");
-    let output = repo
-        .command(&["run", "--offline"])
-        .env(KEY_VARIABLE, KEY)
-        .output()
-        .unwrap();
+    let output = run_with(&repo, &["run", "--offline"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("--offline"), "{}", stderr(&output));
     assert!(server.requests().is_empty());
@@ -366,11 +360,10 @@ fn the_request_goes_through_the_proxy_of_the_environment_unless_no_proxy_names_t
 fn an_improve_campaign_takes_the_endpoints_fix_and_reports_its_tokens() {
     let server = Server::start(|_, _| completion(&format!("```diff\n{FIX}```")));
     let repo = repository(&server, "");
-    let output = repo
-        .command(&["run", "--preset", "improve", "remove the unused import"])
-        .env(KEY_VARIABLE, KEY)
-        .output()
-        .unwrap();
+    let output = run_with(
+        &repo,
+        &["run", "--preset", "improve", "remove the unused import"],
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(
         std::fs::read_to_string(repo.join("src/app.py")).unwrap(),
@@ -420,11 +413,7 @@ fn a_refine_executor_asking_an_endpoint_is_sent_the_candidates_files_but_no_igno
     ));
     repo.write("refine-loop.toml", &config);
     repo.commit("a refine campaign with an http executor");
-    let output = repo
-        .command(&["run", "--preset", "refine", "tidy"])
-        .env(KEY_VARIABLE, KEY)
-        .output()
-        .unwrap();
+    let output = run_with(&repo, &["run", "--preset", "refine", "tidy"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(
         std::fs::read_to_string(repo.join("src/app.py")).unwrap(),

@@ -275,15 +275,7 @@ pub fn run_rounds(
                 attempts.push(attempt);
             }
         }
-        for attempt in &attempts {
-            super::record::write_delegate_report(
-                &attempt.run.files.report,
-                cycle,
-                attempt,
-                settings,
-            )?;
-        }
-        super::campaign::note_scope_violations(campaign, number, &attempts)?;
+        super::campaign::record_attempts(settings, campaign, (cycle, number), &attempts)?;
         if cancel.is_requested() && round.accepted.is_none() {
             // The round is not counted: the next run does it again, from the files.
             campaign.append_worklog(&format!(
