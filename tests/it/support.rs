@@ -104,15 +104,35 @@ pub fn live_members_of_group(group: i32) -> Vec<i32> {
             continue;
         };
         let fields: Vec<&str> = after_comm.split_whitespace().collect();
-        if fields.len() > 2
+        if fields.len() > 6
             && fields[2] == group.to_string()
             && fields[0] != "Z"
             && fields[0] != "X"
+            && !dying(&entry.path(), fields[6])
         {
             members.push(pid);
         }
     }
     members
+}
+
+/// A process already on its way out: exiting (`PF_EXITING` in its flags) or with SIGKILL
+/// pending. Between the moment a killed process closes its files (its pipe, which the loop
+/// waits for) and the moment it becomes a zombie, `/proc` still shows it running.
+fn dying(proc_dir: &Path, flags: &str) -> bool {
+    const PF_EXITING: u64 = 0x4;
+    const SIGKILL_BIT: u64 = 1 << (9 - 1);
+    let exiting = flags.parse::<u64>().is_ok_and(|f| f & PF_EXITING != 0);
+    let killed = std::fs::read_to_string(proc_dir.join("status"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            matches!(key, "SigPnd" | "ShdPnd")
+                .then(|| u64::from_str_radix(value.trim(), 16).ok())?
+        })
+        .any(|pending| pending & SIGKILL_BIT != 0);
+    exiting || killed
 }
 
 /// Reads a pid a test script wrote into the repository.
