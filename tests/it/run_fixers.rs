@@ -1,31 +1,10 @@
 //! `refine-loop run` and `demo` with real fixers on real packages: cargo clippy --fix and
 //! cargo fmt, ruff check --fix, eslint --fix. Each ends SUCCESS with a descending trend.
 
-use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::run_loop::{failed_counts, json, run};
-use crate::support::Repo;
-
-/// A tool for the real-fixer tests: from `.ci/node_modules/.bin` when `.ci/run` installed it there,
-/// else from PATH. A missing tool fails the test (CI installs them all).
-pub fn tool(name: &str) -> String {
-    let local = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(".ci/node_modules/.bin")
-        .join(name);
-    if local.exists() {
-        return local.display().to_string();
-    }
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {name}")])
-        .output()
-        .unwrap();
-    assert!(
-        found.status.success(),
-        "{name} is not installed: run .ci/run's install steps"
-    );
-    String::from_utf8(found.stdout).unwrap().trim().to_string()
-}
+use crate::support::{Repo, tool};
 
 fn assert_descends_to_success(repo: &Repo, output: &Output) {
     assert_eq!(output.status.code(), Some(0), "{output:?}");

@@ -8,6 +8,65 @@ pub fn binary() -> &'static str {
     env!("CARGO_BIN_EXE_refine-loop")
 }
 
+/// Where `scripts/test` installs the pinned tools the tests run.
+fn tools_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools")
+}
+
+/// The folders holding the installed tools' commands, first on the PATH of every command a test
+/// runs (so a plain `cargo test` after `scripts/test` finds them too).
+fn tool_bins() -> [PathBuf; 2] {
+    let tools = tools_dir();
+    [
+        tools.join("python/bin"),
+        tools.join("node/node_modules/.bin"),
+    ]
+}
+
+/// PATH with the installed tools first.
+pub fn path_with_tools() -> std::ffi::OsString {
+    let current = std::env::var_os("PATH").unwrap_or_default();
+    let mut paths: Vec<PathBuf> = tool_bins().into_iter().collect();
+    paths.extend(std::env::split_paths(&current));
+    std::env::join_paths(paths).expect("PATH")
+}
+
+/// PYTHONPATH with the installed Python tools first (`python3 -m pytest` finds pytest there).
+pub fn python_path_with_tools() -> std::ffi::OsString {
+    let current = std::env::var_os("PYTHONPATH").unwrap_or_default();
+    let mut paths = vec![tools_dir().join("python")];
+    paths.extend(std::env::split_paths(&current));
+    std::env::join_paths(paths).expect("PYTHONPATH")
+}
+
+/// A tool a test runs, by its full path: installed by `scripts/test`, else on PATH. A missing
+/// tool fails the test with one line naming it and the script that installs it.
+pub fn tool(name: &str) -> String {
+    let found = std::env::split_paths(&path_with_tools())
+        .map(|dir| dir.join(name))
+        .find(|path| path.is_file());
+    match found {
+        Some(path) => path.display().to_string(),
+        None => panic!(
+            "{name} is not installed: run scripts/test, which installs the pinned tools into .tools/"
+        ),
+    }
+}
+
+/// Fails the test with one line when `python3` cannot import `module` (installed by
+/// `scripts/test` into .tools/python).
+pub fn python_module(module: &str) {
+    let found = Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .env("PYTHONPATH", python_path_with_tools())
+        .output()
+        .is_ok_and(|output| output.status.success());
+    assert!(
+        found,
+        "{module} is not installed: run scripts/test, which installs the pinned tools into .tools/"
+    );
+}
+
 /// A temporary git repository with one commit.
 pub struct Repo {
     dir: tempfile::TempDir,
@@ -62,7 +121,11 @@ impl Repo {
                 command.env_remove(key);
             }
         }
-        command.args(args).current_dir(self.path());
+        command
+            .args(args)
+            .current_dir(self.path())
+            .env("PATH", path_with_tools())
+            .env("PYTHONPATH", python_path_with_tools());
         command
     }
 
