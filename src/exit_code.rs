@@ -1,4 +1,5 @@
-//! The process exit codes, in one place. The README's table lists the same.
+//! The process exit codes, in one place: the constants, the one mapping from a run's outcome,
+//! and [`TABLE`], from which the README's table is checked (`tests/it/readme.rs`).
 
 /// The gate passed (or the command did its job).
 pub const SUCCESS: i32 = 0;
@@ -11,6 +12,59 @@ pub const BUDGET: i32 = 3;
 /// The gate could not run, or a check could not give a result (infrastructure failure).
 pub const ERROR: i32 = 4;
 /// `sweep`: GitHub answered an error status, or could not be reached in time.
-pub const SWEEP_UNREADABLE: i32 = 1;
+pub const SWEEP_UNREADABLE: i32 = 5;
 /// Stopped by SIGINT or SIGTERM.
 pub const CANCELLED: i32 = 130;
+
+/// The exit code of a run's outcome.
+pub fn of_outcome(outcome: crate::model::Outcome) -> i32 {
+    use crate::model::Outcome;
+    match outcome {
+        Outcome::Success => SUCCESS,
+        Outcome::NeedsFix => NEEDS_FIX,
+        Outcome::Budget => BUDGET,
+        Outcome::Error => ERROR,
+        Outcome::Cancelled => CANCELLED,
+    }
+}
+
+/// Every exit code with what it means, as the README's "Exit codes" table lists them.
+pub const TABLE: &[(i32, &str)] = &[
+    (
+        SUCCESS,
+        "the gate passed (or the command did its job); `run`: SUCCESS",
+    ),
+    (
+        NEEDS_FIX,
+        "the gate failed; `run`: NEEDS-FIX: findings remain, or a stop rule (diminishing returns, oscillation, no progress, same error, a plateau or the round budget with handoffs, a critical finding) ended it",
+    ),
+    (
+        USAGE,
+        "usage or configuration error; nothing ran (also: a bad campaign request, `sweep` offline or given a repository that is not `owner/name`, a symlinked state dir or state file, a campaign configuration changed without `--continue`, `merge` of a folder that is not a state dir or a shard with no cycles)",
+    ),
+    (
+        BUDGET,
+        "`run`: BUDGET: a budget ran out (cycles, time or rounds)",
+    ),
+    (
+        ERROR,
+        "ERROR: the gate could not run, or a check could not give a result (`infra`); `run`: a check's tool is missing at the baseline (after its `install`, if any), or the run failed several cycles in a row; a campaign's state cannot be used (a partial set of files, another repository's state, a corrupt file) or another run holds its lock; `sweep` could not write `sweep.json`",
+    ),
+    (
+        SWEEP_UNREADABLE,
+        "`sweep`: GitHub answered an error status or did not answer in time",
+    ),
+    (
+        CANCELLED,
+        "CANCELLED: stopped by SIGINT or SIGTERM; the state is saved",
+    ),
+];
+
+/// The README's "Exit codes" table, from [`TABLE`].
+pub fn markdown_table() -> String {
+    let mut text = String::from("| code | meaning |\n|---|---|\n");
+    for (code, meaning) in TABLE {
+        text.push_str(&format!("| {code} | {meaning} |\n"));
+    }
+    text
+}

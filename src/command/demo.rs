@@ -81,7 +81,7 @@ pub fn demo(args: &DemoArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<
             settings.state_dir.join("REFINE-LOOP-FINAL.md").display()
         ),
     );
-    Ok(report.outcome.exit_code())
+    Ok(crate::exit_code::of_outcome(report.outcome))
 }
 
 fn write_error(path: &Path, source: std::io::Error) -> CommandError {

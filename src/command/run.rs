@@ -122,7 +122,7 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
         return Ok(if args.exit_zero {
             exit_code::SUCCESS
         } else {
-            end.outcome.exit_code()
+            exit_code::of_outcome(end.outcome)
         });
     }
     let system = super::publish::ci_system(args.gate.ci);
@@ -152,6 +152,6 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
     Ok(if args.exit_zero {
         exit_code::SUCCESS
     } else {
-        report.outcome.exit_code()
+        exit_code::of_outcome(report.outcome)
     })
 }

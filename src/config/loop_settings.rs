@@ -65,7 +65,7 @@ pub(super) fn resolve_run(
         .or(file.priority)
         .unwrap_or_else(|| defaults::PRIORITY.iter().map(|c| c.to_string()).collect());
     let patterns = overrides.scope.clone().or(file.scope).unwrap_or_default();
-    let scope = crate::run::Scope::new(target, &patterns).map_err(|reason| {
+    let scope = crate::scope::Scope::new(target, &patterns).map_err(|reason| {
         let key = if overrides.scope.is_some() {
             "--scope"
         } else {

@@ -99,7 +99,7 @@ pub struct RunSettings {
     /// Folders (relative to the repository root) a worktree shares with the user's tree.
     pub share: Vec<String>,
     /// What the delegates may change.
-    pub scope: crate::run::Scope,
+    pub scope: crate::scope::Scope,
     /// Fold each cycle's log into a GitHub Actions group (set by the command, on GitHub).
     pub github_groups: bool,
 }

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use super::*;
-use crate::gate::StopReason;
 use crate::model::Severity;
+use crate::process::StopReason;
 
 fn spec(run: &str) -> DelegateSpec {
     DelegateSpec {
@@ -44,7 +44,7 @@ fn run(spec: &DelegateSpec, dir: &Path) -> DelegateRun {
     let assignment = Assignment {
         category: "lint",
         cycle: 1,
-        scope: &crate::run::Scope::default(),
+        scope: &crate::scope::Scope::default(),
         diagnostics: &diagnostics,
         files: &[],
         details: &details,
@@ -101,7 +101,10 @@ fn a_delegate_gets_its_prompt_findings_and_variables() {
     let findings: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("findings.json")).unwrap()).unwrap();
     assert_eq!(findings[0]["code"], "clippy::needless_return");
-    assert_eq!(done.output.last_lines(1), ["# Fix the `lint` failures"]);
+    assert_eq!(
+        crate::gate::last_lines(&done.output, 1),
+        ["# Fix the `lint` failures"]
+    );
     assert_eq!(
         done.verdict,
         Some(Verdict::NeedsFix(vec![

@@ -15,8 +15,8 @@ pub use prompt::{DEFAULT_TEMPLATE, render_prompt};
 pub use verdict::Verdict;
 
 use crate::cancel::Cancel;
-use crate::gate::{HeadTail, ProcessEnd, ProcessError, ProcessSpec, run_in_group};
 use crate::model::{Diagnostic, TokenUsage};
+use crate::process::{HeadTail, ProcessEnd, ProcessError, ProcessSpec, run_in_group};
 use crate::workspace::{PathState, RepoPath};
 
 /// What a delegate is for.
@@ -117,7 +117,7 @@ pub struct Assignment<'a> {
     pub category: &'a str,
     pub cycle: u32,
     /// What it may change.
-    pub scope: &'a crate::run::Scope,
+    pub scope: &'a crate::scope::Scope,
     pub diagnostics: &'a [Diagnostic],
     /// Files the work is about beyond those the diagnostics name (a refine candidate's paths),
     /// relative to the target: an http delegate sends them along.

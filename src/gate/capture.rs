@@ -1,70 +1,22 @@
 //! Keeps a check's output within bounds: the log file gets the first `log_limit` bytes, then a
 //! marker and the tail; memory holds only a small head and tail.
 
-use std::borrow::Cow;
 use std::io::{self, Write};
 
-/// Bytes of the head and of the tail kept in memory.
-const KEEP: usize = 16 * 1024;
+use crate::process::HeadTail;
 
-/// The head and tail of a stream, and how much passed between them.
-#[derive(Debug, Default, Clone)]
-pub struct HeadTail {
-    head: Vec<u8>,
-    tail: Vec<u8>,
-    total: u64,
-}
-
-impl HeadTail {
-    pub fn push(&mut self, mut chunk: &[u8]) {
-        self.total += chunk.len() as u64;
-        if self.head.len() < KEEP {
-            let take = chunk.len().min(KEEP - self.head.len());
-            self.head.extend_from_slice(&chunk[..take]);
-            chunk = &chunk[take..];
-        }
-        if chunk.len() >= KEEP {
-            self.tail.clear();
-            self.tail.extend_from_slice(&chunk[chunk.len() - KEEP..]);
-        } else {
-            self.tail.extend_from_slice(chunk);
-            if self.tail.len() > 2 * KEEP {
-                self.tail.drain(..self.tail.len() - KEEP);
-            }
-        }
-    }
-
-    pub fn total(&self) -> u64 {
-        self.total
-    }
-
-    /// The last bytes of the stream (at most `KEEP`), however long it was.
-    pub fn tail(&self) -> Cow<'_, [u8]> {
-        if self.tail.len() >= KEEP {
-            return Cow::Borrowed(&self.tail[self.tail.len() - KEEP..]);
-        }
-        let from_head = (KEEP - self.tail.len()).min(self.head.len());
-        if self.tail.is_empty() {
-            return Cow::Borrowed(&self.head[self.head.len() - from_head..]);
-        }
-        let mut joined = self.head[self.head.len() - from_head..].to_vec();
-        joined.extend_from_slice(&self.tail);
-        Cow::Owned(joined)
-    }
-
-    /// The last `count` non-empty lines, cleaned.
-    pub fn last_lines(&self, count: usize) -> Vec<String> {
-        let tail = self.tail();
-        let text = String::from_utf8_lossy(&tail);
-        let mut lines: Vec<String> = text
-            .lines()
-            .map(|line| crate::parse::clean_line(line.as_bytes()).trim().to_string())
-            .filter(|line| !line.is_empty())
-            .collect();
-        let start = lines.len().saturating_sub(count);
-        lines.drain(..start);
-        lines
-    }
+/// The last `count` non-empty lines of `output`, cleaned.
+pub fn last_lines(output: &HeadTail, count: usize) -> Vec<String> {
+    let tail = output.tail();
+    let text = String::from_utf8_lossy(&tail);
+    let mut lines: Vec<String> = text
+        .lines()
+        .map(|line| crate::parse::clean_line(line.as_bytes()).trim().to_string())
+        .filter(|line| !line.is_empty())
+        .collect();
+    let start = lines.len().saturating_sub(count);
+    lines.drain(..start);
+    lines
 }
 
 /// Streams one check's output into the log file up to a limit, keeping the head and tail.
@@ -142,7 +94,7 @@ mod tests {
         bounded.write(b"one\ntwo").unwrap();
         let kept = bounded.finish().unwrap();
         assert_eq!(log, b"one\ntwo\n");
-        assert_eq!(kept.last_lines(5), ["one", "two"]);
+        assert_eq!(last_lines(&kept, 5), ["one", "two"]);
     }
 
     #[test]
@@ -163,17 +115,6 @@ mod tests {
         assert!(text.ends_with("0123456789\nlast line\n"));
         assert!(text.len() < 20_000, "{}", text.len());
         assert_eq!(kept.total(), 110_010);
-        assert_eq!(kept.last_lines(1), ["last line"]);
-    }
-
-    #[test]
-    fn head_tail_memory_is_bounded() {
-        let mut kept = HeadTail::default();
-        let chunk = vec![b'x'; 5000];
-        for _ in 0..1000 {
-            kept.push(&chunk);
-        }
-        assert!(kept.head.len() <= KEEP && kept.tail.len() <= 2 * KEEP);
-        assert_eq!(kept.tail().len(), KEEP);
+        assert_eq!(last_lines(&kept, 1), ["last line"]);
     }
 }

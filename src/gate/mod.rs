@@ -4,21 +4,20 @@
 
 mod capture;
 mod check;
-mod process;
 mod summarize;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-pub use capture::{BoundedLog, HeadTail};
-pub use check::{CheckResult, describe_end, run_check};
-pub use process::{ProcessEnd, ProcessError, ProcessSpec, StopReason, run_in_group};
+pub use capture::{BoundedLog, last_lines};
+pub use check::{CheckResult, run_check};
 pub use summarize::{Excused, Flaky, FlakyTest, INFRA_CATEGORY, summarize};
 
 use crate::cancel::Cancel;
 use crate::config::Settings;
 use crate::model::GateSummary;
+use crate::process::StopReason;
 use crate::secrets::RedactingWriter;
 
 /// The name of the raw output file in a cycle folder.

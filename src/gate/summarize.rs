@@ -3,11 +3,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::check::{CheckResult, describe_end, humanize};
-use super::process::StopReason;
+use super::check::CheckResult;
 use crate::model::{
     CategorySummary, CheckRecord, CheckStatus, FORMAT_VERSION, GateResult, GateSummary, Severity,
 };
+use crate::process::{StopReason, describe_end, humanize};
 
 /// The category of checks that could not give a result.
 pub const INFRA_CATEGORY: &str = "infra";
@@ -190,9 +190,7 @@ fn infra_reason(result: &CheckResult) -> Option<String> {
         _ => {}
     }
     let last = || {
-        result
-            .output
-            .last_lines(1)
+        super::last_lines(&result.output, 1)
             .pop()
             .map(|line| format!(": {line}"))
             .unwrap_or_default()
@@ -217,7 +215,7 @@ fn add_findings(
     if record.unparsed {
         own.failures += 1;
         own.unparsed = true;
-        let tail = result.output.last_lines(3).join(" ⏎ ");
+        let tail = super::last_lines(&result.output, 3).join(" ⏎ ");
         let how = describe_end(&result.end, None, result.check.timeout);
         add_detail(
             own,

@@ -1,10 +1,12 @@
 //! The persisted data model: diagnostics and gate summaries, as serde types with `format_version`.
 
 mod diagnostic;
+mod outcome;
 mod summary;
 mod trend;
 
 pub use diagnostic::{Diagnostic, Severity, SeverityCounts, TestCounts};
+pub use outcome::{Outcome, StopReason, is_breakthrough};
 pub use summary::{
     CategorySummary, CheckRecord, CheckStatus, ExpectedCount, GateResult, GateSummary,
 };

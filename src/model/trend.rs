@@ -4,8 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{FORMAT_VERSION, GateSummary};
-use crate::stop::{Outcome, StopReason, is_breakthrough};
+use super::{FORMAT_VERSION, GateSummary, Outcome, StopReason, is_breakthrough};
 
 /// The failed and warning counts per cycle, and how the run ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use super::{Attempt, RunReport};
 use crate::config::Settings;
-use crate::gate::describe_end;
 use crate::model::GateSummary;
+use crate::process::describe_end;
 use crate::state::{self, StateError};
 
 /// Bytes of a delegate's output kept in its report.

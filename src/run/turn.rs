@@ -100,7 +100,7 @@ pub(super) fn take_turn(
 /// hold, these go outside too (they are undone with them): a change beneath a path outside
 /// (a file of a folder that replaced an outside file), and a deletion whose content reappears
 /// outside (a move out of the scope).
-fn split_by_scope(scope: &crate::run::Scope, changes: Vec<Change>) -> (Vec<Change>, Vec<Change>) {
+fn split_by_scope(scope: &crate::scope::Scope, changes: Vec<Change>) -> (Vec<Change>, Vec<Change>) {
     let (mut outside, inside): (Vec<Change>, Vec<Change>) = changes
         .into_iter()
         .partition(|change| !scope.holds_in_repository(change.path.as_bytes()));

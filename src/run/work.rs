@@ -1,9 +1,9 @@
 //! What a cycle works: the failing categories in priority order, and each one's findings as a
 //! delegate is given them, within the run's scope.
 
-use super::Scope;
 use crate::gate::INFRA_CATEGORY;
 use crate::model::{Diagnostic, GateSummary};
+use crate::scope::Scope;
 
 /// The failing categories, in priority order, then the rest by name; `infra` is not for
 /// delegates.

@@ -4,109 +4,7 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
-use crate::exit_code;
-
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING-KEBAB-CASE")]
-pub enum Outcome {
-    Success,
-    NeedsFix,
-    Budget,
-    Error,
-    Cancelled,
-}
-
-impl Outcome {
-    /// The name written in files and printed (`NEEDS-FIX`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Success => "SUCCESS",
-            Self::NeedsFix => "NEEDS-FIX",
-            Self::Budget => "BUDGET",
-            Self::Error => "ERROR",
-            Self::Cancelled => "CANCELLED",
-        }
-    }
-
-    pub fn exit_code(self) -> i32 {
-        match self {
-            Self::Success => exit_code::SUCCESS,
-            Self::NeedsFix => exit_code::NEEDS_FIX,
-            Self::Budget => exit_code::BUDGET,
-            Self::Error => exit_code::ERROR,
-            Self::Cancelled => exit_code::CANCELLED,
-        }
-    }
-}
-
-/// Why a run stopped, in the order the rules are evaluated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StopReason {
-    Cancelled,
-    FailureLimit,
-    Critical,
-    GatePassed,
-    Oscillation,
-    SameError,
-    DiminishingReturns,
-    NoProgress,
-    MaxCycles,
-    TimeBudget,
-}
-
-impl StopReason {
-    pub fn outcome(self) -> Outcome {
-        match self {
-            Self::Cancelled => Outcome::Cancelled,
-            Self::FailureLimit => Outcome::Error,
-            Self::GatePassed => Outcome::Success,
-            Self::Critical
-            | Self::Oscillation
-            | Self::SameError
-            | Self::DiminishingReturns
-            | Self::NoProgress => Outcome::NeedsFix,
-            Self::MaxCycles | Self::TimeBudget => Outcome::Budget,
-        }
-    }
-
-    /// The name written in files and the console (`diminishing-returns`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Cancelled => "cancelled",
-            Self::FailureLimit => "failure-limit",
-            Self::Critical => "critical",
-            Self::GatePassed => "gate-passed",
-            Self::Oscillation => "oscillation",
-            Self::SameError => "same-error",
-            Self::DiminishingReturns => "diminishing-returns",
-            Self::NoProgress => "no-progress",
-            Self::MaxCycles => "max-cycles",
-            Self::TimeBudget => "time-budget",
-        }
-    }
-
-    /// The reason in plain words, for reports and the console.
-    pub fn explain(self) -> &'static str {
-        match self {
-            Self::Cancelled => "stopped by a signal; the state is saved",
-            Self::FailureLimit => "the run itself failed several cycles in a row",
-            Self::Critical => "a delegate reported a behaviour-changing finding for a person",
-            Self::GatePassed => "the gate passed",
-            Self::Oscillation => {
-                "the fixes undo each other: the findings came back to an earlier state"
-            }
-            Self::SameError => "the same error came back cycle after cycle",
-            Self::DiminishingReturns => "the failure count stopped moving",
-            Self::NoProgress => "no change was accepted for several cycles",
-            Self::MaxCycles => "the cycle budget is spent",
-            Self::TimeBudget => "the next cycle would not fit in the time budget",
-        }
-    }
-}
+pub use crate::model::{Outcome, StopReason, is_breakthrough};
 
 /// One cycle as the rules see it. Cycle 0 is the baseline.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -262,11 +160,6 @@ fn next_cycle_fits(cycles: &[CycleFacts], elapsed: Duration, budget: Duration) -
         .max()
         .unwrap_or_else(|| cycles[0].duration);
     elapsed.saturating_add(longest) <= budget
-}
-
-/// A cycle that cut the failures by more than half.
-pub fn is_breakthrough(before: u64, after: u64) -> bool {
-    before > 0 && after.saturating_mul(2) < before
 }
 
 #[cfg(test)]

@@ -289,7 +289,7 @@ fn outcomes_and_exit_codes() {
     ];
     for (reason, outcome, code) in table {
         assert_eq!(reason.outcome(), outcome, "{reason:?}");
-        assert_eq!(outcome.exit_code(), code, "{reason:?}");
+        assert_eq!(crate::exit_code::of_outcome(outcome), code, "{reason:?}");
     }
     assert_eq!(
         serde_json::to_string(&Outcome::NeedsFix).unwrap(),

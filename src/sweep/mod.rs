@@ -313,7 +313,7 @@ fn message_suffix(message: &str) -> String {
 }
 
 impl SweepError {
-    /// 2 for a refusal before anything was sent, 1 when the forge could not be read, 4 when the
+    /// 2 for a refusal before anything was sent, 5 when the forge could not be read, 4 when the
     /// result could not be written.
     pub fn exit_code(&self) -> i32 {
         use crate::exit_code;

@@ -47,3 +47,20 @@ fn the_ready_made_delegates_load() {
     }
     assert_eq!(count, 11);
 }
+
+#[test]
+fn the_readme_exit_codes_are_the_binarys() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme
+        .find("## Exit codes\n\n")
+        .expect("an exit code section")
+        + 15;
+    let table = &readme[start..];
+    let end = table.find("\n\n").map_or(table.len(), |end| end + 1);
+    assert_eq!(
+        &table[..end],
+        refine_loop::exit_code::markdown_table(),
+        "the README's exit codes differ from src/exit_code.rs (TABLE)"
+    );
+}

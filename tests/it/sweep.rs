@@ -532,7 +532,7 @@ fn an_error_status_names_the_status_and_the_url_never_the_token() {
     let output = run(
         sweep_command(&repo, &server, &["--repo", "octo-org/widgets"]).env("GITHUB_TOKEN", TOKEN),
     );
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(5));
     let error = stderr(&output);
     let expected = format!(
         "GitHub answered 401 to POST {}/graphql: Bad credentials",
@@ -553,7 +553,7 @@ fn a_server_that_does_not_answer_in_time_is_a_failure_with_the_reason() {
         &["--repo", "octo-org/widgets", "--timeout", "1s"],
     )
     .env("GITHUB_TOKEN", TOKEN));
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(5));
     assert!(
         stderr(&output).contains("no reply within the deadline"),
         "{}",

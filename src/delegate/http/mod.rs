@@ -18,9 +18,9 @@ pub use apply::apply_diff;
 
 use super::{Assignment, HttpSpec, Verdict};
 use crate::cancel::Cancel;
-use crate::gate::{HeadTail, ProcessEnd, StopReason};
 use crate::model::TokenUsage;
 use crate::net::{self, Method, NetError};
+use crate::process::{HeadTail, ProcessEnd, StopReason};
 use crate::workspace::{PathState, RepoPath};
 
 /// How the model is asked to answer.

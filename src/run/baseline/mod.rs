@@ -20,10 +20,9 @@ use super::RunError;
 use super::verify::measure;
 use crate::cancel::Cancel;
 use crate::config::{CheckSettings, Settings};
-use crate::gate::{
-    self, CheckResult, Excused, Flaky, GateRun, HeadTail, ProcessSpec, SUMMARY_FILE,
-};
+use crate::gate::{self, CheckResult, Excused, Flaky, GateRun, SUMMARY_FILE};
 use crate::model::{CheckStatus, Severity};
+use crate::process::{self, HeadTail, ProcessSpec};
 use crate::secrets::RedactingWriter;
 use crate::state;
 
@@ -237,13 +236,13 @@ fn run_install(
         stdin: None,
     };
     let mut output = HeadTail::default();
-    let end = match gate::run_in_group(spec, cancel, &mut |chunk| {
+    let end = match process::run_in_group(spec, cancel, &mut |chunk| {
         output.push(chunk);
         Ok(())
     }) {
         Ok(end) => end,
-        Err(gate::ProcessError::Spawn(_)) => gate::ProcessEnd::not_started(),
-        Err(gate::ProcessError::Output(source) | gate::ProcessError::Supervise(source)) => {
+        Err(process::ProcessError::Spawn(_)) => process::ProcessEnd::not_started(),
+        Err(process::ProcessError::Output(source) | process::ProcessError::Supervise(source)) => {
             return Err(RunError::Gate(gate::GateError::Supervise {
                 check: format!("{} (install)", check.name),
                 source,

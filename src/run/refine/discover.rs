@@ -93,7 +93,7 @@ pub(super) fn discover(
                     .run
                     .spawn_error
                     .clone()
-                    .unwrap_or_else(|| crate::gate::describe_end(
+                    .unwrap_or_else(|| crate::process::describe_end(
                         &attempt.run.end,
                         None,
                         spec.timeout

@@ -201,7 +201,7 @@ pub fn run_rounds(
                         format!(
                             "the execute delegate failed ({}); its change, if any, was undone",
                             attempt.run.spawn_error.clone().unwrap_or_else(|| {
-                                let end = crate::gate::describe_end(
+                                let end = crate::process::describe_end(
                                     &attempt.run.end,
                                     None,
                                     settings.delegates[executor].timeout,

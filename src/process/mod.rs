@@ -17,6 +17,12 @@ use nix::unistd::Pid;
 
 use crate::cancel::Cancel;
 
+mod describe;
+mod output;
+
+pub use describe::{describe_end, humanize};
+pub use output::HeadTail;
+
 /// How long output may stay open after the command itself exited (background processes still
 /// writing) before the rest of the group is stopped.
 const LINGER_AFTER_EXIT: Duration = Duration::from_secs(2);
