@@ -7,6 +7,7 @@ pub mod campaign;
 pub mod cancel;
 pub mod ci;
 pub mod cli;
+pub mod clock;
 pub mod command;
 pub mod config;
 pub mod delegate;

@@ -1,4 +1,5 @@
 //! Campaigns: presets that carry state across runs.
 
+pub mod candidates;
 pub mod request;
 pub mod state;

@@ -20,7 +20,7 @@ pub fn check(
 ) -> Result<i32, CommandError> {
     let settings = config::load(&overrides(&args.gate).with_environment()?)?;
     let cycle_dir = state::cycle_dir(&settings.state_dir, 0)?;
-    let run = gate::run_gate(&settings, 0, &cycle_dir, cancel)?;
+    let run = gate::run_gate(&settings, &gate::Flaky::default(), 0, &cycle_dir, cancel)?;
     let summary_path = cycle_dir.join(SUMMARY_FILE);
     state::write_json(&summary_path, &run.summary)?;
     let anchor = crate::report::config_anchor(&settings.target, &settings.config_file);

@@ -209,9 +209,11 @@ pub fn parsers(args: &ParsersArgs, stdout: &mut dyn Write) -> Result<i32, Comman
 }
 
 fn load_catalogue(sources: &ParserSources) -> Result<Catalogue, CommandError> {
-    let mut catalogue = Catalogue::load(&sources.parser_dirs)?;
+    let mut catalogue = Catalogue::load(&sources.parser_dirs).map_err(ConfigError::from)?;
     for definition in &sources.definitions {
-        catalogue.add_file(definition, true)?;
+        catalogue
+            .add_file(definition, true)
+            .map_err(ConfigError::from)?;
     }
     Ok(catalogue)
 }

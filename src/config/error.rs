@@ -30,6 +30,10 @@ pub enum ConfigError {
         reason: String,
     },
 
+    /// A parser definition is wrong.
+    #[error(transparent)]
+    Definition(#[from] crate::parse::DefinitionError),
+
     /// A value from the environment or a flag is wrong.
     #[error("{source_name}: {reason}")]
     InvalidOverride { source_name: String, reason: String },
@@ -53,40 +57,4 @@ impl ConfigError {
     }
 }
 
-/// 1-based line and column of a byte offset.
-fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text.as_bytes()[..offset.min(text.len())];
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    let column = String::from_utf8_lossy(&before[line_start..])
-        .chars()
-        .count()
-        + 1;
-    (line, column)
-}
-
-/// Joins a multi-line message into one line.
-pub fn one_line(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn positions_are_one_based() {
-        let text = "a = 1\nbb = 2\n";
-        assert_eq!(line_and_column(text, 0), (1, 1));
-        assert_eq!(line_and_column(text, 6), (2, 1));
-        assert_eq!(line_and_column(text, 11), (2, 6));
-        assert_eq!(line_and_column(text, 999), (3, 1));
-    }
-}
+pub use crate::parse::{line_and_column, one_line};

@@ -165,7 +165,6 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
             kill_grace,
             log_limit,
             confirm_runs,
-            flaky: std::sync::OnceLock::new(),
         },
         parsers,
         delegates,

@@ -111,9 +111,6 @@ pub struct GateSettings {
     pub log_limit: u64,
     /// How many times a check failing at the baseline runs again.
     pub confirm_runs: u32,
-    /// What the baseline found flaky: decided once, before the first cycle, and not counted in
-    /// any gate run after.
-    pub flaky: std::sync::OnceLock<crate::gate::Flaky>,
 }
 
 /// One check of the gate, ready to run.

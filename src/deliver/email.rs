@@ -100,7 +100,7 @@ fn rfc2822(time: git2::Time) -> String {
     let local = time.seconds() + offset * 60;
     let days = local.div_euclid(86_400);
     let second_of_day = local.rem_euclid(86_400);
-    let (year, month, day) = civil_from_days(days);
+    let (year, month, day) = crate::clock::civil_from_days(days);
     let weekday = WEEKDAYS[(days + 4).rem_euclid(7) as usize];
     let sign = if offset < 0 { '-' } else { '+' };
     format!(
@@ -112,26 +112,6 @@ fn rfc2822(time: git2::Time) -> String {
         offset.abs() / 60,
         offset.abs() % 60,
     )
-}
-
-/// The (year, month 1–12, day 1–31) of a count of days since 1970-01-01 (proleptic Gregorian;
-/// Howard Hinnant's `civil_from_days`).
-pub(super) fn civil_from_days(days: i64) -> (i64, usize, i64) {
-    let shifted = days + 719_468;
-    let era = shifted.div_euclid(146_097);
-    let day_of_era = shifted.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_from_march = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
-    let month = if month_from_march < 10 {
-        month_from_march + 3
-    } else {
-        month_from_march - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month as usize, day)
 }
 
 /// A file name part from a subject, like `git format-patch`: lowercase ASCII letters and digits,

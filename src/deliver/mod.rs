@@ -332,11 +332,6 @@ impl<'repo> Recorder<'repo> {
     }
 }
 
-/// The (year, month 1–12, day 1–31) of a count of days since 1970-01-01.
-pub fn civil_date(days: i64) -> (i64, usize, i64) {
-    email::civil_from_days(days)
-}
-
 /// `refine-loop: iteration N — <summary>` (N is the cycle), on one line: runs of whitespace in
 /// the summary become one space; with no summary, `refine-loop: iteration N`.
 pub fn subject(cycle: u32, summary: &str) -> String {

@@ -52,9 +52,11 @@ pub struct GateRun {
     pub flaky: Flaky,
 }
 
-/// Runs every check of the gate in order, writing `cycle_dir/gate-output.txt`.
+/// Runs every check of the gate in order, writing `cycle_dir/gate-output.txt`; what the baseline
+/// found `flaky` is not counted.
 pub fn run_gate(
     settings: &Settings,
+    flaky: &Flaky,
     cycle: u32,
     cycle_dir: &Path,
     cancel: &Cancel,
@@ -88,7 +90,7 @@ pub fn run_gate(
     log.finish()
         .and_then(|mut file| file.flush())
         .map_err(log_error)?;
-    let mut summary = summarize(cycle, &checks, settings.gate.flaky.get());
+    let mut summary = summarize(cycle, &checks, Some(flaky));
     if cancelled {
         summary.cancelled = true;
         summary.overall_result = crate::model::GateResult::Failed;
@@ -101,6 +103,6 @@ pub fn run_gate(
         summary,
         checks,
         cancelled,
-        flaky: settings.gate.flaky.get().cloned().unwrap_or_default(),
+        flaky: flaky.clone(),
     })
 }

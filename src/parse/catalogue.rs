@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::error::DefinitionError;
 use super::{Parser, definition, problem_matcher};
-use crate::config::ConfigError;
 
 /// The built-in definitions (every file in `gate-parsers/`), embedded by `build.rs`.
 const BUILT_IN: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/built_in_parsers.rs"));
@@ -17,12 +17,12 @@ pub struct Catalogue {
 
 impl Catalogue {
     /// The built-in parsers only.
-    pub fn built_in() -> Result<Self, ConfigError> {
+    pub fn built_in() -> Result<Self, DefinitionError> {
         Self::load(&[])
     }
 
     /// The built-in parsers and every definition in `dirs`.
-    pub fn load(dirs: &[PathBuf]) -> Result<Self, ConfigError> {
+    pub fn load(dirs: &[PathBuf]) -> Result<Self, DefinitionError> {
         let mut catalogue = Self {
             parsers: BTreeMap::new(),
         };
@@ -65,12 +65,17 @@ impl Catalogue {
     /// Adds the definitions in `path`; with `replace`, one may take the place of a parser of the
     /// same name (a definition being developed with `refine-loop parse --definition`). Returns
     /// the names added.
-    pub fn add_file(&mut self, path: &Path, replace: bool) -> Result<Vec<String>, ConfigError> {
+    pub fn add_file(&mut self, path: &Path, replace: bool) -> Result<Vec<String>, DefinitionError> {
         let text = read(path)?;
         self.add(&path.display().to_string(), &text, replace)
     }
 
-    fn add(&mut self, origin: &str, text: &str, replace: bool) -> Result<Vec<String>, ConfigError> {
+    fn add(
+        &mut self,
+        origin: &str,
+        text: &str,
+        replace: bool,
+    ) -> Result<Vec<String>, DefinitionError> {
         let mut names = Vec::new();
         for parser in compile(origin, text)? {
             let name = parser.name().to_string();
@@ -101,7 +106,7 @@ impl Catalogue {
 }
 
 /// The parsers a definition file holds: one `regex` definition, or a problem matcher's owners.
-fn compile(origin: &str, text: &str) -> Result<Vec<Box<dyn Parser>>, ConfigError> {
+fn compile(origin: &str, text: &str) -> Result<Vec<Box<dyn Parser>>, DefinitionError> {
     if origin.ends_with(".json") || origin.contains(".json ") {
         Ok(problem_matcher::compile_matchers(origin, text)?
             .into_iter()
@@ -112,8 +117,8 @@ fn compile(origin: &str, text: &str) -> Result<Vec<Box<dyn Parser>>, ConfigError
     }
 }
 
-fn duplicate(origin: &str, name: &str, first: &str) -> ConfigError {
-    ConfigError::invalid_at(
+fn duplicate(origin: &str, name: &str, first: &str) -> DefinitionError {
+    DefinitionError::invalid_at(
         origin,
         "",
         None,
@@ -122,15 +127,15 @@ fn duplicate(origin: &str, name: &str, first: &str) -> ConfigError {
     )
 }
 
-fn read(path: &Path) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path).map_err(|source| ConfigError::Unreadable {
+fn read(path: &Path) -> Result<String, DefinitionError> {
+    std::fs::read_to_string(path).map_err(|source| DefinitionError::Unreadable {
         path: path.to_path_buf(),
         source,
     })
 }
 
-fn definition_files(dir: &Path) -> Result<Vec<PathBuf>, ConfigError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| ConfigError::Unreadable {
+fn definition_files(dir: &Path) -> Result<Vec<PathBuf>, DefinitionError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| DefinitionError::Unreadable {
         path: dir.to_path_buf(),
         source,
     })?;

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use regex::Regex;
 use serde::Deserialize;
 
+use super::error::DefinitionError;
 use super::regex_parser::{CompiledPattern, Continuation, PatternKind, RegexParser};
-use crate::config::ConfigError;
 use crate::model::Severity;
 
 /// Groups a finding pattern may capture.
@@ -101,16 +101,17 @@ struct RegexFile {
 }
 
 /// Reads and compiles one parser definition. `origin` names the file in errors.
-pub fn compile(origin: &str, text: &str) -> Result<RegexParser, ConfigError> {
-    let deserializer = toml::de::Deserializer::parse(text)
-        .map_err(|e| ConfigError::invalid_at(origin, text, e.span(), "(syntax)", e.message()))?;
+pub fn compile(origin: &str, text: &str) -> Result<RegexParser, DefinitionError> {
+    let deserializer = toml::de::Deserializer::parse(text).map_err(|e| {
+        DefinitionError::invalid_at(origin, text, e.span(), "(syntax)", e.message())
+    })?;
     let file: ParserFile = serde_path_to_error::deserialize(deserializer).map_err(|error| {
         let key = error.path().to_string();
         let inner = error.into_inner();
-        ConfigError::invalid_at(origin, text, inner.span(), key, inner.message())
+        DefinitionError::invalid_at(origin, text, inner.span(), key, inner.message())
     })?;
     let invalid =
-        |key: String, reason: String| ConfigError::invalid_at(origin, "", None, key, reason);
+        |key: String, reason: String| DefinitionError::invalid_at(origin, "", None, key, reason);
 
     if file.name.trim().is_empty() {
         return Err(invalid("name".into(), "must not be empty".into()));
@@ -170,7 +171,7 @@ pub fn compile(origin: &str, text: &str) -> Result<RegexParser, ConfigError> {
                         code_prefix: continuation.code_prefix.clone(),
                     })
                 })
-                .collect::<Result<Vec<_>, ConfigError>>()?;
+                .collect::<Result<Vec<_>, DefinitionError>>()?;
             let end = pattern
                 .end
                 .as_deref()
@@ -232,7 +233,7 @@ pub fn compile(origin: &str, text: &str) -> Result<RegexParser, ConfigError> {
                 .map_err(|reason| invalid(format!("category_rule[{index}].code"), reason))?;
             Ok((regex, rule.category.clone()))
         })
-        .collect::<Result<Vec<_>, ConfigError>>()?;
+        .collect::<Result<Vec<_>, DefinitionError>>()?;
     // One pass over a line tells which of the line rules can match at all; most log lines match
     // none, and then no rule runs on its own.
     let prefilter = regex::RegexSet::new(
@@ -258,14 +259,14 @@ pub fn compile(origin: &str, text: &str) -> Result<RegexParser, ConfigError> {
 }
 
 fn one_line_error(error: &regex::Error) -> String {
-    crate::config::one_line(&error.to_string())
+    super::error::one_line(&error.to_string())
 }
 
 fn compile_regex(pattern: &str, allowed_groups: &[&str]) -> Result<Regex, String> {
     let regex = Regex::new(pattern).map_err(|error| {
         format!(
             "invalid regex /{pattern}/: {}",
-            crate::config::one_line(&error.to_string())
+            super::error::one_line(&error.to_string())
         )
     })?;
     if let Some(unknown) = regex

@@ -13,8 +13,8 @@ use regex::{Captures, Regex};
 use serde::Deserialize;
 
 use super::ecmascript::translate_ecmascript;
+use super::error::{DefinitionError, one_line};
 use super::{Findings, LineOutcome, ParseContext, ParseSession, Parser, resolve_path};
-use crate::config::{ConfigError, one_line};
 use crate::model::{Diagnostic, Severity};
 
 #[derive(Debug, Deserialize)]
@@ -75,9 +75,9 @@ pub struct ProblemMatcher {
 }
 
 /// Reads a problem-matcher file; `origin` names it in errors.
-pub fn compile_matchers(origin: &str, text: &str) -> Result<Vec<ProblemMatcher>, ConfigError> {
+pub fn compile_matchers(origin: &str, text: &str) -> Result<Vec<ProblemMatcher>, DefinitionError> {
     let invalid =
-        |key: String, reason: String| ConfigError::invalid_at(origin, "", None, key, reason);
+        |key: String, reason: String| DefinitionError::invalid_at(origin, "", None, key, reason);
     let file: MatchersFile = serde_json::from_str(text).map_err(|error| {
         invalid(
             format!("(json, line {} column {})", error.line(), error.column()),

@@ -80,7 +80,7 @@ fn run_in(
             .unwrap_or_else(|_| repo.commondir().to_path_buf()),
     };
     let baseline = BaselineFacts {
-        date: ledger::now_iso8601(),
+        date: crate::clock::now_iso8601(),
         baseline_revision: baseline_revision(repo),
         protected_paths: workspace
             .protected()
@@ -164,7 +164,7 @@ fn run_in(
             .unwrap_or(head),
         _ => head,
     };
-    let mut recorder = Recorder::new(&record_repository, base, &ledger::new_run_id())?;
+    let mut recorder = Recorder::new(&record_repository, base, &crate::clock::new_run_id())?;
     let sweep = if settings.sweep {
         Some(sweep_segment(settings, &mut campaign, cancel)?)
     } else {
@@ -237,7 +237,7 @@ fn run_in(
     )?;
     campaign.append_worklog(&format!(
         "- {}: {} ({reason}); report in REFINE-LOOP-FINAL.md",
-        ledger::now_iso8601(),
+        crate::clock::now_iso8601(),
         outcome.as_str()
     ))?;
     Ok(CampaignEnd {

@@ -151,6 +151,7 @@ pub fn run_cycles(
 ) -> Result<ImproveEnd, RunError> {
     let limit = max_cycles();
     let baseline = super::baseline::measure_baseline(settings, cancel)?.run;
+    let flaky = baseline.flaky.clone();
     let mut snapshot = workspace.after_gate()?;
     let mut kept = baseline.summary.clone();
     let mut kept_diagnostics = diagnostics_of(&baseline);
@@ -186,7 +187,7 @@ pub fn run_cycles(
         let mut outside = std::time::Duration::ZERO;
         if open.is_empty() {
             // Residual: nothing material open; the gate runs again to confirm.
-            let confirmed = measure(settings, cycle, cancel)?;
+            let confirmed = measure(settings, &flaky, cycle, cancel)?;
             snapshot = workspace.after_gate()?;
             kept_diagnostics = diagnostics_of(&confirmed);
             kept = confirmed.summary;
@@ -238,7 +239,7 @@ pub fn run_cycles(
             let changes = compose(&open_steps);
             let since = attempts.iter().map(|a| a.started).min();
             if let (false, Some(since)) = (changes.is_empty(), since) {
-                let verified = verify(settings, cycle, cancel, &kept, &mut outside)?;
+                let verified = verify(settings, &flaky, cycle, cancel, &kept, &mut outside)?;
                 if verified.keeps() {
                     kept_diagnostics = diagnostics_of(&verified.run);
                     kept = verified.run.summary;

@@ -48,7 +48,7 @@ impl Isolation {
             }
             Err(error) => return Err(WorkspaceError::from(error).into()),
         };
-        let id = super::ledger::new_run_id();
+        let id = crate::clock::new_run_id();
         let name = format!("refine-loop-{id}");
         let branch_name = format!("refine-loop/{id}");
         let folder = tempfile::Builder::new()

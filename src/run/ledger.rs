@@ -3,7 +3,6 @@
 //! patch and `manifest.json`. Nothing is pushed; the user's branch and HEAD never move.
 
 use std::fmt::Write as _;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::Attempt;
 use crate::config::Settings;
@@ -19,39 +18,6 @@ pub struct DeliveryNote {
     pub commits: usize,
     /// Why the patches were not written (a secret in them), when they were not.
     pub refused: Option<String>,
-}
-
-/// The current UTC time as (year, month, day, hour, minute, second).
-fn utc_now() -> (i64, usize, i64, u64, u64, u64) {
-    let seconds = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs());
-    let days = i64::try_from(seconds / 86_400).unwrap_or(0);
-    let (year, month, day) = crate::deliver::civil_date(days);
-    let of_day = seconds % 86_400;
-    (
-        year,
-        month,
-        day,
-        of_day / 3600,
-        of_day / 60 % 60,
-        of_day % 60,
-    )
-}
-
-/// A run id that can name a ref: the UTC time and the process id.
-pub fn new_run_id() -> String {
-    let (year, month, day, hour, minute, second) = utc_now();
-    format!(
-        "{year:04}{month:02}{day:02}-{hour:02}{minute:02}{second:02}-{}",
-        std::process::id()
-    )
-}
-
-/// The current time, ISO 8601 in UTC (`2026-11-30T03:10:17Z`).
-pub fn now_iso8601() -> String {
-    let (year, month, day, hour, minute, second) = utc_now();
-    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}Z")
 }
 
 /// One accepted cycle, as the ledger tells it.

@@ -25,7 +25,6 @@ pub use crate::scope::Scope;
 pub use accept::reasons_to_reject;
 pub use heuristics::Heuristics;
 pub use isolate::Isolation;
-pub use ledger::now_iso8601;
 pub use turn::Attempt;
 use turn::take_turn;
 pub use verify::diagnostics_of;
@@ -166,7 +165,7 @@ fn loop_in(
     let mut recorder = Recorder::new(
         &record_repository,
         workspace.base_commit(),
-        &ledger::new_run_id(),
+        &crate::clock::new_run_id(),
     )?;
     let limits = Limits {
         max_cycles: settings.run.max_cycles,
@@ -186,6 +185,7 @@ fn loop_in(
         run: baseline,
         notes: baseline_notes,
     } = baseline::measure_baseline(settings, cancel)?;
+    let flaky = baseline.flaky.clone();
     let mut snapshot = workspace.after_gate()?;
     let mut cancelled = baseline.cancelled;
     let mut kept_diagnostics = diagnostics_of(&baseline);
@@ -291,7 +291,7 @@ fn loop_in(
             } else {
                 snapshot = snapshot.advanced(&attempt.changes);
                 if settings.run.verify == Verify::PerDelegate && !attempt.changes.is_empty() {
-                    let verified = verify(settings, cycle, cancel, &kept, &mut outside)?;
+                    let verified = verify(settings, &flaky, cycle, cancel, &kept, &mut outside)?;
                     cancelled |= verified.run.cancelled;
                     attempt.settled = true;
                     if verified.keeps() {
@@ -323,7 +323,8 @@ fn loop_in(
                     workspace.roll_back(&changes, since)?;
                 } else {
                     progress.say(format!("cycle {cycle}: verifying with the gate"));
-                    let mut verified = verify(settings, cycle, cancel, &kept, &mut outside)?;
+                    let mut verified =
+                        verify(settings, &flaky, cycle, cancel, &kept, &mut outside)?;
                     cancelled |= verified.run.cancelled;
                     let open = attempts
                         .iter_mut()

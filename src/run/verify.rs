@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use super::{RunError, reasons_to_reject};
 use crate::cancel::Cancel;
 use crate::config::Settings;
-use crate::gate::{self, SUMMARY_FILE};
+use crate::gate::{self, Flaky, SUMMARY_FILE};
 use crate::model::{Diagnostic, GateSummary};
 use crate::state;
 
@@ -26,13 +26,14 @@ impl Verified {
 /// part of the cycle that is not the loop's own work).
 pub fn verify(
     settings: &Settings,
+    flaky: &Flaky,
     cycle: u32,
     cancel: &Cancel,
     kept: &GateSummary,
     outside: &mut Duration,
 ) -> Result<Verified, RunError> {
     let started = Instant::now();
-    let run = measure(settings, cycle, cancel)?;
+    let run = measure(settings, flaky, cycle, cancel)?;
     *outside += started.elapsed();
     let reasons = reasons_to_reject(kept, &run.summary);
     Ok(Verified { run, reasons })
@@ -41,11 +42,12 @@ pub fn verify(
 /// Runs the gate for `cycle` and writes its summary.
 pub fn measure(
     settings: &Settings,
+    flaky: &Flaky,
     cycle: u32,
     cancel: &Cancel,
 ) -> Result<gate::GateRun, RunError> {
     let dir = state::cycle_dir(&settings.state_dir, cycle)?;
-    let run = gate::run_gate(settings, cycle, &dir, cancel)?;
+    let run = gate::run_gate(settings, flaky, cycle, &dir, cancel)?;
     state::write_json(&dir.join(SUMMARY_FILE), &run.summary)?;
     Ok(run)
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::rules::{quote_in, word_in};
 use super::{Finding, PullRequest, Sweep};
-use crate::run::refine::candidates::Proposal;
+use crate::campaign::candidates::Proposal;
 
 /// Non-critical candidates a sweep yields at most.
 pub const MAX_CANDIDATES: usize = 2;

@@ -84,7 +84,7 @@ impl Sweep {
         Self {
             format_version: FORMAT_VERSION,
             repository,
-            read_at: crate::run::now_iso8601(),
+            read_at: crate::clock::now_iso8601(),
             skipped: Some(reason.into()),
             ..Self::default()
         }

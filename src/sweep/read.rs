@@ -42,7 +42,7 @@ pub fn run_sweep(options: &SweepOptions, cancel: &Cancel) -> Result<Sweep, Sweep
             "unauthenticated: neither GITHUB_TOKEN nor GH_TOKEN is set",
         ));
     };
-    let read_at = crate::run::now_iso8601();
+    let read_at = crate::clock::now_iso8601();
     let mut client = Client::new(options, token, cancel);
     let (mut open_prs, open_prs_truncated) =
         read_pull_requests(&mut client, &repository, "OPEN", MAX_OPEN)?;

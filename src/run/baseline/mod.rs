@@ -85,14 +85,14 @@ pub struct Baseline {
 pub fn measure_baseline(settings: &Settings, cancel: &Cancel) -> Result<Baseline, RunError> {
     let mut notes = BaselineNotes {
         format_version: crate::model::FORMAT_VERSION,
-        recorded_at: super::ledger::now_iso8601(),
+        recorded_at: crate::clock::now_iso8601(),
         load_average: load_average(),
         cpus: std::thread::available_parallelism().map_or(1, usize::from),
         confirm_runs: settings.gate.confirm_runs,
         scope: settings.run.scope.patterns().to_vec(),
         ..BaselineNotes::default()
     };
-    let mut run = measure(settings, 0, cancel)?;
+    let mut run = measure(settings, &Flaky::default(), 0, cancel)?;
     let missing = missing_tools(&run);
     if !missing.is_empty() && !run.cancelled {
         let missing_tool = |notes: &BaselineNotes, check: &str, tool: String| {
@@ -132,7 +132,7 @@ pub fn measure_baseline(settings: &Settings, cancel: &Cancel) -> Result<Baseline
             dir.join(gate::OUTPUT_FILE),
             dir.join("gate-output-before-install.txt"),
         );
-        run = measure(settings, 0, cancel)?;
+        run = measure(settings, &Flaky::default(), 0, cancel)?;
         if let Some((index, tool)) = missing_tools(&run).into_iter().next() {
             return Err(missing_tool(&notes, &run.checks[index].check.name, tool));
         }
@@ -161,8 +161,7 @@ pub fn measure_baseline(settings: &Settings, cancel: &Cancel) -> Result<Baseline
         let dir = state::cycle_dir(&settings.state_dir, 0)?;
         state::write_json(&dir.join(SUMMARY_FILE), &run.summary)?;
     }
-    run.flaky = flaky.clone();
-    let _ = settings.gate.flaky.set(flaky);
+    run.flaky = flaky;
     state::write_json(&settings.state_dir.join(RUN_FILE), &notes)?;
     Ok(Baseline { run, notes })
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::candidates::{self, Proposal};
+use crate::campaign::candidates::{self, Proposal};
 use crate::cancel::Cancel;
 use crate::config::Settings;
 use crate::delegate::{Assignment, Role};

@@ -5,14 +5,13 @@
 //! no worse and an independent `reviewer` must approve. The campaign's counters decide the
 //! outcome, in the seed's order.
 
-pub mod candidates;
 mod discover;
 mod review;
 
 use std::io::Write;
 use std::path::Path;
 
-use candidates::Proposal;
+use crate::campaign::candidates::{self, Proposal};
 
 use super::ledger::CycleStory;
 use super::verify::{diagnostics_of, verify};
@@ -61,6 +60,7 @@ pub fn run_rounds(
 ) -> Result<RefineEnd, RunError> {
     let theta: f64 = campaign.segment_config.theta.parse().unwrap_or(2.0);
     let baseline = super::baseline::measure_baseline(settings, cancel)?.run;
+    let flaky = baseline.flaky.clone();
     let mut snapshot = workspace.after_gate()?;
     let mut kept = baseline.summary.clone();
     let mut kept_diagnostics = diagnostics_of(&baseline);
@@ -223,7 +223,7 @@ pub fn run_rounds(
                     attempts.push(attempt);
                     continue;
                 }
-                let verified = verify(settings, cycle, cancel, &kept, &mut outside)?;
+                let verified = verify(settings, &flaky, cycle, cancel, &kept, &mut outside)?;
                 let mut reasons = verified.reasons.clone();
                 if verified.run.cancelled {
                     reasons.push("cancelled before the gate finished".into());

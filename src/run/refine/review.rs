@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::candidates::Proposal;
+use crate::campaign::candidates::Proposal;
 use crate::cancel::Cancel;
 use crate::config::Settings;
 use crate::delegate::{Assignment, DelegateFiles, Role};
