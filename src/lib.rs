@@ -12,6 +12,7 @@ pub mod command;
 pub mod config;
 pub mod delegate;
 pub mod deliver;
+pub mod engine;
 pub mod exit_code;
 pub mod gate;
 pub mod model;
@@ -19,7 +20,7 @@ pub mod net;
 pub mod parse;
 pub mod process;
 pub mod report;
-pub mod run;
+
 pub mod scope;
 pub mod secrets;
 pub mod state;

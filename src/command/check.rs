@@ -71,7 +71,7 @@ pub fn check(
             })
             .collect(),
         trend: vec![summary.failed_count],
-        findings: crate::run::diagnostics_of(&run),
+        findings: crate::engine::diagnostics_of(&run),
         report_path: summary_path.clone(),
         outputs: vec![
             ("outcome", verdict.label().to_uppercase()),

@@ -8,7 +8,7 @@ use super::CommandError;
 use crate::cancel::Cancel;
 use crate::cli::DemoArgs;
 use crate::config::{self, Overrides};
-use crate::run::run_loop;
+use crate::engine::run_loop;
 use crate::state::StateError;
 
 /// The demo crate, embedded: (path, contents).
@@ -68,15 +68,19 @@ pub fn demo(args: &DemoArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<
         target: Some(dir.clone()),
         ..Overrides::default()
     })?;
-    let report = run_loop(&settings, cancel, &mut std::io::stderr())?;
+    let report = run_loop(
+        &settings,
+        (cancel, crate::engine::EngineOptions::default()),
+        &mut std::io::stderr(),
+    )?;
     say(
         stdout,
         &format!(
             "{}: {}; failed {} → {}\nthe hardened crate: {}\nthe record: {}\n",
             report.outcome.as_str(),
             report.stop_reason.as_str(),
-            report.baseline_failed,
-            report.final_failed,
+            report.end.baseline.failed_count,
+            report.end.kept.summary.failed_count,
             dir.display(),
             settings.state_dir.join("REFINE-LOOP-FINAL.md").display()
         ),

@@ -34,7 +34,7 @@ pub enum CommandError {
     #[error("{0}")]
     Usage(String),
     #[error(transparent)]
-    Run(crate::run::RunError),
+    Run(crate::engine::RunError),
     #[error(transparent)]
     Campaign(crate::campaign::state::CampaignError),
     #[error(transparent)]
@@ -49,13 +49,13 @@ pub enum CommandError {
     },
 }
 
-impl From<crate::run::RunError> for CommandError {
-    fn from(error: crate::run::RunError) -> Self {
+impl From<crate::engine::RunError> for CommandError {
+    fn from(error: crate::engine::RunError) -> Self {
         match error {
-            crate::run::RunError::State(error) => Self::State(error),
-            crate::run::RunError::Gate(error) => Self::Gate(error),
-            crate::run::RunError::Campaign(error) => Self::Campaign(error),
-            crate::run::RunError::Workspace(error) if error.is_unusable_repository() => {
+            crate::engine::RunError::State(error) => Self::State(error),
+            crate::engine::RunError::Gate(error) => Self::Gate(error),
+            crate::engine::RunError::Campaign(error) => Self::Campaign(error),
+            crate::engine::RunError::Workspace(error) if error.is_unusable_repository() => {
                 Self::Usage(error.to_string())
             }
             other => Self::Run(other),

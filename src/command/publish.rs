@@ -10,7 +10,7 @@ use crate::ci::github::{
 };
 use crate::ci::{CiChoice, CiSystem};
 use crate::config::Settings;
-use crate::run::RunReport;
+use crate::engine::RunReport;
 
 /// The CI system: `--ci`, else `REFINE_LOOP_CI`, else detected.
 pub fn ci_system(flag: Option<CiChoice>) -> CiSystem {
@@ -45,6 +45,7 @@ pub fn of_run(settings: &Settings, report: &RunReport) -> Publication {
         outcome: report.outcome.as_str().to_string(),
         stop_reason: Some(report.stop_reason.as_str().to_string()),
         categories: report
+            .end
             .history
             .categories
             .iter()
@@ -54,16 +55,28 @@ pub fn of_run(settings: &Settings, report: &RunReport) -> Publication {
                 after: cycles.last().map_or(0, |c| c.failures),
             })
             .collect(),
-        trend: report.trend.cycles.iter().map(|c| c.failed_count).collect(),
-        findings: report.remaining.clone(),
+        trend: report
+            .end
+            .trend
+            .cycles
+            .iter()
+            .map(|c| c.failed_count)
+            .collect(),
+        findings: report.end.kept.diagnostics.clone(),
         outputs: vec![
             ("outcome", report.outcome.as_str().to_string()),
             ("stop-reason", report.stop_reason.as_str().to_string()),
-            ("failed-before", report.baseline_failed.to_string()),
-            ("failed-after", report.final_failed.to_string()),
+            (
+                "failed-before",
+                report.end.baseline.failed_count.to_string(),
+            ),
+            (
+                "failed-after",
+                report.end.kept.summary.failed_count.to_string(),
+            ),
             (
                 "cycles",
-                report.trend.cycles.len().saturating_sub(1).to_string(),
+                report.end.trend.cycles.len().saturating_sub(1).to_string(),
             ),
             (
                 "patch-path",

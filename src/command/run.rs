@@ -8,9 +8,9 @@ use crate::campaign::request::{Request, parse_request};
 use crate::cancel::Cancel;
 use crate::cli::{IsolateMode, PresetMode, RunArgs, VerifyMode};
 use crate::config::{self, ConfigError, Isolate, Overrides, Verify};
+use crate::engine::campaign::{Preset, run_campaign};
+use crate::engine::run_loop;
 use crate::exit_code;
-use crate::run::campaign::{Preset, run_campaign};
-use crate::run::run_loop;
 
 /// Runs the loop; returns the exit code.
 pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i32, CommandError> {
@@ -89,7 +89,7 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
     // Removed (with its branch) when the run ends, however it ends.
     let _isolation = match settings.run.isolate {
         Isolate::Worktree => {
-            let isolation = crate::run::Isolation::enter(&mut settings)?;
+            let isolation = crate::engine::Isolation::enter(&mut settings)?;
             tracing::info!(worktree = %settings.target.display(), "working in a linked worktree");
             Some(isolation)
         }
@@ -107,7 +107,10 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
                     .to_string(),
             ));
         }
-        let end = run_campaign(&settings, preset, &request, cancel, &mut console)?;
+        let options = crate::engine::EngineOptions {
+            github_groups: super::publish::ci_system(args.gate.ci) == crate::ci::CiSystem::GitHub,
+        };
+        let end = run_campaign(&settings, preset, &request, (cancel, options), &mut console)?;
         let text = format!(
             "{}: {}; {}\n",
             end.outcome.as_str(),
@@ -126,8 +129,10 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
         });
     }
     let system = super::publish::ci_system(args.gate.ci);
-    settings.run.github_groups = system == crate::ci::CiSystem::GitHub;
-    let report = run_loop(&settings, cancel, &mut console)?;
+    let options = crate::engine::EngineOptions {
+        github_groups: system == crate::ci::CiSystem::GitHub,
+    };
+    let report = run_loop(&settings, (cancel, options), &mut console)?;
     super::publish::publish(
         system,
         &settings,
@@ -139,9 +144,9 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
         "{outcome}: {} ({}); failed {} → {} in {} cycles; {}\n",
         report.stop_reason.as_str(),
         report.stop_reason.explain(),
-        report.baseline_failed,
-        report.final_failed,
-        report.trend.cycles.len().saturating_sub(1),
+        report.end.baseline.failed_count,
+        report.end.kept.summary.failed_count,
+        report.end.trend.cycles.len().saturating_sub(1),
         settings.state_dir.join("REFINE-LOOP-FINAL.md").display()
     );
     if let Err(error) = stdout.write_all(text.as_bytes())

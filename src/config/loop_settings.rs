@@ -103,7 +103,6 @@ pub(super) fn resolve_run(
         isolate,
         share,
         scope,
-        github_groups: false,
     })
 }
 

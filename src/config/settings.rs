@@ -100,8 +100,6 @@ pub struct RunSettings {
     pub share: Vec<String>,
     /// What the delegates may change.
     pub scope: crate::scope::Scope,
-    /// Fold each cycle's log into a GitHub Actions group (set by the command, on GitHub).
-    pub github_groups: bool,
 }
 
 #[derive(Debug, Clone)]

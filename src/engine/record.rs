@@ -4,7 +4,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{Attempt, RunReport};
+use super::Attempt;
+use super::refactoring::RunReport;
 use crate::config::Settings;
 use crate::model::GateSummary;
 use crate::process::describe_end;
@@ -123,19 +124,16 @@ pub fn scope_section(
 }
 
 /// `trend.json`, `category-history.json`, `heuristics.json` and `REFINE-LOOP-FINAL.md`.
-pub fn write_run_files(
-    settings: &Settings,
-    report: &RunReport,
-    last: &GateSummary,
-) -> Result<(), StateError> {
+pub fn write_run_files(settings: &Settings, report: &RunReport) -> Result<(), StateError> {
     let dir = &settings.state_dir;
+    let last = &report.end.kept.summary;
     // The state the run leaves (a cycle's own summary is what its gate measured, kept or not).
     let mut last = last.clone();
-    last.cycle = report.trend.cycles.last().map_or(0, |c| c.cycle);
+    last.cycle = report.end.trend.cycles.last().map_or(0, |c| c.cycle);
     state::write_json(&dir.join(crate::gate::SUMMARY_FILE), &last)?;
-    state::write_json(&dir.join("trend.json"), &report.trend)?;
-    state::write_json(&dir.join("category-history.json"), &report.history)?;
-    state::write_json(&dir.join("heuristics.json"), &report.heuristics)?;
+    state::write_json(&dir.join("trend.json"), &report.end.trend)?;
+    state::write_json(&dir.join("category-history.json"), &report.end.history)?;
+    state::write_json(&dir.join("heuristics.json"), &report.end.heuristics)?;
     state::write_atomic(
         &dir.join("REFINE-LOOP-FINAL.md"),
         final_report(settings, report, &last).as_bytes(),
@@ -161,12 +159,12 @@ fn final_report(settings: &Settings, report: &RunReport, last: &GateSummary) -> 
     let _ = writeln!(
         text,
         "Failures: {} at the baseline, {} now.\n",
-        report.baseline_failed, report.final_failed
+        report.end.baseline.failed_count, report.end.kept.summary.failed_count
     );
     text.push_str(
         "## Cycles\n\n| cycle | failed | change | kept | note |\n|---|---|---|---|---|\n",
     );
-    for cycle in &report.trend.cycles {
+    for cycle in &report.end.trend.cycles {
         let kept = match cycle.accepted {
             None => "baseline",
             Some(true) => "yes",
@@ -186,14 +184,14 @@ fn final_report(settings: &Settings, report: &RunReport, last: &GateSummary) -> 
         );
     }
     text.push_str("\n## Categories, before → after\n\n");
-    for (name, cycles) in &report.history.categories {
+    for (name, cycles) in &report.end.history.categories {
         let first = cycles.first().map_or(0, |c| c.failures);
         let now = last.categories.get(name).map_or(0, |c| c.failures);
         let _ = writeln!(text, "- {name}: {first} → {now}");
     }
-    if !report.history.regressions.is_empty() {
+    if !report.end.history.regressions.is_empty() {
         text.push_str("\n## Regressions\n\n");
-        for regression in &report.history.regressions {
+        for regression in &report.end.history.regressions {
             let _ = writeln!(
                 text,
                 "- {} failed in cycle {} ({} failures) after passing",
@@ -201,14 +199,14 @@ fn final_report(settings: &Settings, report: &RunReport, last: &GateSummary) -> 
             );
         }
     }
-    if !settings.run.scope.is_everything() || !report.scope_violations.is_empty() {
+    if !settings.run.scope.is_everything() || !report.end.scope_violations.is_empty() {
         text.push_str(&scope_section(
             settings,
-            &report.scope_violations,
-            &report.remaining,
+            &report.end.scope_violations,
+            &report.end.kept.diagnostics,
         ));
     }
-    text.push_str(&super::baseline::report_section(&report.baseline));
+    text.push_str(&super::baseline::report_section(&report.end.notes));
     text.push_str("\n## The record\n\n");
     let delivery = &report.delivery;
     match &delivery.reference {
@@ -246,8 +244,30 @@ fn final_report(settings: &Settings, report: &RunReport, last: &GateSummary) -> 
             );
         }
     }
-    for heuristic in &report.heuristics.heuristics {
+    for heuristic in &report.end.heuristics.heuristics {
         let _ = writeln!(text, "- {}", heuristic.message);
     }
     text
+}
+
+/// The lines of the final report's scope section for an attempt's changes outside the scope.
+pub fn scope_violations(
+    attempt: &Attempt,
+    cycle: super::CycleNumber,
+    settings: &Settings,
+) -> Vec<String> {
+    attempt
+        .incidents
+        .iter()
+        .filter(|incident| matches!(incident, crate::workspace::Incident::OutOfScope { .. }))
+        .map(|incident| {
+            format!(
+                "cycle {}, `{}` on {}: {}",
+                cycle.index,
+                settings.delegates[attempt.delegate].describe(),
+                attempt.category,
+                incident.describe()
+            )
+        })
+        .collect()
 }

@@ -2,12 +2,13 @@
 //! must not have done (the user's work, a hostile act, a secret written into a file).
 
 use std::collections::HashMap;
-use std::time::{Instant, SystemTime};
+use std::time::SystemTime;
 
 use super::RunError;
 use crate::cancel::Cancel;
 use crate::config::Settings;
 use crate::delegate::{Assignment, DelegateFiles, DelegateRun, DelegateSpec, Limits, run_delegate};
+use crate::scope::Scope;
 use crate::workspace::{Change, Incident, PathState, Snapshot, SnapshotStore, Workspace};
 
 /// One delegate's turn in a cycle.
@@ -36,12 +37,10 @@ pub(super) fn take_turn(
     snapshot: &Snapshot,
     (delegate, spec, assignment): (usize, &DelegateSpec, &Assignment<'_>),
     cancel: &Cancel,
-    outside: &mut std::time::Duration,
 ) -> Result<Attempt, RunError> {
     let files = DelegateFiles::for_category(assignment.reports_dir, assignment.category);
     let own = [files.prompt, files.findings, files.verdict, files.report];
     let watch = workspace.watch(snapshot, &own)?;
-    let delegate_started = Instant::now();
     let private = settings.private_variables();
     let limits = Limits {
         kill_grace: settings.gate.kill_grace,
@@ -49,7 +48,6 @@ pub(super) fn take_turn(
         private: &private,
     };
     let run = run_delegate(spec, assignment, limits, cancel)?;
-    *outside += delegate_started.elapsed();
     let mut effects = workspace.after_delegate(&watch, snapshot)?;
     effects
         .incidents
@@ -100,7 +98,7 @@ pub(super) fn take_turn(
 /// hold, these go outside too (they are undone with them): a change beneath a path outside
 /// (a file of a folder that replaced an outside file), and a deletion whose content reappears
 /// outside (a move out of the scope).
-fn split_by_scope(scope: &crate::scope::Scope, changes: Vec<Change>) -> (Vec<Change>, Vec<Change>) {
+fn split_by_scope(scope: &Scope, changes: Vec<Change>) -> (Vec<Change>, Vec<Change>) {
     let (mut outside, inside): (Vec<Change>, Vec<Change>) = changes
         .into_iter()
         .partition(|change| !scope.holds_in_repository(change.path.as_bytes()));

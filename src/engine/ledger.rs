@@ -29,19 +29,9 @@ pub struct CycleStory<'a> {
     pub next: Option<StopReason>,
 }
 
-/// Records the cycle's kept changes as a commit, when it kept any.
+/// Records the cycle's kept changes as a commit, when it kept any; `own` is a campaign's open
+/// backlog and stop-condition state for the ledger.
 pub fn record_cycle(
-    recorder: &mut Recorder<'_>,
-    store: &SnapshotStore,
-    settings: &Settings,
-    story: &CycleStory<'_>,
-) -> Result<(), DeliverError> {
-    record_cycle_with(recorder, store, settings, story, None)
-}
-
-/// Like [`record_cycle`], with a preset's own backlog lines and stop-condition state in the
-/// ledger.
-pub fn record_cycle_with(
     recorder: &mut Recorder<'_>,
     store: &SnapshotStore,
     settings: &Settings,

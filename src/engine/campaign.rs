@@ -4,14 +4,15 @@
 
 use std::io::Write;
 
-use super::{RunError, improve, ledger, refine};
+use super::policy::{CycleNumber, CycleRecord};
+use super::{Attempt, Engine, EngineEnd, EngineOptions, RunError, improve, ledger, refine};
 use crate::campaign::request::{Lens, Request, Theta};
 use crate::campaign::state::{self, BaselineFacts, Campaign, Opened, Provenance, SegmentConfig};
 use crate::cancel::Cancel;
 use crate::config::Settings;
 use crate::deliver::Recorder;
-use crate::stop::Outcome;
-use crate::workspace::{Workspace, WorkspaceError};
+use crate::model::{Outcome, StopReason};
+use crate::workspace::{Incident, Workspace, WorkspaceError};
 
 /// The presets that run as campaigns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +37,8 @@ pub struct CampaignEnd {
     pub reason: String,
     /// The campaign had already ended: nothing ran.
     pub already_ended: bool,
+    /// What the engine left, when it ran.
+    pub engine: Option<EngineEnd>,
 }
 
 /// Runs the campaign `request` asks for.
@@ -43,11 +46,17 @@ pub fn run_campaign(
     settings: &Settings,
     preset: Preset,
     request: &Request,
-    cancel: &Cancel,
+    (cancel, options): (&Cancel, EngineOptions),
     console: &mut dyn Write,
 ) -> Result<CampaignEnd, RunError> {
     let mut workspace = Workspace::open(&settings.target, &settings.state_dir)?;
-    let end = run_in(settings, preset, request, &mut workspace, cancel, console);
+    let end = run_in(
+        settings,
+        (preset, request),
+        &mut workspace,
+        (cancel, options),
+        console,
+    );
     // Kept only when someone else changed a path: then it holds the version the loop expected.
     if !matches!(
         end,
@@ -60,10 +69,9 @@ pub fn run_campaign(
 
 fn run_in(
     settings: &Settings,
-    preset: Preset,
-    request: &Request,
+    (preset, request): (Preset, &Request),
     workspace: &mut Workspace,
-    cancel: &Cancel,
+    (cancel, options): (&Cancel, EngineOptions),
     console: &mut dyn Write,
 ) -> Result<CampaignEnd, RunError> {
     workspace.record_baseline()?;
@@ -140,7 +148,11 @@ fn run_in(
     }
     if matches!(opened, Opened::Terminal) {
         let counters = &campaign.backlog.counters;
-        let outcome = outcome_named(counters.outcome.as_deref().unwrap_or("ERROR"));
+        let outcome = counters
+            .outcome
+            .as_deref()
+            .and_then(Outcome::named)
+            .unwrap_or(Outcome::Error);
         let _ = writeln!(
             console,
             "refine-loop: this {} campaign already ended with {}; run again with --continue to start its next segment",
@@ -151,6 +163,7 @@ fn run_in(
             outcome,
             reason: counters.stop_reason.clone().unwrap_or_default(),
             already_ended: true,
+            engine: None,
         });
     }
     let record_repository =
@@ -176,30 +189,18 @@ fn run_in(
         .unwrap_or_default();
     // The cards this run writes to the worklog go into the report too.
     let worklog_start = std::fs::metadata(campaign.worklog_path()).map_or(0, |m| m.len());
-    let (outcome, reason) = match preset {
+    let engine = Engine::start(settings, workspace, cancel, options)?;
+    let end = match preset {
         Preset::Refine => {
-            let end = refine::run_rounds(
-                settings,
-                (&mut campaign, &sweep_proposals),
-                workspace,
-                &mut recorder,
-                cancel,
-                console,
-            )?;
-            (end.outcome, end.reason)
+            let mut policy = refine::Refine::new(&mut campaign, sweep_proposals);
+            engine.drive(&mut policy, &mut recorder, console)?
         }
         Preset::Improve => {
-            let end = improve::run_cycles(
-                settings,
-                &mut campaign,
-                workspace,
-                &mut recorder,
-                cancel,
-                console,
-            )?;
-            (end.outcome, end.reason)
+            let mut policy = improve::Improve::new(&mut campaign);
+            engine.drive(&mut policy, &mut recorder, console)?
         }
     };
+    let (outcome, reason) = (end.reason.outcome(), end.reason.as_str().to_string());
     if let Some(tip) = recorder.tip() {
         campaign.backlog.record_base = Some(head.to_string());
         campaign.backlog.record_tip = Some(tip.to_string());
@@ -224,9 +225,7 @@ fn run_in(
         &delivery,
         &cards,
     );
-    if let Some(notes) = super::baseline::read_notes(&settings.state_dir) {
-        report.push_str(&super::baseline::report_section(&notes));
-    }
+    report.push_str(&super::baseline::report_section(&end.notes));
     if let Some(sweep) = &sweep {
         report.push('\n');
         report.push_str(&crate::sweep::render_section(sweep));
@@ -244,29 +243,48 @@ fn run_in(
         outcome,
         reason,
         already_ended: false,
+        engine: Some(end),
     })
 }
 
-/// A round's (or cycle's) attempts on record: each one's delegate report, and each change it
-/// made outside the scope (undone) in the worklog as a card, so that the final report lists it.
-pub(super) fn record_attempts(
-    settings: &Settings,
+/// Each change a round's (or cycle's) delegates made outside the scope (undone), in the worklog
+/// as a card, so that the campaign report lists it.
+pub(super) fn note_scope_violations(
     campaign: &mut Campaign,
-    (cycle, number): (u32, u32),
-    attempts: &[super::Attempt],
+    record: &CycleRecord<'_>,
 ) -> Result<(), RunError> {
-    for attempt in attempts {
-        super::record::write_delegate_report(&attempt.run.files.report, cycle, attempt, settings)?;
+    for attempt in record.attempts {
         for incident in &attempt.incidents {
-            if matches!(incident, crate::workspace::Incident::OutOfScope { .. }) {
+            if matches!(incident, Incident::OutOfScope { .. }) {
                 campaign.append_worklog(&format!(
-                    "- ▸ scope violation in round {number} ({}): {}",
+                    "- ▸ scope violation in round {} ({}): {}",
+                    record.number.shown,
                     attempt.category,
                     incident.describe()
                 ))?;
             }
         }
     }
+    Ok(())
+}
+
+/// Opens the next round (or cycle): marked in progress in the saved state.
+pub(super) fn open_round(campaign: &mut Campaign) -> Result<CycleNumber, RunError> {
+    campaign.backlog.counters.round_in_progress = true;
+    campaign.save()?;
+    let counters = &campaign.backlog.counters;
+    Ok(CycleNumber {
+        index: counters.lifetime_rounds + 1,
+        shown: counters.round + 1,
+    })
+}
+
+/// Writes a terminal outcome into the campaign.
+pub(super) fn conclude(campaign: &mut Campaign, reason: StopReason) -> Result<(), RunError> {
+    let counters = &mut campaign.backlog.counters;
+    counters.outcome = Some(reason.outcome().as_str().into());
+    counters.stop_reason = Some(reason.as_str().into());
+    campaign.save()?;
     Ok(())
 }
 
@@ -375,39 +393,9 @@ fn baseline_revision(repo: &git2::Repository) -> String {
     }
 }
 
-fn outcome_named(name: &str) -> Outcome {
-    match name {
-        "SUCCESS" => Outcome::Success,
-        "NEEDS-FIX" => Outcome::NeedsFix,
-        "BUDGET" => Outcome::Budget,
-        "CANCELLED" => Outcome::Cancelled,
-        _ => Outcome::Error,
-    }
-}
-
-/// A campaign's accepted cycle or round: its commit (the ledger with the preset's open backlog
-/// and stop-condition state), and the paths it changed noted as the campaign's own.
-pub(super) fn record_accepted(
-    recorder: &mut Recorder<'_>,
-    (workspace, settings): (&Workspace, &Settings),
-    campaign: &mut Campaign,
-    story: &ledger::CycleStory<'_>,
-    (open, stop_state): (&[String], &str),
-) -> Result<(), RunError> {
-    ledger::record_cycle_with(
-        recorder,
-        workspace.store(),
-        settings,
-        story,
-        Some((open, stop_state)),
-    )?;
-    remember_owned(campaign, story.attempts);
-    Ok(())
-}
-
 /// Notes the paths the kept attempts changed, with the state they left: on a later run of the
 /// campaign they are its own.
-fn remember_owned(campaign: &mut Campaign, attempts: &[super::Attempt]) {
+pub(super) fn remember_owned(campaign: &mut Campaign, attempts: &[Attempt]) {
     let kept: Vec<&[crate::workspace::Change]> = attempts
         .iter()
         .filter(|a| a.kept)

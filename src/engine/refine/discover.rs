@@ -1,26 +1,21 @@
 //! Discovery: the round's proposals, from the gate's findings (one per family) and from every
 //! discover delegate whose lens is in focus (read-only: what one changes is undone).
 
-use std::path::Path;
-
 use crate::campaign::candidates::{self, Proposal};
-use crate::cancel::Cancel;
-use crate::config::Settings;
 use crate::delegate::{Assignment, Role};
-use crate::model::{Diagnostic, GateSummary};
-use crate::run::{RunError, take_turn};
-use crate::workspace::{Snapshot, Workspace};
+use crate::engine::{CycleNumber, Engine, RunError};
+use crate::model::Diagnostic;
 
-/// Proposals from the gate's findings and from every discover delegate whose lens is in focus.
+/// Proposals from the gate's findings and from every discover delegate whose lens is in focus;
+/// the reasons proposals were rejected; whether a discover delegate failed.
 pub(super) fn discover(
-    settings: &Settings,
-    workspace: &mut Workspace,
-    snapshot: &Snapshot,
-    (kept, diagnostics): (&GateSummary, &[Diagnostic]),
-    (reports_dir, cycle): (&Path, u32),
+    engine: &mut Engine<'_>,
+    cycle: CycleNumber,
     focus: &[String],
-    cancel: &Cancel,
 ) -> Result<(Vec<Proposal>, Vec<String>, bool), RunError> {
+    let settings = engine.settings;
+    let (kept, diagnostics) = (&engine.kept().summary, &engine.kept().diagnostics);
+    let reports_dir = engine.reports_dir(cycle)?;
     // The gate's findings of the failing categories (infra is the gate's own trouble).
     let failing: Vec<Diagnostic> = diagnostics
         .iter()
@@ -34,7 +29,7 @@ pub(super) fn discover(
         .collect();
     let in_scope: Vec<_> = failing
         .into_iter()
-        .filter(|d| super::super::in_scope(&settings.run.scope, d))
+        .filter(|d| crate::engine::in_scope(&settings.run.scope, d))
         .collect();
     let mut proposals = candidates::from_findings(&in_scope);
     let mut rejected = Vec::new();
@@ -46,7 +41,7 @@ pub(super) fn discover(
         .collect();
     for (index, spec) in settings.delegates.iter().enumerate() {
         let in_focus = spec.lens.as_ref().is_none_or(|lens| focus.contains(lens));
-        if spec.role != Role::Discover || !in_focus || cancel.is_requested() {
+        if spec.role != Role::Discover || !in_focus || engine.cancel.is_requested() {
             continue;
         }
         let lens = spec.lens.clone().unwrap_or_else(|| "architecture".into());
@@ -63,24 +58,16 @@ pub(super) fn discover(
         ));
         let assignment = Assignment {
             category: &category,
-            cycle,
+            cycle: cycle.index,
             scope: &settings.run.scope,
             diagnostics: &[],
             files: &[],
             details: &details,
             target: &settings.target,
             state_dir: &settings.state_dir,
-            reports_dir,
+            reports_dir: &reports_dir,
         };
-        let mut outside = std::time::Duration::ZERO;
-        let attempt = take_turn(
-            settings,
-            workspace,
-            snapshot,
-            (index, &spec, &assignment),
-            cancel,
-            &mut outside,
-        )?;
+        let attempt = engine.take_turn(index, &spec, &assignment)?;
         if attempt.run.spawn_error.is_some()
             || attempt.run.end.stopped.is_some()
             || attempt.run.end.signal.is_some()
@@ -102,7 +89,7 @@ pub(super) fn discover(
         }
         // A discover delegate reads only: anything it changed is undone.
         if !attempt.settled && !attempt.changes.is_empty() {
-            workspace.roll_back(&attempt.changes, attempt.started)?;
+            engine.roll_back(&attempt)?;
             rejected.push(format!(
                 "{category}: changed {} path(s) while discovering; undone",
                 attempt.changes.len()

@@ -5,12 +5,10 @@
 use std::path::Path;
 
 use crate::campaign::candidates::Proposal;
-use crate::cancel::Cancel;
-use crate::config::Settings;
 use crate::delegate::{Assignment, DelegateFiles, Role};
+use crate::engine::{Attempt, CycleNumber, Engine, RunError};
 use crate::model::GateSummary;
-use crate::run::{Attempt, RunError, take_turn};
-use crate::workspace::{Change, PathState, SnapshotStore, Workspace};
+use crate::workspace::{Change, PathState, SnapshotStore};
 
 /// Bytes of diff shown in the reviewer's prompt; the whole diff is in its file.
 const PROMPT_DIFF: usize = 64 * 1024;
@@ -25,14 +23,14 @@ pub enum Decision {
 
 /// Asks the reviewer about `attempt`'s change (in the tree now).
 pub fn review(
-    settings: &Settings,
-    workspace: &mut Workspace,
+    engine: &mut Engine<'_>,
     proposal: &Proposal,
     attempt: &Attempt,
     gate: &GateSummary,
-    (reports_dir, cycle): (&Path, u32),
-    cancel: &Cancel,
+    cycle: CycleNumber,
 ) -> Result<Decision, RunError> {
+    let settings = engine.settings;
+    let reports_dir = &engine.reports_dir(cycle)?;
     let Some(reviewer) = settings
         .delegates
         .iter()
@@ -43,7 +41,7 @@ pub fn review(
         ));
     };
     let category = format!("review-{}", proposal.family.replace('/', "-"));
-    let diff = diff_of(&attempt.changes, workspace.store());
+    let diff = diff_of(&attempt.changes, engine.workspace.store());
     let diff_file = reports_dir.join(format!("{category}.diff"));
     crate::state::write_atomic(&diff_file, diff.as_bytes())?;
     let mut spec = settings.delegates[reviewer].clone();
@@ -77,7 +75,7 @@ pub fn review(
     details.push(format!("diff:\n\n```diff\n{}\n```", shown.trim_end()));
     let assignment = Assignment {
         category: &category,
-        cycle,
+        cycle: cycle.index,
         scope: &settings.run.scope,
         diagnostics: &proposal.diagnostics,
         files: &[],
@@ -86,20 +84,11 @@ pub fn review(
         state_dir: &settings.state_dir,
         reports_dir,
     };
-    let snapshot = workspace.snapshot()?;
-    let mut outside = std::time::Duration::ZERO;
-    let turn = take_turn(
-        settings,
-        workspace,
-        &snapshot,
-        (reviewer, &spec, &assignment),
-        cancel,
-        &mut outside,
-    )?;
+    // The reviewer reads the tree with the candidate's change in it.
+    engine.refresh()?;
+    let turn = engine.take_turn(reviewer, &spec, &assignment)?;
     if !turn.changes.is_empty() {
-        if !turn.settled {
-            workspace.roll_back(&turn.changes, turn.started)?;
-        }
+        engine.roll_back(&turn)?;
         return Ok(Decision::Reject(
             "the reviewer edited files (undone); a review must only read".into(),
         ));

@@ -1,0 +1,378 @@
+//! The `improve` preset: the gate's findings become an open backlog — P0 (syntax, types, tests,
+//! build errors), P1 (lint and other errors) and P2 deferred (warnings, never executed, never
+//! blocking). Each cycle works the open items with the fix delegates and verifies with the gate;
+//! the campaign completes only after two cycles in a row with nothing material open and a green
+//! gate, the second a confirmation run. No progress three times, or the same error three times,
+//! stops it.
+
+use std::io::Write;
+
+use super::policy::{CycleNumber, CycleRecord, Plan, Policy, Settled, Staff, Verification, Work};
+use super::work::{failing_categories, findings_of};
+use super::{Attempt, Engine, RunError};
+use crate::campaign::state::Campaign;
+use crate::model::{Diagnostic, GateSummary, StopReason};
+
+/// Cycles when `IMPROVE_LOOP_MAX_CYCLES` is not a positive number.
+pub const DEFAULT_MAX_CYCLES: u32 = 8;
+/// The counters that stop a campaign that does not move.
+pub const NO_PROGRESS_LIMIT: u32 = 3;
+pub const SAME_ERROR_LIMIT: u32 = 3;
+/// Cycles in a row with nothing material open and a green gate.
+pub const RESIDUAL_STREAK: u32 = 2;
+/// Categories whose failures are P0.
+const P0_CATEGORIES: [&str; 5] = ["syntax", "types", "tests", "build", "factory"];
+
+/// Records a cycle's landed change (or its rollback) in the backlog, for the report.
+fn note_cycle(
+    campaign: &mut Campaign,
+    number: u32,
+    attempts: &[Attempt],
+    before: &GateSummary,
+    after: &GateSummary,
+) {
+    let categories: Vec<&str> = attempts
+        .iter()
+        .filter(|a| !a.changes.is_empty())
+        .map(|a| a.category.as_str())
+        .collect();
+    if categories.is_empty() {
+        return;
+    }
+    if attempts.iter().any(|a| a.kept) {
+        campaign
+            .backlog
+            .candidates
+            .push(crate::campaign::state::Candidate {
+                id: format!("cycle-{number}"),
+                family: categories.join(", "),
+                title: format!(
+                    "cycle {number}: failed {}→{}",
+                    before.failed_count, after.failed_count
+                ),
+                paths: Vec::new(),
+                impact: 0,
+                confidence: 0,
+                effort: 0,
+                roi: 0.0,
+                status: "accepted".into(),
+                round: number,
+                note: "the gate was no worse".into(),
+            });
+    } else {
+        let why: Vec<String> = attempts
+            .iter()
+            .flat_map(|a| a.rejected_because.iter().cloned())
+            .collect();
+        campaign.backlog.rollbacks.push(format!(
+            "cycle {number}: {}: {}",
+            categories.join(", "),
+            why.join("; ")
+        ));
+    }
+}
+
+/// The backlog of a gate result: open P0/P1 lines and deferred P2 lines.
+pub fn backlog_of(summary: &GateSummary) -> (Vec<String>, Vec<String>) {
+    let mut open = Vec::new();
+    let mut deferred = Vec::new();
+    for (name, category) in &summary.categories {
+        let first = category
+            .details
+            .first()
+            .map_or(String::new(), |d| format!(" — first: {d}"));
+        if category.failures > 0 && name != crate::gate::INFRA_CATEGORY {
+            let priority = if P0_CATEGORIES.contains(&name.as_str()) {
+                "P0"
+            } else {
+                "P1"
+            };
+            open.push(format!(
+                "- [ ] {priority}: {name}: {} failure(s){first}",
+                category.failures
+            ));
+        } else if category.warnings > 0 {
+            deferred.push(format!(
+                "- [ ] P2: {name}: {} warning(s)",
+                category.warnings
+            ));
+        }
+    }
+    open.sort();
+    (open, deferred)
+}
+
+/// The cycle limit: `IMPROVE_LOOP_MAX_CYCLES` when a positive number, else 8.
+pub fn max_cycles() -> u32 {
+    std::env::var("IMPROVE_LOOP_MAX_CYCLES")
+        .ok()
+        .and_then(|text| text.trim().parse::<u32>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(DEFAULT_MAX_CYCLES)
+}
+
+/// What failed, as one comparable signature: the sorted fingerprints of the failing findings.
+fn error_signature(diagnostics: &[Diagnostic], summary: &GateSummary) -> Option<String> {
+    if summary.failed_count == 0 {
+        return None;
+    }
+    let mut prints: Vec<&str> = diagnostics.iter().map(|d| d.fingerprint.as_str()).collect();
+    prints.sort_unstable();
+    prints.dedup();
+    Some(if prints.is_empty() {
+        format!("{} failures without findings", summary.failed_count)
+    } else {
+        prints.join(",")
+    })
+}
+
+/// The improve preset's policy over its campaign.
+#[derive(Debug)]
+pub struct Improve<'c> {
+    campaign: &'c mut Campaign,
+    limit: u32,
+    /// The cycle's stop-condition state, for its ledger and card.
+    stop_state: String,
+}
+
+impl<'c> Improve<'c> {
+    pub fn new(campaign: &'c mut Campaign) -> Self {
+        Self {
+            campaign,
+            limit: max_cycles(),
+            stop_state: String::new(),
+        }
+    }
+}
+
+impl Policy for Improve<'_> {
+    fn begin(&mut self, engine: &mut Engine<'_>, console: &mut dyn Write) -> Result<(), RunError> {
+        let (open, deferred) = backlog_of(&engine.kept().summary);
+        let text = format!(
+            "▸ improve · kickoff · goal: {} · open P0/P1: {} · deferred P2: {} · at most {} cycles",
+            self.campaign.segment_config.intent,
+            open.len(),
+            deferred.len(),
+            self.limit
+        );
+        card(self.campaign, console, &text)
+    }
+
+    fn stop(&mut self, engine: &Engine<'_>) -> Result<Option<StopReason>, RunError> {
+        if engine.cancelled() {
+            cancelled(self.campaign)?;
+            return Ok(Some(StopReason::Cancelled));
+        }
+        let Some(reason) = stop_of(&self.campaign.backlog.counters, self.limit) else {
+            return Ok(None);
+        };
+        super::campaign::conclude(self.campaign, reason)?;
+        Ok(Some(reason))
+    }
+
+    fn open_cycle(&mut self, _engine: &Engine<'_>) -> Result<CycleNumber, RunError> {
+        super::campaign::open_round(self.campaign)
+    }
+
+    fn plan(&mut self, engine: &mut Engine<'_>, _cycle: CycleNumber) -> Result<Plan, RunError> {
+        let kept = engine.kept();
+        let (open, _) = backlog_of(&kept.summary);
+        if open.is_empty() {
+            // Residual: nothing material open; the gate runs again to confirm.
+            return Ok(Plan::Confirm);
+        }
+        let scope = &engine.settings().run.scope;
+        let items = failing_categories(&kept.summary, &P0_CATEGORIES.map(String::from))
+            .into_iter()
+            .filter_map(|category| {
+                let (diagnostics, details) =
+                    findings_of(&kept.summary, &kept.diagnostics, &category, scope)?;
+                Some(Work {
+                    file_name: category.clone(),
+                    category,
+                    staff: Staff::ForCategory,
+                    diagnostics,
+                    details,
+                    files: Vec::new(),
+                    template: None,
+                })
+            })
+            .collect();
+        Ok(Plan::Work {
+            items,
+            verification: Verification::Together,
+        })
+    }
+
+    fn recorded(&mut self, record: &CycleRecord<'_>) -> Result<(), RunError> {
+        super::campaign::note_scope_violations(self.campaign, record)
+    }
+
+    fn discard_cancelled(&mut self, _record: &CycleRecord<'_>) -> Result<bool, RunError> {
+        cancelled(self.campaign)?;
+        Ok(true)
+    }
+
+    fn settle(
+        &mut self,
+        engine: &Engine<'_>,
+        record: &CycleRecord<'_>,
+    ) -> Result<Settled, RunError> {
+        let number = record.number.shown;
+        settle(
+            self.campaign,
+            record.before,
+            record.after,
+            &engine.kept().diagnostics,
+        );
+        note_cycle(
+            self.campaign,
+            number,
+            record.attempts,
+            record.before,
+            record.after,
+        );
+        let (open, deferred) = backlog_of(record.after);
+        self.campaign.backlog.open_items = open;
+        self.campaign.backlog.deferred = deferred;
+        let counters = &self.campaign.backlog.counters;
+        self.stop_state = format!(
+            "cycle {number} of at most {}; no-progress {}/{NO_PROGRESS_LIMIT}; same-error {}/{SAME_ERROR_LIMIT}; residual streak {}/{RESIDUAL_STREAK}",
+            self.limit, counters.no_progress, counters.same_error, counters.residual_streak
+        );
+        Ok(Settled::default())
+    }
+
+    fn ledger_notes(&self) -> Option<(Vec<String>, String)> {
+        Some((
+            self.campaign.backlog.open_items.clone(),
+            self.stop_state.clone(),
+        ))
+    }
+
+    fn close_cycle(
+        &mut self,
+        _engine: &mut Engine<'_>,
+        record: &CycleRecord<'_>,
+        _next: Option<StopReason>,
+        console: &mut dyn Write,
+    ) -> Result<(), RunError> {
+        super::campaign::remember_owned(self.campaign, record.attempts);
+        self.campaign.save()?;
+        let open = &self.campaign.backlog.open_items;
+        let (was_open, _) = backlog_of(record.before);
+        let key = |line: &String| line.split(':').take(2).collect::<Vec<_>>().join(":");
+        let closed = was_open
+            .iter()
+            .filter(|w| !open.iter().any(|o| key(o) == key(w)))
+            .count();
+        let discovered = open
+            .iter()
+            .filter(|o| !was_open.iter().any(|w| key(w) == key(o)))
+            .count();
+        let text = format!(
+            "▸ improve · cycle {}/{} · failed {}→{} · landed {} · discovered {discovered} · closed {closed} · open P0/P1: {} · deferred P2: {} · {}",
+            record.number.shown,
+            self.limit,
+            record.before.failed_count,
+            record.after.failed_count,
+            record.kept_count(),
+            open.len(),
+            self.campaign.backlog.deferred.len(),
+            self.stop_state
+        );
+        card(self.campaign, console, &text)
+    }
+}
+
+/// The counters after a cycle.
+fn settle(
+    campaign: &mut Campaign,
+    before: &GateSummary,
+    after: &GateSummary,
+    found: &[Diagnostic],
+) {
+    let counters = &mut campaign.backlog.counters;
+    counters.round += 1;
+    counters.lifetime_rounds += 1;
+    counters.round_in_progress = false;
+    counters.no_progress = if after.failed_count < before.failed_count || after.failed_count == 0 {
+        0
+    } else {
+        counters.no_progress + 1
+    };
+    let signature = error_signature(found, after);
+    // Cycles in a row that ended with this same error (the first counts one).
+    counters.same_error = match (&signature, &counters.last_error_signature) {
+        (Some(now), Some(last)) if now == last => counters.same_error + 1,
+        (Some(_), _) => 1,
+        (None, _) => 0,
+    };
+    counters.last_error_signature = signature;
+    let (open, _) = backlog_of(after);
+    counters.residual_streak = if open.is_empty() && after.failed_count == 0 {
+        counters.residual_streak + 1
+    } else {
+        0
+    };
+}
+
+/// A stop rule that holds, in order: complete, same error, no progress, cycles spent.
+fn stop_of(counters: &crate::campaign::state::Counters, limit: u32) -> Option<StopReason> {
+    if counters.residual_streak >= RESIDUAL_STREAK {
+        Some(StopReason::Complete)
+    } else if counters.same_error >= SAME_ERROR_LIMIT {
+        Some(StopReason::SameError)
+    } else if counters.no_progress >= NO_PROGRESS_LIMIT {
+        Some(StopReason::NoProgress)
+    } else if counters.round >= limit {
+        Some(StopReason::MaxCycles)
+    } else {
+        None
+    }
+}
+
+fn cancelled(campaign: &mut Campaign) -> Result<(), RunError> {
+    campaign.append_worklog("- cancelled; the cycle starts again on the next run")?;
+    campaign.save()?;
+    Ok(())
+}
+
+/// A card: one line on the console, and in the worklog.
+fn card(campaign: &mut Campaign, console: &mut dyn Write, text: &str) -> Result<(), RunError> {
+    let _ = writeln!(console, "{text}");
+    campaign.append_worklog(&format!("- {text}"))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::campaign::state::Counters;
+
+    #[test]
+    fn the_stop_rules_hold_at_their_boundaries() {
+        let counters = |no_progress, same_error, residual_streak, round| Counters {
+            no_progress,
+            same_error,
+            residual_streak,
+            round,
+            ..Counters::default()
+        };
+        let table = [
+            (counters(0, 0, 1, 1), None),
+            (counters(0, 0, 2, 2), Some("complete")),
+            (counters(2, 2, 0, 2), None),
+            (counters(3, 0, 0, 3), Some("no-progress")),
+            (counters(0, 3, 0, 3), Some("same-error")),
+            (counters(3, 3, 0, 3), Some("same-error")),
+            (counters(0, 0, 1, 8), Some("max-cycles")),
+            (counters(0, 0, 2, 8), Some("complete")),
+            (counters(0, 0, 0, 7), None),
+        ];
+        for (state, expected) in table {
+            let reason = stop_of(&state, 8).map(StopReason::as_str);
+            assert_eq!(reason, expected, "{state:?}");
+        }
+    }
+}

@@ -1,0 +1,340 @@
+//! The cycle engine, once for every preset: the baseline; each cycle the work a policy chooses,
+//! a delegate picked for each piece (strikes, cooldown, scope), its turn under watch, the gate's
+//! verdict (per attempt or per cycle), keep or roll back to the byte, the record; cancel; the
+//! stop rules. A preset ([`refactoring`], [`improve`], [`refine`]) is a [`Policy`].
+
+mod accept;
+pub mod baseline;
+pub mod campaign;
+mod campaign_report;
+mod cycle;
+mod heuristics;
+pub mod improve;
+mod isolate;
+mod ledger;
+mod policy;
+mod progress;
+mod record;
+pub mod refactoring;
+pub mod refine;
+mod standing;
+mod turn;
+mod verify;
+mod work;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+pub use accept::reasons_to_reject;
+pub use heuristics::Heuristics;
+pub use isolate::Isolation;
+pub(crate) use policy::{CycleNumber, Policy};
+pub use refactoring::{RunReport, run_loop};
+pub use turn::Attempt;
+pub use verify::diagnostics_of;
+pub use work::{failing_categories, in_scope};
+
+use crate::cancel::Cancel;
+use crate::config::Settings;
+use crate::delegate::{Assignment, DelegateError, DelegateSpec};
+use crate::deliver::Recorder;
+use crate::gate::{CheckResult, Flaky, GateError, GateRun};
+use crate::model::{CategoryHistory, Diagnostic, GateSummary, StopReason, Trend};
+use crate::state::{self, StateError};
+use crate::workspace::{Snapshot, Workspace, WorkspaceError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    #[error(transparent)]
+    Gate(#[from] GateError),
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error(transparent)]
+    Delegate(#[from] DelegateError),
+    #[error("the run's record: {0}")]
+    Deliver(#[from] crate::deliver::DeliverError),
+    #[error(transparent)]
+    Campaign(#[from] crate::campaign::state::CampaignError),
+    #[error("the CI reports: {0}")]
+    Reports(#[from] crate::report::CiReportError),
+    #[error("infrastructure failure: {tool} (check \"{check}\") is not installed{}", install_suffix(.install.as_deref()))]
+    MissingTool {
+        check: String,
+        tool: String,
+        /// The check's `install`, when it had one and it ran.
+        install: Option<Box<baseline::Installed>>,
+    },
+}
+
+fn install_suffix(install: Option<&baseline::Installed>) -> String {
+    match install {
+        None => "; give the check an `install` command, or install the tool in the job".into(),
+        Some(install) => format!(
+            "; its install `{}` ran ({}) and the tool is still missing; the install's output ends:\n{}",
+            install.command,
+            install
+                .exit_code
+                .map_or("it did not exit".to_string(), |code| format!(
+                    "exit code {code}"
+                )),
+            install.output.trim_end()
+        ),
+    }
+}
+
+/// How the engine runs, beside the settings.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EngineOptions {
+    /// Fold each cycle's log into a GitHub Actions group.
+    pub github_groups: bool,
+}
+
+/// The state the loop keeps: the last accepted gate run.
+#[derive(Debug)]
+pub struct Kept {
+    pub summary: GateSummary,
+    /// Its findings (not those the baseline excused as flaky).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Its checks, for the CI reports.
+    pub checks: Vec<CheckResult>,
+}
+
+impl Kept {
+    fn of(run: GateRun) -> Self {
+        Self {
+            diagnostics: diagnostics_of(&run),
+            summary: run.summary,
+            checks: run.checks,
+        }
+    }
+}
+
+/// What the engine leaves when it stops.
+#[derive(Debug)]
+pub struct EngineEnd {
+    pub reason: StopReason,
+    pub trend: Trend,
+    pub history: CategoryHistory,
+    pub heuristics: Heuristics,
+    pub baseline: GateSummary,
+    pub kept: Kept,
+    pub notes: baseline::BaselineNotes,
+    /// Changes delegates made outside the scope, each undone: one line each.
+    pub scope_violations: Vec<String>,
+}
+
+/// The engine's state while it runs: the kept state, the tree as last seen, who may run, and
+/// the record so far.
+#[derive(Debug)]
+pub struct Engine<'a> {
+    pub(crate) settings: &'a Settings,
+    pub(crate) cancel: &'a Cancel,
+    pub(crate) workspace: &'a mut Workspace,
+    options: EngineOptions,
+    kept: Kept,
+    baseline: GateSummary,
+    notes: baseline::BaselineNotes,
+    flaky: Flaky,
+    snapshot: Snapshot,
+    standing: standing::Standing,
+    /// Lessons of an earlier run's `heuristics.json`, and this run's.
+    lessons: Heuristics,
+    heuristics: Heuristics,
+    trend: Trend,
+    history: CategoryHistory,
+    scope_violations: Vec<String>,
+    cancelled: bool,
+    started: Instant,
+    /// Time of the current cycle spent in the gate and the delegates.
+    outside: Duration,
+    progress: progress::Progress,
+}
+
+impl<'a> Engine<'a> {
+    /// Runs the baseline (cycle 0) and returns the engine ready for its first cycle. The
+    /// user's own work must already be recorded (`Workspace::record_baseline`).
+    pub fn start(
+        settings: &'a Settings,
+        workspace: &'a mut Workspace,
+        cancel: &'a Cancel,
+        options: EngineOptions,
+    ) -> Result<Self, RunError> {
+        let started = Instant::now();
+        let progress = progress::Progress::start();
+        progress.say("cycle 0: the baseline gate".to_string());
+        let lessons = Heuristics::read(&settings.state_dir);
+        let baseline::Baseline { run, notes } = baseline::measure_baseline(settings, cancel)?;
+        let snapshot = workspace.after_gate()?;
+        let flaky = run.flaky.clone();
+        let cancelled = run.cancelled;
+        let kept = Kept::of(run);
+        let mut trend = Trend::default();
+        trend.push(&kept.summary, None, false);
+        let mut history = CategoryHistory::default();
+        history.push(&kept.summary);
+        Ok(Self {
+            settings,
+            cancel,
+            workspace,
+            options,
+            baseline: kept.summary.clone(),
+            kept,
+            notes,
+            flaky,
+            snapshot,
+            standing: standing::Standing::default(),
+            lessons,
+            heuristics: Heuristics::default(),
+            trend,
+            history,
+            scope_violations: Vec::new(),
+            cancelled,
+            started,
+            outside: Duration::ZERO,
+            progress,
+        })
+    }
+
+    /// Runs cycles until the policy's stop rules hold; accepted cycles go to `recorder`.
+    pub fn drive(
+        mut self,
+        policy: &mut dyn Policy,
+        recorder: &mut Recorder<'_>,
+        console: &mut dyn Write,
+    ) -> Result<EngineEnd, RunError> {
+        policy.begin(&mut self, console)?;
+        let reason = cycle::run_cycles(&mut self, policy, recorder, console)?;
+        self.progress.finish();
+        self.trend.finish(reason);
+        Ok(EngineEnd {
+            reason,
+            trend: self.trend,
+            history: self.history,
+            heuristics: self.heuristics,
+            baseline: self.baseline,
+            kept: self.kept,
+            notes: self.notes,
+            scope_violations: self.scope_violations,
+        })
+    }
+
+    pub fn settings(&self) -> &Settings {
+        self.settings
+    }
+
+    /// The kept state.
+    pub fn kept(&self) -> &Kept {
+        &self.kept
+    }
+
+    /// The baseline's gate summary.
+    pub fn baseline(&self) -> &GateSummary {
+        &self.baseline
+    }
+
+    /// A stop was asked for (a signal, or a gate run cut short by one).
+    pub fn cancelled(&self) -> bool {
+        self.cancelled || self.cancel.is_requested()
+    }
+
+    /// Time since the run started.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// The user's own work, as the baseline found it.
+    pub fn protected_paths(&self) -> Vec<String> {
+        self.workspace
+            .protected()
+            .keys()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// `cycle-N/delegate-reports/`.
+    pub fn reports_dir(&self, cycle: CycleNumber) -> Result<PathBuf, RunError> {
+        Ok(state::cycle_dir(&self.settings.state_dir, cycle.index)?.join("delegate-reports"))
+    }
+
+    /// Says what the loop is doing, on a terminal.
+    pub fn say(&self, message: String) {
+        self.progress.say(message);
+    }
+
+    /// Prints a line to `console` with the progress display out of the way.
+    pub fn print(&self, console: &mut dyn Write, line: &str) {
+        self.progress.above(|| {
+            let _ = writeln!(console, "{line}");
+        });
+    }
+
+    /// One delegate's turn on `assignment`, from the tree as last seen; what it must not have
+    /// done is undone at once (see [`turn`]).
+    pub fn take_turn(
+        &mut self,
+        delegate: usize,
+        spec: &DelegateSpec,
+        assignment: &Assignment<'_>,
+    ) -> Result<Attempt, RunError> {
+        let started = Instant::now();
+        let attempt = turn::take_turn(
+            self.settings,
+            self.workspace,
+            &self.snapshot,
+            (delegate, spec, assignment),
+            self.cancel,
+        );
+        self.outside += started.elapsed();
+        attempt
+    }
+
+    /// Undoes an attempt that was not undone already.
+    pub fn roll_back(&mut self, attempt: &Attempt) -> Result<(), RunError> {
+        if !attempt.settled && !attempt.changes.is_empty() {
+            self.workspace
+                .roll_back(&attempt.changes, attempt.started)?;
+        }
+        Ok(())
+    }
+
+    /// Looks at the tree afresh: what a delegate leaves from now on is its own.
+    pub fn refresh(&mut self) -> Result<(), RunError> {
+        self.snapshot = self.workspace.snapshot()?;
+        Ok(())
+    }
+
+    /// The gate for `cycle`, judged against the kept state.
+    fn verify(&mut self, cycle: CycleNumber) -> Result<verify::Verified, RunError> {
+        let started = Instant::now();
+        let verified = verify::verify(
+            self.settings,
+            &self.flaky,
+            cycle.index,
+            self.cancel,
+            &self.kept.summary,
+        );
+        self.outside += started.elapsed();
+        let verified = verified?;
+        self.cancelled |= verified.run.cancelled;
+        Ok(verified)
+    }
+
+    /// The gate for `cycle`, for the record only.
+    fn measure(&mut self, cycle: CycleNumber) -> Result<GateRun, RunError> {
+        let started = Instant::now();
+        let run = verify::measure(self.settings, &self.flaky, cycle.index, self.cancel);
+        self.outside += started.elapsed();
+        let run = run?;
+        self.cancelled |= run.cancelled;
+        Ok(run)
+    }
+
+    /// The gate may have written files: the next delegate starts from what is there.
+    fn after_gate(&mut self) -> Result<(), RunError> {
+        self.snapshot = self.workspace.after_gate()?;
+        Ok(())
+    }
+}

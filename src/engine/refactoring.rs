@@ -1,0 +1,244 @@
+//! The `refactoring` preset (the default): each cycle hands every failing category, in priority
+//! order, to its fix delegate; the gate verifies per cycle (or per delegate); the stop rules are
+//! DESIGN.md §7's, evaluated on the recorded history.
+
+use std::io::Write;
+
+use super::policy::{CycleNumber, CycleRecord, Plan, Policy, Settled, Staff, Verification, Work};
+use super::work::{failing_categories, findings_of};
+use super::{Engine, RunError};
+use crate::config::Verify;
+use crate::gate::INFRA_CATEGORY;
+use crate::model::{GateSummary, StopReason};
+use crate::stop::{CycleFacts, History, Limits, evaluate};
+
+/// The refactoring loop's counters: each cycle's facts, as the stop rules read them.
+#[derive(Debug)]
+pub struct Refactoring {
+    limits: Limits,
+    facts: Vec<CycleFacts>,
+}
+
+impl Refactoring {
+    /// The policy for a run of `engine`'s settings, its baseline recorded.
+    pub fn new(engine: &Engine<'_>) -> Self {
+        let settings = engine.settings();
+        let limits = Limits {
+            max_cycles: settings.run.max_cycles,
+            time_budget: settings.run.time_budget,
+            ..Limits::default()
+        };
+        let baseline = engine.baseline();
+        let facts = vec![facts_of(
+            baseline,
+            false,
+            has_infra(baseline),
+            engine.elapsed(),
+        )];
+        Self { limits, facts }
+    }
+
+    fn evaluate(&self, engine: &Engine<'_>) -> Option<StopReason> {
+        let history = History {
+            cycles: &self.facts,
+            elapsed: engine.elapsed(),
+            cancelled: engine.cancelled(),
+            critical: false,
+            pass_confirmed: true,
+        };
+        evaluate(&history, &self.limits)
+    }
+}
+
+impl Policy for Refactoring {
+    fn stop(&mut self, engine: &Engine<'_>) -> Result<Option<StopReason>, RunError> {
+        Ok(self.evaluate(engine))
+    }
+
+    fn open_cycle(&mut self, _engine: &Engine<'_>) -> Result<CycleNumber, RunError> {
+        let index = u32::try_from(self.facts.len()).unwrap_or(u32::MAX);
+        Ok(CycleNumber {
+            index,
+            shown: index,
+        })
+    }
+
+    fn plan(&mut self, engine: &mut Engine<'_>, _cycle: CycleNumber) -> Result<Plan, RunError> {
+        let settings = engine.settings();
+        let kept = engine.kept();
+        let mut priority = settings.run.priority.clone();
+        engine.lessons.order_priority(&mut priority);
+        let items = failing_categories(&kept.summary, &priority)
+            .into_iter()
+            .filter_map(|category| {
+                let (diagnostics, details) = findings_of(
+                    &kept.summary,
+                    &kept.diagnostics,
+                    &category,
+                    &settings.run.scope,
+                )?;
+                Some(Work {
+                    file_name: category.clone(),
+                    category,
+                    staff: Staff::ForCategory,
+                    diagnostics,
+                    details,
+                    files: Vec::new(),
+                    template: None,
+                })
+            })
+            .collect();
+        let verification = match settings.run.verify {
+            Verify::PerCycle => Verification::Together,
+            Verify::PerDelegate => Verification::EachAttempt {
+                until_accepted: false,
+            },
+        };
+        Ok(Plan::Work {
+            items,
+            verification,
+        })
+    }
+
+    fn settle(
+        &mut self,
+        engine: &Engine<'_>,
+        record: &CycleRecord<'_>,
+    ) -> Result<Settled, RunError> {
+        let attempts = record.attempts;
+        let operational = has_infra(record.after)
+            || (!attempts.is_empty() && attempts.iter().all(|a| a.run.spawn_error.is_some()));
+        self.facts.push(facts_of(
+            record.after,
+            record.accepted,
+            operational,
+            record.duration,
+        ));
+        Ok(Settled {
+            next: self.evaluate(engine),
+            stop_now: None,
+        })
+    }
+
+    fn close_cycle(
+        &mut self,
+        engine: &mut Engine<'_>,
+        record: &CycleRecord<'_>,
+        next: Option<StopReason>,
+        console: &mut dyn Write,
+    ) -> Result<(), RunError> {
+        let line = format!(
+            "refine-loop cycle {}/{} · failed {}→{} · accepted {} · rolled back {} · {}",
+            record.number.index,
+            self.limits.max_cycles,
+            record.before.failed_count,
+            record.after.failed_count,
+            record.kept_count(),
+            record.rolled_back_count(),
+            next.map_or("continuing".to_string(), |r| format!(
+                "stopping: {}",
+                r.as_str()
+            ))
+        );
+        engine.print(console, &line);
+        Ok(())
+    }
+}
+
+fn facts_of(
+    summary: &GateSummary,
+    accepted: bool,
+    operational_error: bool,
+    duration: std::time::Duration,
+) -> CycleFacts {
+    CycleFacts {
+        failed_count: summary.failed_count,
+        state: summary.state_fingerprint(),
+        accepted,
+        operational_error,
+        error_signature: None,
+        duration,
+    }
+}
+
+fn has_infra(summary: &GateSummary) -> bool {
+    summary
+        .categories
+        .get(INFRA_CATEGORY)
+        .is_some_and(|c| c.failures > 0)
+}
+
+/// How a refactoring run ended, and its record.
+#[derive(Debug)]
+pub struct RunReport {
+    pub outcome: crate::model::Outcome,
+    pub stop_reason: StopReason,
+    pub end: super::EngineEnd,
+    /// The commits, patches and manifest of the accepted changes.
+    pub delivery: super::ledger::DeliveryNote,
+}
+
+/// Runs the refactoring loop until a stop rule holds; `console` gets one line per cycle.
+pub fn run_loop(
+    settings: &crate::config::Settings,
+    (cancel, options): (&crate::cancel::Cancel, super::EngineOptions),
+    console: &mut dyn Write,
+) -> Result<RunReport, RunError> {
+    use crate::workspace::{Workspace, WorkspaceError};
+    let mut workspace = Workspace::open(&settings.target, &settings.state_dir)?;
+    let report = run_in(settings, &mut workspace, (cancel, options), console);
+    // The kept bytes stay only when someone else changed a path: they hold the version the loop
+    // expected there.
+    if !matches!(
+        report,
+        Err(RunError::Workspace(WorkspaceError::ConcurrentChange { .. }))
+    ) {
+        workspace.discard_store();
+    }
+    report
+}
+
+fn run_in(
+    settings: &crate::config::Settings,
+    workspace: &mut crate::workspace::Workspace,
+    (cancel, options): (&crate::cancel::Cancel, super::EngineOptions),
+    console: &mut dyn Write,
+) -> Result<RunReport, RunError> {
+    // A handle of its own: the record is written between delegates, never during one.
+    let record_repository = git2::Repository::open(workspace.repository().path())
+        .map_err(crate::workspace::WorkspaceError::from)?;
+    let mut recorder = crate::deliver::Recorder::new(
+        &record_repository,
+        workspace.base_commit(),
+        &crate::clock::new_run_id(),
+    )?;
+    // The user's own work, before anything runs: protected for the whole run.
+    workspace.record_baseline()?;
+    let engine = Engine::start(settings, workspace, cancel, options)?;
+    let mut policy = Refactoring::new(&engine);
+    let end = engine.drive(&mut policy, &mut recorder, console)?;
+    let delivery = super::ledger::write_delivery(
+        &recorder,
+        settings,
+        end.reason.outcome().as_str(),
+        end.reason.as_str(),
+    )?;
+    let report = RunReport {
+        outcome: end.reason.outcome(),
+        stop_reason: end.reason,
+        end,
+        delivery,
+    };
+    super::record::write_run_files(settings, &report)?;
+    // The CI reports describe the state the run leaves.
+    let anchor = crate::report::config_anchor(&settings.target, &settings.config_file);
+    crate::report::write_ci_reports(
+        &settings.state_dir,
+        &crate::report::CiReportInput::new(
+            &report.end.kept.summary,
+            &report.end.kept.checks,
+            anchor,
+        ),
+    )?;
+    Ok(report)
+}

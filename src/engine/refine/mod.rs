@@ -1,0 +1,508 @@
+//! The `refine` preset: behaviour-preserving refinements, one candidate at a time. Each round
+//! discovers candidates (from the gate's findings and from discover delegates), hands
+//! behaviour-changing ones off as NEEDS-FIX, ranks the rest by ROI, and carries out the best
+//! qualified ones serially through the `execute` delegate until one is accepted: the gate must be
+//! no worse and an independent `reviewer` must approve. The campaign's counters decide the
+//! outcome, in the seed's order.
+
+mod discover;
+mod review;
+
+use std::io::Write;
+
+use super::policy::{
+    CycleNumber, CycleRecord, Judgement, Plan, Policy, Settled, Staff, Verification, Work,
+};
+use super::verify::Verified;
+use super::{Attempt, Engine, RunError};
+use crate::campaign::candidates::{self, Proposal};
+use crate::campaign::state::{Campaign, Candidate, Cooldown, Handoff};
+use crate::delegate::Role;
+use crate::model::StopReason;
+
+/// The seed's limits.
+pub const PLATEAU_LIMIT: u32 = 3;
+pub const MAX_ROUNDS: u32 = 25;
+pub const FAILURE_LIMIT: u32 = 3;
+/// Rounds in a row a family may fail before it rests.
+const FAMILY_FAILURES_FOR_COOLDOWN: u32 = 3;
+
+/// What one round did.
+#[derive(Debug, Default)]
+struct Round {
+    accepted: Option<String>,
+    /// A qualified candidate was tried and failed but may be tried again.
+    retained: bool,
+    operational_error: bool,
+    critical: bool,
+}
+
+/// The refine preset's policy over its campaign: the round's candidates, in rank order.
+#[derive(Debug)]
+pub struct Refine<'c> {
+    campaign: &'c mut Campaign,
+    /// The sweep's proposals, standing for the whole segment.
+    swept: Vec<Proposal>,
+    theta: f64,
+    round: Round,
+    /// Every proposal of the round, and the executable ones in the order they are tried.
+    proposals: Vec<Proposal>,
+    executable: Vec<Proposal>,
+}
+
+impl<'c> Refine<'c> {
+    pub fn new(campaign: &'c mut Campaign, swept: Vec<Proposal>) -> Self {
+        let theta = campaign.segment_config.theta.parse().unwrap_or(2.0);
+        Self {
+            campaign,
+            swept,
+            theta,
+            round: Round::default(),
+            proposals: Vec::new(),
+            executable: Vec::new(),
+        }
+    }
+
+    fn number(&self) -> u32 {
+        self.campaign.backlog.counters.round + 1
+    }
+
+    /// Discovers the round's proposals and sorts them: handoffs, blocked, parked, executable.
+    fn classify(&mut self, engine: &mut Engine<'_>, cycle: CycleNumber) -> Result<(), RunError> {
+        let number = self.number();
+        let focus = self.campaign.segment_config.focus.clone();
+        let (mut proposals, rejected, discover_failed) = discover::discover(engine, cycle, &focus)?;
+        for reason in &rejected {
+            self.campaign
+                .append_worklog(&format!("- round {number}: rejected a proposal: {reason}"))?;
+        }
+        let campaign = &mut *self.campaign;
+        // The sweep's findings stand for the whole segment, each until it is accepted.
+        proposals.extend(
+            self.swept
+                .iter()
+                .filter(|p| {
+                    !campaign.backlog.candidates.iter().any(|c| {
+                        c.family == p.family && c.title == p.title && c.status == "accepted"
+                    })
+                })
+                .cloned(),
+        );
+        proposals.retain(|p| {
+            !campaign
+                .backlog
+                .cooldowns
+                .iter()
+                .any(|cooldown| cooldown.family == p.family)
+        });
+        // A candidate that would change paths outside the scope is not for this run.
+        let scope = &engine.settings().run.scope;
+        proposals.retain(|p| {
+            let inside = p.paths.iter().all(|path| scope.holds(path));
+            if !inside {
+                note_candidate(
+                    campaign,
+                    p,
+                    number,
+                    "parked",
+                    "touches paths outside the scope",
+                );
+            }
+            inside
+        });
+        self.round = Round {
+            operational_error: discover_failed,
+            ..Round::default()
+        };
+        for proposal in proposals.iter().filter(|p| p.behaviour_changing) {
+            self.round.critical |= proposal.critical;
+            record_handoff(campaign, proposal, cycle.index);
+        }
+        let protected = engine.protected_paths();
+        let (executable, blocked): (Vec<&Proposal>, Vec<&Proposal>) =
+            candidates::rank(&proposals, self.theta)
+                .into_iter()
+                .partition(|p| !p.paths.iter().any(|path| protected.contains(path)));
+        for proposal in &blocked {
+            // Still actionable once the user's work there is committed: not a plateau.
+            self.round.retained = true;
+            note_candidate(
+                campaign,
+                proposal,
+                number,
+                "blocked",
+                "touches a path that held the user's own work before the run",
+            );
+        }
+        for proposal in proposals
+            .iter()
+            .filter(|p| !p.behaviour_changing && p.roi() < self.theta)
+        {
+            note_candidate(campaign, proposal, number, "parked", "ROI below theta");
+        }
+        self.executable = executable.into_iter().cloned().collect();
+        self.proposals = proposals;
+        Ok(())
+    }
+}
+
+impl Policy for Refine<'_> {
+    fn stop(&mut self, engine: &Engine<'_>) -> Result<Option<StopReason>, RunError> {
+        let reason = outcome_of(self.campaign, engine.cancelled());
+        match reason {
+            None => {}
+            // Not an end: the campaign resumes where it was.
+            Some(StopReason::Cancelled) => self.campaign.save()?,
+            Some(reason) => super::campaign::conclude(self.campaign, reason)?,
+        }
+        Ok(reason)
+    }
+
+    fn open_cycle(&mut self, _engine: &Engine<'_>) -> Result<CycleNumber, RunError> {
+        super::campaign::open_round(self.campaign)
+    }
+
+    fn plan(&mut self, engine: &mut Engine<'_>, cycle: CycleNumber) -> Result<Plan, RunError> {
+        self.classify(engine, cycle)?;
+        // Nothing is executed in a round a critical finding ends.
+        let items = if self.round.critical {
+            Vec::new()
+        } else {
+            self.executable.iter().map(work_of).collect()
+        };
+        Ok(Plan::Work {
+            items,
+            verification: Verification::EachAttempt {
+                until_accepted: true,
+            },
+        })
+    }
+
+    fn unstaffed(&mut self, _index: usize, _cycle: CycleNumber) -> Result<bool, RunError> {
+        self.round.operational_error = true;
+        let number = self.number();
+        self.campaign.append_worklog(&format!(
+            "- round {number}: no execute delegate is configured; nothing was tried"
+        ))?;
+        Ok(false)
+    }
+
+    fn screen(&self, engine: &Engine<'_>, attempt: &Attempt) -> Option<String> {
+        let run = &attempt.run;
+        let failed = run.spawn_error.is_some()
+            || run.end.stopped.is_some()
+            || run.end.exit_code.is_some_and(|code| code != 0)
+            || run.end.signal.is_some();
+        failed.then(|| {
+            let end = run.spawn_error.clone().unwrap_or_else(|| {
+                let timeout = engine.settings().delegates[attempt.delegate].timeout;
+                let end = crate::process::describe_end(&run.end, None, timeout);
+                match &run.note {
+                    Some(note) => format!("{end}: {note}"),
+                    None => end,
+                }
+            });
+            format!("the execute delegate failed ({end}); its change, if any, was undone")
+        })
+    }
+
+    fn review(
+        &mut self,
+        engine: &mut Engine<'_>,
+        index: usize,
+        attempt: &Attempt,
+        verified: &Verified,
+        cycle: CycleNumber,
+    ) -> Result<Vec<String>, RunError> {
+        let proposal = &self.executable[index];
+        Ok(
+            match review::review(engine, proposal, attempt, &verified.run.summary, cycle)? {
+                review::Decision::Approve => Vec::new(),
+                review::Decision::Reject(why) => vec![format!("reviewer: {why}")],
+                review::Decision::Unavailable(why) => {
+                    self.round.operational_error = true;
+                    vec![why]
+                }
+            },
+        )
+    }
+
+    fn judged(
+        &mut self,
+        index: usize,
+        attempt: &Attempt,
+        judgement: &Judgement,
+    ) -> Result<(), RunError> {
+        let number = self.number();
+        let proposal = &self.executable[index];
+        let note = match judgement {
+            Judgement::Kept => {
+                self.round.accepted = Some(proposal.family.clone());
+                let campaign = &mut *self.campaign;
+                note_candidate(
+                    campaign,
+                    proposal,
+                    number,
+                    "accepted",
+                    "checks and reviewer passed",
+                );
+                return Ok(());
+            }
+            Judgement::Screened(reason) => {
+                self.round.operational_error = true;
+                reason.clone()
+            }
+            Judgement::Undone | Judgement::NoChange => match &attempt.run.note {
+                Some(note) => format!("the execute delegate changed nothing: {note}"),
+                None if attempt.changes.is_empty() => {
+                    "the execute delegate changed nothing".to_string()
+                }
+                None => attempt.rejected_because.join("; "),
+            },
+            Judgement::RolledBack => {
+                let note = attempt.rejected_because.join("; ");
+                self.campaign
+                    .backlog
+                    .rollbacks
+                    .push(format!("round {number}: {}: {note}", proposal.family));
+                note
+            }
+        };
+        self.round.retained = true;
+        note_candidate(self.campaign, proposal, number, "rolled-back", &note);
+        Ok(())
+    }
+
+    fn recorded(&mut self, record: &CycleRecord<'_>) -> Result<(), RunError> {
+        super::campaign::note_scope_violations(self.campaign, record)
+    }
+
+    fn discard_cancelled(&mut self, record: &CycleRecord<'_>) -> Result<bool, RunError> {
+        // The round is not counted: the next run does it again, from the files.
+        self.campaign.append_worklog(&format!(
+            "- round {}: cancelled; it starts again on the next run",
+            record.number.shown
+        ))?;
+        self.campaign.save()?;
+        Ok(true)
+    }
+
+    fn settle(
+        &mut self,
+        _engine: &Engine<'_>,
+        record: &CycleRecord<'_>,
+    ) -> Result<Settled, RunError> {
+        settle_round(
+            self.campaign,
+            &self.round,
+            record.attempts,
+            &self.proposals,
+            record.number.shown,
+        );
+        Ok(Settled {
+            next: None,
+            stop_now: self.round.critical.then_some(StopReason::Critical),
+        })
+    }
+
+    fn ledger_notes(&self) -> Option<(Vec<String>, String)> {
+        let counters = &self.campaign.backlog.counters;
+        let stop_state = format!(
+            "round {} of at most {MAX_ROUNDS}; plateau {}/{PLATEAU_LIMIT}; failures {}/{FAILURE_LIMIT}; segment {}",
+            counters.round, counters.plateau_count, counters.fail_count, counters.segment
+        );
+        let open = active_handoffs(self.campaign)
+            .map(|h| format!("- [ ] NEEDS-FIX: {} ({})", h.title, h.family))
+            .collect();
+        Some((open, stop_state))
+    }
+
+    fn close_cycle(
+        &mut self,
+        _engine: &mut Engine<'_>,
+        record: &CycleRecord<'_>,
+        _next: Option<StopReason>,
+        console: &mut dyn Write,
+    ) -> Result<(), RunError> {
+        super::campaign::remember_owned(self.campaign, record.attempts);
+        self.campaign.save()?;
+        let counters = &self.campaign.backlog.counters;
+        let line = format!(
+            "refine-loop round {} · accepted {} · plateau {}/{PLATEAU_LIMIT} · failures {}/{FAILURE_LIMIT} · handoffs {}",
+            counters.round,
+            self.round.accepted.as_deref().unwrap_or("none"),
+            counters.plateau_count,
+            counters.fail_count,
+            self.campaign.backlog.handoffs.len()
+        );
+        let _ = writeln!(console, "{line}");
+        self.campaign.append_worklog(&format!("- {line}"))?;
+        if self.round.critical {
+            super::campaign::conclude(self.campaign, StopReason::Critical)?;
+        }
+        Ok(())
+    }
+}
+
+/// A candidate as the execute delegate's work.
+fn work_of(proposal: &Proposal) -> Work {
+    let mut details = vec![
+        format!("title: {}", proposal.title),
+        format!("family: {}", proposal.family),
+        format!("paths: {}", proposal.paths.join(", ")),
+    ];
+    details.extend(proposal.evidence.lines().map(|l| format!("evidence: {l}")));
+    Work {
+        category: proposal.family.clone(),
+        file_name: proposal.family.replace('/', "-"),
+        staff: Staff::Role(Role::Execute),
+        diagnostics: proposal.diagnostics.clone(),
+        details,
+        files: proposal.paths.clone(),
+        template: Some(include_str!("../../../templates/refine/execute.md")),
+    }
+}
+
+/// The seed's order: cancelled, failure limit, critical, max rounds, plateau.
+fn outcome_of(campaign: &Campaign, cancelled: bool) -> Option<StopReason> {
+    if cancelled {
+        return Some(StopReason::Cancelled);
+    }
+    let handoffs = active_handoffs(campaign).next().is_some();
+    let critical = active_handoffs(campaign).any(|h| h.critical);
+    let counters = &campaign.backlog.counters;
+    Some(if counters.fail_count >= FAILURE_LIMIT {
+        StopReason::FailureLimit
+    } else if critical {
+        StopReason::Critical
+    } else if counters.round >= MAX_ROUNDS {
+        if handoffs {
+            StopReason::MaxRoundsWithHandoffs
+        } else {
+            StopReason::MaxRounds
+        }
+    } else if counters.plateau_count >= PLATEAU_LIMIT {
+        if handoffs {
+            StopReason::PlateauWithHandoffs
+        } else {
+            StopReason::Plateau
+        }
+    } else {
+        return None;
+    })
+}
+
+/// The round's counters, as the seed records them.
+fn settle_round(
+    campaign: &mut Campaign,
+    round: &Round,
+    attempts: &[Attempt],
+    proposals: &[Proposal],
+    number: u32,
+) {
+    let backlog = &mut campaign.backlog;
+    let counters = &mut backlog.counters;
+    counters.round += 1;
+    counters.lifetime_rounds += 1;
+    counters.round_in_progress = false;
+    if round.accepted.is_some() {
+        counters.plateau_count = 0;
+    } else if !round.retained && !round.operational_error {
+        counters.plateau_count += 1;
+    }
+    if round.operational_error {
+        counters.fail_count += 1;
+    } else {
+        counters.fail_count = 0;
+    }
+    // A family that fails three rounds running rests.
+    let tried: Vec<&str> = attempts
+        .iter()
+        .map(|attempt| attempt.category.as_str())
+        .collect();
+    backlog
+        .family_failures
+        .retain(|family, _| tried.contains(&family.as_str()));
+    for family in proposals.iter().map(|p| p.family.as_str()) {
+        if round.accepted.as_deref() == Some(family) {
+            backlog.family_failures.remove(family);
+        } else if tried.contains(&family) {
+            let failures = backlog
+                .family_failures
+                .entry(family.to_string())
+                .or_default();
+            *failures += 1;
+            if *failures >= FAMILY_FAILURES_FOR_COOLDOWN
+                && !backlog.cooldowns.iter().any(|c| c.family == family)
+            {
+                backlog.cooldowns.push(Cooldown {
+                    family: family.to_string(),
+                    since_round: number,
+                    reason: format!(
+                        "no accepted refinement in {FAMILY_FAILURES_FOR_COOLDOWN} rounds running"
+                    ),
+                });
+            }
+        }
+    }
+}
+
+/// The handoffs of the current segment (recorded by lifetime round): a continuation starts
+/// without the earlier ones, which stay in the history; discovery records them again while
+/// they are still there.
+fn active_handoffs(campaign: &Campaign) -> impl Iterator<Item = &Handoff> {
+    let counters = &campaign.backlog.counters;
+    let segment_start = counters.lifetime_rounds.saturating_sub(counters.round);
+    campaign
+        .backlog
+        .handoffs
+        .iter()
+        .filter(move |h| h.round > segment_start)
+}
+
+fn record_handoff(campaign: &mut Campaign, proposal: &Proposal, round: u32) {
+    let handoffs = &mut campaign.backlog.handoffs;
+    if let Some(existing) = handoffs
+        .iter_mut()
+        .find(|h| h.family == proposal.family && h.title == proposal.title)
+    {
+        existing.round = round;
+        return;
+    }
+    handoffs.push(Handoff {
+        family: proposal.family.clone(),
+        title: proposal.title.clone(),
+        severity: proposal.severity.clone(),
+        evidence: proposal.evidence.clone(),
+        critical: proposal.critical,
+        round,
+    });
+}
+
+fn note_candidate(
+    campaign: &mut Campaign,
+    proposal: &Proposal,
+    round: u32,
+    status: &str,
+    note: &str,
+) {
+    let id = format!("{}#{round}", proposal.family);
+    let candidate = Candidate {
+        id: id.clone(),
+        family: proposal.family.clone(),
+        title: proposal.title.clone(),
+        paths: proposal.paths.clone(),
+        impact: proposal.impact,
+        confidence: proposal.confidence,
+        effort: proposal.effort,
+        roi: proposal.roi(),
+        status: status.to_string(),
+        round,
+        note: note.to_string(),
+    };
+    let candidates = &mut campaign.backlog.candidates;
+    match candidates.iter_mut().find(|c| c.id == id) {
+        Some(existing) => *existing = candidate,
+        None => candidates.push(candidate),
+    }
+}
