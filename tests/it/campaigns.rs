@@ -389,3 +389,83 @@ fn a_broken_executor_is_an_operational_error_and_focus_picks_the_discover_delega
     let output = repo.run(&["run", "--preset", "refine", "--isolate", "worktree", "x"]);
     assert_eq!(output.status.code(), Some(2), "{output:?}");
 }
+
+/// An improve project: the `build` check fails until `fixed.txt` exists; `delegates` are the
+/// config's `[[delegate]]` tables.
+fn improve_project(delegates: &str) -> Repo {
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "[[gate.check]]\nname = \"build\"\ncategory = \"build\"\n\
+             run = \"test -f fixed.txt || {{ echo 'fixed.txt: missing'; exit 1; }}\"\n\n{delegates}"
+        ),
+    );
+    repo.commit("improve project");
+    repo
+}
+
+#[test]
+fn improve_never_runs_a_hostile_delegate_again_and_gives_its_work_to_the_next() {
+    let outside = tempfile::tempdir().unwrap();
+    let runs = outside.path().join("hostile-runs");
+    let repo = improve_project(&format!(
+        "[[delegate]]\ncategories = [\"build\"]\n\
+         run = \"echo run >> {runs}; ln -s /etc/hostname fixed.txt\"\n\n\
+         [[delegate]]\ncategories = [\"build\"]\nrun = \"echo fixed > fixed.txt\"\n",
+        runs = runs.display()
+    ));
+    let output = repo.run(&["run", "--preset", "improve", "fix", "the", "build"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(
+        std::fs::read_to_string(&runs).unwrap(),
+        "run\n",
+        "the hostile delegate ran once"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("fixed.txt")).unwrap(),
+        "fixed\n"
+    );
+    let report =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-build.md"))
+            .unwrap();
+    assert!(report.contains("a symlink out of the repository"), "{report}");
+}
+
+#[test]
+fn sigterm_while_an_improve_delegate_works_rolls_its_unverified_change_back() {
+    let outside = tempfile::tempdir().unwrap();
+    let marker = outside.path().join("changed");
+    let repo = improve_project(&format!(
+        "[[delegate]]\ncategories = [\"build\"]\n\
+         run = \"echo fixed > fixed.txt; touch {m}; sleep 300\"\n",
+        m = marker.display()
+    ));
+    let mut child = repo
+        .command(&["run", "--preset", "improve", "fix", "the", "build"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let give_up = Instant::now() + Duration::from_secs(60);
+    while !marker.exists() {
+        assert!(Instant::now() < give_up, "the delegate never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert!(
+        !repo.join("fixed.txt").exists(),
+        "the unverified change was rolled back"
+    );
+    let report =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-build.md"))
+            .unwrap();
+    assert!(report.contains("an unverified change is not kept"), "{report}");
+    let state = backlog(&repo);
+    assert_eq!(state["counters"]["round"], 0, "the cycle is done again: {state}");
+}
