@@ -5,12 +5,13 @@ use std::io::Write;
 use super::CommandError;
 use crate::cancel::Cancel;
 use crate::cli::{CheckArgs, GateArgs};
+use crate::config::Settings;
 use crate::config::{self, Overrides};
 use crate::exit_code;
-use crate::gate::{self, SUMMARY_FILE};
-use crate::model::{CheckStatus, GateResult};
-use crate::report::render_table;
-use crate::state;
+use crate::gate;
+use crate::model::{CategoryHistory, CheckStatus, GateResult, Outcome, Trend};
+use crate::report::{Mode, Report, render_table};
+use crate::state::{self, Layout};
 
 /// Runs the gate once; returns the exit code.
 pub fn check(
@@ -19,74 +20,83 @@ pub fn check(
     stdout: &mut dyn Write,
 ) -> Result<i32, CommandError> {
     let settings = config::load(&overrides(&args.gate).with_environment()?)?;
-    let cycle_dir = state::cycle_dir(&settings.state_dir, 0)?;
+    let layout = Layout::new(&settings.state_dir);
+    let cycle_dir = state::cycle_dir(layout.dir(), 0)?;
     let run = gate::run_gate(&settings, &gate::Flaky::default(), 0, &cycle_dir, cancel)?;
-    let summary_path = cycle_dir.join(SUMMARY_FILE);
-    state::write_json(&summary_path, &run.summary)?;
-    let anchor = crate::report::config_anchor(&settings.target, &settings.config_file);
-    crate::report::write_ci_reports(
-        &settings.state_dir,
-        &crate::report::CiReportInput::from_run(&run, anchor),
-    )
-    .map_err(CommandError::Reports)?;
-
+    state::write_json(&layout.cycle_summary(0), &run.summary)?;
     for note in &run.summary.notes {
         tracing::warn!("{note}");
     }
+    let report = report_of(&settings, layout, &run);
+    crate::engine::write_findings(
+        &report.layout.cycle_findings(0),
+        &report.findings,
+        &run.checks,
+    )?;
+    crate::report::write_report_files(&report).map_err(CommandError::Reports)?;
     let summary = &run.summary;
-    let infra = summary
-        .checks
-        .iter()
-        .filter(|c| c.status == CheckStatus::Infra)
-        .count();
-    let verdict = match (run.cancelled, infra, summary.overall_result) {
-        (true, _, _) => Verdict::Cancelled,
-        (false, 1.., _) => Verdict::Error,
-        (false, 0, GateResult::Passed) => Verdict::Passed,
-        (false, 0, GateResult::Failed) => Verdict::Failed,
-    };
     let text = format!(
         "{}gate {}: {} failures, {} warnings; {}\n",
         render_table(summary),
-        verdict.label(),
+        verdict(&report),
         summary.failed_count,
         summary.warning_count,
-        summary_path.display()
+        report.main_file().display()
     );
     if let Err(error) = stdout.write_all(text.as_bytes())
         && error.kind() != std::io::ErrorKind::BrokenPipe
     {
         tracing::warn!(%error, "could not print the table");
     }
-    let publication = super::publish::Publication {
-        outcome: verdict.label().to_uppercase(),
-        stop_reason: None,
-        categories: summary
-            .categories
-            .iter()
-            .map(|(name, c)| crate::ci::github::CategoryChange {
-                name: name.clone(),
-                before: c.failures,
-                after: c.failures,
-            })
-            .collect(),
-        trend: vec![summary.failed_count],
-        findings: crate::engine::diagnostics_of(&run),
-        report_path: summary_path.clone(),
-        outputs: vec![
-            ("outcome", verdict.label().to_uppercase()),
-            ("failed-after", summary.failed_count.to_string()),
-            ("report-path", summary_path.display().to_string()),
-            ("state-dir", settings.state_dir.display().to_string()),
-        ],
+    super::publish::publish(super::publish::ci_system(args.gate.ci), &report, stdout);
+    Ok(exit_code::of_outcome(report.outcome))
+}
+
+/// The gate run as the one report.
+fn report_of(settings: &Settings, layout: Layout, run: &gate::GateRun) -> Report {
+    let summary = &run.summary;
+    let infra = summary
+        .checks
+        .iter()
+        .any(|c| c.status == CheckStatus::Infra);
+    let outcome = match (run.cancelled, infra, summary.overall_result) {
+        (true, _, _) => Outcome::Cancelled,
+        (false, true, _) => Outcome::Error,
+        (false, false, GateResult::Passed) => Outcome::Success,
+        (false, false, GateResult::Failed) => Outcome::NeedsFix,
     };
-    super::publish::publish(
-        super::publish::ci_system(args.gate.ci),
-        &settings,
-        &publication,
-        stdout,
-    );
-    Ok(verdict.exit_code())
+    let mut trend = Trend::default();
+    trend.push(summary, None, false);
+    let mut history = CategoryHistory::default();
+    history.push(summary);
+    Report {
+        mode: Mode::Check,
+        outcome,
+        stop_reason: None,
+        target: settings.target.clone(),
+        layout,
+        anchor: crate::report::config_anchor(&settings.target, &settings.config_file),
+        baseline: summary.clone(),
+        last: summary.clone(),
+        trend,
+        history,
+        findings: crate::engine::diagnostics_of(run),
+        checks: crate::engine::check_findings(summary, &run.checks),
+        run: None,
+        campaign: None,
+        sweep: None,
+        shards: Vec::new(),
+    }
+}
+
+/// How the gate ended, in the table's last line.
+fn verdict(report: &Report) -> &'static str {
+    match report.outcome {
+        Outcome::Success => "PASSED",
+        Outcome::Error => "ERROR (infrastructure failure)",
+        Outcome::Cancelled => "CANCELLED",
+        Outcome::NeedsFix | Outcome::Budget => "FAILED",
+    }
 }
 
 /// The layers above the file that `check` and `run` share.
@@ -99,35 +109,5 @@ pub fn overrides(args: &GateArgs) -> Overrides {
         kill_grace: args.kill_grace,
         log_limit: args.log_limit,
         ..Overrides::default()
-    }
-}
-
-/// How one gate run ended, as `check` reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Verdict {
-    Passed,
-    Failed,
-    /// A check could not give a result (not found, not executable, stopped at its deadline).
-    Error,
-    Cancelled,
-}
-
-impl Verdict {
-    fn label(self) -> &'static str {
-        match self {
-            Self::Passed => "PASSED",
-            Self::Failed => "FAILED",
-            Self::Error => "ERROR (infrastructure failure)",
-            Self::Cancelled => "CANCELLED",
-        }
-    }
-
-    fn exit_code(self) -> i32 {
-        match self {
-            Self::Passed => exit_code::SUCCESS,
-            Self::Failed => exit_code::NEEDS_FIX,
-            Self::Error => exit_code::ERROR,
-            Self::Cancelled => exit_code::CANCELLED,
-        }
     }
 }

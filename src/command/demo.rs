@@ -78,11 +78,11 @@ pub fn demo(args: &DemoArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<
         &format!(
             "{}: {}; failed {} → {}\nthe hardened crate: {}\nthe record: {}\n",
             report.outcome.as_str(),
-            report.stop_reason.as_str(),
-            report.end.baseline.failed_count,
-            report.end.kept.summary.failed_count,
+            report.stop_reason.map_or("", |r| r.as_str()),
+            report.baseline.failed_count,
+            report.last.failed_count,
             dir.display(),
-            settings.state_dir.join("REFINE-LOOP-FINAL.md").display()
+            report.layout.final_report().display()
         ),
     );
     Ok(crate::exit_code::of_outcome(report.outcome))

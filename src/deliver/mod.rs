@@ -332,6 +332,15 @@ impl<'repo> Recorder<'repo> {
     }
 }
 
+/// What became of the record, for the final report.
+#[derive(Debug, Clone, Default)]
+pub struct DeliveryNote {
+    pub reference: Option<String>,
+    pub commits: usize,
+    /// Why the patches were not written (a secret in them), when they were not.
+    pub refused: Option<String>,
+}
+
 /// `refine-loop: iteration N — <summary>` (N is the cycle), on one line: runs of whitespace in
 /// the summary become one space; with no summary, `refine-loop: iteration N`.
 pub fn subject(cycle: u32, summary: &str) -> String {

@@ -5,30 +5,15 @@
 use std::io::Write;
 
 use super::policy::{CycleNumber, CycleRecord};
-use super::{Attempt, Engine, EngineEnd, EngineOptions, RunError, improve, ledger, refine};
+use super::{Attempt, Engine, EngineOptions, RunError, improve, ledger, refine};
 use crate::campaign::request::{Lens, Request, Theta};
 use crate::campaign::state::{self, BaselineFacts, Campaign, Opened, Provenance, SegmentConfig};
 use crate::cancel::Cancel;
 use crate::config::Settings;
 use crate::deliver::Recorder;
-use crate::model::{Outcome, StopReason};
+use crate::model::{Outcome, Preset, StopReason};
+use crate::report::{CampaignPart, Report};
 use crate::workspace::{Incident, Workspace, WorkspaceError};
-
-/// The presets that run as campaigns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Preset {
-    Refine,
-    Improve,
-}
-
-impl Preset {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Refine => "refine",
-            Self::Improve => "improve",
-        }
-    }
-}
 
 /// How a campaign invocation ended.
 #[derive(Debug)]
@@ -37,8 +22,8 @@ pub struct CampaignEnd {
     pub reason: String,
     /// The campaign had already ended: nothing ran.
     pub already_ended: bool,
-    /// What the engine left, when it ran.
-    pub engine: Option<EngineEnd>,
+    /// The run's report, when the campaign ran.
+    pub report: Option<Box<Report>>,
 }
 
 /// Runs the campaign `request` asks for.
@@ -163,7 +148,7 @@ fn run_in(
             outcome,
             reason: counters.stop_reason.clone().unwrap_or_default(),
             already_ended: true,
-            engine: None,
+            report: None,
         });
     }
     let record_repository =
@@ -195,7 +180,7 @@ fn run_in(
             let mut policy = refine::Refine::new(&mut campaign, sweep_proposals);
             engine.drive(&mut policy, &mut recorder, console)?
         }
-        Preset::Improve => {
+        Preset::Improve | Preset::Refactoring => {
             let mut policy = improve::Improve::new(&mut campaign);
             engine.drive(&mut policy, &mut recorder, console)?
         }
@@ -218,22 +203,16 @@ fn run_in(
                 .collect()
         })
         .unwrap_or_default();
-    let mut report = super::campaign_report::campaign_report(
-        &campaign,
-        preset,
-        (outcome, &reason),
-        &delivery,
-        &cards,
-    );
-    report.push_str(&super::baseline::report_section(&end.notes));
-    if let Some(sweep) = &sweep {
-        report.push('\n');
-        report.push_str(&crate::sweep::render_section(sweep));
-    }
-    crate::state::write_atomic(
-        &settings.state_dir.join("REFINE-LOOP-FINAL.md"),
-        report.as_bytes(),
-    )?;
+    let mut report = end.report(settings, preset, delivery);
+    report.campaign = Some(CampaignPart {
+        intent: campaign.segment_config.intent.clone(),
+        backlog: campaign.backlog.clone(),
+        cards,
+        already_ended: false,
+    });
+    report.sweep = sweep;
+    end.write_state_files(&report)?;
+    crate::report::write_report_files(&report)?;
     campaign.append_worklog(&format!(
         "- {}: {} ({reason}); report in REFINE-LOOP-FINAL.md",
         crate::clock::now_iso8601(),
@@ -243,7 +222,7 @@ fn run_in(
         outcome,
         reason,
         already_ended: false,
-        engine: Some(end),
+        report: Some(Box::new(report)),
     })
 }
 

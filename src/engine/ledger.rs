@@ -6,19 +6,10 @@ use std::fmt::Write as _;
 
 use super::Attempt;
 use crate::config::Settings;
-use crate::deliver::{DeliverError, Iteration, Ledger, PathChange, Recorder};
+use crate::deliver::{DeliverError, DeliveryNote, Iteration, Ledger, PathChange, Recorder};
 use crate::model::GateSummary;
 use crate::stop::StopReason;
 use crate::workspace::{Change, SnapshotStore, compose};
-
-/// What became of the record, for the final report.
-#[derive(Debug, Default)]
-pub struct DeliveryNote {
-    pub reference: Option<String>,
-    pub commits: usize,
-    /// Why the patches were not written (a secret in them), when they were not.
-    pub refused: Option<String>,
-}
 
 /// One accepted cycle, as the ledger tells it.
 pub struct CycleStory<'a> {

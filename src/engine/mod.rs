@@ -6,8 +6,8 @@
 mod accept;
 pub mod baseline;
 pub mod campaign;
-mod campaign_report;
 mod cycle;
+mod end;
 mod heuristics;
 pub mod improve;
 mod isolate;
@@ -27,10 +27,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 pub use accept::reasons_to_reject;
+pub use end::{check_findings, write_findings};
 pub use heuristics::Heuristics;
 pub use isolate::Isolation;
 pub(crate) use policy::{CycleNumber, Policy};
-pub use refactoring::{RunReport, run_loop};
+pub use refactoring::run_loop;
 pub use turn::Attempt;
 pub use verify::diagnostics_of;
 pub use work::{failing_categories, in_scope};
@@ -65,11 +66,11 @@ pub enum RunError {
         check: String,
         tool: String,
         /// The check's `install`, when it had one and it ran.
-        install: Option<Box<baseline::Installed>>,
+        install: Option<Box<crate::model::Installed>>,
     },
 }
 
-fn install_suffix(install: Option<&baseline::Installed>) -> String {
+fn install_suffix(install: Option<&crate::model::Installed>) -> String {
     match install {
         None => "; give the check an `install` command, or install the tool in the job".into(),
         Some(install) => format!(
@@ -121,7 +122,7 @@ pub struct EngineEnd {
     pub heuristics: Heuristics,
     pub baseline: GateSummary,
     pub kept: Kept,
-    pub notes: baseline::BaselineNotes,
+    pub notes: crate::model::BaselineNotes,
     /// Changes delegates made outside the scope, each undone: one line each.
     pub scope_violations: Vec<String>,
 }
@@ -136,7 +137,7 @@ pub struct Engine<'a> {
     options: EngineOptions,
     kept: Kept,
     baseline: GateSummary,
-    notes: baseline::BaselineNotes,
+    notes: crate::model::BaselineNotes,
     flaky: Flaky,
     snapshot: Snapshot,
     standing: standing::Standing,

@@ -9,7 +9,8 @@ use super::work::{failing_categories, findings_of};
 use super::{Engine, RunError};
 use crate::config::Verify;
 use crate::gate::INFRA_CATEGORY;
-use crate::model::{GateSummary, StopReason};
+use crate::model::{GateSummary, Preset, StopReason};
+use crate::report::Report;
 use crate::stop::{CycleFacts, History, Limits, evaluate};
 
 /// The refactoring loop's counters: each cycle's facts, as the stop rules read them.
@@ -168,22 +169,12 @@ fn has_infra(summary: &GateSummary) -> bool {
         .is_some_and(|c| c.failures > 0)
 }
 
-/// How a refactoring run ended, and its record.
-#[derive(Debug)]
-pub struct RunReport {
-    pub outcome: crate::model::Outcome,
-    pub stop_reason: StopReason,
-    pub end: super::EngineEnd,
-    /// The commits, patches and manifest of the accepted changes.
-    pub delivery: super::ledger::DeliveryNote,
-}
-
 /// Runs the refactoring loop until a stop rule holds; `console` gets one line per cycle.
 pub fn run_loop(
     settings: &crate::config::Settings,
     (cancel, options): (&crate::cancel::Cancel, super::EngineOptions),
     console: &mut dyn Write,
-) -> Result<RunReport, RunError> {
+) -> Result<Report, RunError> {
     use crate::workspace::{Workspace, WorkspaceError};
     let mut workspace = Workspace::open(&settings.target, &settings.state_dir)?;
     let report = run_in(settings, &mut workspace, (cancel, options), console);
@@ -203,7 +194,7 @@ fn run_in(
     workspace: &mut crate::workspace::Workspace,
     (cancel, options): (&crate::cancel::Cancel, super::EngineOptions),
     console: &mut dyn Write,
-) -> Result<RunReport, RunError> {
+) -> Result<Report, RunError> {
     // A handle of its own: the record is written between delegates, never during one.
     let record_repository = git2::Repository::open(workspace.repository().path())
         .map_err(crate::workspace::WorkspaceError::from)?;
@@ -223,22 +214,8 @@ fn run_in(
         end.reason.outcome().as_str(),
         end.reason.as_str(),
     )?;
-    let report = RunReport {
-        outcome: end.reason.outcome(),
-        stop_reason: end.reason,
-        end,
-        delivery,
-    };
-    super::record::write_run_files(settings, &report)?;
-    // The CI reports describe the state the run leaves.
-    let anchor = crate::report::config_anchor(&settings.target, &settings.config_file);
-    crate::report::write_ci_reports(
-        &settings.state_dir,
-        &crate::report::CiReportInput::new(
-            &report.end.kept.summary,
-            &report.end.kept.checks,
-            anchor,
-        ),
-    )?;
+    let report = end.report(settings, Preset::Refactoring, delivery);
+    end.write_state_files(&report)?;
+    crate::report::write_report_files(&report)?;
     Ok(report)
 }

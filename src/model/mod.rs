@@ -1,12 +1,16 @@
 //! The persisted data model: diagnostics and gate summaries, as serde types with `format_version`.
 
 mod diagnostic;
+mod findings;
 mod outcome;
+mod run;
 mod summary;
 mod trend;
 
 pub use diagnostic::{Diagnostic, Severity, SeverityCounts, TestCounts};
+pub use findings::FindingsFile;
 pub use outcome::{Outcome, StopReason, is_breakthrough};
+pub use run::{BaselineNotes, FlakyTestNote, Installed, Preset};
 pub use summary::{
     CategorySummary, CheckRecord, CheckStatus, ExpectedCount, GateResult, GateSummary,
 };

@@ -9,12 +9,7 @@ use crate::gate::{CheckResult, GateRun};
 use crate::model::{CheckRecord, Diagnostic, GateSummary};
 use crate::state::{StateError, write_atomic};
 
-/// The JUnit XML report's file name.
-pub const JUNIT_FILE: &str = "junit.xml";
-/// The SARIF report's file name.
-pub const SARIF_FILE: &str = "report.sarif";
-/// The GitLab Code Quality report's file name.
-pub const CODE_QUALITY_FILE: &str = "codequality.json";
+pub use crate::state::{CODE_QUALITY_FILE, JUNIT_FILE, SARIF_FILE};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CiReportError {

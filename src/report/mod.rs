@@ -1,16 +1,218 @@
-//! Renderers: one concept a file, each turning the model into something a person or a CI system
-//! reads.
+//! The one report every mode ends in (`check`, `run` with any preset, `merge`), and its
+//! renderers, one a file: the final and campaign reports, the step summary and annotations, the
+//! step's outputs, JUnit, SARIF, GitLab Code Quality, the console table, each delegate's report.
 
+mod annotations;
+mod baseline_md;
+mod campaign_md;
 mod ci;
 pub mod codequality;
+mod delegate_md;
+mod final_md;
 #[cfg(test)]
 mod fixture;
 pub mod junit;
+mod merge_md;
+mod outputs;
 pub mod sarif;
+mod step_summary;
 mod table;
 
+use std::path::PathBuf;
+
+pub(crate) use annotations::escape_data;
+#[cfg(test)]
+pub(crate) use annotations::escape_property;
+pub use annotations::{MAX_ERRORS, MAX_NOTICES, MAX_WARNINGS, annotations};
 pub use ci::{
     CODE_QUALITY_FILE, CiCheck, CiReportError, CiReportInput, JUNIT_FILE, SARIF_FILE,
     config_anchor, write_ci_reports,
 };
+pub use delegate_md::{DelegateReport, delegate_report};
+pub use final_md::final_report;
+pub use outputs::outputs;
+pub use step_summary::{
+    CategoryChange, MAX_SUMMARY_BYTES, SummaryInput, fit_summary, step_summary, summary_input,
+};
 pub use table::render_table;
+
+use crate::campaign::state::Backlog;
+use crate::deliver::DeliveryNote;
+use crate::model::{
+    BaselineNotes, CategoryHistory, CheckRecord, Diagnostic, GateSummary, Outcome, Preset,
+    StopReason, Trend,
+};
+use crate::state::Layout;
+use crate::sweep::Sweep;
+
+/// Which command the report is of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// One run of the gate.
+    Check,
+    /// The loop, with its preset.
+    Run(Preset),
+    /// Shards of matrix jobs, merged.
+    Merge,
+}
+
+/// What a command leaves for a person and a CI system.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub mode: Mode,
+    pub outcome: Outcome,
+    /// Why a run stopped (`None` for `check` and `merge`).
+    pub stop_reason: Option<StopReason>,
+    /// The repository (or folder) the gate ran in.
+    pub target: PathBuf,
+    /// Where the report's files are.
+    pub layout: Layout,
+    /// The file, relative to the target, that findings without a path are reported against.
+    pub anchor: String,
+    /// The gate at the start (cycle 0) and the state left at the end.
+    pub baseline: GateSummary,
+    pub last: GateSummary,
+    pub trend: Trend,
+    pub history: CategoryHistory,
+    /// The findings that remain (not those the baseline excused as flaky).
+    pub findings: Vec<Diagnostic>,
+    /// Each check of the state left, with every finding it reported (JUnit, SARIF, Code
+    /// Quality).
+    pub checks: Vec<CheckFindings>,
+    /// A run's own part.
+    pub run: Option<RunPart>,
+    /// A campaign's part (refine and improve).
+    pub campaign: Option<CampaignPart>,
+    /// The open surface, when the campaign swept it.
+    pub sweep: Option<Sweep>,
+    /// `merge`: one row per shard.
+    pub shards: Vec<ShardRow>,
+}
+
+/// One check and the findings it reported.
+#[derive(Debug, Clone)]
+pub struct CheckFindings {
+    pub record: CheckRecord,
+    pub findings: Vec<Diagnostic>,
+}
+
+/// What only a run has.
+#[derive(Debug, Clone)]
+pub struct RunPart {
+    /// Checks in the gate, and the cycle limit.
+    pub checks_configured: usize,
+    pub max_cycles: u32,
+    pub notes: BaselineNotes,
+    pub scope: ScopePart,
+    pub delivery: DeliveryNote,
+    /// Lessons the run drew from its record.
+    pub heuristics: Vec<String>,
+}
+
+/// The run's scope, as the report tells it.
+#[derive(Debug, Clone, Default)]
+pub struct ScopePart {
+    /// The scope in words (`only these paths: src`).
+    pub description: String,
+    /// The scope is the whole target.
+    pub everything: bool,
+    /// Findings outside the scope, reported and not worked.
+    pub outside: usize,
+    /// Changes delegates made outside it, each undone.
+    pub violations: Vec<String>,
+}
+
+/// A campaign's state at the end of the run, and this run's cards.
+#[derive(Debug, Clone)]
+pub struct CampaignPart {
+    pub intent: String,
+    pub backlog: Backlog,
+    pub cards: Vec<String>,
+    /// The campaign had already ended: nothing ran.
+    pub already_ended: bool,
+}
+
+/// One shard of a merge.
+#[derive(Debug, Clone)]
+pub struct ShardRow {
+    pub dir: PathBuf,
+    pub cycles: usize,
+    pub first_failed: u64,
+    pub last_failed: u64,
+}
+
+impl Report {
+    /// The path of the report a person reads first: the final report of a run or merge, the
+    /// gate summary of a check.
+    pub fn main_file(&self) -> PathBuf {
+        match self.mode {
+            Mode::Check => self.layout.cycle_summary(0),
+            Mode::Run(_) | Mode::Merge => self.layout.final_report(),
+        }
+    }
+
+    /// The outcome as the summary and the outputs name it: a run's (`NEEDS-FIX`), or for
+    /// `check` the gate's verdict (`PASSED`, `FAILED`, `ERROR (INFRASTRUCTURE FAILURE)`,
+    /// `CANCELLED`).
+    pub fn outcome_label(&self) -> String {
+        use crate::model::Outcome;
+        match (self.mode, self.outcome) {
+            (Mode::Check | Mode::Merge, Outcome::Success) => "PASSED".into(),
+            (Mode::Check | Mode::Merge, Outcome::NeedsFix | Outcome::Budget) => "FAILED".into(),
+            (Mode::Check | Mode::Merge, Outcome::Error) => "ERROR (INFRASTRUCTURE FAILURE)".into(),
+            (_, outcome) => outcome.as_str().into(),
+        }
+    }
+
+    /// Each category's failures at the start and at the end.
+    pub fn category_changes(&self) -> Vec<CategoryChange> {
+        let mut names: Vec<&String> = self
+            .baseline
+            .categories
+            .keys()
+            .chain(self.last.categories.keys())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+            .into_iter()
+            .map(|name| CategoryChange {
+                name: name.clone(),
+                before: self.baseline.categories.get(name).map_or(0, |c| c.failures),
+                after: self.last.categories.get(name).map_or(0, |c| c.failures),
+            })
+            .collect()
+    }
+
+    /// Cycles run after the baseline.
+    pub fn cycles(&self) -> usize {
+        self.trend.cycles.len().saturating_sub(1)
+    }
+
+    /// The CI reports' input: each check with its findings.
+    pub fn ci_input(&self) -> CiReportInput<'_> {
+        CiReportInput {
+            checks: self
+                .checks
+                .iter()
+                .map(|check| CiCheck {
+                    record: &check.record,
+                    findings: &check.findings,
+                })
+                .collect(),
+            anchor: self.anchor.clone(),
+        }
+    }
+}
+
+/// Writes the report's files into its state dir: the final (or campaign, or merged) report,
+/// JUnit, SARIF and Code Quality. `check` writes no final report: its gate summary is the one.
+pub fn write_report_files(report: &Report) -> Result<(), CiReportError> {
+    if report.mode != Mode::Check {
+        crate::state::write_atomic(
+            &report.layout.final_report(),
+            final_report(report).as_bytes(),
+        )?;
+    }
+    write_ci_reports(report.layout.dir(), &report.ci_input())
+}

@@ -1,9 +1,13 @@
 //! The state dir: where a run's files live, and how they are written (atomically: a temp file in
 //! the same folder, then a rename).
 
+mod layout;
+
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+
+pub use layout::*;
 
 #[derive(Debug, thiserror::Error)]
 #[error("cannot write {}: {source}", path.display())]

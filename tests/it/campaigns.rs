@@ -430,7 +430,10 @@ fn improve_never_runs_a_hostile_delegate_again_and_gives_its_work_to_the_next() 
     let report =
         std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-build.md"))
             .unwrap();
-    assert!(report.contains("a symlink out of the repository"), "{report}");
+    assert!(
+        report.contains("a symlink out of the repository"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -465,7 +468,13 @@ fn sigterm_while_an_improve_delegate_works_rolls_its_unverified_change_back() {
     let report =
         std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-build.md"))
             .unwrap();
-    assert!(report.contains("an unverified change is not kept"), "{report}");
+    assert!(
+        report.contains("an unverified change is not kept"),
+        "{report}"
+    );
     let state = backlog(&repo);
-    assert_eq!(state["counters"]["round"], 0, "the cycle is done again: {state}");
+    assert_eq!(
+        state["counters"]["round"], 0,
+        "the cycle is done again: {state}"
+    );
 }

@@ -8,19 +8,16 @@
 //! or written as it is. [`append_step_summary`] redacts the Markdown it is given too, since a
 //! caller may write its own.
 
-mod annotations;
 mod append;
 mod outputs;
 mod summary;
 
 use std::path::PathBuf;
 
-pub use annotations::{MAX_ERRORS, MAX_NOTICES, MAX_WARNINGS, annotations};
 pub use outputs::{append_outputs, outputs};
-pub use summary::{
-    CategoryChange, MAX_SUMMARY_BYTES, SummaryInput, append_step_summary, fit_summary, step_summary,
-};
+pub use summary::append_step_summary;
 
+use crate::report::escape_data;
 use crate::secrets::Redactor;
 
 /// The files and folder the runner names in the environment of a step.
@@ -62,39 +59,10 @@ pub fn endgroup() -> &'static str {
     "::endgroup::"
 }
 
-/// A workflow command's message, escaped as the runner reads it back: `%`, CR and LF.
-pub(crate) fn escape_data(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for character in text.chars() {
-        match character {
-            '%' => out.push_str("%25"),
-            '\r' => out.push_str("%0D"),
-            '\n' => out.push_str("%0A"),
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// A workflow command's property value: as [`escape_data`], and `:` and `,`, which end a value.
-pub(crate) fn escape_property(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for character in text.chars() {
-        match character {
-            '%' => out.push_str("%25"),
-            '\r' => out.push_str("%0D"),
-            '\n' => out.push_str("%0A"),
-            ':' => out.push_str("%3A"),
-            ',' => out.push_str("%2C"),
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::escape_property;
 
     #[test]
     fn escaping_every_special_character() {

@@ -1,57 +1,11 @@
-//! The step summary: the run's Markdown report for `$GITHUB_STEP_SUMMARY`, kept under 1 MiB.
+//! Appends the run's Markdown to `$GITHUB_STEP_SUMMARY`, within GitHub's 1 MiB.
 
-use std::borrow::Cow;
 use std::path::Path;
 
-use super::annotations::most_severe_first;
 use super::append::{append_text, size_of};
 use crate::ci::CiError;
-use crate::model::Diagnostic;
+use crate::report::{MAX_SUMMARY_BYTES, fit_summary};
 use crate::secrets::Redactor;
-
-/// GitHub refuses a step summary larger than this (1 MiB).
-pub const MAX_SUMMARY_BYTES: usize = 1_048_576;
-
-/// The summary lists this many remaining findings, the most severe first; the report has all.
-const MAX_LISTED_FINDINGS: usize = 50;
-
-/// A table cell or list item shows this many characters of a text at most.
-const MAX_CELL_CHARS: usize = 300;
-
-/// What the summary shows, built by `check` (one gate) and `run` (a campaign) alike.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SummaryInput {
-    /// `SUCCESS`, `NEEDS-FIX`, ...
-    pub outcome: String,
-    /// Why the loop stopped; `None` for a single gate.
-    pub stop_reason: Option<String>,
-    /// Each category's failures before the first cycle and after the last.
-    pub categories: Vec<CategoryChange>,
-    /// The failed count per cycle, the baseline (cycle 0) first.
-    pub trend: Vec<u64>,
-    /// The findings that remain.
-    pub findings: Vec<Diagnostic>,
-    /// Where the full report was written.
-    pub report_path: Option<String>,
-}
-
-/// One category's failures before and after.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CategoryChange {
-    pub name: String,
-    pub before: u64,
-    pub after: u64,
-}
-
-/// The Markdown for the step summary, redacted, at most [`MAX_SUMMARY_BYTES`] long (see
-/// [`fit_summary`]): outcome and stop reason, a table of the categories before and after, a
-/// Mermaid chart of the failed count per cycle (when there are two cycles or more) and the
-/// remaining findings, the most severe first.
-pub fn step_summary(input: &SummaryInput, redactor: &Redactor) -> String {
-    let text = render(input, redactor);
-    let text = redactor.redact_str(&text);
-    fit_summary(&text, MAX_SUMMARY_BYTES).into_owned()
-}
 
 /// Appends `text` (redacted) to the step summary at `path`, creating the file when missing,
 /// cut with [`fit_summary`] so that the file stays within [`MAX_SUMMARY_BYTES`] with what an
@@ -73,168 +27,59 @@ pub fn append_step_summary(path: &Path, text: &str, redactor: &Redactor) -> Resu
     append_text(path, &text).map(drop)
 }
 
-/// `text` when it is at most `limit` bytes long; otherwise its longest run of whole lines that
-/// fits with a closing code fence (when the cut falls inside a code block) and a note saying how
-/// much was left out. Lines are cut at a line break, so the result is valid UTF-8. Empty when
-/// `limit` cannot hold the note. It does not redact: give it redacted text.
-pub fn fit_summary(text: &str, limit: usize) -> Cow<'_, str> {
-    if text.len() <= limit {
-        return Cow::Borrowed(text);
-    }
-    // The note never grows with a smaller count, so room for the largest is room enough.
-    let reserved = truncation_note(text.len()).len() + CLOSING_FENCE.len();
-    let Some(budget) = limit.checked_sub(reserved) else {
-        return Cow::Borrowed("");
-    };
-    let cut = memchr::memrchr(b'\n', &text.as_bytes()[..budget]).map_or(0, |at| at + 1);
-    let kept = &text[..cut];
-    let mut out = String::with_capacity(limit);
-    out.push_str(kept);
-    let fences = kept
-        .lines()
-        .filter(|line| line.trim_start().starts_with("```"))
-        .count();
-    if fences % 2 == 1 {
-        out.push_str(CLOSING_FENCE);
-    }
-    out.push_str(&truncation_note(text.len() - cut));
-    Cow::Owned(out)
-}
-
-const CLOSING_FENCE: &str = "```\n";
-
-fn truncation_note(left_out: usize) -> String {
-    format!(
-        "\n> **Truncated:** {left_out} bytes of this summary were left out to keep it under \
-         GitHub's 1 MiB limit; the report in the state dir has everything.\n"
-    )
-}
-
-/// The whole summary. Every text from the run is redacted before it is cut or escaped.
-fn render(input: &SummaryInput, redactor: &Redactor) -> String {
-    let text = |value: &str| markdown_text(&redactor.redact_str(value));
-    let mut out = format!("## refine-loop: {}\n\n", text(&input.outcome));
-    if let Some(reason) = &input.stop_reason {
-        out.push_str(&format!("- **Stop reason:** {}\n", text(reason)));
-    }
-    if let (Some(first), Some(last)) = (input.trend.first(), input.trend.last()) {
-        let cycles = input.trend.len() - 1;
-        let plural = if cycles == 1 { "" } else { "s" };
-        out.push_str(&format!(
-            "- **Failed checks:** {first} → {last} over {cycles} cycle{plural}\n"
-        ));
-    }
-    if let Some(path) = &input.report_path {
-        out.push_str(&format!("- **Report:** {}\n", text(path)));
-    }
-    out.push_str("\n### Categories\n\n");
-    out.push_str(&categories(&input.categories, &text));
-    if input.trend.len() >= 2 {
-        out.push_str("\n### Failed checks per cycle\n\n");
-        out.push_str(&trend_chart(&input.trend));
-    }
-    out.push_str(&format!(
-        "\n### Remaining findings ({})\n\n",
-        input.findings.len()
-    ));
-    out.push_str(&findings(&input.findings, &text));
-    out
-}
-
-fn categories(categories: &[CategoryChange], text: &impl Fn(&str) -> String) -> String {
-    if categories.is_empty() {
-        return "No categories.\n".to_string();
-    }
-    let mut out =
-        String::from("| Category | Before | After | Change |\n| --- | ---: | ---: | ---: |\n");
-    for category in categories {
-        let change = i128::from(category.after) - i128::from(category.before);
-        let change = if change > 0 {
-            format!("+{change}")
-        } else {
-            change.to_string()
-        };
-        out.push_str(&format!(
-            "| {} | {} | {} | {change} |\n",
-            text(&category.name),
-            category.before,
-            category.after
-        ));
-    }
-    out
-}
-
-/// A Mermaid `xychart-beta` line of the failed count per cycle.
-fn trend_chart(trend: &[u64]) -> String {
-    let cycles: Vec<String> = (0..trend.len())
-        .map(|cycle| format!("\"{cycle}\""))
-        .collect();
-    let counts: Vec<String> = trend.iter().map(u64::to_string).collect();
-    let top = trend.iter().copied().max().unwrap_or(0).max(1);
-    format!(
-        "```mermaid\nxychart-beta\n    title \"Failed checks per cycle\"\n    x-axis \"Cycle\" \
-         [{}]\n    y-axis \"Failed checks\" 0 --> {top}\n    line [{}]\n```\n",
-        cycles.join(", "),
-        counts.join(", ")
-    )
-}
-
-fn findings(findings: &[Diagnostic], text: &impl Fn(&str) -> String) -> String {
-    if findings.is_empty() {
-        return "None.\n".to_string();
-    }
-    let mut out =
-        String::from("| Severity | Location | Code | Message |\n| --- | --- | --- | --- |\n");
-    for finding in most_severe_first(findings)
-        .into_iter()
-        .take(MAX_LISTED_FINDINGS)
-    {
-        let location = finding.file.as_deref().map_or(String::new(), |file| {
-            let numbers = [finding.line, finding.column].into_iter().map_while(|n| n);
-            std::iter::once(file.to_string())
-                .chain(numbers.map(|number| number.to_string()))
-                .collect::<Vec<_>>()
-                .join(":")
-        });
-        out.push_str(&format!(
-            "| {} | {} | {} | {} |\n",
-            finding.severity.as_str(),
-            text(&location),
-            text(finding.code.as_deref().unwrap_or("")),
-            text(&finding.message)
-        ));
-    }
-    if findings.len() > MAX_LISTED_FINDINGS {
-        out.push_str(&format!(
-            "\n{} more not listed here; the report lists them all.\n",
-            findings.len() - MAX_LISTED_FINDINGS
-        ));
-    }
-    out
-}
-
-/// `value` as inline Markdown text that stays in its table cell or list item: on one line, at
-/// most [`MAX_CELL_CHARS`] characters (then `…`), with the characters Markdown or HTML would
-/// read as syntax escaped by a backslash.
-fn markdown_text(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for (index, character) in value.chars().enumerate() {
-        if index == MAX_CELL_CHARS {
-            out.push('…');
-            break;
-        }
-        match character {
-            '\r' | '\n' => out.push(' '),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '&' | '~' => {
-                out.push('\\');
-                out.push(character);
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
-#[path = "summary_tests.rs"]
-mod tests;
+mod tests {
+    use super::*;
+
+    const SECRET: &str = "s3cr3t-value-1";
+
+    fn redactor() -> Redactor {
+        Redactor::new([("GITHUB_TOKEN".to_string(), SECRET.to_string())]).unwrap()
+    }
+
+    fn assert_cut_at_a_line(original: &str, fitted: &str, limit: usize) {
+        assert!(fitted.len() <= limit, "{} > {limit}", fitted.len());
+        let (kept, note) = fitted
+            .split_once("\n> **Truncated:** ")
+            .unwrap_or_else(|| panic!("no truncation note in {fitted:?}"));
+        assert!(original.starts_with(kept));
+        assert!(kept.is_empty() || kept.ends_with('\n'));
+        let left_out = original.len() - kept.len();
+        assert!(note.starts_with(&format!("{left_out} bytes of this summary were left out")));
+    }
+
+    #[test]
+    fn appending_to_the_step_summary() {
+        let redactor = redactor();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("summary.md");
+        append_step_summary(&path, "first\n", &redactor).unwrap();
+        append_step_summary(&path, &format!("second {SECRET}"), &redactor).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "first\nsecond [REDACTED:GITHUB_TOKEN]\n"
+        );
+    }
+
+    #[test]
+    fn appending_keeps_the_file_under_the_limit() {
+        let redactor = redactor();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("summary.md");
+        let earlier = format!("{}\n", "e".repeat(MAX_SUMMARY_BYTES - 2_000));
+        std::fs::write(&path, &earlier).unwrap();
+        let ours = "a line of ours\n".repeat(500);
+        append_step_summary(&path, &ours, &redactor).unwrap();
+        let written = std::fs::read_to_string(&path).unwrap();
+        assert!(written.len() <= MAX_SUMMARY_BYTES, "{}", written.len());
+        let appended = written.strip_prefix(&earlier).unwrap();
+        assert_cut_at_a_line(&ours, appended, 2_000);
+        // A full file gets nothing more.
+        std::fs::write(&path, "f".repeat(MAX_SUMMARY_BYTES)).unwrap();
+        append_step_summary(&path, &ours, &redactor).unwrap();
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            MAX_SUMMARY_BYTES as u64
+        );
+    }
+}

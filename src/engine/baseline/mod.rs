@@ -12,21 +12,15 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use serde::{Deserialize, Serialize};
-
-pub use report::{read_notes, report_section};
-
 use super::RunError;
 use super::verify::measure;
 use crate::cancel::Cancel;
 use crate::config::{CheckSettings, Settings};
 use crate::gate::{self, CheckResult, Excused, Flaky, GateRun, SUMMARY_FILE};
-use crate::model::{CheckStatus, Severity};
+use crate::model::{BaselineNotes, CheckStatus, FlakyTestNote, Installed, Severity};
 use crate::process::{self, HeadTail, ProcessSpec};
 use crate::secrets::RedactingWriter;
 use crate::state;
-
-mod report;
 
 /// The baseline's facts, in the state dir.
 pub const RUN_FILE: &str = "run.json";
@@ -36,43 +30,6 @@ const CONFIRM_OUTPUT: &str = "confirm-output.txt";
 const MAX_RERUNS: usize = 20;
 /// Bytes of an install command's output kept.
 const INSTALL_OUTPUT: usize = 4 * 1024;
-
-/// What the baseline found beside the gate's findings.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct BaselineNotes {
-    pub format_version: u32,
-    pub recorded_at: String,
-    /// 1, 5 and 15 minutes, from `/proc/loadavg`.
-    pub load_average: Option<[f64; 3]>,
-    pub cpus: usize,
-    pub confirm_runs: u32,
-    /// The run's scope; empty for the whole target.
-    pub scope: Vec<String>,
-    pub installed: Vec<Installed>,
-    /// Checks whose result changed between runs.
-    pub flaky_checks: Vec<String>,
-    /// Tests that failed in their suite and passed alone.
-    pub flaky_tests: Vec<FlakyTestNote>,
-}
-
-/// A test that failed in its suite and passed alone.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FlakyTestNote {
-    pub check: String,
-    pub file: Option<String>,
-    pub test: String,
-}
-
-/// A missing tool's install, as it ran.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Installed {
-    pub check: String,
-    pub tool: String,
-    pub command: String,
-    pub exit_code: Option<i32>,
-    /// The end of its output (redacted).
-    pub output: String,
-}
 
 /// The baseline run and its notes.
 #[derive(Debug)]

@@ -2,7 +2,6 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::{escape_data, escape_property};
 use crate::model::{Diagnostic, Severity};
 use crate::secrets::Redactor;
 
@@ -196,6 +195,36 @@ fn normalized(path: &Path) -> PathBuf {
                 Some(Component::RootDir | Component::Prefix(_)) => {}
                 Some(Component::CurDir | Component::ParentDir) | None => out.push(component),
             },
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// A workflow command's message, escaped as the runner reads it back: `%`, CR and LF.
+pub(crate) fn escape_data(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '%' => out.push_str("%25"),
+            '\r' => out.push_str("%0D"),
+            '\n' => out.push_str("%0A"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// A workflow command's property value: as [`escape_data`], and `:` and `,`, which end a value.
+pub(crate) fn escape_property(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '%' => out.push_str("%25"),
+            '\r' => out.push_str("%0D"),
+            '\n' => out.push_str("%0A"),
+            ':' => out.push_str("%3A"),
+            ',' => out.push_str("%2C"),
             other => out.push(other),
         }
     }

@@ -4,20 +4,21 @@
 
 use std::fmt::Write as _;
 
-use super::campaign::Preset;
-use super::ledger;
-use crate::campaign::state::Campaign;
-use crate::stop::Outcome;
+use super::{Mode, Report, baseline_md};
+use crate::model::{Outcome, Preset};
 
 /// The campaign report: outcome, counters, what was accepted and rolled back, what rests, what a
-/// person must take over, and how to go on.
-pub(super) fn campaign_report(
-    campaign: &Campaign,
-    preset: Preset,
-    (outcome, reason): (Outcome, &str),
-    delivery: &ledger::DeliveryNote,
-    cards: &[String],
-) -> String {
+/// person must take over, and how to go on; then the baseline and the sweep.
+pub(super) fn campaign_report(report: &Report) -> String {
+    let Some(campaign) = &report.campaign else {
+        return String::new();
+    };
+    let preset = match report.mode {
+        Mode::Run(preset) => preset,
+        Mode::Check | Mode::Merge => Preset::Refine,
+    };
+    let outcome = report.outcome;
+    let reason = report.stop_reason.map_or("", |r| r.as_str());
     let backlog = &campaign.backlog;
     let counters = &backlog.counters;
     let mut text = format!(
@@ -25,7 +26,7 @@ pub(super) fn campaign_report(
         preset.as_str(),
         outcome.as_str()
     );
-    let _ = writeln!(text, "Goal: {}\n", campaign.segment_config.intent);
+    let _ = writeln!(text, "Goal: {}\n", campaign.intent);
     let _ = writeln!(
         text,
         "Counters: segment {}, round {}, lifetime rounds {}, plateau {}, failures {}, no-progress {}, same-error {}, residual streak {}.\n",
@@ -62,7 +63,11 @@ pub(super) fn campaign_report(
             })
             .collect()
     };
-    section(&mut text, "This run, cycle by cycle", cards.to_vec());
+    section(
+        &mut text,
+        "This run, cycle by cycle",
+        campaign.cards.clone(),
+    );
     section(&mut text, "Accepted", by_status("accepted"));
     section(&mut text, "Rolled back", backlog.rollbacks.clone());
     section(&mut text, "Parked below theta", by_status("parked"));
@@ -106,8 +111,9 @@ pub(super) fn campaign_report(
         section(&mut text, "Deferred (P2)", backlog.deferred.clone());
     }
     let _ = writeln!(text, "## The record\n");
-    match &delivery.reference {
-        Some(reference) => {
+    let delivery = report.run.as_ref().map(|run| &run.delivery);
+    match delivery.and_then(|d| d.reference.as_ref().map(|r| (d, r))) {
+        Some((delivery, reference)) => {
             let _ = writeln!(
                 text,
                 "- {} accepted change(s) committed on `{reference}`; `patches/` applies them with `git am`.",
@@ -116,7 +122,7 @@ pub(super) fn campaign_report(
         }
         None => text.push_str("- Nothing was accepted in this run.\n"),
     }
-    if let Some(refused) = &delivery.refused {
+    if let Some(refused) = delivery.and_then(|d| d.refused.as_ref()) {
         let _ = writeln!(text, "- Patches refused: {refused}.");
     }
     text.push_str("\n## How to go on\n\n");
@@ -125,5 +131,12 @@ pub(super) fn campaign_report(
     } else {
         "- Run again with `--continue` (and a new intent) to start the next segment.\n"
     });
+    if let Some(run) = &report.run {
+        text.push_str(&baseline_md::report_section(&run.notes));
+    }
+    if let Some(sweep) = &report.sweep {
+        text.push('\n');
+        text.push_str(&crate::sweep::render_section(sweep));
+    }
     text
 }

@@ -291,38 +291,3 @@ fn secrets_never_reach_the_summary() {
         "{summary}"
     );
 }
-
-#[test]
-fn appending_to_the_step_summary() {
-    let redactor = redactor();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("summary.md");
-    append_step_summary(&path, "first\n", &redactor).unwrap();
-    append_step_summary(&path, &format!("second {SECRET}"), &redactor).unwrap();
-    assert_eq!(
-        std::fs::read_to_string(&path).unwrap(),
-        "first\nsecond [REDACTED:GITHUB_TOKEN]\n"
-    );
-}
-
-#[test]
-fn appending_keeps_the_file_under_the_limit() {
-    let redactor = redactor();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("summary.md");
-    let earlier = format!("{}\n", "e".repeat(MAX_SUMMARY_BYTES - 2_000));
-    std::fs::write(&path, &earlier).unwrap();
-    let ours = "a line of ours\n".repeat(500);
-    append_step_summary(&path, &ours, &redactor).unwrap();
-    let written = std::fs::read_to_string(&path).unwrap();
-    assert!(written.len() <= MAX_SUMMARY_BYTES, "{}", written.len());
-    let appended = written.strip_prefix(&earlier).unwrap();
-    assert_cut_at_a_line(&ours, appended, 2_000);
-    // A full file gets nothing more.
-    std::fs::write(&path, "f".repeat(MAX_SUMMARY_BYTES)).unwrap();
-    append_step_summary(&path, &ours, &redactor).unwrap();
-    assert_eq!(
-        std::fs::metadata(&path).unwrap().len(),
-        MAX_SUMMARY_BYTES as u64
-    );
-}

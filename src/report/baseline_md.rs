@@ -1,9 +1,9 @@
-//! The baseline's facts as the final report shows them, and as a later reader finds them.
+//! The final and campaign reports' section on the baseline: load, scope, installs, confirming
+//! runs and what was found flaky.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
-use super::{BaselineNotes, RUN_FILE};
+use crate::model::BaselineNotes;
 
 /// The final report's section on the baseline.
 pub fn report_section(notes: &BaselineNotes) -> String {
@@ -56,10 +56,4 @@ pub fn report_section(notes: &BaselineNotes) -> String {
         );
     }
     text
-}
-
-/// The notes a run left in `state_dir`, if it left any.
-pub fn read_notes(state_dir: &Path) -> Option<BaselineNotes> {
-    let bytes = std::fs::read(state_dir.join(RUN_FILE)).ok()?;
-    serde_json::from_slice(&bytes).ok()
 }

@@ -1,0 +1,97 @@
+//! A run's end as the one report, and the state files every preset leaves: the state's summary
+//! and findings, `trend.json`, `category-history.json` and `heuristics.json`.
+
+use super::EngineEnd;
+use crate::config::Settings;
+use crate::deliver::DeliveryNote;
+use crate::gate::CheckResult;
+use crate::model::{Diagnostic, FindingsFile, GateSummary, Preset};
+use crate::report::{CheckFindings, Mode, Report, RunPart, ScopePart};
+use crate::state::{self, Layout, StateError};
+
+impl EngineEnd {
+    /// The report of a run of `preset` that ended here, with the record it left.
+    pub fn report(&self, settings: &Settings, preset: Preset, delivery: DeliveryNote) -> Report {
+        let scope = &settings.run.scope;
+        let mut last = self.kept.summary.clone();
+        last.cycle = self.trend.cycles.last().map_or(0, |c| c.cycle);
+        Report {
+            mode: Mode::Run(preset),
+            outcome: self.reason.outcome(),
+            stop_reason: Some(self.reason),
+            target: settings.target.clone(),
+            layout: Layout::new(&settings.state_dir),
+            anchor: crate::report::config_anchor(&settings.target, &settings.config_file),
+            baseline: self.baseline.clone(),
+            last,
+            trend: self.trend.clone(),
+            history: self.history.clone(),
+            findings: self.kept.diagnostics.clone(),
+            checks: check_findings(&self.kept.summary, &self.kept.checks),
+            run: Some(RunPart {
+                checks_configured: settings.gate.checks.len(),
+                max_cycles: settings.run.max_cycles,
+                notes: self.notes.clone(),
+                scope: ScopePart {
+                    description: scope.describe(),
+                    everything: scope.is_everything(),
+                    outside: self
+                        .kept
+                        .diagnostics
+                        .iter()
+                        .filter(|d| !super::in_scope(scope, d))
+                        .count(),
+                    violations: self.scope_violations.clone(),
+                },
+                delivery,
+                heuristics: self
+                    .heuristics
+                    .heuristics
+                    .iter()
+                    .map(|h| h.message.clone())
+                    .collect(),
+            }),
+            campaign: None,
+            sweep: None,
+            shards: Vec::new(),
+        }
+    }
+
+    /// Writes the state files of the run: the state it left (`gate-summary.json`,
+    /// `findings.json`), `trend.json`, `category-history.json` and `heuristics.json`.
+    pub fn write_state_files(&self, report: &Report) -> Result<(), StateError> {
+        let layout = &report.layout;
+        state::write_json(&layout.summary(), &report.last)?;
+        write_findings(
+            &layout.findings(),
+            &self.kept.diagnostics,
+            &self.kept.checks,
+        )?;
+        state::write_json(&layout.trend(), &report.trend)?;
+        state::write_json(&layout.history(), &report.history)?;
+        state::write_json(&layout.heuristics(), &self.heuristics)
+    }
+}
+
+/// `findings.json` of a gate run: its findings that count, and whether that is all of them.
+pub fn write_findings(
+    path: &std::path::Path,
+    findings: &[Diagnostic],
+    checks: &[CheckResult],
+) -> Result<(), StateError> {
+    let complete = checks.iter().all(|check| check.findings.omitted == 0);
+    state::write_json(path, &FindingsFile::new(findings.to_vec(), complete))
+}
+
+/// Each check of a summary with the findings of the result it was made from.
+pub fn check_findings(summary: &GateSummary, results: &[CheckResult]) -> Vec<CheckFindings> {
+    summary
+        .checks
+        .iter()
+        .zip(results)
+        .map(|(record, result)| CheckFindings {
+            record: record.clone(),
+            findings: result.findings.diagnostics().to_vec(),
+        })
+        .collect()
+}

@@ -1,0 +1,64 @@
+//! A run's own facts, as `run.json` keeps them (the baseline's notes), and the preset it ran.
+
+use serde::{Deserialize, Serialize};
+
+/// The presets: the three seed loops on one engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Preset {
+    Refactoring,
+    Refine,
+    Improve,
+}
+
+impl Preset {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Refactoring => "refactoring",
+            Self::Refine => "refine",
+            Self::Improve => "improve",
+        }
+    }
+
+    /// Whether it runs as a campaign (state kept across runs).
+    pub fn is_campaign(self) -> bool {
+        self != Self::Refactoring
+    }
+}
+
+/// What the baseline found beside the gate's findings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BaselineNotes {
+    pub format_version: u32,
+    pub recorded_at: String,
+    /// 1, 5 and 15 minutes, from `/proc/loadavg`.
+    pub load_average: Option<[f64; 3]>,
+    pub cpus: usize,
+    pub confirm_runs: u32,
+    /// The run's scope; empty for the whole target.
+    pub scope: Vec<String>,
+    pub installed: Vec<Installed>,
+    /// Checks whose result changed between runs.
+    pub flaky_checks: Vec<String>,
+    /// Tests that failed in their suite and passed alone.
+    pub flaky_tests: Vec<FlakyTestNote>,
+}
+
+/// A test that failed in its suite and passed alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlakyTestNote {
+    pub check: String,
+    pub file: Option<String>,
+    pub test: String,
+}
+
+/// A missing tool's install, as it ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Installed {
+    pub check: String,
+    pub tool: String,
+    pub command: String,
+    pub exit_code: Option<i32>,
+    /// The end of its output (redacted).
+    pub output: String,
+}

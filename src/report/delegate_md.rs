@@ -1,0 +1,105 @@
+//! Each delegate's report: `cycle-N/delegate-reports/fix-<category>.md`.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use crate::delegate::DelegateRun;
+use crate::process::describe_end;
+use crate::workspace::{Change, Incident};
+
+/// Bytes of a delegate's output kept in its report.
+const REPORT_OUTPUT: usize = 16 * 1024;
+
+/// One attempt, as its report tells it.
+#[derive(Debug, Clone, Copy)]
+pub struct DelegateReport<'a> {
+    pub cycle: u32,
+    pub category: &'a str,
+    /// The delegate, as the config names it, and its deadline.
+    pub delegate: &'a str,
+    pub timeout: Duration,
+    pub run: &'a DelegateRun,
+    pub changes: &'a [Change],
+    pub incidents: &'a [Incident],
+    pub kept: bool,
+    pub rejected_because: &'a [String],
+}
+
+/// `cycle-N/delegate-reports/fix-<category>.md`: how the delegate ended, its verdict, what the
+/// loop made of its change, what it changed (from git), what it must not have done, and the end
+/// of its output.
+pub fn delegate_report(attempt: &DelegateReport<'_>) -> String {
+    let run = attempt.run;
+    let mut text = format!("# Cycle {}: fix `{}`\n\n", attempt.cycle, attempt.category);
+    let _ = writeln!(text, "- delegate: `{}`", attempt.delegate);
+    let end = match &run.spawn_error {
+        Some(error) => format!("could not start: {error}"),
+        None => describe_end(&run.end, None, attempt.timeout),
+    };
+    let _ = writeln!(text, "- ended: {end}");
+    let _ = writeln!(
+        text,
+        "- verdict: {}",
+        run.verdict
+            .as_ref()
+            .map_or("(none written)", |v| v.as_str())
+    );
+    let outcome = if attempt.changes.is_empty() {
+        "no change".to_string()
+    } else if attempt.kept {
+        "kept".to_string()
+    } else {
+        format!("rolled back: {}", attempt.rejected_because.join("; "))
+    };
+    let _ = writeln!(text, "- result: {outcome}");
+    if let Some(note) = &run.note {
+        let _ = writeln!(text, "- not applied: {note}");
+    }
+    if let Some(usage) = &run.usage {
+        let _ = writeln!(
+            text,
+            "- tokens: {} prompt + {} completion = {}",
+            usage.prompt_tokens, usage.completion_tokens, usage.total_tokens
+        );
+    }
+    let _ = writeln!(text, "\n## What it changed (from git)\n");
+    if attempt.changes.is_empty() {
+        text.push_str("Nothing.\n");
+    }
+    for change in attempt.changes {
+        let _ = writeln!(
+            text,
+            "- `{}`: {} → {}",
+            change.path,
+            change.before.describe(),
+            change.after.describe()
+        );
+    }
+    if !attempt.incidents.is_empty() {
+        text.push_str("\n## What it must not do\n\n");
+        for incident in attempt.incidents {
+            let _ = writeln!(text, "- {}", incident.describe());
+        }
+    }
+    if let Some(crate::delegate::Verdict::NeedsFix(findings)) = &run.verdict {
+        text.push_str("\n## For a person\n\n");
+        for finding in findings {
+            let _ = writeln!(text, "- {finding}");
+        }
+    }
+    let tail = run.output.tail();
+    let start = tail.len().saturating_sub(REPORT_OUTPUT);
+    let output = String::from_utf8_lossy(&tail[start..]);
+    let _ = write!(
+        text,
+        "\n## Its output ({} bytes{})\n\n```text\n{}\n```\n",
+        run.output.total(),
+        if run.output.total() as usize > REPORT_OUTPUT {
+            ", the end shown"
+        } else {
+            ""
+        },
+        output.trim_end().replace("```", "` ` `")
+    );
+    text
+}

@@ -1,0 +1,176 @@
+//! `REFINE-LOOP-FINAL.md`: the report a person reads first. A refactoring run's: outcome and
+//! stop rule, the cycles, the categories before and after, regressions, scope, the baseline,
+//! the record and what to do next. A campaign's and a merge's have their own renderers.
+
+use std::fmt::Write as _;
+
+use super::{Mode, Report, RunPart, ScopePart, baseline_md, campaign_md, merge_md};
+use crate::model::Preset;
+
+/// The final report of `report`, by its mode.
+pub fn final_report(report: &Report) -> String {
+    match (report.mode, &report.run) {
+        (Mode::Merge, _) => merge_md::merged_report(report),
+        (Mode::Run(Preset::Refine | Preset::Improve), _) => campaign_md::campaign_report(report),
+        (Mode::Run(Preset::Refactoring), Some(run)) => refactoring_report(report, run),
+        (Mode::Check | Mode::Run(Preset::Refactoring), _) => gate_report(report),
+    }
+}
+
+fn refactoring_report(report: &Report, run: &RunPart) -> String {
+    let mut text = String::from("# refine-loop: final report\n\n");
+    if let Some(reason) = report.stop_reason {
+        let _ = writeln!(
+            text,
+            "**Outcome: {}** — stopped by `{}`: {}.\n",
+            report.outcome.as_str(),
+            reason.as_str(),
+            reason.explain()
+        );
+    }
+    let _ = writeln!(
+        text,
+        "Goal: harden `{}` against its quality gate ({} checks), the refactoring loop, at most {} cycles.\n",
+        report.target.display(),
+        run.checks_configured,
+        run.max_cycles
+    );
+    let _ = writeln!(
+        text,
+        "Failures: {} at the baseline, {} now.\n",
+        report.baseline.failed_count, report.last.failed_count
+    );
+    cycles_table(&mut text, report);
+    text.push_str("\n## Categories, before → after\n\n");
+    for (name, cycles) in &report.history.categories {
+        let first = cycles.first().map_or(0, |c| c.failures);
+        let now = report.last.categories.get(name).map_or(0, |c| c.failures);
+        let _ = writeln!(text, "- {name}: {first} → {now}");
+    }
+    if !report.history.regressions.is_empty() {
+        text.push_str("\n## Regressions\n\n");
+        for regression in &report.history.regressions {
+            let _ = writeln!(
+                text,
+                "- {} failed in cycle {} ({} failures) after passing",
+                regression.category, regression.cycle, regression.failures
+            );
+        }
+    }
+    if !run.scope.everything || !run.scope.violations.is_empty() {
+        text.push_str(&scope_section(&run.scope));
+    }
+    text.push_str(&baseline_md::report_section(&run.notes));
+    record_section(&mut text, run);
+    next_steps(&mut text, report, run);
+    text
+}
+
+fn cycles_table(text: &mut String, report: &Report) {
+    text.push_str(
+        "## Cycles\n\n| cycle | failed | change | kept | note |\n|---|---|---|---|---|\n",
+    );
+    for cycle in &report.trend.cycles {
+        let kept = match cycle.accepted {
+            None => "baseline",
+            Some(true) => "yes",
+            Some(false) => "no",
+        };
+        let mut note = String::new();
+        if cycle.breakthrough {
+            note.push_str("breakthrough");
+        }
+        if let Some(attempt) = cycle.attempt_failed_count {
+            note.push_str(&format!("rolled back (the changes left {attempt})"));
+        }
+        let _ = writeln!(
+            text,
+            "| {} | {} | {:+} | {kept} | {note} |",
+            cycle.cycle, cycle.failed_count, cycle.delta
+        );
+    }
+}
+
+/// The section on the scope: what it was, and every change made outside it.
+pub(super) fn scope_section(scope: &ScopePart) -> String {
+    let mut text = format!("\n## Scope\n\n{}\n\n", scope.description);
+    if scope.outside > 0 {
+        let _ = writeln!(
+            text,
+            "{} finding(s) outside the scope are reported in the gate summary and were not worked.\n",
+            scope.outside
+        );
+    }
+    if scope.violations.is_empty() {
+        text.push_str("No delegate changed anything outside it.\n");
+    }
+    for violation in &scope.violations {
+        let _ = writeln!(text, "- scope violation: {violation}");
+    }
+    text
+}
+
+fn record_section(text: &mut String, run: &RunPart) {
+    text.push_str("\n## The record\n\n");
+    let delivery = &run.delivery;
+    match &delivery.reference {
+        Some(reference) => {
+            let _ = writeln!(
+                text,
+                "- {} accepted cycle(s) committed on `{reference}` (not on any branch; nothing was pushed).",
+                delivery.commits
+            );
+        }
+        None => text.push_str("- No change was kept: there is nothing to apply.\n"),
+    }
+    match &delivery.refused {
+        Some(reason) => {
+            let _ = writeln!(text, "- Patches refused: {reason}.");
+        }
+        None if delivery.reference.is_some() => text.push_str(
+            "- `patches/` is a `git am` series of those commits; `refine-loop.patch` is all of them as one `git apply` patch; `manifest.json` lists every changed file's sha256 before and after.\n",
+        ),
+        None => {}
+    }
+}
+
+fn next_steps(text: &mut String, report: &Report, run: &RunPart) {
+    text.push_str("\n## What to do next\n\n");
+    let last = &report.last;
+    if last.failed_count == 0 {
+        text.push_str("- The gate passes. Review the changes and commit them.\n");
+    } else {
+        for (name, category) in last.categories.iter().filter(|(_, c)| !c.passed) {
+            let _ = writeln!(
+                text,
+                "- {name}: {} failures left; the first: {}",
+                category.failures,
+                category
+                    .details
+                    .first()
+                    .map_or("(no detail)", String::as_str)
+            );
+        }
+    }
+    for heuristic in &run.heuristics {
+        let _ = writeln!(text, "- {heuristic}");
+    }
+}
+
+/// A report without a run's record: the gate's categories.
+fn gate_report(report: &Report) -> String {
+    let mut text = format!(
+        "# refine-loop: gate report\n\n**Outcome: {}**\n\nFailures: {}, warnings: {}.\n\n## Categories\n\n",
+        report.outcome.as_str(),
+        report.last.failed_count,
+        report.last.warning_count
+    );
+    for (name, category) in &report.last.categories {
+        let _ = writeln!(
+            text,
+            "- {name}: {} failures, {} warnings",
+            category.failures, category.warnings
+        );
+    }
+    text
+}

@@ -1,0 +1,37 @@
+//! The merged report of `refine-loop merge`: the totals, a row per shard, the categories.
+
+use std::fmt::Write as _;
+
+use super::Report;
+
+pub(super) fn merged_report(report: &Report) -> String {
+    let last = &report.last;
+    let mut text = String::from("# refine-loop: merged report\n\n");
+    let _ = writeln!(
+        text,
+        "{} shards, {} failures and {} warnings in all.\n",
+        report.shards.len(),
+        last.failed_count,
+        last.warning_count
+    );
+    text.push_str("| shard | cycles | failed first → last |\n|---|---|---|\n");
+    for shard in &report.shards {
+        let _ = writeln!(
+            text,
+            "| {} | {} | {} → {} |",
+            shard.dir.display().to_string().replace('|', "\\|"),
+            shard.cycles,
+            shard.first_failed,
+            shard.last_failed
+        );
+    }
+    text.push_str("\n## Categories\n\n");
+    for (name, category) in &last.categories {
+        let _ = writeln!(
+            text,
+            "- {name}: {} failures, {} warnings",
+            category.failures, category.warnings
+        );
+    }
+    text
+}

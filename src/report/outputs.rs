@@ -1,0 +1,31 @@
+//! The step's outputs (`$GITHUB_OUTPUT`), the same names for every mode: `outcome`,
+//! `stop-reason`, `failed-before`, `failed-after`, `cycles`, `patch-path`, `report-path`,
+//! `state-dir`.
+
+use super::Report;
+
+/// The outputs of `report`, as (name, value) pairs.
+pub fn outputs(report: &Report) -> Vec<(&'static str, String)> {
+    let patch = report
+        .run
+        .as_ref()
+        .filter(|run| run.delivery.reference.is_some() && run.delivery.refused.is_none())
+        .map_or(String::new(), |_| {
+            report.layout.patch().display().to_string()
+        });
+    vec![
+        ("outcome", report.outcome_label()),
+        (
+            "stop-reason",
+            report
+                .stop_reason
+                .map_or(String::new(), |reason| reason.as_str().to_string()),
+        ),
+        ("failed-before", report.baseline.failed_count.to_string()),
+        ("failed-after", report.last.failed_count.to_string()),
+        ("cycles", report.cycles().to_string()),
+        ("patch-path", patch),
+        ("report-path", report.main_file().display().to_string()),
+        ("state-dir", report.layout.dir().display().to_string()),
+    ]
+}
