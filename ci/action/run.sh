@@ -2,7 +2,7 @@
 # The action's run step. Inputs arrive as INPUT_* environment variables (never spliced into the
 # script); argv is built from the non-empty ones only. refine-loop itself writes the outcome
 # outputs (the state dir too), the step summary and the annotations; this script adds a
-# unique artifact name, and passes refine-loop's exit code on.
+# unique artifact name, then becomes refine-loop (exec), whose exit code is the step's.
 set -uo pipefail
 
 bin=${REFINE_LOOP_BIN:-refine-loop}
@@ -15,6 +15,8 @@ args=(run --ci github)
 [[ -n ${INPUT_TIME_BUDGET:-} ]] && args+=(--time-budget "$INPUT_TIME_BUDGET")
 [[ -n ${INPUT_VERIFY:-} ]] && args+=(--verify "$INPUT_VERIFY")
 [[ ${INPUT_EXIT_ZERO:-false} == true ]] && args+=(--exit-zero)
+# A campaign's intent: after the options, as one word, whatever it starts with.
+[[ -n ${INPUT_INTENT:-} ]] && args+=(-- "$INPUT_INTENT")
 
 name=${INPUT_ARTIFACT_NAME:-}
 if [[ -z $name ]]; then
@@ -25,11 +27,10 @@ fi
 # One line of safe characters, whatever the inputs held.
 name=$(printf '%s' "$name" | tr -c 'A-Za-z0-9._-' '-')
 
-"$bin" "${args[@]}"
-code=$?
-
-# refine-loop wrote the other outputs (state-dir among them, as its config resolved it).
+# refine-loop writes the other outputs (state-dir among them, as its config resolves it).
 if [[ -n ${GITHUB_OUTPUT:-} ]]; then
   printf 'artifact-name=%s\n' "$name" >>"$GITHUB_OUTPUT"
 fi
-exit "$code"
+# exec: refine-loop takes this step's signals itself (a cancelled job's SIGINT or SIGTERM
+# reaches it, not a shell), and its exit code is the step's.
+exec "$bin" "${args[@]}"

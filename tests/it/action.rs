@@ -165,3 +165,153 @@ fn the_install_script_checks_the_release_sha256_before_it_installs() {
     assert!(!output.status.success(), "{output:?}");
     assert!(!runner.path().join("refine-loop-bin/refine-loop").exists());
 }
+
+/// Runs `ci/action/run.sh` in `repo` as the composite action does, with a fake GitHub
+/// environment in `github` (its own process group, so that a test can signal it as the runner
+/// does); `inputs` are (INPUT_* name, value).
+fn action_run(repo: &Repo, github: &std::path::Path, inputs: &[(&str, &str)]) -> Command {
+    use std::os::unix::process::CommandExt;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/action/run.sh");
+    let mut command = Command::new("bash");
+    command
+        .arg(&script)
+        .current_dir(repo.path())
+        .env("REFINE_LOOP_BIN", binary())
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_WORKSPACE", repo.path())
+        .env("GITHUB_OUTPUT", github.join("output"))
+        .env("GITHUB_STEP_SUMMARY", github.join("summary"))
+        .env("REFINE_LOOP_JOB", "harden")
+        .env_remove("GITLAB_CI")
+        .env_remove("JENKINS_URL")
+        .process_group(0);
+    for (name, value) in inputs {
+        command.env(name, value);
+    }
+    command
+}
+
+/// What a campaign through the action must leave: the CI reports, the outputs and the summary.
+fn assert_published(repo: &Repo, github: &std::path::Path, outcome: &str) -> String {
+    let state = repo.join(".refine-loop");
+    for file in ["junit.xml", "report.sarif", "codequality.json", "trend.json"] {
+        assert!(state.join(file).is_file(), "{file} was not written");
+    }
+    let outputs = std::fs::read_to_string(github.join("output")).unwrap();
+    for name in ["stop-reason", "failed-before", "failed-after", "report-path"] {
+        assert!(
+            outputs.lines().any(|l| l.starts_with(&format!("{name}="))),
+            "{name}:\n{outputs}"
+        );
+    }
+    assert!(
+        outputs.lines().any(|l| l == format!("outcome={outcome}")),
+        "{outputs}"
+    );
+    let summary = std::fs::read_to_string(github.join("summary")).unwrap();
+    assert!(
+        summary.contains(&format!("## refine-loop: {outcome}")),
+        "{summary}"
+    );
+    outputs
+}
+
+/// A repository whose `build` check fails until `fixed.txt` exists.
+fn build_repo(delegates: &str) -> Repo {
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "[[gate.check]]\nname = \"build\"\ncategory = \"build\"\n\
+             run = \"test -f fixed.txt || {{ echo 'fixed.txt:1:1: error: missing'; exit 1; }}\"\n\
+             parser = \"clippy\"\n\n{delegates}"
+        ),
+    );
+    repo.commit("build");
+    repo
+}
+
+#[test]
+fn an_improve_campaign_through_the_action_publishes_like_the_refactoring_loop() {
+    let repo = build_repo("[[delegate]]\ncategories = [\"build\"]\nrun = \"echo ok > fixed.txt\"\n");
+    let github = tempfile::tempdir().unwrap();
+    let output = action_run(
+        &repo,
+        github.path(),
+        &[("INPUT_PRESET", "improve"), ("INPUT_INTENT", "fix the build")],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let outputs = assert_published(&repo, github.path(), "SUCCESS");
+    assert!(outputs.contains("stop-reason=complete"), "{outputs}");
+    assert!(outputs.contains("failed-before=1"), "{outputs}");
+    assert!(outputs.contains("failed-after=0"), "{outputs}");
+}
+
+#[test]
+fn a_refine_campaign_through_the_action_publishes_like_the_refactoring_loop() {
+    let repo = build_repo(
+        "[[delegate]]\nrole = \"execute\"\nrun = \"true\"\n\n\
+         [[delegate]]\nrole = \"reviewer\"\nrun = \"echo approve > \\\"$REFINE_LOOP_VERDICT_FILE\\\"\"\n",
+    );
+    let github = tempfile::tempdir().unwrap();
+    let output = action_run(
+        &repo,
+        github.path(),
+        &[("INPUT_PRESET", "refine"), ("INPUT_INTENT", "-tidy the build")],
+    )
+    .output()
+    .unwrap();
+    // The finding is a candidate whose executor changes nothing: the rounds plateau with it.
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let outputs = assert_published(&repo, github.path(), "SUCCESS");
+    assert!(outputs.contains("failed-after=1"), "{outputs}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("::error file=fixed.txt,line=1"),
+        "the finding that remains is annotated: {stdout}"
+    );
+    let goal = std::fs::read_to_string(repo.join(".refine-loop/REFINE-GOAL.md")).unwrap();
+    assert!(goal.contains("-tidy the build"), "{goal}");
+}
+
+#[test]
+fn a_cancelled_improve_campaign_through_the_action_rolls_back_and_still_publishes() {
+    let outside = tempfile::tempdir().unwrap();
+    let marker = outside.path().join("changed");
+    let repo = build_repo(&format!(
+        "[[delegate]]\ncategories = [\"build\"]\n\
+         run = \"echo ok > fixed.txt; touch {}; sleep 300\"\n",
+        marker.display()
+    ));
+    let github = tempfile::tempdir().unwrap();
+    let mut child = action_run(
+        &repo,
+        github.path(),
+        &[("INPUT_PRESET", "improve"), ("INPUT_INTENT", "fix the build")],
+    )
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !marker.exists() {
+        assert!(std::time::Instant::now() < give_up, "the delegate never ran");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // The runner cancels a step by signalling its process group.
+    let group = format!("-{}", child.id());
+    Command::new("kill")
+        .args(["-TERM", "--", &group])
+        .status()
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert!(
+        !repo.join("fixed.txt").exists(),
+        "the unverified change was rolled back"
+    );
+    let outputs = assert_published(&repo, github.path(), "CANCELLED");
+    assert!(outputs.contains("stop-reason=cancelled"), "{outputs}");
+}

@@ -44,6 +44,7 @@ fn the_action_takes_inputs_through_the_environment_and_describes_each() {
         [
             "config",
             "preset",
+            "intent",
             "target",
             "state-dir",
             "max-cycles",
