@@ -19,6 +19,12 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// The scope of `patterns` for paths relative to the target only (no repository to
+    /// locate it in): what `merge` reads back from a shard's `run.json`.
+    pub fn of_patterns(patterns: &[String]) -> Result<Self, String> {
+        Self::new(Path::new("/nonexistent/refine-loop-scope"), patterns)
+    }
+
     /// The scope of `patterns`, relative to `target`; an error says which pattern is wrong.
     pub fn new(target: &Path, patterns: &[String]) -> Result<Self, String> {
         // `.` is the whole target, as `REFINE_LOOP_SCOPE` writes it.

@@ -172,6 +172,11 @@ impl<'a> Engine<'a> {
         let flaky = run.flaky.clone();
         let cancelled = run.cancelled;
         let kept = Kept::of(run);
+        write_findings(
+            &state::Layout::new(&settings.state_dir).cycle_findings(0),
+            &kept.diagnostics,
+            &kept.checks,
+        )?;
         let mut trend = Trend::default();
         trend.push(&kept.summary, None, false);
         let mut history = CategoryHistory::default();

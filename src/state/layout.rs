@@ -26,6 +26,8 @@ pub mod format {
     pub const CAMPAIGN: u32 = 1;
     /// `refine-loop parse --format json`.
     pub const PARSE: u32 = 1;
+    /// `merge.json` (a merged folder's shards).
+    pub const MERGE: u32 = 1;
 }
 
 pub const SUMMARY_FILE: &str = "gate-summary.json";
@@ -47,6 +49,7 @@ pub const GOAL_FILE: &str = "REFINE-GOAL.md";
 pub const BACKLOG_FILE: &str = "REFINE-BACKLOG.md";
 pub const WORKLOG_FILE: &str = "REFINE-WORKLOG.md";
 pub const DELEGATE_REPORTS_DIR: &str = "delegate-reports";
+pub const MERGE_FILE: &str = "merge.json";
 
 /// The paths of one state dir.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -194,11 +194,21 @@ fn action_run(repo: &Repo, github: &std::path::Path, inputs: &[(&str, &str)]) ->
 /// What a campaign through the action must leave: the CI reports, the outputs and the summary.
 fn assert_published(repo: &Repo, github: &std::path::Path, outcome: &str) -> String {
     let state = repo.join(".refine-loop");
-    for file in ["junit.xml", "report.sarif", "codequality.json", "trend.json"] {
+    for file in [
+        "junit.xml",
+        "report.sarif",
+        "codequality.json",
+        "trend.json",
+    ] {
         assert!(state.join(file).is_file(), "{file} was not written");
     }
     let outputs = std::fs::read_to_string(github.join("output")).unwrap();
-    for name in ["stop-reason", "failed-before", "failed-after", "report-path"] {
+    for name in [
+        "stop-reason",
+        "failed-before",
+        "failed-after",
+        "report-path",
+    ] {
         assert!(
             outputs.lines().any(|l| l.starts_with(&format!("{name}="))),
             "{name}:\n{outputs}"
@@ -234,12 +244,16 @@ fn build_repo(delegates: &str) -> Repo {
 
 #[test]
 fn an_improve_campaign_through_the_action_publishes_like_the_refactoring_loop() {
-    let repo = build_repo("[[delegate]]\ncategories = [\"build\"]\nrun = \"echo ok > fixed.txt\"\n");
+    let repo =
+        build_repo("[[delegate]]\ncategories = [\"build\"]\nrun = \"echo ok > fixed.txt\"\n");
     let github = tempfile::tempdir().unwrap();
     let output = action_run(
         &repo,
         github.path(),
-        &[("INPUT_PRESET", "improve"), ("INPUT_INTENT", "fix the build")],
+        &[
+            ("INPUT_PRESET", "improve"),
+            ("INPUT_INTENT", "fix the build"),
+        ],
     )
     .output()
     .unwrap();
@@ -260,7 +274,10 @@ fn a_refine_campaign_through_the_action_publishes_like_the_refactoring_loop() {
     let output = action_run(
         &repo,
         github.path(),
-        &[("INPUT_PRESET", "refine"), ("INPUT_INTENT", "-tidy the build")],
+        &[
+            ("INPUT_PRESET", "refine"),
+            ("INPUT_INTENT", "-tidy the build"),
+        ],
     )
     .output()
     .unwrap();
@@ -290,7 +307,10 @@ fn a_cancelled_improve_campaign_through_the_action_rolls_back_and_still_publishe
     let mut child = action_run(
         &repo,
         github.path(),
-        &[("INPUT_PRESET", "improve"), ("INPUT_INTENT", "fix the build")],
+        &[
+            ("INPUT_PRESET", "improve"),
+            ("INPUT_INTENT", "fix the build"),
+        ],
     )
     .stdout(std::process::Stdio::null())
     .stderr(std::process::Stdio::null())
@@ -298,7 +318,10 @@ fn a_cancelled_improve_campaign_through_the_action_rolls_back_and_still_publishe
     .unwrap();
     let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !marker.exists() {
-        assert!(std::time::Instant::now() < give_up, "the delegate never ran");
+        assert!(
+            std::time::Instant::now() < give_up,
+            "the delegate never ran"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     // The runner cancels a step by signalling its process group.
