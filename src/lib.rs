@@ -1,29 +1,30 @@
 //! refine-loop: headless, bounded improvement cycles on a repository's quality gate, for CI.
 //!
-//! The binary is a thin shell around [`app::main`]; everything else is library code.
+//! The binary is a thin shell around [`app::main`]; everything else is library code. Public
+//! are only the modules the binary, the integration tests and the fuzz targets use; the rest is
+//! `pub(crate)`, so that the compiler reports what nothing uses.
 
 pub mod app;
-pub mod campaign;
+pub(crate) mod campaign;
 pub mod cancel;
-pub mod ci;
-pub mod cli;
-pub mod clock;
-pub mod command;
+pub(crate) mod ci;
+pub(crate) mod cli;
+pub(crate) mod clock;
+pub(crate) mod command;
 pub mod config;
-pub mod delegate;
-pub mod deliver;
-pub mod engine;
+pub(crate) mod delegate;
+pub(crate) mod deliver;
+pub(crate) mod engine;
 pub mod exit_code;
-pub mod gate;
+pub(crate) mod gate;
 pub mod model;
-pub mod net;
+pub(crate) mod net;
 pub mod parse;
-pub mod process;
-pub mod report;
-
-pub mod scope;
-pub mod secrets;
-pub mod state;
-pub mod stop;
+pub(crate) mod process;
+pub(crate) mod report;
+pub(crate) mod scope;
+pub(crate) mod secrets;
+pub(crate) mod state;
+pub(crate) mod stop;
 pub mod sweep;
-pub mod workspace;
+pub(crate) mod workspace;

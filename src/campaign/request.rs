@@ -100,6 +100,7 @@ impl Theta {
     }
 
     /// The threshold as a number.
+    #[cfg(test)]
     pub fn value(self) -> f64 {
         self.0
     }

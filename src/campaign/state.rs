@@ -20,14 +20,13 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use error::CampaignError;
-pub use transition::{CANCELLED, TERMINAL_OUTCOMES};
+#[cfg(test)]
+pub use transition::CANCELLED;
 
 /// The state format this build reads and writes.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = crate::state::format::CAMPAIGN;
 
-pub const GOAL_FILE: &str = "REFINE-GOAL.md";
-pub const BACKLOG_FILE: &str = "REFINE-BACKLOG.md";
-pub const WORKLOG_FILE: &str = "REFINE-WORKLOG.md";
+pub use crate::state::{BACKLOG_FILE, GOAL_FILE, WORKLOG_FILE};
 /// The lock file in the state dir; its exclusive lock is held while a run uses the dir.
 pub const LOCK_FILE: &str = ".lock";
 
@@ -183,6 +182,7 @@ impl Campaign {
     /// `release` decides which cooldowns are lifted. `provenance.state_dir` is replaced by the
     /// canonical dir and `provenance.format` by [`FORMAT`]. A refused dir is left as it was, but
     /// for its `.lock` file, which must exist before the dir can be inspected under the lock.
+    #[cfg(test)]
     pub fn open(
         state_dir: &Path,
         provenance: Provenance,
@@ -374,30 +374,29 @@ impl Campaign {
     }
 
     /// The canonical state dir.
+    #[cfg(test)]
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// The provenance stored when the campaign started.
+    #[cfg(test)]
     pub fn provenance(&self) -> &Provenance {
         &self.provenance
     }
 
+    #[cfg(test)]
     pub fn goal_path(&self) -> PathBuf {
         self.dir.join(GOAL_FILE)
     }
 
+    #[cfg(test)]
     pub fn backlog_path(&self) -> PathBuf {
         self.dir.join(BACKLOG_FILE)
     }
 
     pub fn worklog_path(&self) -> PathBuf {
         self.dir.join(WORKLOG_FILE)
-    }
-
-    /// The lock file; locked by this campaign until it is dropped.
-    pub fn lock_path(&self) -> PathBuf {
-        self.dir.join(LOCK_FILE)
     }
 }
 

@@ -35,11 +35,6 @@ impl CiSystem {
         }
     }
 
-    /// [`Self::detect`] on this process's environment.
-    pub fn from_process_env() -> Self {
-        Self::detect(|name| std::env::var(name).ok())
-    }
-
     /// The name `--ci` takes for this system.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -12,8 +12,9 @@ use super::CommandError;
 use crate::cli::{ParseArgs, ParseFormat, ParserSources, ParsersArgs};
 use crate::config::ConfigError;
 use crate::exit_code;
-use crate::model::{Diagnostic, ExpectedCount, FORMAT_VERSION, SeverityCounts, TestCounts};
+use crate::model::{Diagnostic, ExpectedCount, SeverityCounts, TestCounts};
 use crate::parse::{Catalogue, LineOutcome, ParseContext, Parser, parse_reader, rank};
+use crate::state::format::PARSE as FORMAT_VERSION;
 
 /// Parses the input and prints its findings; returns the exit code.
 pub fn parse(args: &ParseArgs, stdout: &mut dyn Write) -> Result<i32, CommandError> {

@@ -8,6 +8,7 @@ use std::process::Command;
 use sha2::{Digest, Sha256};
 
 use super::ledger::tests::{sample, tricky};
+use super::manifest::{EntryKind, FileVersion, ManifestFile};
 use super::*;
 
 const MARKER: &[u8] = b"SECRET-MARKER";

@@ -15,6 +15,7 @@
 //! look like a mail header, a `---` patch separator or an mbox `From ` line. Values are stored as
 //! `git am` would leave them (see [`Ledger::normalized`]).
 
+#[cfg(test)]
 use super::DeliverError;
 
 /// The commit body sections of one accepted iteration.
@@ -56,6 +57,7 @@ impl Ledger {
         ]
     }
 
+    #[cfg(test)]
     fn values_mut(&mut self) -> [&mut String; 7] {
         [
             &mut self.thesis,
@@ -102,6 +104,7 @@ impl Ledger {
     /// The ledger as a commit message keeps it: trailing white space cut from every line, blank
     /// lines cut at both ends of a value and runs of them made one (what `git am` does to a
     /// message). `parse(to_body())` gives this back.
+    #[cfg(test)]
     pub fn normalized(&self) -> Self {
         let mut normal = self.clone();
         for value in normal.values_mut() {
@@ -113,6 +116,7 @@ impl Ledger {
     /// Reads the sections back from a commit message (or a body). Lines before the first section
     /// (the subject) and lines at the margin that start no section (trailers such as
     /// `Signed-off-by:`) are ignored. Every section must be there, once.
+    #[cfg(test)]
     pub fn parse(message: &str) -> Result<Self, DeliverError> {
         let mut found: [Option<Vec<&str>>; 7] = Default::default();
         let mut current: Option<usize> = None;
@@ -155,6 +159,7 @@ impl Ledger {
 }
 
 /// `Label: rest` for one of the labels: its index and the rest (one separating space removed).
+#[cfg(test)]
 fn section_start(line: &str) -> Option<(usize, &str)> {
     LABELS.iter().enumerate().find_map(|(index, label)| {
         let rest = line.strip_prefix(label)?.strip_prefix(':')?;

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{DeliverError, Recorder, git};
-use crate::model::{FORMAT_VERSION, hex_digest};
+use crate::model::hex_digest;
+use crate::state::format::MANIFEST as FORMAT_VERSION;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {

@@ -17,7 +17,7 @@ use crate::state::StateError;
 use crate::workspace::{PathState, SnapshotStore};
 
 pub use ledger::Ledger;
-pub use manifest::{EntryKind, FileVersion, Manifest, ManifestFile, ManifestIteration};
+pub use manifest::Manifest;
 pub use patch::PatchFile;
 pub use secrets::SecretScan;
 
@@ -59,8 +59,10 @@ pub enum DeliverError {
     NothingToRecord { cycle: u32 },
     #[error("commit {commit}: its message is not UTF-8")]
     MessageNotUtf8 { commit: git2::Oid },
+    #[cfg(test)]
     #[error("commit message: the section {section:?} is missing")]
     LedgerSectionMissing { section: &'static str },
+    #[cfg(test)]
     #[error("commit message: the section {section:?} appears twice")]
     LedgerSectionRepeated { section: &'static str },
     #[error(
@@ -172,22 +174,15 @@ impl<'repo> Recorder<'repo> {
 
     /// Author and committer of every commit from now on (for reproducible commits); without it,
     /// `refine-loop <refine-loop@localhost>` at the current time.
+    #[cfg(test)]
     pub fn with_signature(mut self, signature: git2::Signature<'static>) -> Self {
         self.signature = Some(signature);
         self
     }
 
-    pub fn run_id(&self) -> &str {
-        &self.run_id
-    }
-
     /// `refs/refine-loop/<run-id>`.
     pub fn reference(&self) -> &str {
         &self.reference
-    }
-
-    pub fn base(&self) -> git2::Oid {
-        self.base
     }
 
     /// The last recorded commit, if any.

@@ -186,7 +186,7 @@ pub(super) fn cumulative(
     base: git2::Oid,
     tip: Option<git2::Oid>,
 ) -> Result<PatchFile, DeliverError> {
-    let name = "refine-loop.patch".to_string();
+    let name = crate::state::PATCH_FILE.to_string();
     let Some(tip) = tip else {
         return Ok(PatchFile {
             name,

@@ -20,8 +20,6 @@ use crate::workspace::{Incident, Workspace, WorkspaceError};
 pub struct CampaignEnd {
     pub outcome: Outcome,
     pub reason: String,
-    /// The campaign had already ended: nothing ran.
-    pub already_ended: bool,
     /// The run's report, when the campaign ran.
     pub report: Option<Box<Report>>,
 }
@@ -147,7 +145,6 @@ fn run_in(
         return Ok(CampaignEnd {
             outcome,
             reason: counters.stop_reason.clone().unwrap_or_default(),
-            already_ended: true,
             report: None,
         });
     }
@@ -208,7 +205,6 @@ fn run_in(
         intent: campaign.segment_config.intent.clone(),
         backlog: campaign.backlog.clone(),
         cards,
-        already_ended: false,
     });
     report.sweep = sweep;
     end.write_state_files(&report)?;
@@ -221,7 +217,6 @@ fn run_in(
     Ok(CampaignEnd {
         outcome,
         reason,
-        already_ended: false,
         report: Some(Box::new(report)),
     })
 }
@@ -276,7 +271,7 @@ fn sweep_segment(
     campaign: &mut Campaign,
     cancel: &Cancel,
 ) -> Result<crate::sweep::Sweep, RunError> {
-    let path = settings.state_dir.join(crate::sweep::SWEEP_FILE);
+    let path = crate::state::Layout::new(&settings.state_dir).sweep();
     let segment = campaign.backlog.counters.segment;
     if campaign.backlog.swept_segment == Some(segment)
         && let Some(sweep) = std::fs::read(&path)

@@ -27,8 +27,11 @@ pub(super) fn run_cycles(
         let cycle = policy.open_cycle(engine)?;
         let cycle_started = Instant::now();
         engine.outside = std::time::Duration::ZERO;
-        if engine.options.github_groups {
-            workflow_command(&format!("::group::refine-loop cycle {}", cycle.index));
+        if engine.options.github_groups
+            && let Ok(redactor) = crate::ci::process_redactor()
+        {
+            let name = format!("refine-loop cycle {}", cycle.index);
+            workflow_command(&crate::ci::github::group(&name, redactor));
         }
         let before = engine.kept.summary.clone();
         let plan = policy.plan(engine, cycle)?;

@@ -10,10 +10,8 @@ use serde::{Deserialize, Serialize};
 use super::Attempt;
 use super::standing::STRIKES_FOR_COOLDOWN;
 use crate::delegate::DelegateSpec;
-use crate::model::{FORMAT_VERSION, Regression};
-
-/// The file the lessons are written to, in the state dir.
-pub const HEURISTICS_FILE: &str = "heuristics.json";
+use crate::model::Regression;
+pub use crate::state::HEURISTICS_FILE;
 
 /// A lesson's facts, before its message.
 struct Lesson<'a> {
@@ -53,7 +51,7 @@ pub struct Heuristic {
 impl Default for Heuristics {
     fn default() -> Self {
         Self {
-            format_version: FORMAT_VERSION,
+            format_version: crate::state::format::HEURISTICS,
             heuristics: Vec::new(),
             failing_cycles: BTreeMap::new(),
         }

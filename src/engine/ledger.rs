@@ -188,7 +188,7 @@ pub fn write_delivery(
     outcome: &str,
     stop_reason: &str,
 ) -> Result<DeliveryNote, DeliverError> {
-    let dir = &settings.state_dir;
+    let layout = crate::state::Layout::new(&settings.state_dir);
     let scan = |content: &[u8]| -> Vec<String> {
         crate::secrets::process_redactor()
             .map(|redactor| {
@@ -206,8 +206,8 @@ pub fn write_delivery(
         refused: None,
     };
     let written = recorder
-        .write_series(&dir.join("patches"), &scan)
-        .and_then(|_| recorder.write_cumulative_patch(&dir.join("refine-loop.patch"), &scan));
+        .write_series(&layout.patches(), &scan)
+        .and_then(|_| recorder.write_cumulative_patch(&layout.patch(), &scan));
     match written {
         Ok(()) => {}
         Err(DeliverError::SecretRefused { path, findings }) => {
@@ -221,6 +221,6 @@ pub fn write_delivery(
         }
         Err(error) => return Err(error),
     }
-    recorder.write_manifest(&dir.join("manifest.json"), outcome, stop_reason)?;
+    recorder.write_manifest(&layout.manifest(), outcome, stop_reason)?;
     Ok(note)
 }

@@ -34,7 +34,7 @@ pub(crate) use policy::{CycleNumber, Policy};
 pub use refactoring::run_loop;
 pub use turn::Attempt;
 pub use verify::diagnostics_of;
-pub use work::{failing_categories, in_scope};
+pub use work::in_scope;
 
 use crate::cancel::Cancel;
 use crate::config::Settings;
@@ -262,7 +262,8 @@ impl<'a> Engine<'a> {
 
     /// `cycle-N/delegate-reports/`.
     pub fn reports_dir(&self, cycle: CycleNumber) -> Result<PathBuf, RunError> {
-        Ok(state::cycle_dir(&self.settings.state_dir, cycle.index)?.join("delegate-reports"))
+        state::cycle_dir(&self.settings.state_dir, cycle.index)?;
+        Ok(state::Layout::new(&self.settings.state_dir).delegate_reports(cycle.index))
     }
 
     /// Says what the loop is doing, on a terminal.

@@ -10,9 +10,9 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-pub use capture::{BoundedLog, last_lines};
+pub use capture::last_lines;
 pub use check::{CheckResult, run_check};
-pub use summarize::{Excused, Flaky, FlakyTest, INFRA_CATEGORY, summarize};
+pub use summarize::{Excused, Flaky, INFRA_CATEGORY, summarize};
 
 use crate::cancel::Cancel;
 use crate::config::Settings;
@@ -21,7 +21,7 @@ use crate::process::StopReason;
 use crate::secrets::RedactingWriter;
 
 /// The name of the raw output file in a cycle folder.
-pub const OUTPUT_FILE: &str = "gate-output.txt";
+pub use crate::state::OUTPUT_FILE;
 /// The name of the summary file in a cycle folder.
 pub const SUMMARY_FILE: &str = "gate-summary.json";
 

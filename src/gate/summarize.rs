@@ -4,9 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::check::CheckResult;
-use crate::model::{
-    CategorySummary, CheckRecord, CheckStatus, FORMAT_VERSION, GateResult, GateSummary, Severity,
-};
+use crate::model::{CategorySummary, CheckRecord, CheckStatus, GateResult, GateSummary, Severity};
 use crate::process::{StopReason, describe_end, humanize};
 
 /// The category of checks that could not give a result.
@@ -116,7 +114,7 @@ pub fn summarize(cycle: u32, results: &[CheckResult], flaky: Option<&Flaky>) -> 
     let failed_count = categories.values().map(|c| c.failures).sum();
     let warning_count = categories.values().map(|c| c.warnings).sum();
     GateSummary {
-        format_version: FORMAT_VERSION,
+        format_version: crate::state::format::GATE_SUMMARY,
         cycle,
         overall_result: if failed_count == 0 {
             GateResult::Passed

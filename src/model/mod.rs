@@ -16,9 +16,6 @@ pub use summary::{
 };
 pub use trend::{CategoryCycle, CategoryHistory, Regression, TokenUsage, Trend, TrendCycle};
 
-/// The version written into every persisted file of this model.
-pub const FORMAT_VERSION: u32 = 1;
-
 /// A finished sha256 as lowercase hex, as every fingerprint is written.
 pub(crate) fn hex_digest(hasher: sha2::Sha256) -> String {
     use sha2::Digest;

@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{FORMAT_VERSION, GateSummary, Outcome, StopReason, is_breakthrough};
+use super::{GateSummary, Outcome, StopReason, is_breakthrough};
+use crate::state::format;
 
 /// The failed and warning counts per cycle, and how the run ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,7 +74,7 @@ impl TokenUsage {
 impl Default for Trend {
     fn default() -> Self {
         Self {
-            format_version: FORMAT_VERSION,
+            format_version: format::TREND,
             outcome: None,
             stop_reason: None,
             cycles: Vec::new(),
@@ -140,7 +141,7 @@ pub struct Regression {
 impl Default for CategoryHistory {
     fn default() -> Self {
         Self {
-            format_version: FORMAT_VERSION,
+            format_version: format::CATEGORY_HISTORY,
             categories: BTreeMap::new(),
             regressions: Vec::new(),
         }
@@ -192,7 +193,7 @@ mod tests {
             .collect();
         let failed_count = categories.values().map(|c| c.failures).sum();
         GateSummary {
-            format_version: FORMAT_VERSION,
+            format_version: format::GATE_SUMMARY,
             cycle,
             overall_result: if failed_count == 0 {
                 GateResult::Passed

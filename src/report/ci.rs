@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::gate::{CheckResult, GateRun};
-use crate::model::{CheckRecord, Diagnostic, GateSummary};
+use crate::model::{CheckRecord, Diagnostic};
 use crate::state::{StateError, write_atomic};
 
 pub use crate::state::{CODE_QUALITY_FILE, JUNIT_FILE, SARIF_FILE};
@@ -53,29 +52,6 @@ pub struct CiCheck<'a> {
 }
 
 impl<'a> CiReportInput<'a> {
-    /// Pairs each check of the summary with the findings of the result it was made from
-    /// ([`summarize`](crate::gate::summarize) keeps their order).
-    pub fn new(summary: &'a GateSummary, results: &'a [CheckResult], anchor: String) -> Self {
-        let checks = summary
-            .checks
-            .iter()
-            .zip(results)
-            .map(|(record, result)| {
-                debug_assert_eq!(record.name, result.check.name);
-                CiCheck {
-                    record,
-                    findings: result.findings.diagnostics(),
-                }
-            })
-            .collect();
-        Self { checks, anchor }
-    }
-
-    /// The input for one run of the gate.
-    pub fn from_run(run: &'a GateRun, anchor: String) -> Self {
-        Self::new(&run.summary, &run.checks, anchor)
-    }
-
     /// Every finding in order (check by check), with what the renderers need beside it.
     pub(crate) fn findings(&self) -> Vec<Finding<'a>> {
         let mut seen = Seen::default();

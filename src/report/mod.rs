@@ -20,19 +20,16 @@ mod table;
 
 use std::path::PathBuf;
 
+pub use annotations::annotations;
 pub(crate) use annotations::escape_data;
 #[cfg(test)]
 pub(crate) use annotations::escape_property;
-pub use annotations::{MAX_ERRORS, MAX_NOTICES, MAX_WARNINGS, annotations};
-pub use ci::{
-    CODE_QUALITY_FILE, CiCheck, CiReportError, CiReportInput, JUNIT_FILE, SARIF_FILE,
-    config_anchor, write_ci_reports,
-};
+pub use ci::{CiCheck, CiReportError, CiReportInput, config_anchor, write_ci_reports};
 pub use delegate_md::{DelegateReport, delegate_report};
 pub use final_md::final_report;
 pub use outputs::outputs;
 pub use step_summary::{
-    CategoryChange, MAX_SUMMARY_BYTES, SummaryInput, fit_summary, step_summary, summary_input,
+    CategoryChange, MAX_SUMMARY_BYTES, fit_summary, step_summary, summary_input,
 };
 pub use table::render_table;
 
@@ -128,8 +125,6 @@ pub struct CampaignPart {
     pub intent: String,
     pub backlog: Backlog,
     pub cards: Vec<String>,
-    /// The campaign had already ended: nothing ran.
-    pub already_ended: bool,
 }
 
 /// One shard of a merge.

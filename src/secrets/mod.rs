@@ -140,6 +140,7 @@ impl Redactor {
     }
 
     /// A redactor for the given variables (name, value), as if they were the environment.
+    #[cfg(test)]
     pub fn new(
         environment: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Self, SecretsError> {
@@ -218,12 +219,6 @@ impl Redactor {
             longest_multi_line,
             shapes: Shapes::new()?,
         })
-    }
-
-    /// How many environment variables hold a secret this redactor looks for (for a log line; the
-    /// names are in [`Self::secret_variable_names`], the values are never shown).
-    pub fn secret_variable_count(&self) -> usize {
-        self.variable_count
     }
 
     /// The names of the variables whose values are redacted, sorted.

@@ -47,7 +47,7 @@ fn environment_values_are_redacted() {
     for (input, expected) in table {
         assert_eq!(redactor.redact_str(input), expected);
     }
-    assert_eq!(redactor.secret_variable_count(), 2);
+    assert_eq!(redactor.secret_variable_names().len(), 2);
     assert_eq!(
         redactor.secret_variable_names(),
         ["DB_PASSWORD", "GITHUB_TOKEN"]
@@ -167,5 +167,5 @@ fn a_large_clean_input_passes_through_unchanged() {
 #[test]
 fn the_environment_of_this_process_can_be_read() {
     let redactor = Redactor::from_env().unwrap();
-    assert!(redactor.secret_variable_count() <= std::env::vars_os().count());
+    assert!(redactor.secret_variable_names().len() <= std::env::vars_os().count());
 }

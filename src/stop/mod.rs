@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-pub use crate::model::{Outcome, StopReason, is_breakthrough};
+pub use crate::model::StopReason;
 
 /// One cycle as the rules see it. Cycle 0 is the baseline.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::*;
+use crate::model::{Outcome, is_breakthrough};
 
 /// Cycles as (failed count, state, accepted), the baseline first.
 type Spec<'a> = &'a [(u64, &'a str, bool)];

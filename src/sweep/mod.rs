@@ -57,7 +57,7 @@ pub use read::run_sweep;
 pub use report::{SWEEP_FILE, render_section, summary_lines, write_sweep_json};
 
 /// What `sweep.json` is written as.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = crate::state::format::SWEEP;
 /// Text read from the forge is quoted in at most this many characters.
 pub const QUOTE_LIMIT: usize = 200;
 

@@ -8,7 +8,7 @@ use super::{ChecksState, PullRequest, Sweep};
 use crate::state::{self, StateError};
 
 /// The file a sweep is written to, in the state dir.
-pub const SWEEP_FILE: &str = "sweep.json";
+pub use crate::state::SWEEP_FILE;
 
 /// Writes `sweep.json` into `state_dir` (created if missing), atomically and redacted; returns
 /// its path.

@@ -91,15 +91,6 @@ impl Snapshot {
         }
         Self { paths }
     }
-
-    /// The snapshot after `changes` were rolled back.
-    pub fn undone(&self, changes: &[Change]) -> Self {
-        let mut paths = self.paths.clone();
-        for change in changes {
-            paths.insert(change.path.clone(), change.before.clone());
-        }
-        Self { paths }
-    }
 }
 
 /// The changes of several delegates in a row as one: each path from its first state to its
@@ -295,11 +286,6 @@ impl Workspace {
             self.protected.remove(path);
         }
         released
-    }
-
-    /// Files the gate wrote (paths that became dirty during a gate run).
-    pub fn artifacts(&self) -> &BTreeSet<RepoPath> {
-        &self.artifacts
     }
 
     /// Records the user's work before anything runs; it is protected for the whole run.

@@ -79,19 +79,6 @@ impl PathState {
         Self::read(&path.under(root), store)
     }
 
-    /// The state the index records (a clean file), its bytes kept in `store`.
-    pub fn from_index(mode: u32, content: &[u8], store: &SnapshotStore) -> io::Result<Self> {
-        match mode {
-            0o120000 => Ok(Self::Symlink {
-                target: content.to_vec(),
-            }),
-            _ => Ok(Self::File {
-                sha256: store.put_bytes(content)?,
-                mode: if mode & 0o111 != 0 { 0o755 } else { 0o644 },
-            }),
-        }
-    }
-
     /// A compact, stable name of this state, for comparing across runs.
     pub fn key(&self) -> String {
         match self {
@@ -118,11 +105,6 @@ impl PathState {
             }
             Self::Directory => "a folder".into(),
         }
-    }
-
-    /// The file or link (not a folder, not nothing).
-    pub fn is_entry(&self) -> bool {
-        matches!(self, Self::File { .. } | Self::Symlink { .. })
     }
 
     /// Makes `path` (under `root`) hold this state again. A folder in the way is removed only

@@ -31,6 +31,7 @@ impl SnapshotStore {
     }
 
     /// Keeps `bytes` and returns their hash.
+    #[cfg(test)]
     pub fn put_bytes(&self, bytes: &[u8]) -> io::Result<String> {
         let hash = hex(Sha256::new_with_prefix(bytes));
         if !self.path_of(&hash).exists() {

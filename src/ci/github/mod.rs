@@ -14,7 +14,7 @@ mod summary;
 
 use std::path::PathBuf;
 
-pub use outputs::{append_outputs, outputs};
+pub use outputs::append_outputs;
 pub use summary::append_step_summary;
 
 use crate::report::escape_data;

@@ -23,7 +23,7 @@ use crate::secrets::RedactingWriter;
 use crate::state;
 
 /// The baseline's facts, in the state dir.
-pub const RUN_FILE: &str = "run.json";
+pub use crate::state::RUN_FILE;
 /// Where the confirming runs and the single tests write their output, in `cycle-0/`.
 const CONFIRM_OUTPUT: &str = "confirm-output.txt";
 /// Failing tests of one check run alone at most.
@@ -41,7 +41,7 @@ pub struct Baseline {
 /// Runs the baseline gate with its confirmations; see the module's text.
 pub fn measure_baseline(settings: &Settings, cancel: &Cancel) -> Result<Baseline, RunError> {
     let mut notes = BaselineNotes {
-        format_version: crate::model::FORMAT_VERSION,
+        format_version: state::format::RUN,
         recorded_at: crate::clock::now_iso8601(),
         load_average: load_average(),
         cpus: std::thread::available_parallelism().map_or(1, usize::from),
