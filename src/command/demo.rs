@@ -70,7 +70,10 @@ pub fn demo(args: &DemoArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<
     })?;
     let report = run_loop(
         &settings,
-        (cancel, crate::engine::EngineOptions::default()),
+        crate::engine::EngineOptions {
+            cancel,
+            github_groups: false,
+        },
         &mut std::io::stderr(),
     )?;
     say(

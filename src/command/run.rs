@@ -38,6 +38,7 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
     };
     let system = super::publish::ci_system(args.gate.ci);
     let options = EngineOptions {
+        cancel,
         github_groups: system == crate::ci::CiSystem::GitHub,
     };
     let (outcome, line, report) = if preset.is_campaign() {
@@ -51,7 +52,7 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
                     .to_string(),
             ));
         }
-        let end = run_campaign(&settings, preset, &request, (cancel, options), &mut console)?;
+        let end = run_campaign(&settings, preset, &request, options, &mut console)?;
         let line = format!(
             "{}: {}; {}\n",
             end.outcome.as_str(),
@@ -62,7 +63,7 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
         );
         (end.outcome, line, end.report.map(|report| *report))
     } else {
-        let report = run_loop(&settings, (cancel, options), &mut console)?;
+        let report = run_loop(&settings, options, &mut console)?;
         (report.outcome, outcome_line(&report), Some(report))
     };
     if let Some(report) = &report {

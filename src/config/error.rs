@@ -22,13 +22,8 @@ pub enum ConfigError {
     },
 
     /// A value in a file is wrong: `file[:line:column]: key: reason`.
-    #[error("{}{}: {key}: {reason}", path.display(), location.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default())]
-    Invalid {
-        path: PathBuf,
-        location: Option<(usize, usize)>,
-        key: String,
-        reason: String,
-    },
+    #[error(transparent)]
+    Invalid(#[from] crate::parse::InvalidValue),
 
     /// A parser definition is wrong.
     #[error(transparent)]
@@ -48,13 +43,10 @@ impl ConfigError {
         key: impl Into<String>,
         reason: impl AsRef<str>,
     ) -> Self {
-        Self::Invalid {
-            path: path.into(),
-            location: span.map(|span| line_and_column(text, span.start)),
-            key: key.into(),
-            reason: one_line(reason.as_ref()),
-        }
+        Self::Invalid(crate::parse::InvalidValue::at(
+            path, text, span, key, reason,
+        ))
     }
 }
 
-pub use crate::parse::{line_and_column, one_line};
+pub use crate::parse::one_line;

@@ -31,39 +31,13 @@ pub fn reasons_to_reject(before: &GateSummary, after: &GateSummary) -> Vec<Strin
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
-    use crate::model::{CategorySummary, GateResult};
 
     /// Categories and their failure counts.
     type Counts<'a> = &'a [(&'a str, u64)];
 
     fn summary(categories: Counts<'_>) -> GateSummary {
-        let categories: BTreeMap<String, CategorySummary> = categories
-            .iter()
-            .map(|&(name, failures)| {
-                let summary = CategorySummary {
-                    passed: failures == 0,
-                    failures,
-                    ..CategorySummary::default()
-                };
-                (name.to_string(), summary)
-            })
-            .collect();
-        let failed_count = categories.values().map(|c| c.failures).sum();
-        GateSummary {
-            format_version: 1,
-            cycle: 0,
-            overall_result: GateResult::Failed,
-            failed_count,
-            warning_count: 0,
-            categories,
-            checks: Vec::new(),
-            notes: Vec::new(),
-            cancelled: false,
-            not_run: Vec::new(),
-        }
+        GateSummary::with_failures(0, categories)
     }
 
     #[test]

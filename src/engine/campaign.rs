@@ -29,17 +29,11 @@ pub fn run_campaign(
     settings: &Settings,
     preset: Preset,
     request: &Request,
-    (cancel, options): (&Cancel, EngineOptions),
+    options: EngineOptions<'_>,
     console: &mut dyn Write,
 ) -> Result<CampaignEnd, RunError> {
     let mut workspace = Workspace::open(&settings.target, &settings.state_dir)?;
-    let end = run_in(
-        settings,
-        (preset, request),
-        &mut workspace,
-        (cancel, options),
-        console,
-    );
+    let end = run_in(settings, preset, request, &mut workspace, options, console);
     // Kept only when someone else changed a path: then it holds the version the loop expected.
     if !matches!(
         end,
@@ -52,11 +46,13 @@ pub fn run_campaign(
 
 fn run_in(
     settings: &Settings,
-    (preset, request): (Preset, &Request),
+    preset: Preset,
+    request: &Request,
     workspace: &mut Workspace,
-    (cancel, options): (&Cancel, EngineOptions),
+    options: EngineOptions<'_>,
     console: &mut dyn Write,
 ) -> Result<CampaignEnd, RunError> {
+    let cancel = options.cancel;
     workspace.record_baseline()?;
     let repo = workspace.repository();
     let provenance = Provenance {
@@ -171,7 +167,7 @@ fn run_in(
         .unwrap_or_default();
     // The cards this run writes to the worklog go into the report too.
     let worklog_start = std::fs::metadata(campaign.worklog_path()).map_or(0, |m| m.len());
-    let engine = Engine::start(settings, workspace, cancel, options)?;
+    let engine = Engine::start(settings, workspace, options)?;
     let end = match preset {
         Preset::Refine => {
             let mut policy = refine::Refine::new(&mut campaign, sweep_proposals);

@@ -27,7 +27,7 @@ pub(super) fn run_cycles(
         let cycle = policy.open_cycle(engine)?;
         let cycle_started = Instant::now();
         engine.outside = std::time::Duration::ZERO;
-        if engine.options.github_groups
+        if engine.github_groups
             && let Ok(redactor) = crate::ci::process_redactor()
         {
             let name = format!("refine-loop cycle {}", cycle.index);
@@ -42,14 +42,15 @@ pub(super) fn run_cycles(
                 verification,
             } => work(engine, policy, cycle, &items, verification)?,
         };
-        let stop = close(
-            engine,
-            policy,
-            (recorder, console),
-            (cycle, cycle_started),
-            (&before, &attempts, measured.as_ref()),
-        )?;
-        if engine.options.github_groups {
+        let finished = Finished {
+            cycle,
+            started: cycle_started,
+            before: &before,
+            attempts: &attempts,
+            measured: measured.as_ref(),
+        };
+        let stop = close(engine, policy, recorder, console, &finished)?;
+        if engine.github_groups {
             workflow_command(crate::ci::github::endgroup());
         }
         if let Some(reason) = stop {
@@ -298,15 +299,33 @@ fn verify_together(
     Ok(measured)
 }
 
+/// A cycle whose work is done, to be recorded.
+struct Finished<'c> {
+    cycle: CycleNumber,
+    started: Instant,
+    /// The kept state before the cycle.
+    before: &'c GateSummary,
+    attempts: &'c [Attempt],
+    /// What the cycle's last gate run measured, when one ran.
+    measured: Option<&'c GateSummary>,
+}
+
 /// Records the cycle, lets the policy settle it, writes the ledger of an accepted cycle and the
 /// cycle's line. Returns a stop that holds at once.
 fn close(
     engine: &mut Engine<'_>,
     policy: &mut dyn Policy,
-    (recorder, console): (&mut Recorder<'_>, &mut dyn Write),
-    (cycle, cycle_started): (CycleNumber, Instant),
-    (before, attempts, measured): (&GateSummary, &[Attempt], Option<&GateSummary>),
+    recorder: &mut Recorder<'_>,
+    console: &mut dyn Write,
+    finished: &Finished<'_>,
 ) -> Result<Option<StopReason>, RunError> {
+    let Finished {
+        cycle,
+        started: cycle_started,
+        before,
+        attempts,
+        measured,
+    } = *finished;
     let settings = engine.settings;
     for attempt in attempts {
         record::write_delegate_report(&attempt.run.files.report, cycle.index, attempt, settings)?;

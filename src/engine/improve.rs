@@ -7,8 +7,8 @@
 
 use std::io::Write;
 
-use super::policy::{CycleNumber, CycleRecord, Plan, Policy, Settled, Staff, Verification, Work};
-use super::work::{failing_categories, findings_of};
+use super::policy::{CycleNumber, CycleRecord, Plan, Policy, Settled, Verification};
+use super::work::category_work;
 use super::{Attempt, Engine, RunError};
 use crate::campaign::state::Campaign;
 use crate::model::{Diagnostic, GateSummary, StopReason};
@@ -181,23 +181,8 @@ impl Policy for Improve<'_> {
             // Residual: nothing material open; the gate runs again to confirm.
             return Ok(Plan::Confirm);
         }
-        let scope = &engine.settings().run.scope;
-        let items = failing_categories(&kept.summary, &P0_CATEGORIES.map(String::from))
-            .into_iter()
-            .filter_map(|category| {
-                let (diagnostics, details) =
-                    findings_of(&kept.summary, &kept.diagnostics, &category, scope)?;
-                Some(Work {
-                    file_name: category.clone(),
-                    category,
-                    staff: Staff::ForCategory,
-                    diagnostics,
-                    details,
-                    files: Vec::new(),
-                    template: None,
-                })
-            })
-            .collect();
+        let priority = P0_CATEGORIES.map(String::from);
+        let items = category_work(kept, &priority, &engine.settings().run.scope);
         Ok(Plan::Work {
             items,
             verification: Verification::Together,

@@ -87,8 +87,10 @@ fn install_suffix(install: Option<&crate::model::Installed>) -> String {
 }
 
 /// How the engine runs, beside the settings.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct EngineOptions {
+#[derive(Debug, Clone, Copy)]
+pub struct EngineOptions<'a> {
+    /// SIGINT and SIGTERM, counted.
+    pub cancel: &'a Cancel,
     /// Fold each cycle's log into a GitHub Actions group.
     pub github_groups: bool,
 }
@@ -134,7 +136,7 @@ pub struct Engine<'a> {
     pub(crate) settings: &'a Settings,
     pub(crate) cancel: &'a Cancel,
     pub(crate) workspace: &'a mut Workspace,
-    options: EngineOptions,
+    github_groups: bool,
     kept: Kept,
     baseline: GateSummary,
     notes: crate::model::BaselineNotes,
@@ -160,9 +162,9 @@ impl<'a> Engine<'a> {
     pub fn start(
         settings: &'a Settings,
         workspace: &'a mut Workspace,
-        cancel: &'a Cancel,
-        options: EngineOptions,
+        options: EngineOptions<'a>,
     ) -> Result<Self, RunError> {
+        let cancel = options.cancel;
         let started = Instant::now();
         let progress = progress::Progress::start();
         progress.say("cycle 0: the baseline gate".to_string());
@@ -185,7 +187,7 @@ impl<'a> Engine<'a> {
             settings,
             cancel,
             workspace,
-            options,
+            github_groups: options.github_groups,
             baseline: kept.summary.clone(),
             kept,
             notes,
@@ -291,7 +293,11 @@ impl<'a> Engine<'a> {
             self.settings,
             self.workspace,
             &self.snapshot,
-            (delegate, spec, assignment),
+            &turn::Turn {
+                delegate,
+                spec,
+                assignment,
+            },
             self.cancel,
         );
         self.outside += started.elapsed();

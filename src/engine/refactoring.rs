@@ -4,8 +4,8 @@
 
 use std::io::Write;
 
-use super::policy::{CycleNumber, CycleRecord, Plan, Policy, Settled, Staff, Verification, Work};
-use super::work::{failing_categories, findings_of};
+use super::policy::{CycleNumber, CycleRecord, Plan, Policy, Settled, Verification};
+use super::work::category_work;
 use super::{Engine, RunError};
 use crate::config::Verify;
 use crate::gate::INFRA_CATEGORY;
@@ -69,26 +69,7 @@ impl Policy for Refactoring {
         let kept = engine.kept();
         let mut priority = settings.run.priority.clone();
         engine.lessons.order_priority(&mut priority);
-        let items = failing_categories(&kept.summary, &priority)
-            .into_iter()
-            .filter_map(|category| {
-                let (diagnostics, details) = findings_of(
-                    &kept.summary,
-                    &kept.diagnostics,
-                    &category,
-                    &settings.run.scope,
-                )?;
-                Some(Work {
-                    file_name: category.clone(),
-                    category,
-                    staff: Staff::ForCategory,
-                    diagnostics,
-                    details,
-                    files: Vec::new(),
-                    template: None,
-                })
-            })
-            .collect();
+        let items = category_work(kept, &priority, &settings.run.scope);
         let verification = match settings.run.verify {
             Verify::PerCycle => Verification::Together,
             Verify::PerDelegate => Verification::EachAttempt {
@@ -172,12 +153,12 @@ fn has_infra(summary: &GateSummary) -> bool {
 /// Runs the refactoring loop until a stop rule holds; `console` gets one line per cycle.
 pub fn run_loop(
     settings: &crate::config::Settings,
-    (cancel, options): (&crate::cancel::Cancel, super::EngineOptions),
+    options: super::EngineOptions<'_>,
     console: &mut dyn Write,
 ) -> Result<Report, RunError> {
     use crate::workspace::{Workspace, WorkspaceError};
     let mut workspace = Workspace::open(&settings.target, &settings.state_dir)?;
-    let report = run_in(settings, &mut workspace, (cancel, options), console);
+    let report = run_in(settings, &mut workspace, options, console);
     // The kept bytes stay only when someone else changed a path: they hold the version the loop
     // expected there.
     if !matches!(
@@ -192,7 +173,7 @@ pub fn run_loop(
 fn run_in(
     settings: &crate::config::Settings,
     workspace: &mut crate::workspace::Workspace,
-    (cancel, options): (&crate::cancel::Cancel, super::EngineOptions),
+    options: super::EngineOptions<'_>,
     console: &mut dyn Write,
 ) -> Result<Report, RunError> {
     // A handle of its own: the record is written between delegates, never during one.
@@ -205,7 +186,7 @@ fn run_in(
     )?;
     // The user's own work, before anything runs: protected for the whole run.
     workspace.record_baseline()?;
-    let engine = Engine::start(settings, workspace, cancel, options)?;
+    let engine = Engine::start(settings, workspace, options)?;
     let mut policy = Refactoring::new(&engine);
     let end = engine.drive(&mut policy, &mut recorder, console)?;
     let delivery = super::ledger::write_delivery(

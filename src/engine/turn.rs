@@ -28,6 +28,15 @@ pub struct Attempt {
     pub rejected_because: Vec<String>,
 }
 
+/// Who takes a turn, and on what.
+#[derive(Debug, Clone, Copy)]
+pub struct Turn<'a> {
+    /// Its index among the configured delegates.
+    pub delegate: usize,
+    pub spec: &'a DelegateSpec,
+    pub assignment: &'a Assignment<'a>,
+}
+
 /// Runs one delegate under watch and finds what it did. Its changes to the user's own work are
 /// undone at once; when it acted against the repository, all of its changes are undone and the
 /// attempt comes back settled.
@@ -35,9 +44,14 @@ pub(super) fn take_turn(
     settings: &Settings,
     workspace: &mut Workspace,
     snapshot: &Snapshot,
-    (delegate, spec, assignment): (usize, &DelegateSpec, &Assignment<'_>),
+    turn: &Turn<'_>,
     cancel: &Cancel,
 ) -> Result<Attempt, RunError> {
+    let Turn {
+        delegate,
+        spec,
+        assignment,
+    } = *turn;
     let files = DelegateFiles::for_category(assignment.reports_dir, assignment.category);
     let own = [files.prompt, files.findings, files.verdict, files.report];
     let watch = workspace.watch(snapshot, &own)?;

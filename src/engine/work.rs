@@ -1,6 +1,8 @@
 //! What a cycle works: the failing categories in priority order, and each one's findings as a
 //! delegate is given them, within the run's scope.
 
+use super::Kept;
+use super::policy::{Staff, Work};
 use crate::gate::INFRA_CATEGORY;
 use crate::model::{Diagnostic, GateSummary};
 use crate::scope::Scope;
@@ -30,7 +32,7 @@ pub fn failing_categories(summary: &GateSummary, priority: &[String]) -> Vec<Str
 /// summary's lines (those of the diagnostics in scope, when the scope is not everything). `None`
 /// when every finding of the category that names a file is outside the scope: it is reported,
 /// not worked.
-pub(super) fn findings_of(
+fn findings_of(
     summary: &GateSummary,
     diagnostics: &[Diagnostic],
     category: &str,
@@ -69,4 +71,26 @@ pub fn in_scope(scope: &Scope, diagnostic: &Diagnostic) -> bool {
                 .file
                 .as_deref()
                 .is_none_or(|file| scope.holds(file)))
+}
+
+/// A fix delegate's work for each failing category of `kept`, in `priority` order, with the
+/// category's findings in scope; a category whose findings are all outside the scope is left
+/// out.
+pub(super) fn category_work(kept: &Kept, priority: &[String], scope: &Scope) -> Vec<Work> {
+    failing_categories(&kept.summary, priority)
+        .into_iter()
+        .filter_map(|category| {
+            let (diagnostics, details) =
+                findings_of(&kept.summary, &kept.diagnostics, &category, scope)?;
+            Some(Work {
+                file_name: category.clone(),
+                category,
+                staff: Staff::ForCategory,
+                diagnostics,
+                details,
+                files: Vec::new(),
+                template: None,
+            })
+        })
+        .collect()
 }

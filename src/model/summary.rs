@@ -137,3 +137,38 @@ pub struct ExpectedCount {
     pub error: Option<u64>,
     pub warning: Option<u64>,
 }
+
+#[cfg(test)]
+impl GateSummary {
+    /// A summary of `cycle` whose categories have these failure counts (for tests).
+    pub fn with_failures(cycle: u32, categories: &[(&str, u64)]) -> Self {
+        let categories: BTreeMap<String, CategorySummary> = categories
+            .iter()
+            .map(|&(name, failures)| {
+                let summary = CategorySummary {
+                    passed: failures == 0,
+                    failures,
+                    ..CategorySummary::default()
+                };
+                (name.to_string(), summary)
+            })
+            .collect();
+        let failed_count = categories.values().map(|c| c.failures).sum();
+        Self {
+            format_version: crate::state::format::GATE_SUMMARY,
+            cycle,
+            overall_result: if failed_count == 0 {
+                GateResult::Passed
+            } else {
+                GateResult::Failed
+            },
+            failed_count,
+            warning_count: 0,
+            categories,
+            checks: Vec::new(),
+            notes: Vec::new(),
+            cancelled: false,
+            not_run: Vec::new(),
+        }
+    }
+}

@@ -175,39 +175,9 @@ impl CategoryHistory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{CategorySummary, GateResult};
 
     fn summary(cycle: u32, categories: &[(&str, u64)]) -> GateSummary {
-        let categories: BTreeMap<String, CategorySummary> = categories
-            .iter()
-            .map(|&(name, failures)| {
-                (
-                    name.to_string(),
-                    CategorySummary {
-                        passed: failures == 0,
-                        failures,
-                        ..CategorySummary::default()
-                    },
-                )
-            })
-            .collect();
-        let failed_count = categories.values().map(|c| c.failures).sum();
-        GateSummary {
-            format_version: format::GATE_SUMMARY,
-            cycle,
-            overall_result: if failed_count == 0 {
-                GateResult::Passed
-            } else {
-                GateResult::Failed
-            },
-            failed_count,
-            warning_count: 0,
-            categories,
-            checks: Vec::new(),
-            notes: Vec::new(),
-            cancelled: false,
-            not_run: Vec::new(),
-        }
+        GateSummary::with_failures(cycle, categories)
     }
 
     #[test]

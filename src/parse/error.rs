@@ -12,14 +12,38 @@ pub enum DefinitionError {
         source: std::io::Error,
     },
 
-    /// A value in a definition is wrong: `file[:line:column]: key: reason`.
-    #[error("{}{}: {key}: {reason}", path.display(), location.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default())]
-    Invalid {
-        path: PathBuf,
-        location: Option<(usize, usize)>,
-        key: String,
-        reason: String,
-    },
+    /// A value in a definition is wrong.
+    #[error(transparent)]
+    Invalid(#[from] InvalidValue),
+}
+
+/// A value in a file is wrong: `file[:line:column]: key: reason` (a parser definition's, or
+/// the config's).
+#[derive(Debug, thiserror::Error)]
+#[error("{}{}: {key}: {reason}", path.display(), location.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default())]
+pub struct InvalidValue {
+    pub path: PathBuf,
+    pub location: Option<(usize, usize)>,
+    pub key: String,
+    pub reason: String,
+}
+
+impl InvalidValue {
+    /// `key` in the file at `path` is wrong, at the position `span` points at in `text`.
+    pub fn at(
+        path: impl Into<PathBuf>,
+        text: &str,
+        span: Option<std::ops::Range<usize>>,
+        key: impl Into<String>,
+        reason: impl AsRef<str>,
+    ) -> Self {
+        Self {
+            path: path.into(),
+            location: span.map(|span| line_and_column(text, span.start)),
+            key: key.into(),
+            reason: one_line(reason.as_ref()),
+        }
+    }
 }
 
 impl DefinitionError {
@@ -31,12 +55,7 @@ impl DefinitionError {
         key: impl Into<String>,
         reason: impl AsRef<str>,
     ) -> Self {
-        Self::Invalid {
-            path: path.into(),
-            location: span.map(|span| line_and_column(text, span.start)),
-            key: key.into(),
-            reason: one_line(reason.as_ref()),
-        }
+        Self::Invalid(InvalidValue::at(path, text, span, key, reason))
     }
 }
 

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 pub use auto::{Ranked, rank};
 pub use catalogue::Catalogue;
-pub use error::{DefinitionError, line_and_column, one_line};
+pub use error::{DefinitionError, InvalidValue, line_and_column, one_line};
 pub use findings::Findings;
 pub use paths::{NormalizedPath, normalize_path, normalize_path_marked, resolve_path};
 pub use preprocess::{LineAssembler, MAX_LINE_BYTES, clean_line};
