@@ -286,3 +286,16 @@ fn secrets_never_reach_an_annotation() {
         assert!(!line.contains(secret), "{line}");
     }
 }
+
+#[test]
+fn the_annotations_of_a_run() {
+    let report =
+        crate::report::fixture::report(crate::report::Mode::Run(crate::model::Preset::Refactoring));
+    let lines = annotations(
+        &report.findings,
+        Path::new("/work"),
+        &report.target,
+        &redactor(),
+    );
+    insta::assert_snapshot!(lines.join("\n"));
+}

@@ -140,3 +140,21 @@ pub(super) fn campaign_report(report: &Report) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture;
+
+    #[test]
+    fn the_refine_campaign_report() {
+        insta::assert_snapshot!(campaign_report(&fixture::report(Mode::Run(Preset::Refine))));
+    }
+
+    #[test]
+    fn the_improve_campaign_report() {
+        insta::assert_snapshot!(campaign_report(&fixture::report(Mode::Run(
+            Preset::Improve
+        ))));
+    }
+}

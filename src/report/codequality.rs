@@ -83,7 +83,7 @@ mod tests {
     #[test]
     fn snapshot() {
         let text = String::from_utf8(render(&fixture::findings())).unwrap();
-        fixture::assert_snapshot("codequality.json", &text);
+        insta::assert_snapshot!("codequality_json", &text);
     }
 
     #[test]

@@ -103,3 +103,58 @@ pub fn delegate_report(attempt: &DelegateReport<'_>) -> String {
     );
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delegate::{DelegateFiles, Verdict};
+    use crate::process::{HeadTail, ProcessEnd};
+    use crate::workspace::{PathState, RepoPath};
+
+    #[test]
+    fn the_report_of_an_attempt_rolled_back() {
+        let mut output = HeadTail::default();
+        output.push(b"Found 3 errors.\n[*] 2 fixable with the `--fix` option.\n```\n");
+        let run = DelegateRun {
+            end: ProcessEnd {
+                exit_code: Some(1),
+                signal: None,
+                duration: Duration::from_millis(1250),
+                stopped: None,
+                output_abandoned: false,
+            },
+            spawn_error: None,
+            output,
+            verdict: Some(Verdict::NeedsFix(vec![
+                "total() rounds half-cents down".into(),
+            ])),
+            files: DelegateFiles::for_category(std::path::Path::new("/s"), "lint"),
+            usage: None,
+            note: None,
+        };
+        let file = |sha256: &str| PathState::File {
+            sha256: sha256.into(),
+            mode: 0o644,
+        };
+        let changes = [Change {
+            path: RepoPath::new("src/app.py"),
+            before: file("a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6a1b2"),
+            after: file("0f9e8d7c6b5a0f9e8d7c6b5a0f9e8d7c6b5a0f9e8d7c6b5a0f9e8d7c6b5a0f9e"),
+        }];
+        let incidents = [Incident::OutOfScope {
+            path: RepoPath::new("tools/build.py"),
+        }];
+        let text = delegate_report(&DelegateReport {
+            cycle: 2,
+            category: "lint",
+            delegate: "ruff check --fix .",
+            timeout: Duration::from_secs(600),
+            run: &run,
+            changes: &changes,
+            incidents: &incidents,
+            kept: false,
+            rejected_because: &["tests passed and now fails (0 → 1)".into()],
+        });
+        insta::assert_snapshot!(text);
+    }
+}

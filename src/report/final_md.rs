@@ -174,3 +174,21 @@ fn gate_report(report: &Report) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture;
+
+    #[test]
+    fn the_refactoring_report() {
+        let report = fixture::report(Mode::Run(Preset::Refactoring));
+        insta::assert_snapshot!(final_report(&report));
+    }
+
+    #[test]
+    fn the_report_of_a_gate_alone() {
+        let report = fixture::report(Mode::Check);
+        insta::assert_snapshot!(final_report(&report));
+    }
+}

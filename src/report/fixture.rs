@@ -1,11 +1,22 @@
-//! The small gate result every CI renderer's snapshot test uses: two categories, a failed and a
-//! passed check, three findings (one without a line, one with a non-ASCII message and path, one
-//! with characters that XML and JSON escape).
+//! The fixtures every renderer's snapshot test uses: a small gate result (two categories, a
+//! failed and a passed check, three findings: one without a line, one with a non-ASCII message
+//! and path, one with characters that XML and JSON escape), and one rich report built on it, of
+//! each mode: a refactoring run of three cycles with a regression, a scope violation, flaky
+//! tests, an install, a lesson and its record; a refine and an improve campaign; a merge; a
+//! check.
 
-use std::path::Path;
+use std::path::PathBuf;
 
-use super::{CiCheck, CiReportInput};
-use crate::model::{CheckRecord, CheckStatus, Diagnostic, Severity, SeverityCounts};
+use super::{
+    CampaignPart, CheckFindings, CiCheck, CiReportInput, Mode, Report, RunPart, ScopePart, ShardRow,
+};
+use crate::campaign::state::{Backlog, Candidate, Cooldown, Counters, Handoff};
+use crate::deliver::DeliveryNote;
+use crate::model::{
+    BaselineNotes, CategoryHistory, CheckRecord, CheckStatus, Diagnostic, FlakyTestNote,
+    GateSummary, Installed, Outcome, Preset, Severity, SeverityCounts, StopReason, Trend,
+};
+use crate::state::Layout;
 
 pub fn records() -> Vec<CheckRecord> {
     let record = |name: &str, category: &str, status, exit_code, duration_ms| CheckRecord {
@@ -88,19 +99,6 @@ pub fn findings() -> Vec<Diagnostic> {
     ]
 }
 
-/// Compares `actual` with `src/report/snapshots/NAME`; with `UPDATE_SNAPSHOTS=1` set, writes
-/// it there instead (then review the diff).
-pub fn assert_snapshot(name: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("src/report/snapshots")
-        .join(name);
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(&path, actual).unwrap();
-    }
-    let expected = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(actual, expected, "snapshot {name} differs");
-}
-
 pub fn input<'a>(records: &'a [CheckRecord], findings: &'a [Diagnostic]) -> CiReportInput<'a> {
     CiReportInput {
         checks: vec![
@@ -114,5 +112,207 @@ pub fn input<'a>(records: &'a [CheckRecord], findings: &'a [Diagnostic]) -> CiRe
             },
         ],
         anchor: "refine-loop.toml".into(),
+    }
+}
+
+/// The gate at the baseline and after each of the two cycles: lint 3 → 1 → 1 (cycle 2 rolled
+/// back), tests 0 → 1 (a regression) → 0.
+fn gates() -> [GateSummary; 3] {
+    let mut baseline = GateSummary::with_failures(0, &[("lint", 3), ("tests", 0)]);
+    let mut first = GateSummary::with_failures(1, &[("lint", 1), ("tests", 1)]);
+    let mut last = GateSummary::with_failures(2, &[("lint", 1), ("tests", 0)]);
+    for summary in [&mut baseline, &mut first, &mut last] {
+        summary.checks = records();
+        let lint = summary.categories.get_mut("lint").unwrap();
+        lint.details = findings()
+            .iter()
+            .take(usize::try_from(lint.failures).unwrap_or(0))
+            .map(Diagnostic::detail)
+            .collect();
+        lint.warnings = 1;
+        summary.warning_count = 1;
+    }
+    [baseline, first, last]
+}
+
+/// The rich report of `mode`.
+pub fn report(mode: Mode) -> Report {
+    let [baseline, first, last] = gates();
+    let mut trend = Trend::default();
+    let mut history = CategoryHistory::default();
+    trend.push(&baseline, None, false);
+    history.push(&baseline);
+    trend.push(&first, Some(true), false);
+    history.push(&first);
+    trend.push(&last, Some(false), true);
+    history.push(&last);
+    trend.cycles[2].attempt_failed_count = Some(4);
+    let reason = match mode {
+        Mode::Run(Preset::Refine) => StopReason::PlateauWithHandoffs,
+        Mode::Run(Preset::Improve) => StopReason::NoProgress,
+        _ => StopReason::MaxCycles,
+    };
+    trend.finish(reason);
+    let run = matches!(mode, Mode::Run(_)).then(run_part);
+    let campaign = matches!(mode, Mode::Run(Preset::Refine | Preset::Improve)).then(campaign_part);
+    let findings = findings();
+    Report {
+        mode,
+        outcome: match mode {
+            Mode::Run(_) => reason.outcome(),
+            Mode::Check | Mode::Merge => Outcome::NeedsFix,
+        },
+        stop_reason: matches!(mode, Mode::Run(_)).then_some(reason),
+        target: PathBuf::from("/work/shop"),
+        layout: Layout::new("/work/shop/.refine-loop"),
+        anchor: "refine-loop.toml".into(),
+        baseline,
+        last,
+        trend,
+        history,
+        checks: vec![
+            CheckFindings {
+                record: records()[0].clone(),
+                findings: findings.clone(),
+            },
+            CheckFindings {
+                record: records()[1].clone(),
+                findings: Vec::new(),
+            },
+        ],
+        findings,
+        run,
+        campaign,
+        sweep: None,
+        shards: if mode == Mode::Merge {
+            vec![
+                ShardRow {
+                    dir: "shards/api".into(),
+                    cycles: 2,
+                    first_failed: 2,
+                    last_failed: 1,
+                },
+                ShardRow {
+                    dir: "shards/web|ui".into(),
+                    cycles: 1,
+                    first_failed: 1,
+                    last_failed: 0,
+                },
+            ]
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+fn run_part() -> RunPart {
+    RunPart {
+        checks_configured: 2,
+        max_cycles: 2,
+        notes: BaselineNotes {
+            format_version: 1,
+            recorded_at: "2026-12-01T12:00:00Z".into(),
+            load_average: Some([0.52, 0.41, 0.3]),
+            cpus: 2,
+            confirm_runs: 1,
+            scope: vec!["src".into()],
+            installed: vec![Installed {
+                check: "ruff".into(),
+                tool: "ruff".into(),
+                command: "pip install ruff".into(),
+                exit_code: Some(0),
+                output: "Successfully installed ruff".into(),
+            }],
+            flaky_checks: vec!["integration".into()],
+            flaky_tests: vec![FlakyTestNote {
+                check: "pytest".into(),
+                file: Some("tests/test_cart.py".into()),
+                test: "tests/test_cart.py::test_total".into(),
+            }],
+        },
+        scope: ScopePart {
+            description: "only these paths: src".into(),
+            everything: false,
+            outside: 1,
+            violations: vec![
+                "cycle 1, `ruff check --fix .` on lint: changed `tools/build.py`, outside the scope: a scope violation, undone".into(),
+            ],
+        },
+        delivery: DeliveryNote {
+            reference: Some("refs/refine-loop/20261201-120000-42".into()),
+            commits: 1,
+            refused: None,
+        },
+        heuristics: vec![
+            "lint kept failing after two cycles of `ruff check --fix .`: it needs another fixer or a person".into(),
+        ],
+    }
+}
+
+fn campaign_part() -> CampaignPart {
+    let candidate = |id: &str, status: &str, roi: f64, note: &str| Candidate {
+        id: id.into(),
+        family: format!("tidy/{id}"),
+        title: format!("{id} the helpers"),
+        paths: vec!["src/app.py".into()],
+        impact: 4,
+        confidence: 4,
+        effort: 2,
+        roi,
+        status: status.into(),
+        round: 1,
+        note: note.into(),
+    };
+    CampaignPart {
+        intent: "tidy the shop's helpers".into(),
+        backlog: Backlog {
+            counters: Counters {
+                segment: 1,
+                round: 3,
+                plateau_count: 3,
+                lifetime_rounds: 3,
+                outcome: Some("NEEDS-FIX".into()),
+                stop_reason: Some("plateau with handoffs".into()),
+                ..Counters::default()
+            },
+            candidates: vec![
+                candidate("rename", "accepted", 8.0, "checks and reviewer passed"),
+                candidate(
+                    "split",
+                    "rolled-back",
+                    4.0,
+                    "reviewer: renames a public function",
+                ),
+                candidate("inline", "parked", 1.5, "ROI below theta"),
+                candidate(
+                    "move",
+                    "blocked",
+                    8.0,
+                    "touches a path that held the user's own work before the run",
+                ),
+            ],
+            handoffs: vec![Handoff {
+                family: "behaviour/total".into(),
+                title: "total() rounds half-cents down".into(),
+                severity: "high".into(),
+                evidence: "cart.py:12 uses int()\nsecond line".into(),
+                critical: false,
+                round: 2,
+            }],
+            cooldowns: vec![Cooldown {
+                family: "tidy/split".into(),
+                since_round: 3,
+                reason: "no accepted refinement in 3 rounds running".into(),
+            }],
+            rollbacks: vec!["round 2: tidy/split: reviewer: renames a public function".into()],
+            open_items: vec!["- [ ] P1: lint: 1 failure(s) — first: src/app.py:12:5: E711".into()],
+            deferred: vec!["- [ ] P2: lint: 1 warning(s)".into()],
+            ..Backlog::default()
+        },
+        cards: vec![
+            "refine-loop round 1 · accepted tidy/rename · plateau 0/3 · failures 0/3 · handoffs 0"
+                .into(),
+            "refine-loop round 2 · accepted none · plateau 1/3 · failures 0/3 · handoffs 1".into(),
+        ],
     }
 }

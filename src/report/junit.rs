@@ -156,7 +156,7 @@ mod tests {
 
     #[test]
     fn snapshot() {
-        fixture::assert_snapshot("junit.xml", &fixture_xml());
+        insta::assert_snapshot!("junit_xml", &fixture_xml());
     }
 
     #[test]

@@ -35,3 +35,14 @@ pub(super) fn merged_report(report: &Report) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Mode, fixture};
+
+    #[test]
+    fn the_merged_report() {
+        insta::assert_snapshot!(merged_report(&fixture::report(Mode::Merge)));
+    }
+}

@@ -29,3 +29,24 @@ pub fn outputs(report: &Report) -> Vec<(&'static str, String)> {
         ("state-dir", report.layout.dir().display().to_string()),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Preset;
+    use crate::report::{Mode, fixture};
+
+    #[test]
+    fn the_outputs_of_a_run_and_of_a_check() {
+        for (name, mode) in [
+            ("run", Mode::Run(Preset::Refactoring)),
+            ("check", Mode::Check),
+        ] {
+            let lines: Vec<String> = outputs(&fixture::report(mode))
+                .into_iter()
+                .map(|(key, value)| format!("{key}={value}"))
+                .collect();
+            insta::assert_snapshot!(name, lines.join("\n"));
+        }
+    }
+}

@@ -270,7 +270,7 @@ mod tests {
     fn snapshot() {
         let text =
             render(&fixture::findings(), MAX_RESULTS).replace(env!("CARGO_PKG_VERSION"), "VERSION");
-        fixture::assert_snapshot("report.sarif", &text);
+        insta::assert_snapshot!("report_sarif", &text);
     }
 
     #[test]

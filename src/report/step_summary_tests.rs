@@ -291,3 +291,10 @@ fn secrets_never_reach_the_summary() {
         "{summary}"
     );
 }
+
+#[test]
+fn the_summary_of_a_run() {
+    let report =
+        crate::report::fixture::report(crate::report::Mode::Run(crate::model::Preset::Refactoring));
+    insta::assert_snapshot!(step_summary(&summary_input(&report), &redactor()));
+}

@@ -91,4 +91,10 @@ mod tests {
              tests     yes            0         0\n"
         );
     }
+
+    #[test]
+    fn the_table_of_a_run() {
+        let report = crate::report::fixture::report(crate::report::Mode::Check);
+        insta::assert_snapshot!(render_table(&report.baseline));
+    }
 }
