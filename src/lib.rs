@@ -28,3 +28,6 @@ pub(crate) mod state;
 pub(crate) mod stop;
 pub mod sweep;
 pub(crate) mod workspace;
+
+/// The final report's section on a sweep, for the sweep's integration tests.
+pub use report::sweep_section;

@@ -46,7 +46,7 @@ pub fn sweep(
         .clone()
         .unwrap_or_else(|| target.join(crate::config::defaults::STATE_DIR));
     let written = sweep::write_sweep_json(&state_dir, &result).map_err(SweepError::from)?;
-    let summary = sweep::summary_lines(&result, &written);
+    let summary = crate::report::sweep_summary_lines(&result, &written);
     let _ = stdout.write_all(&crate::secrets::redacted(summary.as_bytes()));
     Ok(exit_code::SUCCESS)
 }

@@ -4,7 +4,8 @@
 
 use std::fmt::Write as _;
 
-use super::{Mode, Report, baseline_md};
+use super::{CampaignPart, Mode, Report, baseline_md};
+use crate::campaign::state::Backlog;
 use crate::model::{Outcome, Preset};
 
 /// The campaign report: outcome, counters, what was accepted and rolled back, what rests, what a
@@ -17,14 +18,38 @@ pub(super) fn campaign_report(report: &Report) -> String {
         Mode::Run(preset) => preset,
         Mode::Check | Mode::Merge => Preset::Refine,
     };
-    let outcome = report.outcome;
+    let mut text = heading(report, campaign, preset);
+    section(
+        &mut text,
+        "This run, cycle by cycle",
+        campaign.cards.clone(),
+    );
+    backlog_sections(&mut text, &campaign.backlog, preset);
+    record_section(&mut text, report);
+    text.push_str("\n## How to go on\n\n");
+    text.push_str(if report.outcome == Outcome::Cancelled {
+        "- Run the same command again: the campaign resumes where it stopped.\n"
+    } else {
+        "- Run again with `--continue` (and a new intent) to start the next segment.\n"
+    });
+    if let Some(run) = &report.run {
+        text.push_str(&baseline_md::report_section(&run.notes));
+    }
+    if let Some(sweep) = &report.sweep {
+        text.push('\n');
+        text.push_str(&super::sweep_section(sweep));
+    }
+    text
+}
+
+/// The title, the outcome, the goal and the counters.
+fn heading(report: &Report, campaign: &CampaignPart, preset: Preset) -> String {
     let reason = report.stop_reason.map_or("", |r| r.as_str());
-    let backlog = &campaign.backlog;
-    let counters = &backlog.counters;
+    let counters = &campaign.backlog.counters;
     let mut text = format!(
         "# refine-loop: {} campaign report\n\n**Outcome: {}** ({reason}).\n\n",
         preset.as_str(),
-        outcome.as_str()
+        report.outcome.as_str()
     );
     let _ = writeln!(text, "Goal: {}\n", campaign.intent);
     let _ = writeln!(
@@ -39,17 +64,25 @@ pub(super) fn campaign_report(report: &Report) -> String {
         counters.same_error,
         counters.residual_streak
     );
-    let section = |text: &mut String, title: &str, lines: Vec<String>| {
-        let _ = writeln!(text, "## {title}\n");
-        if lines.is_empty() {
-            text.push_str("None.\n\n");
-        } else {
-            for line in lines {
-                let _ = writeln!(text, "- {line}");
-            }
-            text.push('\n');
+    text
+}
+
+/// `## title` and its lines as a list, or `None.`.
+fn section(text: &mut String, title: &str, lines: Vec<String>) {
+    let _ = writeln!(text, "## {title}\n");
+    if lines.is_empty() {
+        text.push_str("None.\n\n");
+    } else {
+        for line in lines {
+            let _ = writeln!(text, "- {line}");
         }
-    };
+        text.push('\n');
+    }
+}
+
+/// What the backlog holds: accepted, rolled back, parked and blocked candidates, handoffs,
+/// resting families, and for improve the open and deferred items.
+fn backlog_sections(text: &mut String, backlog: &Backlog, preset: Preset) {
     let by_status = |status: &str| -> Vec<String> {
         backlog
             .candidates
@@ -63,53 +96,38 @@ pub(super) fn campaign_report(report: &Report) -> String {
             })
             .collect()
     };
-    section(
-        &mut text,
-        "This run, cycle by cycle",
-        campaign.cards.clone(),
-    );
-    section(&mut text, "Accepted", by_status("accepted"));
-    section(&mut text, "Rolled back", backlog.rollbacks.clone());
-    section(&mut text, "Parked below theta", by_status("parked"));
-    section(
-        &mut text,
-        "Blocked by the user's own work",
-        by_status("blocked"),
-    );
-    section(
-        &mut text,
-        "Handoffs (NEEDS-FIX, not executed)",
-        backlog
-            .handoffs
-            .iter()
-            .map(|h| {
-                format!(
-                    "{} ({}, {}): {}",
-                    h.title,
-                    h.family,
-                    h.severity,
-                    h.evidence.lines().next().unwrap_or("")
-                )
-            })
-            .collect(),
-    );
-    section(
-        &mut text,
-        "Resting families",
-        backlog
-            .cooldowns
-            .iter()
-            .map(|c| format!("{} since round {}: {}", c.family, c.since_round, c.reason))
-            .collect(),
-    );
+    section(text, "Accepted", by_status("accepted"));
+    section(text, "Rolled back", backlog.rollbacks.clone());
+    section(text, "Parked below theta", by_status("parked"));
+    section(text, "Blocked by the user's own work", by_status("blocked"));
+    let handoffs = backlog
+        .handoffs
+        .iter()
+        .map(|h| {
+            format!(
+                "{} ({}, {}): {}",
+                h.title,
+                h.family,
+                h.severity,
+                h.evidence.lines().next().unwrap_or("")
+            )
+        })
+        .collect();
+    section(text, "Handoffs (NEEDS-FIX, not executed)", handoffs);
+    let resting = backlog
+        .cooldowns
+        .iter()
+        .map(|c| format!("{} since round {}: {}", c.family, c.since_round, c.reason))
+        .collect();
+    section(text, "Resting families", resting);
     if preset == Preset::Improve {
-        section(
-            &mut text,
-            "Open backlog (P0/P1)",
-            backlog.open_items.clone(),
-        );
-        section(&mut text, "Deferred (P2)", backlog.deferred.clone());
+        section(text, "Open backlog (P0/P1)", backlog.open_items.clone());
+        section(text, "Deferred (P2)", backlog.deferred.clone());
     }
+}
+
+/// The commits and patches this run left.
+fn record_section(text: &mut String, report: &Report) {
     let _ = writeln!(text, "## The record\n");
     let delivery = report.run.as_ref().map(|run| &run.delivery);
     match delivery.and_then(|d| d.reference.as_ref().map(|r| (d, r))) {
@@ -125,20 +143,6 @@ pub(super) fn campaign_report(report: &Report) -> String {
     if let Some(refused) = delivery.and_then(|d| d.refused.as_ref()) {
         let _ = writeln!(text, "- Patches refused: {refused}.");
     }
-    text.push_str("\n## How to go on\n\n");
-    text.push_str(if outcome == Outcome::Cancelled {
-        "- Run the same command again: the campaign resumes where it stopped.\n"
-    } else {
-        "- Run again with `--continue` (and a new intent) to start the next segment.\n"
-    });
-    if let Some(run) = &report.run {
-        text.push_str(&baseline_md::report_section(&run.notes));
-    }
-    if let Some(sweep) = &report.sweep {
-        text.push('\n');
-        text.push_str(&crate::sweep::render_section(sweep));
-    }
-    text
 }
 
 #[cfg(test)]

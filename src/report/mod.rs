@@ -16,6 +16,7 @@ mod merge_md;
 mod outputs;
 pub mod sarif;
 mod step_summary;
+mod sweep_md;
 mod table;
 
 use std::path::PathBuf;
@@ -31,6 +32,7 @@ pub use outputs::outputs;
 pub use step_summary::{
     CategoryChange, MAX_SUMMARY_BYTES, fit_summary, step_summary, summary_input,
 };
+pub use sweep_md::{summary_lines as sweep_summary_lines, sweep_section};
 pub use table::render_table;
 
 use crate::campaign::state::Backlog;

@@ -54,7 +54,7 @@ use serde::{Deserialize, Serialize};
 pub use findings::candidates;
 pub use options::{RepositoryName, SweepOptions, Token};
 pub use read::run_sweep;
-pub use report::{SWEEP_FILE, render_section, summary_lines, write_sweep_json};
+pub use report::{SWEEP_FILE, write_sweep_json};
 
 /// What `sweep.json` is written as.
 pub const FORMAT_VERSION: u32 = crate::state::format::SWEEP;

@@ -628,7 +628,7 @@ fn candidates_and_the_report_section_from_a_sweep() {
     assert!(candidates[2].critical && candidates[2].behaviour_changing);
     assert_eq!(candidates[2].paths, ["src/search.rs"]);
 
-    let section = sweep::render_section(&found);
+    let section = refine_loop::sweep_section(&found);
     assert!(
         section.starts_with("## Open surface (sweep)\n"),
         "{section}"

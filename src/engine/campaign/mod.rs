@@ -1,0 +1,147 @@
+//! A campaign run, for the `refine` and `improve` presets: open (or create, or continue) the
+//! campaign's state under its lock, run its rounds or cycles, leave the record (commits on the
+//! private ref, patches, manifest) and the campaign report.
+
+use std::io::Write;
+
+mod open;
+mod round;
+mod sweep;
+
+pub(in crate::engine) use round::{conclude, note_scope_violations, open_round, remember_owned};
+
+use open::Opening;
+
+use super::{Engine, EngineOptions, RunError, improve, ledger, refine};
+use crate::campaign::request::Request;
+use crate::campaign::state::Campaign;
+use crate::config::Settings;
+use crate::deliver::Recorder;
+use crate::model::{Outcome, Preset};
+use crate::report::{CampaignPart, Report};
+use crate::workspace::{Workspace, WorkspaceError};
+
+/// How a campaign invocation ended.
+#[derive(Debug)]
+pub struct CampaignEnd {
+    pub outcome: Outcome,
+    pub reason: String,
+    /// The run's report, when the campaign ran.
+    pub report: Option<Box<Report>>,
+}
+
+/// Runs the campaign `request` asks for.
+pub fn run_campaign(
+    settings: &Settings,
+    preset: Preset,
+    request: &Request,
+    options: EngineOptions<'_>,
+    console: &mut dyn Write,
+) -> Result<CampaignEnd, RunError> {
+    let mut workspace = Workspace::open(&settings.target, &settings.state_dir)?;
+    let end = run_in(settings, preset, request, &mut workspace, options, console);
+    // Kept only when someone else changed a path: then it holds the version the loop expected.
+    if !matches!(
+        end,
+        Err(RunError::Workspace(WorkspaceError::ConcurrentChange { .. }))
+    ) {
+        workspace.discard_store();
+    }
+    end
+}
+
+fn run_in(
+    settings: &Settings,
+    preset: Preset,
+    request: &Request,
+    workspace: &mut Workspace,
+    options: EngineOptions<'_>,
+    console: &mut dyn Write,
+) -> Result<CampaignEnd, RunError> {
+    let cancel = options.cancel;
+    workspace.record_baseline()?;
+    let mut campaign = match open::open(settings, preset, request, workspace)? {
+        Opening::Open(campaign) => campaign,
+        Opening::Ended(campaign) => return Ok(open::already_ended(&campaign, preset, console)),
+    };
+    let record_repository =
+        git2::Repository::open(workspace.repository().path()).map_err(WorkspaceError::from)?;
+    let head = workspace.base_commit();
+    let base = record_base(&campaign, &record_repository, head);
+    let mut recorder = Recorder::new(&record_repository, base, &crate::clock::new_run_id())?;
+    let sweep = if settings.sweep {
+        Some(sweep::sweep_segment(settings, &mut campaign, cancel)?)
+    } else {
+        None
+    };
+    let sweep_proposals = sweep
+        .as_ref()
+        .map(crate::sweep::candidates)
+        .unwrap_or_default();
+    // The cards this run writes to the worklog go into the report too.
+    let worklog_start = std::fs::metadata(campaign.worklog_path()).map_or(0, |m| m.len());
+    let engine = Engine::start(settings, workspace, options)?;
+    let end = match preset {
+        Preset::Refine => {
+            let mut policy = refine::Refine::new(&mut campaign, sweep_proposals);
+            engine.drive(&mut policy, &mut recorder, console)?
+        }
+        Preset::Improve | Preset::Refactoring => {
+            let mut policy = improve::Improve::new(&mut campaign);
+            engine.drive(&mut policy, &mut recorder, console)?
+        }
+    };
+    let (outcome, reason) = (end.reason.outcome(), end.reason.as_str().to_string());
+    if let Some(tip) = recorder.tip() {
+        campaign.backlog.record_base = Some(head.to_string());
+        campaign.backlog.record_tip = Some(tip.to_string());
+        campaign.save()?;
+    }
+    let delivery = ledger::write_delivery(&recorder, settings, outcome.as_str(), &reason)?;
+    let mut report = end.report(settings, preset, delivery);
+    report.campaign = Some(CampaignPart {
+        intent: campaign.segment_config.intent.clone(),
+        backlog: campaign.backlog.clone(),
+        cards: cards_since(&campaign, worklog_start),
+    });
+    report.sweep = sweep;
+    end.write_state_files(&report)?;
+    crate::report::write_report_files(&report)?;
+    campaign.append_worklog(&format!(
+        "- {}: {} ({reason}); report in REFINE-LOOP-FINAL.md",
+        crate::clock::now_iso8601(),
+        outcome.as_str()
+    ))?;
+    Ok(CampaignEnd {
+        outcome,
+        reason,
+        report: Some(Box::new(report)),
+    })
+}
+
+/// Where this run's commits go on: while HEAD has not moved, after the campaign's earlier
+/// record; else on HEAD.
+fn record_base(campaign: &Campaign, repository: &git2::Repository, head: git2::Oid) -> git2::Oid {
+    match (&campaign.backlog.record_base, &campaign.backlog.record_tip) {
+        (Some(base), Some(tip)) if *base == head.to_string() => git2::Oid::from_str(tip)
+            .ok()
+            .filter(|tip| repository.find_commit(*tip).is_ok())
+            .unwrap_or(head),
+        _ => head,
+    }
+}
+
+/// The cards this run wrote to the worklog (from byte `start` on), for the report.
+fn cards_since(campaign: &Campaign, start: u64) -> Vec<String> {
+    std::fs::read(campaign.worklog_path())
+        .map(|bytes| {
+            let start = usize::try_from(start).unwrap_or(0).min(bytes.len());
+            String::from_utf8_lossy(&bytes[start..])
+                .lines()
+                .filter_map(|line| line.strip_prefix("- "))
+                .filter(|line| line.starts_with('▸') || line.starts_with("refine-loop round"))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
