@@ -167,6 +167,24 @@ pub struct DelegateRun {
     pub note: Option<String>,
 }
 
+impl DelegateRun {
+    /// It could not start, was stopped, was killed by a signal, or exited non-zero.
+    pub fn failed(&self) -> bool {
+        self.spawn_error.is_some()
+            || self.end.stopped.is_some()
+            || self.end.signal.is_some()
+            || self.end.exit_code.is_some_and(|code| code != 0)
+    }
+
+    /// How it ended, in one line (`timeout` is its deadline).
+    pub fn describe_end(&self, timeout: Duration) -> String {
+        match &self.spawn_error {
+            Some(error) => error.clone(),
+            None => crate::process::describe_end(&self.end, None, timeout),
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum DelegateError {
     #[error("cannot write {}: {source}", path.display())]

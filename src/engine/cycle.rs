@@ -27,12 +27,12 @@ pub(super) fn run_cycles(
         let cycle = policy.open_cycle(engine)?;
         let cycle_started = Instant::now();
         engine.outside = std::time::Duration::ZERO;
-        if engine.github_groups
-            && let Ok(redactor) = crate::ci::process_redactor()
-        {
-            let name = format!("refine-loop cycle {}", cycle.index);
-            workflow_command(&crate::ci::github::group(&name, redactor));
-        }
+        let grouped = engine.github_groups
+            && crate::ci::process_redactor().is_ok_and(|redactor| {
+                let name = format!("refine-loop cycle {}", cycle.index);
+                workflow_command(&crate::ci::github::group(&name, redactor));
+                true
+            });
         let before = engine.kept.summary.clone();
         let plan = policy.plan(engine, cycle)?;
         let (attempts, measured) = match plan {
@@ -50,7 +50,7 @@ pub(super) fn run_cycles(
             measured: measured.as_ref(),
         };
         let stop = close(engine, policy, recorder, console, &finished)?;
-        if engine.github_groups {
+        if grouped {
             workflow_command(crate::ci::github::endgroup());
         }
         if let Some(reason) = stop {
@@ -87,6 +87,20 @@ fn work(
         if engine.cancel.is_requested() {
             break;
         }
+        // A fix delegate is given its category's findings as the kept state has them now (an
+        // earlier attempt of the cycle may have been kept).
+        let refreshed;
+        let item = match item.staff {
+            Staff::ForCategory => {
+                let scope = &engine.settings.run.scope;
+                let Some(work) = super::work::refreshed(&engine.kept, item, scope) else {
+                    continue;
+                };
+                refreshed = work;
+                &refreshed
+            }
+            Staff::Role(_) => item,
+        };
         let Some(attempt) = turn(engine, cycle, item)? else {
             if policy.unstaffed(index, cycle)? {
                 continue;
@@ -109,11 +123,9 @@ fn work(
                 false
             }
             Verification::EachAttempt { .. } => {
-                let (judgement, gate) = verify_one(engine, policy, cycle, index, &mut attempt)?;
-                measured = gate.or(measured);
+                let (judgement, decided) = verify_one(engine, policy, cycle, index, &mut attempt)?;
                 // The gate's or the review's verdict is a strike; a stop's is not.
-                let unverified = engine.cancelled() && !attempt.kept;
-                if judgement == Judgement::RolledBack && strikes && !unverified {
+                if judgement == Judgement::RolledBack && strikes && decided {
                     engine.standing.strike(&attempt);
                 }
                 policy.judged(index, &attempt, &judgement)?;
@@ -184,31 +196,32 @@ fn turn(
 }
 
 /// Verifies one attempt on its own: screened out by the policy, undone for its conduct, or
-/// judged by the gate and then the policy's review. Returns the judgement and the summary the
-/// gate measured, when it ran.
+/// judged by the gate and then the policy's review. Returns the judgement, and whether the gate
+/// (and the review) decided it, rather than a stop that left it unverified. The kept state is
+/// the cycle's record: a rejected gate run is not (as when nothing changed).
 fn verify_one(
     engine: &mut Engine<'_>,
     policy: &mut dyn Policy,
     cycle: CycleNumber,
     index: usize,
     attempt: &mut Attempt,
-) -> Result<(Judgement, Option<GateSummary>), RunError> {
+) -> Result<(Judgement, bool), RunError> {
     if let Some(reason) = policy.screen(engine, attempt) {
         engine.roll_back(attempt)?;
-        return Ok((Judgement::Screened(reason), None));
+        return Ok((Judgement::Screened(reason), false));
     }
     if attempt.settled {
-        return Ok((Judgement::Undone, None));
+        return Ok((Judgement::Undone, false));
     }
     if attempt.changes.is_empty() {
-        return Ok((Judgement::NoChange, None));
+        return Ok((Judgement::NoChange, false));
     }
     if engine.cancel.is_requested() {
         engine.roll_back(attempt)?;
         attempt.settled = true;
         attempt.rejected_because =
             vec!["cancelled before the gate ran: an unverified change is not kept".into()];
-        return Ok((Judgement::RolledBack, None));
+        return Ok((Judgement::RolledBack, false));
     }
     engine.say(format!("cycle {}: verifying with the gate", cycle.index));
     let verified = engine.verify(cycle)?;
@@ -220,7 +233,7 @@ fn verify_one(
         reasons = policy.review(engine, index, attempt, &verified, cycle)?;
     }
     attempt.settled = true;
-    let measured = verified.run.summary.clone();
+    let decided = !verified.run.cancelled;
     let judgement = if reasons.is_empty() {
         engine.kept = Kept::of(verified.run);
         attempt.kept = true;
@@ -233,7 +246,7 @@ fn verify_one(
         Judgement::RolledBack
     };
     engine.after_gate()?;
-    Ok((judgement, Some(measured)))
+    Ok((judgement, decided))
 }
 
 /// Verifies the cycle's open attempts as one change: kept together or rolled back together.
@@ -281,6 +294,8 @@ fn verify_together(
         engine.workspace.roll_back(&changes, since)?;
     }
     for (index, attempt) in attempts.iter_mut().filter(|(_, a)| !a.settled) {
+        // Every attempt of the cycle shares the verdict on the change they made together.
+        attempt.rejected_because.clone_from(&reasons);
         let judgement = if attempt.changes.is_empty() {
             Judgement::NoChange
         } else if reasons.is_empty() {
@@ -290,7 +305,6 @@ fn verify_together(
             if verdict {
                 engine.standing.strike(attempt);
             }
-            attempt.rejected_because.clone_from(&reasons);
             Judgement::RolledBack
         };
         policy.judged(*index, attempt, &judgement)?;
@@ -388,7 +402,9 @@ fn record_trend(engine: &mut Engine<'_>, record: &CycleRecord<'_>) -> Result<(),
     if let Some(last) = engine.trend.cycles.last_mut() {
         last.tokens =
             TokenUsage::total(record.attempts.iter().filter_map(|a| a.run.usage.as_ref()));
-        if let (Some(measured), false) = (record.measured, record.accepted) {
+        if let (Some(measured), false, false) =
+            (record.measured, record.accepted, record.attempts.is_empty())
+        {
             last.attempt_failed_count = Some(measured.failed_count);
         }
     }

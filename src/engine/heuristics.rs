@@ -153,6 +153,14 @@ impl Heuristics {
             .unwrap_or_default()
     }
 
+    /// The lessons, to go on in this run's file (what a run learns about cycles starts anew).
+    pub fn carried(&self) -> Self {
+        Self {
+            heuristics: self.heuristics.clone(),
+            ..Self::default()
+        }
+    }
+
     /// A lesson says `delegate` (as described) made `category` worse until its cooldown.
     pub fn made_worse(&self, delegate: &str, category: &str) -> bool {
         self.heuristics.iter().any(|h| {

@@ -155,7 +155,7 @@ impl Policy for Improve<'_> {
             deferred.len(),
             self.limit
         );
-        card(self.campaign, console, &text)
+        card(engine, self.campaign, console, &text)
     }
 
     fn stop(&mut self, engine: &Engine<'_>) -> Result<Option<StopReason>, RunError> {
@@ -237,7 +237,7 @@ impl Policy for Improve<'_> {
 
     fn close_cycle(
         &mut self,
-        _engine: &mut Engine<'_>,
+        engine: &mut Engine<'_>,
         record: &CycleRecord<'_>,
         _next: Option<StopReason>,
         console: &mut dyn Write,
@@ -266,7 +266,7 @@ impl Policy for Improve<'_> {
             self.campaign.backlog.deferred.len(),
             self.stop_state
         );
-        card(self.campaign, console, &text)
+        card(engine, self.campaign, console, &text)
     }
 }
 
@@ -324,8 +324,13 @@ fn cancelled(campaign: &mut Campaign) -> Result<(), RunError> {
 }
 
 /// A card: one line on the console, and in the worklog.
-fn card(campaign: &mut Campaign, console: &mut dyn Write, text: &str) -> Result<(), RunError> {
-    let _ = writeln!(console, "{text}");
+fn card(
+    engine: &Engine<'_>,
+    campaign: &mut Campaign,
+    console: &mut dyn Write,
+    text: &str,
+) -> Result<(), RunError> {
+    engine.print(console, text);
     campaign.append_worklog(&format!("- {text}"))?;
     Ok(())
 }

@@ -118,32 +118,8 @@ fn ledger(settings: &Settings, story: &CycleStory<'_>, changes: &[PathChange]) -
         story.after.failed_count,
         story.after.warning_count
     );
-    let what_landed = changes
-        .iter()
-        .map(|c| {
-            format!(
-                "{}: {} → {}",
-                crate::workspace::RepoPath::new(c.path.clone()),
-                c.before.describe(),
-                c.after.describe()
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let mut notes: Vec<String> = undone
-        .iter()
-        .map(|a| {
-            format!(
-                "{} (`{}`) rolled back: {}",
-                a.category,
-                delegate(a),
-                a.rejected_because.join("; ")
-            )
-        })
-        .collect();
-    for attempt in story.attempts {
-        notes.extend(attempt.incidents.iter().map(|i| i.describe()));
-    }
+    let what_landed = what_landed(changes);
+    let notes = notes(story, &undone, &delegate);
     let next_backlog = story
         .after
         .categories
@@ -166,17 +142,56 @@ fn ledger(settings: &Settings, story: &CycleStory<'_>, changes: &[PathChange]) -
         outcome,
         test_evidence,
         what_landed,
-        notes: if notes.is_empty() {
-            "none".to_string()
-        } else {
-            notes.join("\n")
-        },
+        notes,
         next_backlog: if next_backlog.is_empty() {
             "empty: the gate passes".to_string()
         } else {
             next_backlog
         },
         stop_condition_state,
+    }
+}
+
+/// The ledger's "What landed": each changed path, before and after.
+fn what_landed(changes: &[PathChange]) -> String {
+    changes
+        .iter()
+        .map(|c| {
+            format!(
+                "{}: {} → {}",
+                crate::workspace::RepoPath::new(c.path.clone()),
+                c.before.describe(),
+                c.after.describe()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The ledger's "Notes": what was rolled back and why, and what a delegate must not have done.
+fn notes(
+    story: &CycleStory<'_>,
+    undone: &[&Attempt],
+    delegate: &dyn Fn(&Attempt) -> String,
+) -> String {
+    let mut notes: Vec<String> = undone
+        .iter()
+        .map(|a| {
+            format!(
+                "{} (`{}`) rolled back: {}",
+                a.category,
+                delegate(a),
+                a.rejected_because.join("; ")
+            )
+        })
+        .collect();
+    for attempt in story.attempts {
+        notes.extend(attempt.incidents.iter().map(|i| i.describe()));
+    }
+    if notes.is_empty() {
+        "none".to_string()
+    } else {
+        notes.join("\n")
     }
 }
 

@@ -194,8 +194,9 @@ impl<'a> Engine<'a> {
             flaky,
             snapshot,
             standing: standing::Standing::default(),
+            // The lessons go on: this run's are added to the earlier ones.
+            heuristics: lessons.carried(),
             lessons,
-            heuristics: Heuristics::default(),
             trend,
             history,
             scope_violations: Vec::new(),

@@ -38,8 +38,9 @@ impl Standing {
             .or_default() += 1;
     }
 
-    /// What an attempt's own conduct costs it: a strike for touching the user's work or leaving
-    /// the scope; for an attempt undone whole, another strike, and a bar when it was hostile.
+    /// What an attempt's own conduct costs a fix delegate (`strikes`): a strike for touching the
+    /// user's work or leaving the scope; for an attempt undone whole, another strike, and a bar
+    /// when it was hostile. A refine role is judged by its campaign's counters instead.
     pub fn judge_conduct(&mut self, attempt: &Attempt, strikes: bool) {
         let trespassed = attempt.incidents.iter().any(|i| {
             matches!(
@@ -52,13 +53,11 @@ impl Standing {
         if strikes && trespassed {
             self.strike(attempt);
         }
-        if attempt.settled {
+        if attempt.settled && strikes {
             if attempt.incidents.iter().any(Incident::is_hostile) {
                 self.barred.insert(attempt.delegate);
             }
-            if strikes {
-                self.strike(attempt);
-            }
+            self.strike(attempt);
         }
     }
 

@@ -94,3 +94,15 @@ pub(super) fn category_work(kept: &Kept, priority: &[String], scope: &Scope) -> 
         })
         .collect()
 }
+
+/// `item` with its category's findings as `kept` has them now; `None` when they are all outside
+/// the scope by now.
+pub(super) fn refreshed(kept: &Kept, item: &Work, scope: &Scope) -> Option<Work> {
+    let (diagnostics, details) =
+        findings_of(&kept.summary, &kept.diagnostics, &item.category, scope)?;
+    Some(Work {
+        diagnostics,
+        details,
+        ..item.clone()
+    })
+}

@@ -336,3 +336,44 @@ fn files_the_gate_writes_between_delegates_are_not_a_delegates_change() {
     );
     assert!(!lint_report.contains("gate-runs.txt"), "{lint_report}");
 }
+
+#[test]
+fn per_delegate_each_fixer_is_given_the_findings_the_kept_state_has_then() {
+    // Two lint-like categories from one tagged output: the types fixer's kept change removes a
+    // lint finding too, so the lint fixer that follows is given one finding, not two. The lint
+    // fixer then breaks the tests: rolled back, and the cycle's record is the kept state.
+    let repo = Repo::new();
+    repo.write(
+        "findings.txt",
+        "error types: t1\nerror lint: l1\nerror lint: l2\n",
+    );
+    repo.write(
+        "parsers/tagged.toml",
+        "name = \"tagged\"\n[[pattern]]\nregex = '^(?P<severity>error) (?P<category>[a-z]+): (?P<message>.+)$'\n",
+    );
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write(
+        "refine-loop.toml",
+        "parser_dirs = [\"parsers\"]\n[loop]\npriority = [\"types\", \"lint\"]\n\n\
+         [[gate.check]]\nname = \"tagged\"\ncategory = \"lint\"\nrun = \"cat findings.txt; test ! -s findings.txt\"\nparser = \"tagged\"\n\n\
+         [[gate.check]]\nname = \"tests\"\ncategory = \"tests\"\nrun = \"test ! -e broken\"\n\n\
+         [[delegate]]\ncategories = [\"types\"]\nrun = \"sed -i '/t1/d; /l1/d' findings.txt\"\n\n\
+         [[delegate]]\ncategories = [\"lint\"]\nrun = \"touch broken\"\n",
+    );
+    repo.commit("tagged");
+    let output = run(&repo, &["--verify", "per-delegate", "--max-cycles", "1"]);
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    let given = json(&repo, "cycle-1/delegate-reports/fix-lint.findings.json");
+    let text = given.to_string();
+    assert!(text.contains("l2") && !text.contains("l1"), "{text}");
+    let cycle = json(&repo, "cycle-1/gate-summary.json");
+    assert_eq!(cycle["failed_count"], 1, "the kept state: {cycle}");
+    let trend = json(&repo, "trend.json");
+    assert_eq!(trend["cycles"][1]["failed_count"], 1);
+    assert!(
+        trend["cycles"][1].get("attempt_failed_count").is_none(),
+        "{trend}"
+    );
+    let history = json(&repo, "category-history.json");
+    assert_eq!(history["regressions"], serde_json::json!([]), "{history}");
+}

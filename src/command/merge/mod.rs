@@ -1,9 +1,9 @@
 //! `refine-loop merge DIR... --out DIR`: the state dirs of matrix jobs (a scope or a part of the
 //! gate each) as one run. Findings are united by fingerprint ([`union`]), so shards that each
 //! ran the whole gate are not counted twice; shards without findings files are added up. The
-//! merged folder holds the typed `gate-summary.json`, `trend.json`, `category-history.json`,
-//! `findings.json`, the report, the CI reports, and `merge.json` (the shards it was made of),
-//! so a merged folder can be merged again.
+//! merged folder holds the typed `gate-summary.json` (and the baseline's in `cycle-0/`),
+//! `trend.json`, `category-history.json`, the report, and `merge.json` (the shards it was made
+//! of), so a merged folder can be merged again.
 
 mod shard;
 mod union;
@@ -225,7 +225,8 @@ fn summed<'a>(cycle: usize, summaries: impl Iterator<Item = &'a GateSummary>) ->
 
 /// The merged failed and warning counts per cycle: the merged baseline, moved by what each
 /// shard gained or lost by then (a shard that stopped early stays at its last counts); the last
-/// cycle is the merged end.
+/// cycle is the merged end. The cycles between are an estimate: shards keep no findings per
+/// cycle, so a change two whole-gate shards both made counts twice there.
 fn merged_trend(shards: &[Shard], baseline: &GateSummary, last: &GateSummary) -> Trend {
     let cycles = last_cycle(shards) + 1;
     let mut trend = Trend::default();

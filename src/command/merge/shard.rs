@@ -44,6 +44,15 @@ pub fn read_shards(dir: &Path) -> Result<Vec<Shard>, CommandError> {
         let merged: MergeFile = serde_json::from_str(&text).map_err(|error| {
             CommandError::Usage(format!("{}: {MERGE_FILE}: {error}", dir.display()))
         })?;
+        if merged.shards.is_empty() {
+            return Err(CommandError::Usage(format!(
+                "{}: {MERGE_FILE} lists no shard",
+                dir.display()
+            )));
+        }
+        for shard in &merged.shards {
+            finished(&shard.trend, &shard.dir)?;
+        }
         return Ok(merged.shards);
     }
     read_state_dir(dir).map(|shard| vec![shard])
@@ -78,13 +87,7 @@ fn read_state_dir(dir: &Path) -> Result<Shard, CommandError> {
             trend
         }
     };
-    if trend.cycles.is_empty() {
-        return Err(CommandError::Usage(format!(
-            "{}: {} has no cycles, not even the baseline: the run it belongs to did not finish; merge the shards that did",
-            dir.display(),
-            crate::state::TREND_FILE
-        )));
-    }
+    finished(&trend, dir)?;
     let scope = match json(layout.run_json())? {
         Some(value) => value["scope"]
             .as_array()
@@ -117,6 +120,18 @@ fn read_state_dir(dir: &Path) -> Result<Shard, CommandError> {
         baseline_findings,
         last_findings,
     })
+}
+
+/// A shard's trend has its baseline at least: a run that did not finish has none.
+fn finished(trend: &Trend, dir: &Path) -> Result<(), CommandError> {
+    if trend.cycles.is_empty() {
+        return Err(CommandError::Usage(format!(
+            "{}: {} has no cycles, not even the baseline: the run it belongs to did not finish; merge the shards that did",
+            dir.display(),
+            crate::state::TREND_FILE
+        )));
+    }
+    Ok(())
 }
 
 /// `value` as a `T`; an error names the shard and the file.

@@ -121,7 +121,12 @@ pub fn last(sides: &[Side<'_>]) -> Vec<Counted> {
                 .map(|&s| groups[s].get(fingerprint).map_or(0, Vec::len))
                 .min()
                 .unwrap_or(0);
-            out.extend(found.iter().take(fewest).map(|c| (*c).clone()));
+            // The copies of a shard with authority: every one of them has at least `fewest`.
+            let copies = authority
+                .first()
+                .and_then(|&s| groups[s].get(fingerprint))
+                .unwrap_or(found);
+            out.extend(copies.iter().take(fewest).map(|c| (*c).clone()));
         }
     }
     out.sort();
@@ -281,5 +286,27 @@ mod tests {
         ];
         assert_eq!(baseline(&sides).len(), 2);
         assert_eq!(last(&sides).len(), 1);
+    }
+
+    #[test]
+    fn the_copies_come_from_a_shard_with_authority() {
+        let a = Scope::of_patterns(&["a".into()]).unwrap();
+        let b = Scope::of_patterns(&["b".into()]).unwrap();
+        let twice = vec![finding("f", Some("b/x")), finding("f", Some("b/x"))];
+        let once = vec![finding("f", Some("b/x"))];
+        // A (no authority over b/x) lost a copy; B, which has it, kept both.
+        let sides = [
+            Side {
+                scope: &a,
+                baseline: &twice,
+                last: &once,
+            },
+            Side {
+                scope: &b,
+                baseline: &twice,
+                last: &twice,
+            },
+        ];
+        assert_eq!(last(&sides).len(), 2);
     }
 }

@@ -50,49 +50,8 @@ pub fn measure_baseline(settings: &Settings, cancel: &Cancel) -> Result<Baseline
         ..BaselineNotes::default()
     };
     let mut run = measure(settings, &Flaky::default(), 0, cancel)?;
-    let missing = missing_tools(&run);
-    if !missing.is_empty() && !run.cancelled {
-        let missing_tool = |notes: &BaselineNotes, check: &str, tool: String| {
-            let installed = notes.installed.iter().find(|i| i.check == check);
-            // What was tried is on record, whatever comes of it.
-            let _ = state::write_json(&settings.state_dir.join(RUN_FILE), notes);
-            RunError::MissingTool {
-                check: check.to_string(),
-                tool,
-                install: installed.cloned().map(Box::new),
-            }
-        };
-        for (index, tool) in &missing {
-            let check = &run.checks[*index].check;
-            let Some(install) = &check.install else {
-                return Err(missing_tool(&notes, &check.name, tool.clone()));
-            };
-            // Checks sharing one install run it once.
-            let earlier = notes
-                .installed
-                .iter()
-                .find(|i| i.command == *install)
-                .cloned();
-            let installed = match earlier {
-                Some(earlier) => Installed {
-                    check: check.name.clone(),
-                    tool: tool.clone(),
-                    ..earlier
-                },
-                None => run_install(settings, check, install, tool, cancel)?,
-            };
-            notes.installed.push(installed);
-        }
-        // The output that showed the tool missing stays beside the new one.
-        let dir = state::cycle_dir(&settings.state_dir, 0)?;
-        let _ = std::fs::rename(
-            dir.join(gate::OUTPUT_FILE),
-            dir.join("gate-output-before-install.txt"),
-        );
-        run = measure(settings, &Flaky::default(), 0, cancel)?;
-        if let Some((index, tool)) = missing_tools(&run).into_iter().next() {
-            return Err(missing_tool(&notes, &run.checks[index].check.name, tool));
-        }
+    if !missing_tools(&run).is_empty() && !run.cancelled {
+        run = install_missing(settings, &run, &mut notes, cancel)?;
     }
     let flaky = if run.cancelled {
         Flaky::default()
@@ -121,6 +80,58 @@ pub fn measure_baseline(settings: &Settings, cancel: &Cancel) -> Result<Baseline
     run.flaky = flaky;
     state::write_json(&settings.state_dir.join(RUN_FILE), &notes)?;
     Ok(Baseline { run, notes })
+}
+
+/// Runs the `install` of each check whose tool is missing (once per command), then the gate
+/// again; a tool still missing, or a check without `install`, is an error naming it. What was
+/// tried is on record (`run.json`) whatever comes of it.
+fn install_missing(
+    settings: &Settings,
+    run: &GateRun,
+    notes: &mut BaselineNotes,
+    cancel: &Cancel,
+) -> Result<GateRun, RunError> {
+    let missing_tool = |notes: &BaselineNotes, check: &str, tool: String| {
+        let installed = notes.installed.iter().find(|i| i.check == check);
+        let _ = state::write_json(&settings.state_dir.join(RUN_FILE), notes);
+        RunError::MissingTool {
+            check: check.to_string(),
+            tool,
+            install: installed.cloned().map(Box::new),
+        }
+    };
+    for (index, tool) in &missing_tools(run) {
+        let check = &run.checks[*index].check;
+        let Some(install) = &check.install else {
+            return Err(missing_tool(notes, &check.name, tool.clone()));
+        };
+        // Checks sharing one install run it once.
+        let earlier = notes
+            .installed
+            .iter()
+            .find(|i| i.command == *install)
+            .cloned();
+        let installed = match earlier {
+            Some(earlier) => Installed {
+                check: check.name.clone(),
+                tool: tool.clone(),
+                ..earlier
+            },
+            None => run_install(settings, check, install, tool, cancel)?,
+        };
+        notes.installed.push(installed);
+    }
+    // The output that showed the tool missing stays beside the new one.
+    let dir = state::cycle_dir(&settings.state_dir, 0)?;
+    let _ = std::fs::rename(
+        dir.join(gate::OUTPUT_FILE),
+        dir.join("gate-output-before-install.txt"),
+    );
+    let run = measure(settings, &Flaky::default(), 0, cancel)?;
+    if let Some((index, tool)) = missing_tools(&run).into_iter().next() {
+        return Err(missing_tool(notes, &run.checks[index].check.name, tool));
+    }
+    Ok(run)
 }
 
 /// The checks whose tool is missing, with the tool's name: the command was not found (exit

@@ -8,16 +8,51 @@ use crate::model::Diagnostic;
 
 /// Proposals from the gate's findings and from every discover delegate whose lens is in focus;
 /// the reasons proposals were rejected; whether a discover delegate failed.
+/// A round's discovery: its proposals, the reasons proposals were rejected, and whether a
+/// discover delegate failed (an operational error).
+#[derive(Debug, Default)]
+pub(super) struct Discovered {
+    pub proposals: Vec<Proposal>,
+    pub rejected: Vec<String>,
+    pub failed: bool,
+}
+
 pub(super) fn discover(
     engine: &mut Engine<'_>,
     cycle: CycleNumber,
     focus: &[String],
-) -> Result<(Vec<Proposal>, Vec<String>, bool), RunError> {
+) -> Result<Discovered, RunError> {
+    let mut discovered = Discovered {
+        proposals: from_gate(engine),
+        ..Discovered::default()
+    };
+    let details: Vec<String> = engine
+        .kept()
+        .summary
+        .categories
+        .values()
+        .flat_map(|c| c.details.iter().cloned())
+        .collect();
     let settings = engine.settings;
-    let (kept, diagnostics) = (&engine.kept().summary, &engine.kept().diagnostics);
-    let reports_dir = engine.reports_dir(cycle)?;
-    // The gate's findings of the failing categories (infra is the gate's own trouble).
-    let failing: Vec<Diagnostic> = diagnostics
+    for (index, spec) in settings.delegates.iter().enumerate() {
+        let in_focus = spec.lens.as_ref().is_none_or(|lens| focus.contains(lens));
+        if spec.role != Role::Discover || !in_focus || engine.cancel.is_requested() {
+            continue;
+        }
+        let lens = spec.lens.clone().unwrap_or_else(|| "architecture".into());
+        ask_lens(engine, cycle, index, spec, &lens, &details, &mut discovered)?;
+    }
+    Ok(discovered)
+}
+
+/// The gate's findings of the failing categories within the scope (infra is the gate's own
+/// trouble), one proposal per family.
+fn from_gate(engine: &Engine<'_>) -> Vec<Proposal> {
+    let kept = &engine.kept().summary;
+    let scope = &engine.settings().run.scope;
+    let failing: Vec<Diagnostic> = engine
+        .kept()
+        .diagnostics
         .iter()
         .filter(|d| {
             d.category.as_deref().is_some_and(|c| {
@@ -25,82 +60,67 @@ pub(super) fn discover(
                     && kept.categories.get(c).is_some_and(|s| !s.passed)
             })
         })
+        .filter(|d| crate::engine::in_scope(scope, d))
         .cloned()
         .collect();
-    let in_scope: Vec<_> = failing
-        .into_iter()
-        .filter(|d| crate::engine::in_scope(&settings.run.scope, d))
-        .collect();
-    let mut proposals = candidates::from_findings(&in_scope);
-    let mut rejected = Vec::new();
-    let mut failed = false;
-    let details: Vec<String> = kept
-        .categories
-        .values()
-        .flat_map(|c| c.details.iter().cloned())
-        .collect();
-    for (index, spec) in settings.delegates.iter().enumerate() {
-        let in_focus = spec.lens.as_ref().is_none_or(|lens| focus.contains(lens));
-        if spec.role != Role::Discover || !in_focus || engine.cancel.is_requested() {
-            continue;
-        }
-        let lens = spec.lens.clone().unwrap_or_else(|| "architecture".into());
-        let category = format!("discover-{lens}");
-        let output = reports_dir.join(format!("{category}.candidates.jsonl"));
-        let _ = std::fs::remove_file(&output);
-        let mut spec = spec.clone();
-        if spec.template == crate::delegate::DEFAULT_TEMPLATE {
-            spec.template = lens_template(&lens).to_string();
-        }
-        spec.env.push((
-            "REFINE_LOOP_CANDIDATES_FILE".into(),
-            output.to_string_lossy().into_owned(),
-        ));
-        let assignment = Assignment {
-            category: &category,
-            cycle: cycle.index,
-            scope: &settings.run.scope,
-            diagnostics: &[],
-            files: &[],
-            details: &details,
-            target: &settings.target,
-            state_dir: &settings.state_dir,
-            reports_dir: &reports_dir,
-        };
-        let attempt = engine.take_turn(index, &spec, &assignment)?;
-        if attempt.run.spawn_error.is_some()
-            || attempt.run.end.stopped.is_some()
-            || attempt.run.end.signal.is_some()
-            || attempt.run.end.exit_code.is_some_and(|code| code != 0)
-        {
-            failed = true;
-            rejected.push(format!(
-                "{category}: the discover delegate failed ({}); an operational error",
-                attempt
-                    .run
-                    .spawn_error
-                    .clone()
-                    .unwrap_or_else(|| crate::process::describe_end(
-                        &attempt.run.end,
-                        None,
-                        spec.timeout
-                    ))
-            ));
-        }
-        // A discover delegate reads only: anything it changed is undone.
-        if !attempt.settled && !attempt.changes.is_empty() {
-            engine.roll_back(&attempt)?;
-            rejected.push(format!(
-                "{category}: changed {} path(s) while discovering; undone",
-                attempt.changes.len()
-            ));
-        }
-        let text = std::fs::read_to_string(&output).unwrap_or_default();
-        let (found, bad) = candidates::parse_lines(&text, &lens);
-        proposals.extend(found);
-        rejected.extend(bad);
+    candidates::from_findings(&failing)
+}
+
+/// Runs the discover delegate `index` with its lens, and reads the proposals it wrote.
+fn ask_lens(
+    engine: &mut Engine<'_>,
+    cycle: CycleNumber,
+    index: usize,
+    spec: &crate::delegate::DelegateSpec,
+    lens: &str,
+    details: &[String],
+    discovered: &mut Discovered,
+) -> Result<(), RunError> {
+    let settings = engine.settings;
+    let reports_dir = engine.reports_dir(cycle)?;
+    let category = format!("discover-{lens}");
+    let output = reports_dir.join(format!("{category}.candidates.jsonl"));
+    let _ = std::fs::remove_file(&output);
+    let mut spec = spec.clone();
+    if spec.template == crate::delegate::DEFAULT_TEMPLATE {
+        spec.template = lens_template(lens).to_string();
     }
-    Ok((proposals, rejected, failed))
+    spec.env.push((
+        "REFINE_LOOP_CANDIDATES_FILE".into(),
+        output.to_string_lossy().into_owned(),
+    ));
+    let assignment = Assignment {
+        category: &category,
+        cycle: cycle.index,
+        scope: &settings.run.scope,
+        diagnostics: &[],
+        files: &[],
+        details,
+        target: &settings.target,
+        state_dir: &settings.state_dir,
+        reports_dir: &reports_dir,
+    };
+    let attempt = engine.take_turn(index, &spec, &assignment)?;
+    if attempt.run.failed() {
+        discovered.failed = true;
+        discovered.rejected.push(format!(
+            "{category}: the discover delegate failed ({}); an operational error",
+            attempt.run.describe_end(spec.timeout)
+        ));
+    }
+    // A discover delegate reads only: anything it changed is undone.
+    if !attempt.settled && !attempt.changes.is_empty() {
+        engine.roll_back(&attempt)?;
+        discovered.rejected.push(format!(
+            "{category}: changed {} path(s) while discovering; undone",
+            attempt.changes.len()
+        ));
+    }
+    let text = std::fs::read_to_string(&output).unwrap_or_default();
+    let (found, bad) = candidates::parse_lines(&text, lens);
+    discovered.proposals.extend(found);
+    discovered.rejected.extend(bad);
+    Ok(())
 }
 
 fn lens_template(lens: &str) -> &'static str {

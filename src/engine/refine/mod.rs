@@ -71,7 +71,11 @@ impl<'c> Refine<'c> {
     fn classify(&mut self, engine: &mut Engine<'_>, cycle: CycleNumber) -> Result<(), RunError> {
         let number = self.number();
         let focus = self.campaign.segment_config.focus.clone();
-        let (mut proposals, rejected, discover_failed) = discover::discover(engine, cycle, &focus)?;
+        let discover::Discovered {
+            mut proposals,
+            rejected,
+            failed: discover_failed,
+        } = discover::discover(engine, cycle, &focus)?;
         for reason in &rejected {
             self.campaign
                 .append_worklog(&format!("- round {number}: rejected a proposal: {reason}"))?;
@@ -189,19 +193,12 @@ impl Policy for Refine<'_> {
 
     fn screen(&self, engine: &Engine<'_>, attempt: &Attempt) -> Option<String> {
         let run = &attempt.run;
-        let failed = run.spawn_error.is_some()
-            || run.end.stopped.is_some()
-            || run.end.exit_code.is_some_and(|code| code != 0)
-            || run.end.signal.is_some();
-        failed.then(|| {
-            let end = run.spawn_error.clone().unwrap_or_else(|| {
-                let timeout = engine.settings().delegates[attempt.delegate].timeout;
-                let end = crate::process::describe_end(&run.end, None, timeout);
-                match &run.note {
-                    Some(note) => format!("{end}: {note}"),
-                    None => end,
-                }
-            });
+        run.failed().then(|| {
+            let timeout = engine.settings().delegates[attempt.delegate].timeout;
+            let end = match (&run.spawn_error, &run.note) {
+                (None, Some(note)) => format!("{}: {note}", run.describe_end(timeout)),
+                _ => run.describe_end(timeout),
+            };
             format!("the execute delegate failed ({end}); its change, if any, was undone")
         })
     }
@@ -319,7 +316,7 @@ impl Policy for Refine<'_> {
 
     fn close_cycle(
         &mut self,
-        _engine: &mut Engine<'_>,
+        engine: &mut Engine<'_>,
         record: &CycleRecord<'_>,
         _next: Option<StopReason>,
         console: &mut dyn Write,
@@ -335,7 +332,7 @@ impl Policy for Refine<'_> {
             counters.fail_count,
             self.campaign.backlog.handoffs.len()
         );
-        let _ = writeln!(console, "{line}");
+        engine.print(console, &line);
         self.campaign.append_worklog(&format!("- {line}"))?;
         if self.round.critical {
             super::campaign::conclude(self.campaign, StopReason::Critical)?;
