@@ -11,6 +11,7 @@ mod end;
 mod heuristics;
 pub mod improve;
 mod isolate;
+mod judge;
 mod ledger;
 mod policy;
 mod progress;

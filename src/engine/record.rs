@@ -1,10 +1,17 @@
-//! What a cycle leaves on record beside the gate's files: each attempt's delegate report, and
+//! What a cycle leaves on record: each attempt's delegate report, the trend, the category
+//! history and the lessons, the policy's settling, the ledger commit of an accepted cycle, and
 //! the lines of the final report's scope section.
 
+use std::io::Write;
 use std::path::Path;
+use std::time::Instant;
 
-use super::{Attempt, CycleNumber};
+use super::policy::{CycleRecord, Policy};
+use super::{Attempt, CycleNumber, Engine, RunError, ledger};
 use crate::config::Settings;
+use crate::deliver::Recorder;
+use crate::gate::SUMMARY_FILE;
+use crate::model::{GateSummary, StopReason, TokenUsage};
 use crate::report::{DelegateReport, delegate_report};
 use crate::state::{self, StateError};
 
@@ -46,4 +53,110 @@ pub fn scope_violations(attempt: &Attempt, cycle: CycleNumber, settings: &Settin
             )
         })
         .collect()
+}
+
+/// A cycle whose work is done, to be recorded.
+pub(super) struct Finished<'c> {
+    pub cycle: CycleNumber,
+    pub started: Instant,
+    /// The kept state before the cycle.
+    pub before: &'c GateSummary,
+    pub attempts: &'c [Attempt],
+    /// What the cycle's last gate run measured, when one ran.
+    pub measured: Option<&'c GateSummary>,
+}
+
+/// Records the cycle, lets the policy settle it, writes the ledger of an accepted cycle and the
+/// cycle's line. Returns a stop that holds at once.
+pub(super) fn close(
+    engine: &mut Engine<'_>,
+    policy: &mut dyn Policy,
+    recorder: &mut Recorder<'_>,
+    console: &mut dyn Write,
+    finished: &Finished<'_>,
+) -> Result<Option<StopReason>, RunError> {
+    let Finished {
+        cycle,
+        started: cycle_started,
+        before,
+        attempts,
+        measured,
+    } = *finished;
+    let settings = engine.settings;
+    for attempt in attempts {
+        write_delegate_report(&attempt.run.files.report, cycle.index, attempt, settings)?;
+    }
+    let after = engine.kept.summary.clone();
+    let cycle_record = CycleRecord {
+        number: cycle,
+        before,
+        after: &after,
+        attempts,
+        measured,
+        accepted: attempts.iter().any(|a| a.kept),
+        cancelled: engine.cancelled(),
+        duration: cycle_started.elapsed(),
+    };
+    policy.recorded(&cycle_record)?;
+    if cycle_record.cancelled
+        && !cycle_record.accepted
+        && policy.discard_cancelled(&cycle_record)?
+    {
+        return Ok(Some(StopReason::Cancelled));
+    }
+    record_trend(engine, &cycle_record)?;
+    let settled = policy.settle(engine, &cycle_record)?;
+    if cycle_record.accepted {
+        let notes = policy.ledger_notes();
+        let story = ledger::CycleStory {
+            cycle: cycle.shown,
+            before,
+            after: &after,
+            attempts,
+            next: settled.next,
+        };
+        let notes = notes
+            .as_ref()
+            .map(|(open, stop_state)| (open.as_slice(), stop_state.as_str()));
+        ledger::record_cycle(recorder, engine.workspace.store(), settings, &story, notes)?;
+    }
+    // The loop's own work: all of the cycle but the gate and the delegates, the record too.
+    let overhead = cycle_started.elapsed().saturating_sub(engine.outside);
+    if let Some(last) = engine.trend.cycles.last_mut() {
+        last.overhead_ms = Some(u64::try_from(overhead.as_millis()).unwrap_or(u64::MAX));
+    }
+    policy.close_cycle(engine, &cycle_record, settled.next, console)?;
+    let _ = console.flush();
+    Ok(settled.stop_now)
+}
+
+/// The cycle in `trend.json` and `category-history.json`, and what it teaches
+/// (`heuristics.json`). A cycle whose gate did not run has the kept state's summary.
+fn record_trend(engine: &mut Engine<'_>, record: &CycleRecord<'_>) -> Result<(), RunError> {
+    let mut summary = engine.kept.summary.clone();
+    summary.cycle = record.number.index;
+    if record.measured.is_none() {
+        let dir = state::cycle_dir(&engine.settings.state_dir, record.number.index)?;
+        state::write_json(&dir.join(SUMMARY_FILE), &summary)?;
+    }
+    let undone = record.rolled_back_count() > 0;
+    engine.trend.push(&summary, Some(record.accepted), undone);
+    if let Some(last) = engine.trend.cycles.last_mut() {
+        last.tokens =
+            TokenUsage::total(record.attempts.iter().filter_map(|a| a.run.usage.as_ref()));
+        if let (Some(measured), false, false) =
+            (record.measured, record.accepted, record.attempts.is_empty())
+        {
+            last.attempt_failed_count = Some(measured.failed_count);
+        }
+    }
+    let regressions = engine.history.push(record.measured.unwrap_or(&summary));
+    engine.heuristics.observe(
+        record.number.index,
+        record.attempts,
+        &regressions,
+        &engine.settings.delegates,
+        &engine.standing.strikes,
+    );
+    Ok(())
 }

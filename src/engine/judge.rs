@@ -1,0 +1,126 @@
+//! The gate's verdict on a cycle's attempts, one at a time or all together, and what follows:
+//! kept, or rolled back to the byte; a verdict of the gate (or of the policy's review) is a
+//! strike, a stop that leaves a change unverified is not, and that change is always undone.
+
+use super::policy::{CycleNumber, Judgement, Policy};
+use super::{Attempt, Engine, Kept, RunError};
+use crate::model::GateSummary;
+use crate::workspace::{Change, compose};
+
+/// Verifies one attempt on its own: screened out by the policy, undone for its conduct, or
+/// judged by the gate and then the policy's review. Returns the judgement, and whether the gate
+/// (and the review) decided it, rather than a stop that left it unverified. The kept state is
+/// the cycle's record: a rejected gate run is not (as when nothing changed).
+pub(super) fn verify_one(
+    engine: &mut Engine<'_>,
+    policy: &mut dyn Policy,
+    cycle: CycleNumber,
+    index: usize,
+    attempt: &mut Attempt,
+) -> Result<(Judgement, bool), RunError> {
+    if let Some(reason) = policy.screen(engine, attempt) {
+        engine.roll_back(attempt)?;
+        return Ok((Judgement::Screened(reason), false));
+    }
+    if attempt.settled {
+        return Ok((Judgement::Undone, false));
+    }
+    if attempt.changes.is_empty() {
+        return Ok((Judgement::NoChange, false));
+    }
+    if engine.cancel.is_requested() {
+        engine.roll_back(attempt)?;
+        attempt.settled = true;
+        attempt.rejected_because =
+            vec!["cancelled before the gate ran: an unverified change is not kept".into()];
+        return Ok((Judgement::RolledBack, false));
+    }
+    engine.say(format!("cycle {}: verifying with the gate", cycle.index));
+    let verified = engine.verify(cycle)?;
+    let mut reasons = verified.reasons.clone();
+    if verified.run.cancelled {
+        reasons.push("cancelled before the gate finished".into());
+    }
+    if reasons.is_empty() {
+        reasons = policy.review(engine, index, attempt, &verified, cycle)?;
+    }
+    attempt.settled = true;
+    let decided = !verified.run.cancelled;
+    let judgement = if reasons.is_empty() {
+        engine.kept = Kept::of(verified.run);
+        attempt.kept = true;
+        Judgement::Kept
+    } else {
+        engine
+            .workspace
+            .roll_back(&attempt.changes, attempt.started)?;
+        attempt.rejected_because = reasons;
+        Judgement::RolledBack
+    };
+    engine.after_gate()?;
+    Ok((judgement, decided))
+}
+
+/// Verifies the cycle's open attempts as one change: kept together or rolled back together.
+/// A stop asked for before the gate runs leaves the change unverified: it is rolled back.
+pub(super) fn verify_together(
+    engine: &mut Engine<'_>,
+    policy: &mut dyn Policy,
+    cycle: CycleNumber,
+    attempts: &mut [(usize, Attempt)],
+) -> Result<Option<GateSummary>, RunError> {
+    let open: Vec<&Attempt> = attempts
+        .iter()
+        .map(|(_, a)| a)
+        .filter(|a| !a.settled)
+        .collect();
+    let steps: Vec<&[Change]> = open.iter().map(|a| a.changes.as_slice()).collect();
+    let changes = compose(&steps);
+    let since = open.iter().map(|a| a.started).min();
+    let (false, Some(since)) = (changes.is_empty(), since) else {
+        for (index, attempt) in attempts.iter().filter(|(_, a)| !a.settled) {
+            policy.judged(*index, attempt, &Judgement::NoChange)?;
+        }
+        return Ok(None);
+    };
+    let mut measured = None;
+    // Why the change goes, and whether the gate said so (a strike) or a stop left it unverified.
+    let (reasons, verdict) = if engine.cancel.is_requested() {
+        let why = "cancelled before the gate ran: an unverified change is not kept";
+        (vec![why.to_string()], false)
+    } else {
+        engine.say(format!("cycle {}: verifying with the gate", cycle.index));
+        let verified = engine.verify(cycle)?;
+        measured = Some(verified.run.summary.clone());
+        if verified.keeps() {
+            engine.kept = Kept::of(verified.run);
+            (Vec::new(), true)
+        } else if verified.run.cancelled {
+            let why = "cancelled before the gate finished: an unverified change is not kept";
+            (vec![why.to_string()], false)
+        } else {
+            (verified.reasons, true)
+        }
+    };
+    if !reasons.is_empty() {
+        engine.workspace.roll_back(&changes, since)?;
+    }
+    for (index, attempt) in attempts.iter_mut().filter(|(_, a)| !a.settled) {
+        // Every attempt of the cycle shares the verdict on the change they made together.
+        attempt.rejected_because.clone_from(&reasons);
+        let judgement = if attempt.changes.is_empty() {
+            Judgement::NoChange
+        } else if reasons.is_empty() {
+            attempt.kept = true;
+            Judgement::Kept
+        } else {
+            if verdict {
+                engine.standing.strike(attempt);
+            }
+            Judgement::RolledBack
+        };
+        policy.judged(*index, attempt, &judgement)?;
+    }
+    engine.after_gate()?;
+    Ok(measured)
+}
