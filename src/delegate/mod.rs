@@ -216,6 +216,38 @@ pub fn run_delegate(
     cancel: &Cancel,
 ) -> Result<DelegateRun, DelegateError> {
     let files = DelegateFiles::for_category(assignment.reports_dir, assignment.category);
+    let prompt = write_inputs(spec, assignment, &files)?;
+    match &spec.launch {
+        Launch::Command(run) => run_command(run, spec, assignment, &limits, files, cancel),
+        Launch::Http(http) => {
+            let asked = http::ask(
+                http,
+                spec.timeout,
+                &prompt,
+                assignment,
+                limits.protected,
+                cancel,
+            );
+            Ok(DelegateRun {
+                end: asked.end,
+                spawn_error: None,
+                output: asked.output,
+                verdict: asked.verdict,
+                files,
+                usage: asked.usage,
+                note: asked.note,
+            })
+        }
+    }
+}
+
+/// Writes the rendered prompt and the findings into the delegate's files, and removes an
+/// earlier verdict; returns the prompt.
+fn write_inputs(
+    spec: &DelegateSpec,
+    assignment: &Assignment<'_>,
+    files: &DelegateFiles,
+) -> Result<String, DelegateError> {
     let write = |path: &Path, bytes: &[u8]| {
         std::fs::create_dir_all(assignment.reports_dir)
             .map_err(|source| DelegateError::Write {
@@ -239,29 +271,15 @@ pub fn run_delegate(
     let findings = serde_json::to_vec_pretty(assignment.diagnostics).unwrap_or_default();
     write(&files.findings, &findings)?;
     let _ = std::fs::remove_file(&files.verdict);
+    Ok(prompt)
+}
 
-    let run = match &spec.launch {
-        Launch::Command(run) => run,
-        Launch::Http(http) => {
-            let asked = http::ask(
-                http,
-                spec.timeout,
-                &prompt,
-                assignment,
-                limits.protected,
-                cancel,
-            );
-            return Ok(DelegateRun {
-                end: asked.end,
-                spawn_error: None,
-                output: asked.output,
-                verdict: asked.verdict,
-                files,
-                usage: asked.usage,
-                note: asked.note,
-            });
-        }
-    };
+/// The `REFINE_LOOP_*` variables a command delegate gets, after its own.
+fn environment(
+    spec: &DelegateSpec,
+    assignment: &Assignment<'_>,
+    files: &DelegateFiles,
+) -> Vec<(String, String)> {
     let mut env = spec.env.clone();
     let path = |p: &Path| p.to_string_lossy().into_owned();
     env.extend([
@@ -289,6 +307,19 @@ pub fn run_delegate(
             path(assignment.state_dir),
         ),
     ]);
+    env
+}
+
+/// Runs a command delegate in its own process group and reads its verdict.
+fn run_command(
+    run: &str,
+    spec: &DelegateSpec,
+    assignment: &Assignment<'_>,
+    limits: &Limits<'_>,
+    files: DelegateFiles,
+    cancel: &Cancel,
+) -> Result<DelegateRun, DelegateError> {
+    let env = environment(spec, assignment, &files);
     let process = ProcessSpec {
         shell_command: run,
         cwd: assignment.target,

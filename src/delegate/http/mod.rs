@@ -69,53 +69,8 @@ pub fn ask(
         Err(note) => return transcript.end(None, 1, None, None, Some(note)),
     };
     let (files, omitted) = files_for(http, assignment, &root);
-    let mut user = prompt.to_string();
-    if !files.is_empty() {
-        user.push_str("\n\n## Files\n");
-        for (path, text) in &files {
-            let _ = write!(user, "\n### `{path}`\n\n````\n{text}");
-            if !text.ends_with('\n') {
-                user.push('\n');
-            }
-            user.push_str("````\n");
-        }
-    }
-    let user = String::from_utf8_lossy(&crate::secrets::redacted(user.as_bytes())).into_owned();
-    let body = serde_json::json!({
-        "model": http.model,
-        "max_tokens": http.max_tokens,
-        "messages": [
-            {"role": "system", "content": SYSTEM},
-            {"role": "user", "content": user},
-        ],
-    });
-    let body = serde_json::to_vec(&body).unwrap_or_default();
-    let names: Vec<&str> = files.iter().map(|(path, _)| path.as_str()).collect();
-    let _ = writeln!(
-        transcript.text,
-        "POST {} (model {}, {} bytes; files: {})",
-        http.endpoint,
-        http.model,
-        body.len(),
-        if names.is_empty() {
-            "none".to_string()
-        } else {
-            names.join(", ")
-        }
-    );
-    for note in &omitted {
-        let _ = writeln!(transcript.text, "not sent: {note}");
-    }
-    // A secret in a file is sent as its marker: a diff whose context holds it cannot apply.
-    for (path, text) in &files {
-        if matches!(
-            crate::secrets::redacted(text.as_bytes()),
-            std::borrow::Cow::Owned(_)
-        ) {
-            let _ = writeln!(transcript.text, "sent redacted (it holds a secret): {path}");
-        }
-    }
-
+    let body = request_body(http, prompt, &files);
+    note_request(&mut transcript, http, body.len(), &files, &omitted);
     let limit = REPLY_OVERHEAD + u64::from(http.max_tokens) * BYTES_PER_TOKEN;
     let reply = match net::send(request(http, key, body, limit), started + timeout, cancel) {
         Ok(reply) => reply,
@@ -151,6 +106,77 @@ pub fn ask(
         Ok(answer) => answer,
         Err(note) => return transcript.end(None, 1, None, None, Some(note)),
     };
+    apply_answer(transcript, &answer, &root, assignment, protected)
+}
+
+/// The chat request: the system text and the prompt with the files, redacted.
+fn request_body(http: &HttpSpec, prompt: &str, files: &[(String, String)]) -> Vec<u8> {
+    let mut user = prompt.to_string();
+    if !files.is_empty() {
+        user.push_str("\n\n## Files\n");
+        for (path, text) in files {
+            let _ = write!(user, "\n### `{path}`\n\n````\n{text}");
+            if !text.ends_with('\n') {
+                user.push('\n');
+            }
+            user.push_str("````\n");
+        }
+    }
+    let user = String::from_utf8_lossy(&crate::secrets::redacted(user.as_bytes())).into_owned();
+    let body = serde_json::json!({
+        "model": http.model,
+        "max_tokens": http.max_tokens,
+        "messages": [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": user},
+        ],
+    });
+    serde_json::to_vec(&body).unwrap_or_default()
+}
+
+/// The transcript's account of the request: where it went, which files were sent, which were
+/// not, and which were sent redacted.
+fn note_request(
+    transcript: &mut Transcript,
+    http: &HttpSpec,
+    bytes: usize,
+    files: &[(String, String)],
+    omitted: &[String],
+) {
+    let names: Vec<&str> = files.iter().map(|(path, _)| path.as_str()).collect();
+    let _ = writeln!(
+        transcript.text,
+        "POST {} (model {}, {bytes} bytes; files: {})",
+        http.endpoint,
+        http.model,
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    );
+    for note in omitted {
+        let _ = writeln!(transcript.text, "not sent: {note}");
+    }
+    // A secret in a file is sent as its marker: a diff whose context holds it cannot apply.
+    for (path, text) in files {
+        if matches!(
+            crate::secrets::redacted(text.as_bytes()),
+            std::borrow::Cow::Owned(_)
+        ) {
+            let _ = writeln!(transcript.text, "sent redacted (it holds a secret): {path}");
+        }
+    }
+}
+
+/// What the model answered: its diff applied whole when it may be, or why not.
+fn apply_answer(
+    mut transcript: Transcript,
+    answer: &reply::Answer,
+    root: &Path,
+    assignment: &Assignment<'_>,
+    protected: &BTreeMap<RepoPath, PathState>,
+) -> Asked {
     if let Some(usage) = &answer.usage {
         let _ = writeln!(
             transcript.text,
@@ -174,7 +200,7 @@ pub fn ask(
             "the diff would write a redaction marker ([REDACTED:…]) into a file".to_string()
         }
         reply::Proposal::Diff(diff) => {
-            match apply_diff(&root, &diff, protected, assignment.state_dir) {
+            match apply_diff(root, &diff, protected, assignment.state_dir) {
                 Ok(paths) => {
                     let _ = writeln!(transcript.text, "applied to: {}", paths.join(", "));
                     return transcript.end(None, 0, Some(Verdict::Fixed), answer.usage, None);
