@@ -21,19 +21,9 @@ pub struct CheckResult {
     pub lines_cut: u64,
 }
 
-/// Runs `check`, appending its section to `log`.
-pub fn run_check<W: Write>(
-    settings: &Settings,
-    check: &CheckSettings,
-    log: &mut W,
-    cancel: &Cancel,
-) -> Result<CheckResult, GateError> {
-    let log_error = |source| GateError::Log {
-        path: settings.state_dir.join(super::OUTPUT_FILE),
-        source,
-    };
-    writeln!(
-        log,
+/// The line that opens a check's section of the log, and its command.
+fn header(check: &CheckSettings) -> String {
+    format!(
         "==> refine-loop: check \"{}\" · category {} · parser {} · cwd {} <==\n$ {}",
         check.name,
         check.category,
@@ -45,15 +35,25 @@ pub fn run_check<W: Write>(
         },
         check.run
     )
-    .map_err(log_error)?;
+}
 
-    let parser = settings
-        .parsers
-        .get(&check.parser)
-        .ok_or_else(|| GateError::Supervise {
-            check: check.name.clone(),
-            source: std::io::Error::other(format!("parser \"{}\" is not loaded", check.parser)),
-        })?;
+/// Runs `check`, appending its section to `log`.
+pub fn run_check<W: Write>(
+    settings: &Settings,
+    check: &CheckSettings,
+    log: &mut W,
+    cancel: &Cancel,
+) -> Result<CheckResult, GateError> {
+    let log_error = |source| GateError::Log {
+        path: settings.state_dir.join(super::OUTPUT_FILE),
+        source,
+    };
+    writeln!(log, "{}", header(check)).map_err(log_error)?;
+
+    let parser = settings.parsers.get(&check.parser).ok_or_else(|| {
+        let missing = format!("parser \"{}\" is not loaded", check.parser);
+        lost(check, std::io::Error::other(missing))
+    })?;
     let context = ParseContext {
         target: settings.target.clone(),
         cwd_relative: check.cwd_relative.clone(),
@@ -63,11 +63,12 @@ pub fn run_check<W: Write>(
     let mut assembler = LineAssembler::default();
     let mut bounded = BoundedLog::new(log, settings.gate.log_limit);
 
+    let private = settings.private_variables();
     let spec = ProcessSpec {
         shell_command: &check.run,
         cwd: &check.cwd,
         env: &check.env,
-        env_remove: &settings.private_variables(),
+        env_remove: &private,
         timeout: check.timeout,
         kill_grace: settings.gate.kill_grace,
         idle_timeout: None,
@@ -95,12 +96,7 @@ pub fn run_check<W: Write>(
         Ok(end) => (end, None),
         Err(ProcessError::Spawn(error)) => (ProcessEnd::not_started(), Some(error.to_string())),
         Err(ProcessError::Output(source)) => return Err(log_error(source)),
-        Err(ProcessError::Supervise(source)) => {
-            return Err(GateError::Supervise {
-                check: check.name.clone(),
-                source,
-            });
-        }
+        Err(ProcessError::Supervise(source)) => return Err(lost(check, source)),
     };
     writeln!(
         log,
@@ -117,4 +113,12 @@ pub fn run_check<W: Write>(
         output,
         lines_cut: assembler.lines_cut(),
     })
+}
+
+/// The loop lost control of `check`'s process (or could not run it at all).
+fn lost(check: &CheckSettings, source: std::io::Error) -> GateError {
+    GateError::Supervise {
+        check: check.name.clone(),
+        source,
+    }
 }

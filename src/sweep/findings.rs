@@ -63,7 +63,32 @@ pub(super) fn in_tree(sweep: &Sweep, target: &Path) -> Vec<Finding> {
             .map(|path| path.to_string())
             .collect()
     };
-    let mut findings: Vec<Finding> = sweep
+    let mut findings = baseline_failures(sweep);
+    let all_prs: Vec<&PullRequest> = sweep.open_prs.iter().chain(&sweep.merged_prs).collect();
+    findings.extend(two_update_bots(
+        &present(&DEPENDABOT_CONFIGS),
+        &present(&RENOVATE_CONFIGS),
+        &all_prs,
+    ));
+    for (reviewer, files, words) in REVIEWER_CONFIGS {
+        let configs = present(files);
+        if !configs.is_empty() && !all_prs.is_empty() && !reviewer_ran(&all_prs, words) {
+            findings.push(reviewer_never_ran(reviewer, configs, &all_prs));
+        }
+    }
+    findings.extend(
+        sweep
+            .merged_prs
+            .iter()
+            .filter(|pr| pr.critical)
+            .map(merged_unresolved),
+    );
+    findings
+}
+
+/// A check failing the same way on unrelated pull requests: a finding each.
+fn baseline_failures(sweep: &Sweep) -> Vec<Finding> {
+    sweep
         .baseline_failures
         .iter()
         .map(|failure| {
@@ -86,79 +111,72 @@ pub(super) fn in_tree(sweep: &Sweep, target: &Path) -> Vec<Finding> {
                 critical: false,
             }
         })
-        .collect();
-    let all_prs: Vec<&PullRequest> = sweep.open_prs.iter().chain(&sweep.merged_prs).collect();
-    findings.extend(two_update_bots(
-        &present(&DEPENDABOT_CONFIGS),
-        &present(&RENOVATE_CONFIGS),
-        &all_prs,
-    ));
-    for (reviewer, files, words) in REVIEWER_CONFIGS {
-        let configs = present(files);
-        if configs.is_empty() || all_prs.is_empty() {
-            continue;
-        }
-        let ran = all_prs.iter().any(|pr| {
-            let names = pr.check_runs.iter().map(|check| check.name.as_str());
-            let people = pr
-                .reviewers
-                .iter()
-                .chain(pr.threads.iter().filter_map(|t| t.author.as_ref()));
-            names
-                .chain(people.map(String::as_str))
-                .any(|name| word_in(name, words).is_some())
-        });
-        if ran {
-            continue;
-        }
-        let numbers: Vec<String> = all_prs.iter().map(|pr| format!("#{}", pr.number)).collect();
-        findings.push(Finding {
-            kind: "reviewer-never-ran".into(),
-            title: format!("{reviewer} is configured in the tree but never ran here"),
-            evidence: format!(
-                "found {}; no check, review or review thread by {reviewer} on the {} pull requests read ({})",
-                configs.join(", "),
-                all_prs.len(),
-                numbers.join(", ")
-            ),
-            paths: configs,
-            confidence: match all_prs.len() {
-                0..3 => 2,
-                3..10 => 3,
-                _ => 4,
-            },
-            critical: false,
-        });
+        .collect()
+}
+
+/// A reviewer named by `words` left a check, a review or a review thread on a pull request.
+fn reviewer_ran(prs: &[&PullRequest], words: &[&str]) -> bool {
+    prs.iter().any(|pr| {
+        let names = pr.check_runs.iter().map(|check| check.name.as_str());
+        let people = pr
+            .reviewers
+            .iter()
+            .chain(pr.threads.iter().filter_map(|t| t.author.as_ref()));
+        names
+            .chain(people.map(String::as_str))
+            .any(|name| word_in(name, words).is_some())
+    })
+}
+
+/// A reviewer configured in the tree that never ran on the pull requests read.
+fn reviewer_never_ran(reviewer: &str, configs: Vec<String>, prs: &[&PullRequest]) -> Finding {
+    let numbers: Vec<String> = prs.iter().map(|pr| format!("#{}", pr.number)).collect();
+    Finding {
+        kind: "reviewer-never-ran".into(),
+        title: format!("{reviewer} is configured in the tree but never ran here"),
+        evidence: format!(
+            "found {}; no check, review or review thread by {reviewer} on the {} pull requests read ({})",
+            configs.join(", "),
+            prs.len(),
+            numbers.join(", ")
+        ),
+        paths: configs,
+        confidence: match prs.len() {
+            0..3 => 2,
+            3..10 => 3,
+            _ => 4,
+        },
+        critical: false,
     }
-    findings.extend(sweep.merged_prs.iter().filter(|pr| pr.critical).map(|pr| {
-        let threads: Vec<&super::Thread> =
-            pr.threads.iter().filter(|t| t.critical.is_some()).collect();
-        Finding {
-            kind: "merged-unresolved".into(),
-            title: format!(
-                "merged pull request #{} shipped with an unresolved review finding",
-                pr.number
-            ),
-            evidence: threads
-                .iter()
-                .map(|thread| {
-                    format!(
-                        "#{} {}: {} by {}: {}",
-                        pr.number,
-                        thread.path.as_deref().unwrap_or("(no path)"),
-                        thread.critical.as_deref().unwrap_or_default(),
-                        thread.author.as_deref().unwrap_or("(unknown)"),
-                        thread.body
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-            paths: threads.iter().filter_map(|t| t.path.clone()).collect(),
-            confidence: 3,
-            critical: true,
-        }
-    }));
-    findings
+}
+
+/// A merged pull request that shipped with a critical unresolved review thread.
+fn merged_unresolved(pr: &PullRequest) -> Finding {
+    let threads: Vec<&super::Thread> = pr.threads.iter().filter(|t| t.critical.is_some()).collect();
+    Finding {
+        kind: "merged-unresolved".into(),
+        title: format!(
+            "merged pull request #{} shipped with an unresolved review finding",
+            pr.number
+        ),
+        evidence: threads
+            .iter()
+            .map(|thread| {
+                format!(
+                    "#{} {}: {} by {}: {}",
+                    pr.number,
+                    thread.path.as_deref().unwrap_or("(no path)"),
+                    thread.critical.as_deref().unwrap_or_default(),
+                    thread.author.as_deref().unwrap_or("(unknown)"),
+                    thread.body
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        paths: threads.iter().filter_map(|t| t.path.clone()).collect(),
+        confidence: 3,
+        critical: true,
+    }
 }
 
 /// `#12 (head 1a2b3c4 by ann on fix-x): lint FAILURE: <detail>`.

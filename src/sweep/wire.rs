@@ -200,26 +200,7 @@ impl PullRequestNode {
             .review_threads
             .into_items()
             .filter(|thread| !thread.is_resolved)
-            .map(|thread| {
-                let outdated = thread.is_outdated;
-                let first = thread.comments.into_items().next();
-                let body = first.as_ref().map_or("", |c| c.body.as_str());
-                let author = first.as_ref().and_then(|c| c.author.as_ref());
-                let trusted = rules::trusted_reviewer(
-                    author.map(|a| a.login.as_str()),
-                    author.and_then(|a| a.kind.as_deref()),
-                    first.as_ref().and_then(|c| c.author_association.as_deref()),
-                );
-                Thread {
-                    author: author.map(|a| a.login.clone()),
-                    path: first.as_ref().and_then(|c| c.path.clone()),
-                    body: quote(body),
-                    outdated,
-                    // Anyone can comment on a public pull request: only a maintainer's or a
-                    // reviewer app's finding can be critical.
-                    critical: trusted.then(|| rules::critical_reason(body)).flatten(),
-                }
-            })
+            .map(ThreadNode::into_thread)
             .collect();
         let mut reviewers: Vec<String> = self
             .reviews
@@ -257,6 +238,31 @@ impl PullRequestNode {
             reviewers,
             dependency_files,
             ..PullRequest::default()
+        }
+    }
+}
+
+impl ThreadNode {
+    /// An unresolved thread as read: its first comment's author, path and quoted body, and
+    /// whether it is critical (only a maintainer's or a reviewer app's finding can be).
+    fn into_thread(self) -> Thread {
+        let outdated = self.is_outdated;
+        let first = self.comments.into_items().next();
+        let body = first.as_ref().map_or("", |c| c.body.as_str());
+        let author = first.as_ref().and_then(|c| c.author.as_ref());
+        let trusted = rules::trusted_reviewer(
+            author.map(|a| a.login.as_str()),
+            author.and_then(|a| a.kind.as_deref()),
+            first.as_ref().and_then(|c| c.author_association.as_deref()),
+        );
+        Thread {
+            author: author.map(|a| a.login.clone()),
+            path: first.as_ref().and_then(|c| c.path.clone()),
+            body: quote(body),
+            outdated,
+            // Anyone can comment on a public pull request: only a maintainer's or a
+            // reviewer app's finding can be critical.
+            critical: trusted.then(|| rules::critical_reason(body)).flatten(),
         }
     }
 }
