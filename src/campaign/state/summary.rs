@@ -8,43 +8,7 @@ use super::render::one_line;
 
 /// The human-readable part of the backlog file.
 pub(super) fn summary(backlog: &Backlog) -> String {
-    let counters = &backlog.counters;
-    let mut text = String::from("## Counters\n\n");
-    let _ = writeln!(
-        text,
-        "- Segment {}, round {} (lifetime rounds {}){}",
-        counters.segment,
-        counters.round,
-        counters.lifetime_rounds,
-        if counters.round_in_progress {
-            "; a round is in progress"
-        } else {
-            ""
-        }
-    );
-    let _ = writeln!(
-        text,
-        "- Plateau {}, failures {}, no progress {}, same error {}, residual streak {}",
-        counters.plateau_count,
-        counters.fail_count,
-        counters.no_progress,
-        counters.same_error,
-        counters.residual_streak
-    );
-    let outcome = counters.outcome.as_deref().unwrap_or("running");
-    match &counters.stop_reason {
-        Some(reason) => {
-            let _ = writeln!(
-                text,
-                "- Outcome: {} ({})",
-                one_line(outcome),
-                one_line(reason)
-            );
-        }
-        None => {
-            let _ = writeln!(text, "- Outcome: {}", one_line(outcome));
-        }
-    }
+    let mut text = counters(&backlog.counters);
     section(&mut text, "Candidates", &backlog.candidates, |candidate| {
         format!(
             "`{}` {} [{}] {}: ROI {:.2} (impact {}, confidence {}, effort {}), round {}",
@@ -92,6 +56,47 @@ pub(super) fn summary(backlog: &Backlog) -> String {
         }
     }
     section(&mut text, "Deferred", &backlog.deferred, String::clone);
+    text
+}
+
+/// The `## Counters` section: segment, round, the counters and the outcome.
+fn counters(counters: &super::Counters) -> String {
+    let mut text = String::from("## Counters\n\n");
+    let _ = writeln!(
+        text,
+        "- Segment {}, round {} (lifetime rounds {}){}",
+        counters.segment,
+        counters.round,
+        counters.lifetime_rounds,
+        if counters.round_in_progress {
+            "; a round is in progress"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        text,
+        "- Plateau {}, failures {}, no progress {}, same error {}, residual streak {}",
+        counters.plateau_count,
+        counters.fail_count,
+        counters.no_progress,
+        counters.same_error,
+        counters.residual_streak
+    );
+    let outcome = counters.outcome.as_deref().unwrap_or("running");
+    match &counters.stop_reason {
+        Some(reason) => {
+            let _ = writeln!(
+                text,
+                "- Outcome: {} ({})",
+                one_line(outcome),
+                one_line(reason)
+            );
+        }
+        None => {
+            let _ = writeln!(text, "- Outcome: {}", one_line(outcome));
+        }
+    }
     text
 }
 
