@@ -3,6 +3,10 @@
 //! not from the delegate's word), what they held before, and an exact rollback.
 //! Nothing here runs `git stash`, `reset` or `checkout`: files are read and written one by one.
 
+mod change;
+mod changes;
+mod error;
+mod incident;
 mod path_state;
 mod repo_path;
 mod rollback;
@@ -14,125 +18,20 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+pub use change::{Change, Effects, Snapshot, compose};
+pub use error::WorkspaceError;
+pub use incident::Incident;
 pub use path_state::PathState;
 pub use repo_path::RepoPath;
 pub use scan::Scanner;
 pub use store::SnapshotStore;
-pub use watch::{Incident, Watch};
-
-#[derive(Debug, thiserror::Error)]
-pub enum WorkspaceError {
-    #[error("{}: not inside a git repository: {source}", path.display())]
-    NotARepository {
-        path: PathBuf,
-        #[source]
-        source: git2::Error,
-    },
-    #[error("{}: a bare repository has no working tree to improve", path.display())]
-    Bare { path: PathBuf },
-    #[error(
-        "{}: HEAD has no commit yet; commit once so the loop has a base to record its changes against",
-        path.display()
-    )]
-    UnbornHead { path: PathBuf },
-    #[error(
-        "{path}: a git repository inside the work tree that is not a submodule; the loop cannot keep a copy of it, so it does not work beside it: commit it as a submodule, move it out, or run with --isolate worktree"
-    )]
-    NestedRepository { path: RepoPath },
-    #[error("git: {0}")]
-    Git(#[from] git2::Error),
-    #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error(
-        "{path}: changed by someone else while the loop was working (expected {expected}, found {found}); both versions are kept"
-    )]
-    ConcurrentChange {
-        path: RepoPath,
-        expected: String,
-        found: String,
-    },
-}
-
-impl WorkspaceError {
-    /// The repository cannot be worked on at all (a usage error, not a failed run).
-    pub fn is_unusable_repository(&self) -> bool {
-        matches!(
-            self,
-            Self::NotARepository { .. }
-                | Self::Bare { .. }
-                | Self::UnbornHead { .. }
-                | Self::NestedRepository { .. }
-        )
-    }
-}
+pub use watch::Watch;
 
 /// The sha256 of no bytes: an empty file is nobody's work in particular.
 const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 /// Where, in the git folder, the bytes for rollbacks are kept.
 pub const STORE_FOLDER: &str = "refine-loop/snapshots";
-
-/// The state of every path that differs from the index (dirty or untracked), at one moment.
-#[derive(Debug, Clone, Default)]
-pub struct Snapshot {
-    pub paths: BTreeMap<RepoPath, PathState>,
-}
-
-impl Snapshot {
-    /// The snapshot after `changes` (what the next delegate starts from), without asking git.
-    pub fn advanced(&self, changes: &[Change]) -> Self {
-        let mut paths = self.paths.clone();
-        for change in changes {
-            paths.insert(change.path.clone(), change.after.clone());
-        }
-        Self { paths }
-    }
-}
-
-/// The changes of several delegates in a row as one: each path from its first state to its
-/// last, leaving out paths that came back to where they were.
-pub fn compose(steps: &[&[Change]]) -> Vec<Change> {
-    let mut merged: BTreeMap<RepoPath, Change> = BTreeMap::new();
-    for change in steps.iter().flat_map(|step| step.iter()) {
-        merged
-            .entry(change.path.clone())
-            .and_modify(|existing| existing.after = change.after.clone())
-            .or_insert_with(|| change.clone());
-    }
-    merged
-        .into_values()
-        .filter(|change| change.before != change.after)
-        .collect()
-}
-
-/// One path a delegate changed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    pub path: RepoPath,
-    pub before: PathState,
-    pub after: PathState,
-}
-
-/// What a delegate did, as the loop found it.
-#[derive(Debug, Default)]
-pub struct Effects {
-    /// Its changes to paths the loop may keep or roll back.
-    pub changes: Vec<Change>,
-    /// What it did that it must not: already undone where the loop could.
-    pub incidents: Vec<Incident>,
-}
-
-impl Effects {
-    /// Whether the delegate acted against the repository (its whole change is undone and it is
-    /// not run again).
-    pub fn hostile(&self) -> bool {
-        self.incidents.iter().any(Incident::is_hostile)
-    }
-}
 
 /// A git working tree, with the user's work and the loop's own folder left out of every change.
 pub struct Workspace {
@@ -455,84 +354,6 @@ impl Workspace {
         self.roll_back(&touched_protected, watch.started())?;
         effects.incidents = incidents;
         Ok(effects)
-    }
-
-    /// What changed since `before`: paths dirty then or now whose state differs. A path that was
-    /// clean then is compared with the index.
-    pub fn changes_since(&mut self, before: &Snapshot) -> Result<Vec<Change>, WorkspaceError> {
-        let now = self.dirty_paths()?;
-        let candidates: BTreeSet<&RepoPath> = before
-            .paths
-            .keys()
-            .chain(now.iter())
-            .filter(|path| !self.artifacts.contains(*path))
-            .collect();
-        let clean: Vec<&RepoPath> = candidates
-            .iter()
-            .copied()
-            .filter(|path| !before.paths.contains_key(*path))
-            .collect();
-        let indexed = self.indexed_states(&clean)?;
-        let mut changes = Vec::new();
-        for path in candidates {
-            let was = match before.paths.get(path) {
-                Some(state) => state.clone(),
-                None => indexed.get(path).cloned().unwrap_or(PathState::Absent),
-            };
-            // Kept in the store too: a later change may have to be rolled back to this state.
-            let is = PathState::read_at(&self.root, path, Some(&self.store))?;
-            if was != is {
-                changes.push(Change {
-                    path: path.clone(),
-                    before: was,
-                    after: is,
-                });
-            }
-        }
-        self.dirty = now;
-        Ok(changes)
-    }
-
-    /// What clean `paths` held: the index's entries as git writes them into the work tree (its
-    /// filters, line endings and file modes applied), by checking them out into a scratch
-    /// folder, never into the tree. Paths the index lacks are absent.
-    fn indexed_states(
-        &self,
-        paths: &[&RepoPath],
-    ) -> Result<BTreeMap<RepoPath, PathState>, WorkspaceError> {
-        let mut states = BTreeMap::new();
-        if paths.is_empty() {
-            return Ok(states);
-        }
-        let io_error = |source| WorkspaceError::Io {
-            path: self.store.dir().to_path_buf(),
-            source,
-        };
-        let scratch = tempfile::tempdir_in(self.store.dir()).map_err(io_error)?;
-        let mut index = self.repo.index()?;
-        let mut checkout = git2::build::CheckoutBuilder::new();
-        checkout
-            .target_dir(scratch.path())
-            .update_index(false)
-            .force()
-            .disable_pathspec_match(true);
-        let mut listed = 0;
-        for path in paths {
-            let relative = Path::new(std::ffi::OsStr::from_bytes(path.as_bytes()));
-            if index.get_path(relative, 0).is_some() {
-                checkout.path(relative);
-                listed += 1;
-            }
-        }
-        if listed > 0 {
-            self.repo
-                .checkout_index(Some(&mut index), Some(&mut checkout))?;
-        }
-        for path in paths {
-            let state = PathState::read_at(scratch.path(), path, Some(&self.store))?;
-            states.insert((*path).clone(), state);
-        }
-        Ok(states)
     }
 
     /// Puts every changed path back as it was before, and removes folders the changes created

@@ -8,85 +8,9 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
-use super::{Change, PathState, RepoPath, Snapshot, SnapshotStore, Workspace, WorkspaceError};
-
-/// Something a delegate did that it must not.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Incident {
-    /// It changed a path that held the user's own work before the run; that change is undone.
-    TouchedProtected { path: RepoPath },
-    /// It carried the user's own work to another path (a move or a copy); undone.
-    CopiedProtected { from: RepoPath, to: RepoPath },
-    /// It wrote, made or deleted a file in `.git` (shown relative to the tree when inside it);
-    /// put back.
-    GitDirWritten { path: PathBuf, created: bool },
-    /// It made a symlink that points out of the tree or into `.git`.
-    SymlinkOut { path: RepoPath, target: String },
-    /// A file outside the tree, reached through a symlink in it, changed while it ran.
-    WroteOutside { link: RepoPath, target: PathBuf },
-    /// It changed or deleted one of the loop's own files in the state dir.
-    StateDirWritten { path: PathBuf },
-    /// It added a file to the state dir that is not one of its own.
-    StateDirAdded { path: PathBuf },
-    /// It wrote a secret (a secret variable's value or a credential shape) into a file: the
-    /// change is rolled back, never recorded.
-    SecretWritten { path: RepoPath, what: Vec<String> },
-    /// It changed a path outside the run's scope; that change is undone.
-    OutOfScope { path: RepoPath },
-}
-
-impl Incident {
-    /// Acting against the repository or the loop: its whole change is undone and the delegate
-    /// is not run again.
-    pub fn is_hostile(&self) -> bool {
-        !matches!(
-            self,
-            Self::TouchedProtected { .. }
-                | Self::CopiedProtected { .. }
-                | Self::StateDirAdded { .. }
-                | Self::SecretWritten { .. }
-                | Self::OutOfScope { .. }
-        )
-    }
-
-    /// One line for reports.
-    pub fn describe(&self) -> String {
-        match self {
-            Self::OutOfScope { path } => {
-                format!("changed `{path}`, outside the scope: a scope violation, undone")
-            }
-            Self::TouchedProtected { path } => format!(
-                "changed `{path}`, which held the user's own work before the run: put back as it was"
-            ),
-            Self::CopiedProtected { from, to } => {
-                format!("carried the user's own work in `{from}` to `{to}`: removed there")
-            }
-            Self::GitDirWritten { path, created } => format!(
-                "wrote into the git folder (`{}`): {}",
-                path.display(),
-                if *created { "removed" } else { "put back" }
-            ),
-            Self::SymlinkOut { path, target } => {
-                format!("made `{path}` a symlink out of the repository (to `{target}`)")
-            }
-            Self::WroteOutside { link, target } => format!(
-                "wrote outside the repository through the symlink `{link}` (to `{}`); that file is not the loop's to put back",
-                target.display()
-            ),
-            Self::StateDirWritten { path } => format!(
-                "changed the loop's own file `{}` in the state dir",
-                path.display()
-            ),
-            Self::StateDirAdded { path } => {
-                format!("added `{}` to the state dir", path.display())
-            }
-            Self::SecretWritten { path, what } => format!(
-                "wrote a secret into `{path}` ({}): rolled back",
-                what.join(", ")
-            ),
-        }
-    }
-}
+use super::{
+    Change, Incident, PathState, RepoPath, Snapshot, SnapshotStore, Workspace, WorkspaceError,
+};
 
 /// What identifies a file's version without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,55 @@
+//! What can go wrong with the repository or the tree, each with the path and the reason.
+
+use std::path::PathBuf;
+
+use super::RepoPath;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error("{}: not inside a git repository: {source}", path.display())]
+    NotARepository {
+        path: PathBuf,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("{}: a bare repository has no working tree to improve", path.display())]
+    Bare { path: PathBuf },
+    #[error(
+        "{}: HEAD has no commit yet; commit once so the loop has a base to record its changes against",
+        path.display()
+    )]
+    UnbornHead { path: PathBuf },
+    #[error(
+        "{path}: a git repository inside the work tree that is not a submodule; the loop cannot keep a copy of it, so it does not work beside it: commit it as a submodule, move it out, or run with --isolate worktree"
+    )]
+    NestedRepository { path: RepoPath },
+    #[error("git: {0}")]
+    Git(#[from] git2::Error),
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{path}: changed by someone else while the loop was working (expected {expected}, found {found}); both versions are kept"
+    )]
+    ConcurrentChange {
+        path: RepoPath,
+        expected: String,
+        found: String,
+    },
+}
+
+impl WorkspaceError {
+    /// The repository cannot be worked on at all (a usage error, not a failed run).
+    pub fn is_unusable_repository(&self) -> bool {
+        matches!(
+            self,
+            Self::NotARepository { .. }
+                | Self::Bare { .. }
+                | Self::UnbornHead { .. }
+                | Self::NestedRepository { .. }
+        )
+    }
+}
