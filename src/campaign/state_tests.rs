@@ -1,5 +1,6 @@
 //! The state dir in temporary folders: new, resumed, refused, terminal and continued campaigns.
 
+use std::collections::BTreeMap;
 use std::os::unix::fs::{PermissionsExt, symlink};
 
 use super::*;
