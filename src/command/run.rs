@@ -19,8 +19,8 @@ use crate::report::Report;
 /// Runs the loop; returns the exit code.
 pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i32, CommandError> {
     let (preset, request) = preset_and_request(args)?;
-    let mut settings = load_settings(args, &request)?;
-    if preset.is_campaign() && settings.run.isolate == Isolate::Worktree {
+    let loaded = load_settings(args, &request)?;
+    if preset.is_campaign() && loaded.run.isolate == Isolate::Worktree {
         return Err(CommandError::Usage(
             "a campaign (--preset refine or improve) works in the target itself, where its state and its earlier changes are; --isolate worktree (or [loop] isolate) is for the refactoring loop".to_string(),
         ));
@@ -28,13 +28,13 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
     // Not locked for the whole run: the signal thread and the logs write to stderr too.
     let mut console = std::io::stderr();
     // Removed (with its branch) when the run ends, however it ends.
-    let _isolation = match settings.run.isolate {
+    let (_isolation, settings) = match loaded.run.isolate {
         Isolate::Worktree => {
-            let isolation = crate::engine::Isolation::enter(&mut settings)?;
+            let (isolation, settings) = crate::engine::Isolation::enter(loaded)?;
             tracing::info!(worktree = %settings.target.display(), "working in a linked worktree");
-            Some(isolation)
+            (Some(isolation), settings)
         }
-        Isolate::None => None,
+        Isolate::None => (None, loaded),
     };
     let system = super::publish::ci_system(args.gate.ci);
     let options = EngineOptions {

@@ -20,8 +20,9 @@ pub struct Isolation {
 }
 
 impl Isolation {
-    /// Makes the worktree and points `settings` (the target, the checks' folders) into it.
-    pub fn enter(settings: &mut Settings) -> Result<Self, RunError> {
+    /// Makes the worktree; returns it with the settings for a run in it (the target and the
+    /// checks' folders inside the worktree).
+    pub fn enter(settings: Settings) -> Result<(Self, Settings), RunError> {
         let repo = git2::Repository::discover(&settings.target).map_err(|source| {
             WorkspaceError::NotARepository {
                 path: settings.target.clone(),
@@ -90,11 +91,12 @@ impl Isolation {
         }
         let relative = settings.target.strip_prefix(&root).unwrap_or(Path::new(""));
         let target = tree.join(relative);
-        for check in &mut settings.gate.checks {
+        let mut moved = settings;
+        for check in &mut moved.gate.checks {
             check.cwd = target.join(&check.cwd_relative);
         }
-        settings.target = target;
-        Ok(isolation)
+        moved.target = target;
+        Ok((isolation, moved))
     }
 }
 
