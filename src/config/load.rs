@@ -1,14 +1,14 @@
 //! Reads `refine-loop.toml`, applies the environment and flag layers, and validates the result.
 
-use std::collections::BTreeSet;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::checks::resolve_checks;
 use super::error::ConfigError;
 use super::loop_settings::{parse_verify, resolve_delegates, resolve_run};
-use super::settings::{CheckSettings, GateSettings, Isolate, Settings, Verify, defaults};
+use super::settings::{GateSettings, Isolate, Settings, Verify, defaults};
 use super::units::{ByteSize, ConfigDuration};
-use super::wire::{CheckFile, ConfigFile};
+use super::wire::{ConfigFile, GateFile};
 use crate::parse::Catalogue;
 
 /// The layers above the file: each value came from a flag or a `REFINE_LOOP_*` variable (clap
@@ -98,51 +98,21 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let parser_dirs: Vec<PathBuf> = file
-        .parser_dirs
-        .iter()
-        .flatten()
-        .map(|dir| config_dir.join(dir))
-        .collect();
-    let parsers = Catalogue::load(&parser_dirs)?;
+    let parsers = load_parsers(&config_dir, file.parser_dirs.as_deref())?;
 
     let gate_file = file.gate.unwrap_or_default();
-    let default_timeout = overrides
-        .gate_timeout
-        .or(gate_file.timeout)
-        .map_or(defaults::CHECK_TIMEOUT, |d| d.0);
-    let kill_grace = overrides
-        .kill_grace
-        .or(gate_file.kill_grace)
-        .map_or(defaults::KILL_GRACE, |d| d.0);
-    let log_limit = overrides
-        .log_limit
-        .or(gate_file.log_limit)
-        .map_or(defaults::LOG_LIMIT, |s| s.0);
-
+    let limits = GateLimits::resolve(overrides, &gate_file);
     let checks = resolve_checks(
         &config_file,
         &target,
         &parsers,
         gate_file.check,
-        default_timeout,
+        limits.default_timeout,
     )?;
 
     let delegates = resolve_delegates(&config_file, &config_dir, file.delegate)?;
     let loop_file = file.loop_settings.unwrap_or_default();
-    let confirm_runs = loop_file
-        .baseline_confirm_runs
-        .unwrap_or(defaults::CONFIRM_RUNS);
-    if confirm_runs > defaults::CONFIRM_RUNS_LIMIT {
-        return Err(invalid(
-            &config_file,
-            "loop.baseline_confirm_runs",
-            format!(
-                "{confirm_runs} is more than {}",
-                defaults::CONFIRM_RUNS_LIMIT
-            ),
-        ));
-    }
+    let confirm_runs = resolve_confirm_runs(&config_file, loop_file.baseline_confirm_runs)?;
     let run = resolve_run(&config_file, &target, overrides, loop_file)?;
 
     let sweep = file.sweep.unwrap_or(false);
@@ -150,11 +120,11 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         refuse_network(&config_file, &delegates, sweep)?;
     }
 
-    let state_dir = match (&overrides.state_dir, &file.state_dir) {
-        (Some(dir), _) => absolute(dir)?,
-        (None, Some(dir)) => target.join(dir),
-        (None, None) => target.join(defaults::STATE_DIR),
-    };
+    let state_dir = resolve_state_dir(
+        &target,
+        overrides.state_dir.as_deref(),
+        file.state_dir.as_deref(),
+    )?;
 
     Ok(Settings {
         target,
@@ -162,14 +132,88 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         state_dir,
         gate: GateSettings {
             checks,
-            kill_grace,
-            log_limit,
+            kill_grace: limits.kill_grace,
+            log_limit: limits.log_limit,
             confirm_runs,
         },
         parsers,
         delegates,
         run,
         sweep,
+    })
+}
+
+/// The gate's limits for every check, each from the flags and environment, else `[gate]`, else
+/// its default.
+#[derive(Debug, Clone, Copy)]
+struct GateLimits {
+    /// The deadline of a check that sets none of its own.
+    default_timeout: Duration,
+    kill_grace: Duration,
+    log_limit: u64,
+}
+
+impl GateLimits {
+    /// Takes each limit from the highest layer that sets it.
+    fn resolve(overrides: &Overrides, gate_file: &GateFile) -> Self {
+        Self {
+            default_timeout: overrides
+                .gate_timeout
+                .or(gate_file.timeout)
+                .map_or(defaults::CHECK_TIMEOUT, |d| d.0),
+            kill_grace: overrides
+                .kill_grace
+                .or(gate_file.kill_grace)
+                .map_or(defaults::KILL_GRACE, |d| d.0),
+            log_limit: overrides
+                .log_limit
+                .or(gate_file.log_limit)
+                .map_or(defaults::LOG_LIMIT, |s| s.0),
+        }
+    }
+}
+
+/// The built-in parsers and those defined in `parser_dirs`, which are relative to the config
+/// file's folder.
+fn load_parsers(
+    config_dir: &Path,
+    parser_dirs: Option<&[PathBuf]>,
+) -> Result<Catalogue, ConfigError> {
+    let parser_dirs: Vec<PathBuf> = parser_dirs
+        .into_iter()
+        .flatten()
+        .map(|dir| config_dir.join(dir))
+        .collect();
+    Ok(Catalogue::load(&parser_dirs)?)
+}
+
+/// `[loop] baseline_confirm_runs`: its default when left out, and never above the limit.
+fn resolve_confirm_runs(config_file: &Path, given: Option<u32>) -> Result<u32, ConfigError> {
+    let confirm_runs = given.unwrap_or(defaults::CONFIRM_RUNS);
+    if confirm_runs > defaults::CONFIRM_RUNS_LIMIT {
+        return Err(invalid(
+            config_file,
+            "loop.baseline_confirm_runs",
+            format!(
+                "{confirm_runs} is more than {}",
+                defaults::CONFIRM_RUNS_LIMIT
+            ),
+        ));
+    }
+    Ok(confirm_runs)
+}
+
+/// Where runs keep their files: `--state-dir` (made absolute), else `state_dir` in the file
+/// (relative to the target), else the default folder in the target.
+fn resolve_state_dir(
+    target: &Path,
+    flag: Option<&Path>,
+    file: Option<&Path>,
+) -> Result<PathBuf, ConfigError> {
+    Ok(match (flag, file) {
+        (Some(dir), _) => absolute(dir)?,
+        (None, Some(dir)) => target.join(dir),
+        (None, None) => target.join(defaults::STATE_DIR),
     })
 }
 
@@ -259,203 +303,28 @@ fn parse_file(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
     })
 }
 
-fn resolve_checks(
-    config_file: &Path,
-    target: &Path,
-    parsers: &Catalogue,
-    checks: Vec<CheckFile>,
-    default_timeout: Duration,
-) -> Result<Vec<CheckSettings>, ConfigError> {
-    if checks.is_empty() {
-        return Err(invalid(
-            config_file,
-            "gate.check",
-            "the gate has no checks; add at least one [[gate.check]] with a name and a run command",
-        ));
-    }
-    let mut names = BTreeSet::new();
-    checks
-        .into_iter()
-        .enumerate()
-        .map(|(index, check)| {
-            let key = |field: &str| format!("gate.check[{index}].{field}");
-            if check.name.trim().is_empty() {
-                return Err(invalid(config_file, key("name"), "must not be empty"));
-            }
-            if !names.insert(check.name.clone()) {
-                return Err(invalid(
-                    config_file,
-                    key("name"),
-                    format!(
-                        "\"{}\" is used by another check; names must be unique",
-                        check.name
-                    ),
-                ));
-            }
-            if check.run.contains('\0') {
-                return Err(invalid(
-                    config_file,
-                    key("run"),
-                    "must not contain a NUL character",
-                ));
-            }
-            if check.run.trim().is_empty() {
-                return Err(invalid(
-                    config_file,
-                    key("run"),
-                    "must not be empty: expected the shell command that runs this check",
-                ));
-            }
-            let parser_name = check.parser.as_deref().unwrap_or(defaults::PARSER);
-            let Some(parser) = parsers.get(parser_name) else {
-                return Err(invalid(
-                    config_file,
-                    key("parser"),
-                    format!(
-                        "unknown parser \"{parser_name}\"; expected one of: {}",
-                        parsers.names().collect::<Vec<_>>().join(", ")
-                    ),
-                ));
-            };
-            let category = match check.category {
-                Some(category) if category.trim().is_empty() => {
-                    return Err(invalid(config_file, key("category"), "must not be empty"));
-                }
-                Some(category) => category,
-                None => parser
-                    .category()
-                    .map_or_else(|| check.name.clone(), str::to_string),
-            };
-            let (cwd, cwd_relative) = resolve_cwd(config_file, target, &key("cwd"), check.cwd)?;
-            let success_codes = check.success_codes.unwrap_or_else(|| vec![0]);
-            if success_codes.is_empty() {
-                return Err(invalid(
-                    config_file,
-                    key("success_codes"),
-                    "must list at least one exit code, like [0]",
-                ));
-            }
-            if let Some(bad) = check
-                .env
-                .keys()
-                .find(|k| k.is_empty() || k.contains(['=', '\0']))
-            {
-                return Err(invalid(
-                    config_file,
-                    key("env"),
-                    format!("{bad:?} is not a valid environment variable name"),
-                ));
-            }
-            if let Some((name, _)) = check.env.iter().find(|(_, value)| value.contains('\0')) {
-                return Err(invalid(
-                    config_file,
-                    key(&format!("env.{name}")),
-                    "must not contain a NUL character",
-                ));
-            }
-            Ok(CheckSettings {
-                name: check.name,
-                category,
-                run: check.run,
-                parser: parser_name.to_string(),
-                timeout: check.timeout.map_or(default_timeout, |d| d.0),
-                cwd,
-                cwd_relative,
-                env: check.env.into_iter().collect(),
-                success_codes,
-                install: non_empty(config_file, &key("install"), check.install)?,
-                missing_tool: check
-                    .missing_tool
-                    .map(|pattern| {
-                        regex::Regex::new(&pattern).map_err(|error| {
-                            invalid(
-                                config_file,
-                                key("missing_tool"),
-                                format!("not a regex: {error}"),
-                            )
-                        })
-                    })
-                    .transpose()?,
-                rerun: match non_empty(config_file, &key("rerun"), check.rerun)? {
-                    Some(rerun) if !rerun.contains("{test}") => {
-                        return Err(invalid(
-                            config_file,
-                            key("rerun"),
-                            "must name the test with {test}, like \"pytest {test}\"",
-                        ));
-                    }
-                    Some(rerun) if rerun.contains("'{test}'") || rerun.contains("\"{test}\"") => {
-                        return Err(invalid(
-                            config_file,
-                            key("rerun"),
-                            "{test} is quoted for the shell already; write it bare, like \"pytest {test}\"",
-                        ));
-                    }
-                    rerun => rerun,
-                },
-            })
-        })
-        .collect()
-}
-
-/// A command that, when given, is not empty and holds no NUL.
-fn non_empty(
-    config_file: &Path,
-    key: &str,
-    command: Option<String>,
-) -> Result<Option<String>, ConfigError> {
-    match command {
-        Some(command) if command.trim().is_empty() || command.contains('\0') => Err(invalid(
-            config_file,
-            key,
-            "must be a shell command (not empty, no NUL)",
-        )),
-        command => Ok(command),
-    }
-}
-
-fn resolve_cwd(
-    config_file: &Path,
-    target: &Path,
-    key: &str,
-    cwd: Option<PathBuf>,
-) -> Result<(PathBuf, String), ConfigError> {
-    let Some(cwd) = cwd else {
-        return Ok((target.to_path_buf(), String::new()));
-    };
-    let escapes = cwd.is_absolute()
-        || cwd
-            .components()
-            .any(|c| matches!(c, Component::ParentDir | Component::Prefix(_)));
-    if escapes {
-        return Err(invalid(
-            config_file,
-            key,
-            format!(
-                "\"{}\" must be a relative path inside the target",
-                cwd.display()
-            ),
-        ));
-    }
-    let absolute = target.join(&cwd);
-    if !absolute.is_dir() {
-        return Err(invalid(
-            config_file,
-            key,
-            format!("\"{}\" is not a directory inside the target", cwd.display()),
-        ));
-    }
-    let relative = cwd
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("/");
-    Ok((absolute, relative))
-}
-
 pub(super) fn invalid(path: &Path, key: impl Into<String>, reason: impl AsRef<str>) -> ConfigError {
     ConfigError::invalid_at(path, "", None, key, reason)
+}
+
+/// One entry of an array of tables (`gate.check[2]`, `delegate[0]`), so that an error about one
+/// of its fields names it by its full key.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Entry<'a> {
+    pub(super) config_file: &'a Path,
+    /// The array's key, like `gate.check`.
+    pub(super) array: &'static str,
+    pub(super) index: usize,
+}
+
+impl Entry<'_> {
+    /// The full key of one of the entry's fields, like `gate.check[2].run`.
+    pub(super) fn key(&self, field: &str) -> String {
+        format!("{}[{}].{field}", self.array, self.index)
+    }
+
+    /// An error about one of the entry's fields.
+    pub(super) fn invalid(&self, field: &str, reason: impl AsRef<str>) -> ConfigError {
+        invalid(self.config_file, self.key(field), reason)
+    }
 }

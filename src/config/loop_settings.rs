@@ -1,9 +1,9 @@
 //! The loop's part of the configuration: `[loop]` limits and `[[delegate]]` definitions.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::error::ConfigError;
-use super::load::{Overrides, invalid};
+use super::load::{Entry, Overrides, invalid};
 use super::settings::{Isolate, RunSettings, Verify, defaults};
 use super::wire::{DelegateFile, LoopFile};
 use crate::delegate::{DEFAULT_TEMPLATE, DelegateSpec, HttpSpec, Launch, Role};
@@ -106,6 +106,8 @@ pub(super) fn resolve_run(
     })
 }
 
+/// Resolves the `[[delegate]]` tables in the order written; the first wrong one stops with its
+/// error.
 pub(super) fn resolve_delegates(
     config_file: &Path,
     config_dir: &Path,
@@ -115,193 +117,230 @@ pub(super) fn resolve_delegates(
         .into_iter()
         .enumerate()
         .map(|(index, delegate)| {
-            let key = |field: &str| format!("delegate[{index}].{field}");
-            let categories = delegate
-                .categories
-                .clone()
-                .unwrap_or_else(|| vec!["*".to_string()]);
-            if categories.is_empty() || categories.iter().any(|c| c.trim().is_empty()) {
-                return Err(invalid(
-                    config_file,
-                    key("categories"),
-                    "must name at least one category, or \"*\" for all",
-                ));
-            }
-            let role = match delegate.role.as_deref() {
-                None | Some("fix") => Role::Fix,
-                Some("discover") => Role::Discover,
-                Some("execute") => Role::Execute,
-                Some("reviewer") => Role::Reviewer,
-                Some(other) => {
-                    return Err(invalid(
-                        config_file,
-                        key("role"),
-                        format!(
-                            "\"{other}\" is not a role; expected fix, discover, execute or reviewer"
-                        ),
-                    ));
-                }
+            let at = Entry {
+                config_file,
+                array: "delegate",
+                index,
             };
-            let launch = resolve_launch(config_file, index, &delegate, role)?;
-            let lens = match delegate.lens {
-                None => None,
-                Some(lens) if LENSES.contains(&lens.as_str()) && role == Role::Discover => {
-                    Some(lens)
-                }
-                Some(lens) => {
-                    return Err(invalid(
-                        config_file,
-                        key("lens"),
-                        format!(
-                            "\"{lens}\": a lens is for a discover delegate, one of {}",
-                            LENSES.join(", ")
-                        ),
-                    ));
-                }
-            };
-            let prompt_on_stdin = match delegate.stdin.as_deref() {
-                None => false,
-                Some("prompt") => true,
-                Some(other) => {
-                    return Err(invalid(
-                        config_file,
-                        key("stdin"),
-                        format!("\"{other}\" is not supported; expected \"prompt\""),
-                    ));
-                }
-            };
-            let template = match delegate.template {
-                None => DEFAULT_TEMPLATE.to_string(),
-                Some(path) => {
-                    let full = config_dir.join(&path);
-                    std::fs::read_to_string(&full)
-                        .map_err(|source| ConfigError::Unreadable { path: full, source })?
-                }
-            };
-            Ok(DelegateSpec {
-                categories,
-                role,
-                lens,
-                launch,
-                template,
-                prompt_on_stdin,
-                timeout: delegate.timeout.map_or(defaults::DELEGATE_TIMEOUT, |d| d.0),
-                idle_timeout: Some(
-                    delegate
-                        .idle_timeout
-                        .map_or(defaults::DELEGATE_IDLE_TIMEOUT, |d| d.0),
-                ),
-                env: delegate.env.into_iter().collect(),
-            })
+            resolve_delegate(at, config_dir, delegate)
         })
         .collect()
+}
+
+/// Resolves one delegate: its fields are checked in the order they are written here, and what it
+/// leaves out takes its default. Its template is read relative to `config_dir`.
+fn resolve_delegate(
+    at: Entry<'_>,
+    config_dir: &Path,
+    delegate: DelegateFile,
+) -> Result<DelegateSpec, ConfigError> {
+    let categories = resolve_categories(at, delegate.categories.clone())?;
+    let role = parse_role(at, delegate.role.as_deref())?;
+    let launch = resolve_launch(at, &delegate, role)?;
+    let lens = resolve_lens(at, delegate.lens, role)?;
+    let prompt_on_stdin = parse_stdin(at, delegate.stdin.as_deref())?;
+    let template = read_template(config_dir, delegate.template)?;
+    Ok(DelegateSpec {
+        categories,
+        role,
+        lens,
+        launch,
+        template,
+        prompt_on_stdin,
+        timeout: delegate.timeout.map_or(defaults::DELEGATE_TIMEOUT, |d| d.0),
+        idle_timeout: Some(
+            delegate
+                .idle_timeout
+                .map_or(defaults::DELEGATE_IDLE_TIMEOUT, |d| d.0),
+        ),
+        env: delegate.env.into_iter().collect(),
+    })
+}
+
+/// The categories a delegate works on: all (`"*"`) when left out, never none or a blank one.
+fn resolve_categories(
+    at: Entry<'_>,
+    categories: Option<Vec<String>>,
+) -> Result<Vec<String>, ConfigError> {
+    let categories = categories.unwrap_or_else(|| vec!["*".to_string()]);
+    if categories.is_empty() || categories.iter().any(|c| c.trim().is_empty()) {
+        return Err(at.invalid(
+            "categories",
+            "must name at least one category, or \"*\" for all",
+        ));
+    }
+    Ok(categories)
+}
+
+/// A delegate's `role`: `fix` when left out.
+fn parse_role(at: Entry<'_>, role: Option<&str>) -> Result<Role, ConfigError> {
+    match role {
+        None | Some("fix") => Ok(Role::Fix),
+        Some("discover") => Ok(Role::Discover),
+        Some("execute") => Ok(Role::Execute),
+        Some("reviewer") => Ok(Role::Reviewer),
+        Some(other) => Err(at.invalid(
+            "role",
+            format!("\"{other}\" is not a role; expected fix, discover, execute or reviewer"),
+        )),
+    }
+}
+
+/// A delegate's `lens`: only a discover delegate has one, and it is one of [`LENSES`].
+fn resolve_lens(
+    at: Entry<'_>,
+    lens: Option<String>,
+    role: Role,
+) -> Result<Option<String>, ConfigError> {
+    match lens {
+        None => Ok(None),
+        Some(lens) if LENSES.contains(&lens.as_str()) && role == Role::Discover => Ok(Some(lens)),
+        Some(lens) => Err(at.invalid(
+            "lens",
+            format!(
+                "\"{lens}\": a lens is for a discover delegate, one of {}",
+                LENSES.join(", ")
+            ),
+        )),
+    }
+}
+
+/// A delegate's `stdin`: `"prompt"` sends it the rendered prompt; left out, nothing.
+fn parse_stdin(at: Entry<'_>, stdin: Option<&str>) -> Result<bool, ConfigError> {
+    match stdin {
+        None => Ok(false),
+        Some("prompt") => Ok(true),
+        Some(other) => Err(at.invalid(
+            "stdin",
+            format!("\"{other}\" is not supported; expected \"prompt\""),
+        )),
+    }
+}
+
+/// A delegate's prompt template: the file it names (relative to `config_dir`), else the
+/// built-in one.
+fn read_template(config_dir: &Path, template: Option<PathBuf>) -> Result<String, ConfigError> {
+    match template {
+        None => Ok(DEFAULT_TEMPLATE.to_string()),
+        Some(path) => {
+            let full = config_dir.join(&path);
+            std::fs::read_to_string(&full)
+                .map_err(|source| ConfigError::Unreadable { path: full, source })
+        }
+    }
 }
 
 /// A delegate's `kind`: a command (`run`), or a model endpoint (`endpoint`, `model`, ...). The
 /// fields of the other kind are refused, so a typo does not silently change what runs.
 fn resolve_launch(
-    config_file: &Path,
-    index: usize,
+    at: Entry<'_>,
     delegate: &DelegateFile,
     role: Role,
 ) -> Result<Launch, ConfigError> {
-    let key = |field: &str| format!("delegate[{index}].{field}");
-    let http_fields = [
+    match delegate.kind.as_deref() {
+        None | Some("command") => resolve_command(at, delegate),
+        Some("http") => resolve_http(at, delegate, role).map(Launch::Http),
+        Some(other) => Err(at.invalid(
+            "kind",
+            format!("\"{other}\" is not a delegate kind; expected command or http"),
+        )),
+    }
+}
+
+/// The first field for `kind = "http"` a delegate sets, if any.
+fn first_http_field(delegate: &DelegateFile) -> Option<&'static str> {
+    [
         ("endpoint", delegate.endpoint.is_some()),
         ("model", delegate.model.is_some()),
         ("api_key_env", delegate.api_key_env.is_some()),
         ("max_tokens", delegate.max_tokens.is_some()),
         ("max_files", delegate.max_files.is_some()),
         ("max_file_bytes", delegate.max_file_bytes.is_some()),
-    ];
-    match delegate.kind.as_deref() {
-        None | Some("command") => {
-            if let Some((field, _)) = http_fields.iter().find(|(_, set)| *set) {
-                return Err(invalid(
-                    config_file,
-                    key(field),
-                    "is for kind = \"http\"; this delegate runs a command",
-                ));
-            }
-            match &delegate.run {
-                Some(run) if !run.trim().is_empty() && !run.contains('\0') => {
-                    Ok(Launch::Command(run.clone()))
-                }
-                _ => Err(invalid(
-                    config_file,
-                    key("run"),
-                    "must be the command that runs this delegate",
-                )),
-            }
-        }
-        Some("http") => {
-            let command_fields = [
-                ("run", delegate.run.is_some()),
-                ("stdin", delegate.stdin.is_some()),
-                ("idle_timeout", delegate.idle_timeout.is_some()),
-                ("env", !delegate.env.is_empty()),
-            ];
-            if let Some((field, _)) = command_fields.iter().find(|(_, set)| *set) {
-                return Err(invalid(
-                    config_file,
-                    key(field),
-                    "is for a command; kind = \"http\" asks an endpoint",
-                ));
-            }
-            if !matches!(role, Role::Fix | Role::Execute) {
-                return Err(invalid(
-                    config_file,
-                    key("kind"),
-                    "\"http\" is for a delegate that changes code (role fix or execute)",
-                ));
-            }
-            let endpoint = delegate.endpoint.clone().unwrap_or_default();
-            if !(endpoint.starts_with("https://") || endpoint.starts_with("http://")) {
-                return Err(invalid(
-                    config_file,
-                    key("endpoint"),
-                    "must be the http(s) URL of a /v1/chat/completions endpoint",
-                ));
-            }
-            let model = delegate.model.clone().unwrap_or_default();
-            if model.trim().is_empty() {
-                return Err(invalid(
-                    config_file,
-                    key("model"),
-                    "must name the model to ask",
-                ));
-            }
-            if let Some(name) = &delegate.api_key_env {
-                check_key_variable(name)
-                    .map_err(|reason| invalid(config_file, key("api_key_env"), reason))?;
-            }
-            let max_tokens = delegate.max_tokens.unwrap_or(defaults::HTTP_MAX_TOKENS);
-            let max_files = delegate.max_files.unwrap_or(defaults::HTTP_MAX_FILES);
-            if max_tokens == 0 || max_files == 0 {
-                let field = if max_tokens == 0 {
-                    "max_tokens"
-                } else {
-                    "max_files"
-                };
-                return Err(invalid(config_file, key(field), "must be at least 1"));
-            }
-            Ok(Launch::Http(HttpSpec {
-                endpoint,
-                model,
-                api_key_env: delegate.api_key_env.clone(),
-                max_tokens,
-                max_files,
-                max_file_bytes: delegate
-                    .max_file_bytes
-                    .map_or(defaults::HTTP_MAX_FILE_BYTES, |size| size.0),
-            }))
-        }
-        Some(other) => Err(invalid(
-            config_file,
-            key("kind"),
-            format!("\"{other}\" is not a delegate kind; expected command or http"),
-        )),
+    ]
+    .into_iter()
+    .find(|(_, set)| *set)
+    .map(|(field, _)| field)
+}
+
+/// The first field for a command a delegate sets, if any.
+fn first_command_field(delegate: &DelegateFile) -> Option<&'static str> {
+    [
+        ("run", delegate.run.is_some()),
+        ("stdin", delegate.stdin.is_some()),
+        ("idle_timeout", delegate.idle_timeout.is_some()),
+        ("env", !delegate.env.is_empty()),
+    ]
+    .into_iter()
+    .find(|(_, set)| *set)
+    .map(|(field, _)| field)
+}
+
+/// A delegate of kind `command`: no http field, and a `run` command (not empty, no NUL).
+fn resolve_command(at: Entry<'_>, delegate: &DelegateFile) -> Result<Launch, ConfigError> {
+    if let Some(field) = first_http_field(delegate) {
+        return Err(at.invalid(
+            field,
+            "is for kind = \"http\"; this delegate runs a command",
+        ));
     }
+    match &delegate.run {
+        Some(run) if !run.trim().is_empty() && !run.contains('\0') => {
+            Ok(Launch::Command(run.clone()))
+        }
+        _ => Err(at.invalid("run", "must be the command that runs this delegate")),
+    }
+}
+
+/// A delegate of kind `http`: no command field, a role that changes code, an http(s) endpoint, a
+/// model, a secret-looking key variable, and limits of at least 1.
+fn resolve_http(
+    at: Entry<'_>,
+    delegate: &DelegateFile,
+    role: Role,
+) -> Result<HttpSpec, ConfigError> {
+    if let Some(field) = first_command_field(delegate) {
+        return Err(at.invalid(field, "is for a command; kind = \"http\" asks an endpoint"));
+    }
+    if !matches!(role, Role::Fix | Role::Execute) {
+        return Err(at.invalid(
+            "kind",
+            "\"http\" is for a delegate that changes code (role fix or execute)",
+        ));
+    }
+    let endpoint = delegate.endpoint.clone().unwrap_or_default();
+    if !(endpoint.starts_with("https://") || endpoint.starts_with("http://")) {
+        return Err(at.invalid(
+            "endpoint",
+            "must be the http(s) URL of a /v1/chat/completions endpoint",
+        ));
+    }
+    let model = delegate.model.clone().unwrap_or_default();
+    if model.trim().is_empty() {
+        return Err(at.invalid("model", "must name the model to ask"));
+    }
+    if let Some(name) = &delegate.api_key_env {
+        check_key_variable(name).map_err(|reason| at.invalid("api_key_env", reason))?;
+    }
+    let max_tokens = delegate.max_tokens.unwrap_or(defaults::HTTP_MAX_TOKENS);
+    let max_files = delegate.max_files.unwrap_or(defaults::HTTP_MAX_FILES);
+    if max_tokens == 0 || max_files == 0 {
+        let field = if max_tokens == 0 {
+            "max_tokens"
+        } else {
+            "max_files"
+        };
+        return Err(at.invalid(field, "must be at least 1"));
+    }
+    Ok(HttpSpec {
+        endpoint,
+        model,
+        api_key_env: delegate.api_key_env.clone(),
+        max_tokens,
+        max_files,
+        max_file_bytes: delegate
+            .max_file_bytes
+            .map_or(defaults::HTTP_MAX_FILE_BYTES, |size| size.0),
+    })
 }
 
 /// `api_key_env` names a variable, never holds the key: its name must say it is secret, so that

@@ -2,6 +2,7 @@
 //! resolved once into [`Settings`]. Everything is validated (and every parser compiled) before
 //! anything runs.
 
+mod checks;
 mod error;
 mod load;
 mod loop_settings;
