@@ -160,18 +160,12 @@ fn next_steps(text: &mut String, report: &Report, run: &RunPart) {
 /// A report without a run's record: the gate's categories.
 fn gate_report(report: &Report) -> String {
     let mut text = format!(
-        "# refine-loop: gate report\n\n**Outcome: {}**\n\nFailures: {}, warnings: {}.\n\n## Categories\n\n",
+        "# refine-loop: gate report\n\n**Outcome: {}**\n\nFailures: {}, warnings: {}.\n\n",
         report.outcome.as_str(),
         report.last.failed_count,
         report.last.warning_count
     );
-    for (name, category) in &report.last.categories {
-        let _ = writeln!(
-            text,
-            "- {name}: {} failures, {} warnings",
-            category.failures, category.warnings
-        );
-    }
+    text.push_str(&merge_md::categories_section(&report.last));
     text
 }
 

@@ -25,8 +25,15 @@ pub(super) fn merged_report(report: &Report) -> String {
             shard.last_failed
         );
     }
-    text.push_str("\n## Categories\n\n");
-    for (name, category) in &last.categories {
+    text.push('\n');
+    text.push_str(&categories_section(last));
+    text
+}
+
+/// `## Categories`: each category's failures and warnings.
+pub(super) fn categories_section(summary: &crate::model::GateSummary) -> String {
+    let mut text = String::from("## Categories\n\n");
+    for (name, category) in &summary.categories {
         let _ = writeln!(
             text,
             "- {name}: {} failures, {} warnings",
