@@ -13,70 +13,20 @@ use crate::cli::{ParseArgs, ParseFormat, ParserSources, ParsersArgs};
 use crate::config::ConfigError;
 use crate::exit_code;
 use crate::model::{Diagnostic, ExpectedCount, SeverityCounts, TestCounts};
-use crate::parse::{Catalogue, LineOutcome, ParseContext, Parser, parse_reader, rank};
+use crate::parse::{Catalogue, Findings, LineOutcome, ParseContext, Parser, parse_reader, rank};
 use crate::state::format::PARSE as FORMAT_VERSION;
 
 /// Parses the input and prints its findings; returns the exit code.
 pub fn parse(args: &ParseArgs, stdout: &mut dyn Write) -> Result<i32, CommandError> {
     let catalogue = load_catalogue(&args.sources)?;
-    // The target only anchors paths: a saved log may name a folder of another machine.
-    let target = args.target.clone().unwrap_or_else(|| PathBuf::from("."));
-    let target = target
-        .canonicalize()
-        .or_else(|_| std::path::absolute(&target))
-        .map_err(|_| ConfigError::TargetNotDirectory {
-            path: target.clone(),
-        })?;
-    let context = ParseContext {
-        target,
-        cwd_relative: String::new(),
-    };
+    let context = parse_context(args.target.as_deref())?;
     let mut input = open_input(args.input.as_deref())?;
-    let input_error = |source: io::Error| CommandError::Input {
-        name: input_name(args.input.as_deref()),
-        source,
-    };
+    let input_error = input_error(args.input.as_deref());
 
     let parser: &dyn Parser = if args.parser == "auto" {
-        let (ranked, lines) = rank(&catalogue, &context, &mut input).map_err(input_error)?;
-        input.rewind().map_err(input_error)?;
-        let best = ranked
-            .iter()
-            .find(|r| r.explained > 0)
-            .map_or_else(|| fallback(&catalogue), |r| Ok(r.parser))?;
-        let explained = ranked
-            .iter()
-            .find(|r| r.parser.name() == best.name())
-            .map_or(0, |r| r.explained);
-        tracing::info!(
-            parser = best.name(),
-            explained,
-            lines,
-            "auto chose a parser"
-        );
-        if args.format == ParseFormat::Summary || args.explain {
-            let runner_up = ranked
-                .iter()
-                .find(|r| r.parser.name() != best.name())
-                .map(|r| format!("; next best: {} ({} lines)", r.parser.name(), r.explained))
-                .unwrap_or_default();
-            print(
-                stdout,
-                &format!(
-                    "auto: chose parser \"{}\" (it explains {explained} of {lines} lines{runner_up})\n",
-                    best.name()
-                ),
-            );
-        }
-        best
+        auto_parser(args, &catalogue, &context, &mut input, stdout)?
     } else {
-        catalogue.get(&args.parser).ok_or_else(|| {
-            CommandError::Usage(format!(
-                "--parser {}: unknown parser; expected auto or one of: {}",
-                args.parser,
-                catalogue.names().collect::<Vec<_>>().join(", ")
-            ))
-        })?
+        named_parser(&catalogue, &args.parser)?
     };
 
     let mut out = BufWriter::new(stdout);
@@ -86,8 +36,104 @@ pub fn parse(args: &ParseArgs, stdout: &mut dyn Write) -> Result<i32, CommandErr
             let _ = writeln!(out, "{number:>7}  {rule:<22} | {line}");
         }
     };
-    let findings = parse_reader(parser, &context, &mut input, &mut observe).map_err(input_error)?;
-    let diagnostics: Vec<Diagnostic> = findings
+    let findings =
+        parse_reader(parser, &context, &mut input, &mut observe).map_err(&input_error)?;
+    let diagnostics = diagnostics_of(&findings, parser);
+    let text = match args.format {
+        ParseFormat::Json => json_text(parser, &diagnostics, &findings),
+        ParseFormat::Jsonl => diagnostics
+            .iter()
+            .map(|d| format!("{}\n", to_json(d)))
+            .collect(),
+        ParseFormat::Summary => summary_text(parser, &diagnostics, &findings),
+    };
+    print(&mut out, &text);
+    let _ = out.flush();
+    Ok(exit_code::SUCCESS)
+}
+
+/// Where the findings' paths are anchored: `target` (the current folder when not given), made
+/// absolute. The target only anchors paths: a saved log may name a folder of another machine.
+fn parse_context(target: Option<&Path>) -> Result<ParseContext, CommandError> {
+    let target = target.map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let target = target
+        .canonicalize()
+        .or_else(|_| std::path::absolute(&target))
+        .map_err(|_| ConfigError::TargetNotDirectory {
+            path: target.clone(),
+        })?;
+    Ok(ParseContext {
+        target,
+        cwd_relative: String::new(),
+    })
+}
+
+/// The error for a failure to read the input at `path` (stdin when none).
+fn input_error(path: Option<&Path>) -> impl Fn(io::Error) -> CommandError + '_ {
+    move |source| CommandError::Input {
+        name: input_name(path),
+        source,
+    }
+}
+
+/// `--parser auto`: the parser that explains the most lines of the input (read once, then
+/// rewound), or the default one when none explains any. With `--format summary` or `--explain`,
+/// the choice and the runner-up are printed first.
+fn auto_parser<'c>(
+    args: &ParseArgs,
+    catalogue: &'c Catalogue,
+    context: &ParseContext,
+    input: &mut File,
+    stdout: &mut dyn Write,
+) -> Result<&'c dyn Parser, CommandError> {
+    let input_error = input_error(args.input.as_deref());
+    let (ranked, lines) = rank(catalogue, context, input).map_err(&input_error)?;
+    input.rewind().map_err(&input_error)?;
+    let best = ranked
+        .iter()
+        .find(|r| r.explained > 0)
+        .map_or_else(|| fallback(catalogue), |r| Ok(r.parser))?;
+    let explained = ranked
+        .iter()
+        .find(|r| r.parser.name() == best.name())
+        .map_or(0, |r| r.explained);
+    tracing::info!(
+        parser = best.name(),
+        explained,
+        lines,
+        "auto chose a parser"
+    );
+    if args.format == ParseFormat::Summary || args.explain {
+        let runner_up = ranked
+            .iter()
+            .find(|r| r.parser.name() != best.name())
+            .map(|r| format!("; next best: {} ({} lines)", r.parser.name(), r.explained))
+            .unwrap_or_default();
+        print(
+            stdout,
+            &format!(
+                "auto: chose parser \"{}\" (it explains {explained} of {lines} lines{runner_up})\n",
+                best.name()
+            ),
+        );
+    }
+    Ok(best)
+}
+
+/// The parser of the catalogue named `name`; a usage error listing the names when there is none.
+fn named_parser<'c>(catalogue: &'c Catalogue, name: &str) -> Result<&'c dyn Parser, CommandError> {
+    catalogue.get(name).ok_or_else(|| {
+        CommandError::Usage(format!(
+            "--parser {}: unknown parser; expected auto or one of: {}",
+            name,
+            catalogue.names().collect::<Vec<_>>().join(", ")
+        ))
+    })
+}
+
+/// The diagnostics found, those without a category taking the parser's.
+fn diagnostics_of(findings: &Findings, parser: &dyn Parser) -> Vec<Diagnostic> {
+    findings
         .diagnostics()
         .iter()
         .cloned()
@@ -95,64 +141,59 @@ pub fn parse(args: &ParseArgs, stdout: &mut dyn Write) -> Result<i32, CommandErr
             d.category = d.category.or_else(|| parser.category().map(str::to_string));
             d
         })
-        .collect();
-    let text = match args.format {
-        ParseFormat::Json => {
-            let report = ParseReport {
-                format_version: FORMAT_VERSION,
-                parser: parser.name(),
-                diagnostics: &diagnostics,
-                counts: findings.counts,
-                expected_count: findings.expected,
-                tests: findings.tests,
-            };
-            format!("{}\n", to_json(&report))
-        }
-        ParseFormat::Jsonl => diagnostics
-            .iter()
-            .map(|d| format!("{}\n", to_json(d)))
-            .collect(),
-        ParseFormat::Summary => {
-            let mut text = String::new();
-            for diagnostic in &diagnostics {
-                text.push_str(&format!(
-                    "{:<7}  {}\n",
-                    diagnostic.severity.as_str(),
-                    diagnostic.detail()
-                ));
-            }
-            let counts = findings.counts;
-            text.push_str(&format!(
-                "parser {}: {} errors, {} warnings, {} notes",
-                parser.name(),
-                counts.error,
-                counts.warning,
-                counts.note
-            ));
-            if findings.omitted > 0 {
-                text.push_str(&format!(" ({} not listed)", findings.omitted));
-            }
-            if let Some(expected) = findings.expected {
-                let said: Vec<String> =
-                    [("errors", expected.error), ("warnings", expected.warning)]
-                        .into_iter()
-                        .filter_map(|(name, count)| count.map(|n| format!("{n} {name}")))
-                        .collect();
-                text.push_str(&format!("; the tool reported {}", said.join(", ")));
-            }
-            if let Some(tests) = findings.tests {
-                text.push_str(&format!(
-                    "; tests: {} passed, {} failed, {} skipped",
-                    tests.passed, tests.failed, tests.skipped
-                ));
-            }
-            text.push('\n');
-            text
-        }
+        .collect()
+}
+
+/// `parse --format json`: the report as one JSON document.
+fn json_text(parser: &dyn Parser, diagnostics: &[Diagnostic], findings: &Findings) -> String {
+    let report = ParseReport {
+        format_version: FORMAT_VERSION,
+        parser: parser.name(),
+        diagnostics,
+        counts: findings.counts,
+        expected_count: findings.expected,
+        tests: findings.tests,
     };
-    print(&mut out, &text);
-    let _ = out.flush();
-    Ok(exit_code::SUCCESS)
+    format!("{}\n", to_json(&report))
+}
+
+/// `parse --format summary`: a line per diagnostic, then one with the parser's counts, the counts
+/// the tool reported and the tests it ran.
+fn summary_text(parser: &dyn Parser, diagnostics: &[Diagnostic], findings: &Findings) -> String {
+    let mut text = String::new();
+    for diagnostic in diagnostics {
+        text.push_str(&format!(
+            "{:<7}  {}\n",
+            diagnostic.severity.as_str(),
+            diagnostic.detail()
+        ));
+    }
+    let counts = findings.counts;
+    text.push_str(&format!(
+        "parser {}: {} errors, {} warnings, {} notes",
+        parser.name(),
+        counts.error,
+        counts.warning,
+        counts.note
+    ));
+    if findings.omitted > 0 {
+        text.push_str(&format!(" ({} not listed)", findings.omitted));
+    }
+    if let Some(expected) = findings.expected {
+        let said: Vec<String> = [("errors", expected.error), ("warnings", expected.warning)]
+            .into_iter()
+            .filter_map(|(name, count)| count.map(|n| format!("{n} {name}")))
+            .collect();
+        text.push_str(&format!("; the tool reported {}", said.join(", ")));
+    }
+    if let Some(tests) = findings.tests {
+        text.push_str(&format!(
+            "; tests: {} passed, {} failed, {} skipped",
+            tests.passed, tests.failed, tests.skipped
+        ));
+    }
+    text.push('\n');
+    text
 }
 
 /// `parse --format json`: keys in this order.

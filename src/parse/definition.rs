@@ -102,148 +102,22 @@ struct RegexFile {
 
 /// Reads and compiles one parser definition. `origin` names the file in errors.
 pub fn compile(origin: &str, text: &str) -> Result<RegexParser, DefinitionError> {
-    let deserializer = toml::de::Deserializer::parse(text).map_err(|e| {
-        DefinitionError::invalid_at(origin, text, e.span(), "(syntax)", e.message())
-    })?;
-    let file: ParserFile = serde_path_to_error::deserialize(deserializer).map_err(|error| {
-        let key = error.path().to_string();
-        let inner = error.into_inner();
-        DefinitionError::invalid_at(origin, text, inner.span(), key, inner.message())
-    })?;
-    let invalid =
-        |key: String, reason: String| DefinitionError::invalid_at(origin, "", None, key, reason);
-
+    let file = read_definition(origin, text)?;
     if file.name.trim().is_empty() {
-        return Err(invalid("name".into(), "must not be empty".into()));
+        return Err(invalid(origin, "name".into(), "must not be empty".into()));
     }
     let patterns = file
         .pattern
         .iter()
         .enumerate()
-        .map(|(index, pattern)| {
-            let key = format!("pattern[{index}].regex");
-            let regex = compile_regex(&pattern.regex, FINDING_GROUPS)
-                .map_err(|reason| invalid(key.clone(), reason))?;
-            let has = |group: &str| regex.capture_names().flatten().any(|name| name == group);
-            match pattern.kind {
-                PatternKind::Finding if !has("message") && pattern.message.is_none() => {
-                    return Err(invalid(
-                        key,
-                        "needs a (?P<message>…) group or a fixed `message`".into(),
-                    ));
-                }
-                PatternKind::Location if !(has("code") && has("file")) => {
-                    return Err(invalid(
-                        key,
-                        "a location pattern needs (?P<code>…) and (?P<file>…) groups".into(),
-                    ));
-                }
-                PatternKind::Context if !has("file") => {
-                    return Err(invalid(
-                        key,
-                        "a context pattern needs a (?P<file>…) group".into(),
-                    ));
-                }
-                PatternKind::Location | PatternKind::Context
-                    if !pattern.continuation.is_empty() || pattern.end.is_some() =>
-                {
-                    return Err(invalid(
-                        format!("pattern[{index}]"),
-                        "only finding patterns take `continuation` and `end`".into(),
-                    ));
-                }
-                _ => {}
-            }
-            let continuations = pattern
-                .continuation
-                .iter()
-                .enumerate()
-                .map(|(inner, continuation)| {
-                    Ok(Continuation {
-                        regex: compile_regex(&continuation.regex, FINDING_GROUPS).map_err(
-                            |reason| {
-                                invalid(
-                                    format!("pattern[{index}].continuation[{inner}].regex"),
-                                    reason,
-                                )
-                            },
-                        )?,
-                        code_prefix: continuation.code_prefix.clone(),
-                    })
-                })
-                .collect::<Result<Vec<_>, DefinitionError>>()?;
-            let end = pattern
-                .end
-                .as_deref()
-                .map(|end| compile_regex(end, FINDING_GROUPS))
-                .transpose()
-                .map_err(|reason| invalid(format!("pattern[{index}].end"), reason))?;
-            Ok(CompiledPattern {
-                regex,
-                kind: pattern.kind,
-                severity: pattern.severity.as_deref().map(Severity::from_label),
-                category: pattern.category.clone(),
-                message: pattern.message.clone(),
-                continuations,
-                end,
-            })
-        })
+        .map(|(index, pattern)| compile_pattern(origin, index, pattern))
         .collect::<Result<Vec<_>, _>>()?;
-    let compile_list = |list: &[RegexFile], table: &str, groups: &[&str]| {
-        list.iter()
-            .enumerate()
-            .map(|(index, entry)| {
-                compile_regex(&entry.regex, groups)
-                    .map_err(|reason| invalid(format!("{table}[{index}].regex"), reason))
-            })
-            .collect::<Result<Vec<_>, _>>()
-    };
-    let skips = compile_list(&file.skip, "skip", &[])?;
-    let summaries = compile_list(&file.summary, "summary", SUMMARY_GROUPS)?;
-    if !summaries.is_empty() && summaries.iter().all(|r| r.captures_len() == 1) {
-        return Err(invalid(
-            "summary".into(),
-            format!(
-                "summary patterns must capture at least one of: {}",
-                SUMMARY_GROUPS.join(", ")
-            ),
-        ));
-    }
-    let severity_aliases = file
-        .severity
-        .iter()
-        .map(|(word, severity)| match severity.as_str() {
-            "error" => Ok((word.to_ascii_lowercase(), Severity::Error)),
-            "warning" => Ok((word.to_ascii_lowercase(), Severity::Warning)),
-            "note" => Ok((word.to_ascii_lowercase(), Severity::Note)),
-            other => Err(invalid(
-                format!("severity.{word}"),
-                format!(
-                    "\"{other}\" is not a severity; expected \"error\", \"warning\" or \"note\""
-                ),
-            )),
-        })
-        .collect::<Result<HashMap<_, _>, _>>()?;
-    let code_categories = file
-        .category_rule
-        .iter()
-        .enumerate()
-        .map(|(index, rule)| {
-            let regex = compile_regex(&format!("^(?:{})$", rule.code), &[])
-                .map_err(|reason| invalid(format!("category_rule[{index}].code"), reason))?;
-            Ok((regex, rule.category.clone()))
-        })
-        .collect::<Result<Vec<_>, DefinitionError>>()?;
-    // One pass over a line tells which of the line rules can match at all; most log lines match
-    // none, and then no rule runs on its own.
-    let prefilter = regex::RegexSet::new(
-        skips
-            .iter()
-            .chain(&summaries)
-            .chain(patterns.iter().map(|p| &p.regex))
-            .map(Regex::as_str),
-    )
-    .map_err(|error| invalid("pattern".into(), one_line_error(&error)))?;
+    let skips = compile_list(origin, &file.skip, "skip", &[])?;
+    let summaries = compile_list(origin, &file.summary, "summary", SUMMARY_GROUPS)?;
+    check_summaries_capture(origin, &summaries)?;
+    let severity_aliases = severity_aliases(origin, &file.severity)?;
+    let code_categories = code_categories(origin, &file.category_rule)?;
+    let prefilter = compile_prefilter(origin, &skips, &summaries, &patterns)?;
     Ok(RegexParser {
         prefilter,
         severity_aliases,
@@ -256,6 +130,206 @@ pub fn compile(origin: &str, text: &str) -> Result<RegexParser, DefinitionError>
         skips,
         summaries,
     })
+}
+
+/// An error about `key` in the definition `origin`, without a position.
+fn invalid(origin: &str, key: String, reason: String) -> DefinitionError {
+    DefinitionError::invalid_at(origin, "", None, key, reason)
+}
+
+/// Reads the TOML of a definition; an error names the key, and its line and column in `text`.
+fn read_definition(origin: &str, text: &str) -> Result<ParserFile, DefinitionError> {
+    let deserializer = toml::de::Deserializer::parse(text).map_err(|e| {
+        DefinitionError::invalid_at(origin, text, e.span(), "(syntax)", e.message())
+    })?;
+    serde_path_to_error::deserialize(deserializer).map_err(|error| {
+        let key = error.path().to_string();
+        let inner = error.into_inner();
+        DefinitionError::invalid_at(origin, text, inner.span(), key, inner.message())
+    })
+}
+
+/// Compiles the `[[pattern]]` at `index`: its regex, what its kind needs, its continuation
+/// lines and its end line.
+fn compile_pattern(
+    origin: &str,
+    index: usize,
+    pattern: &PatternFile,
+) -> Result<CompiledPattern, DefinitionError> {
+    let regex = compile_regex(&pattern.regex, FINDING_GROUPS)
+        .map_err(|reason| invalid(origin, format!("pattern[{index}].regex"), reason))?;
+    check_kind(origin, index, pattern, &regex)?;
+    let continuations = compile_continuations(origin, index, &pattern.continuation)?;
+    let end = pattern
+        .end
+        .as_deref()
+        .map(|end| compile_regex(end, FINDING_GROUPS))
+        .transpose()
+        .map_err(|reason| invalid(origin, format!("pattern[{index}].end"), reason))?;
+    Ok(CompiledPattern {
+        regex,
+        kind: pattern.kind,
+        severity: pattern.severity.as_deref().map(Severity::from_label),
+        category: pattern.category.clone(),
+        message: pattern.message.clone(),
+        continuations,
+        end,
+    })
+}
+
+/// Checks that the `[[pattern]]` at `index` has what its kind needs: a finding a message, a
+/// location a code and a file, a context a file; and that only a finding spans several lines.
+fn check_kind(
+    origin: &str,
+    index: usize,
+    pattern: &PatternFile,
+    regex: &Regex,
+) -> Result<(), DefinitionError> {
+    let key = format!("pattern[{index}].regex");
+    let has = |group: &str| regex.capture_names().flatten().any(|name| name == group);
+    match pattern.kind {
+        PatternKind::Finding if !has("message") && pattern.message.is_none() => Err(invalid(
+            origin,
+            key,
+            "needs a (?P<message>…) group or a fixed `message`".into(),
+        )),
+        PatternKind::Location if !(has("code") && has("file")) => Err(invalid(
+            origin,
+            key,
+            "a location pattern needs (?P<code>…) and (?P<file>…) groups".into(),
+        )),
+        PatternKind::Context if !has("file") => Err(invalid(
+            origin,
+            key,
+            "a context pattern needs a (?P<file>…) group".into(),
+        )),
+        PatternKind::Location | PatternKind::Context
+            if !pattern.continuation.is_empty() || pattern.end.is_some() =>
+        {
+            Err(invalid(
+                origin,
+                format!("pattern[{index}]"),
+                "only finding patterns take `continuation` and `end`".into(),
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Compiles the continuation lines of the `[[pattern]]` at `index`.
+fn compile_continuations(
+    origin: &str,
+    index: usize,
+    continuations: &[ContinuationFile],
+) -> Result<Vec<Continuation>, DefinitionError> {
+    continuations
+        .iter()
+        .enumerate()
+        .map(|(inner, continuation)| {
+            Ok(Continuation {
+                regex: compile_regex(&continuation.regex, FINDING_GROUPS).map_err(|reason| {
+                    invalid(
+                        origin,
+                        format!("pattern[{index}].continuation[{inner}].regex"),
+                        reason,
+                    )
+                })?,
+                code_prefix: continuation.code_prefix.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Compiles the regexes of the `[[skip]]` or `[[summary]]` list named `table`; `groups` are the
+/// group names they may capture.
+fn compile_list(
+    origin: &str,
+    list: &[RegexFile],
+    table: &str,
+    groups: &[&str],
+) -> Result<Vec<Regex>, DefinitionError> {
+    list.iter()
+        .enumerate()
+        .map(|(index, entry)| {
+            compile_regex(&entry.regex, groups)
+                .map_err(|reason| invalid(origin, format!("{table}[{index}].regex"), reason))
+        })
+        .collect()
+}
+
+/// Checks that the summary patterns, when there are any, capture at least one count between
+/// them.
+fn check_summaries_capture(origin: &str, summaries: &[Regex]) -> Result<(), DefinitionError> {
+    if !summaries.is_empty() && summaries.iter().all(|r| r.captures_len() == 1) {
+        return Err(invalid(
+            origin,
+            "summary".into(),
+            format!(
+                "summary patterns must capture at least one of: {}",
+                SUMMARY_GROUPS.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Reads the `[severity]` table: the tool's words (lowercased) and the severities they stand for.
+fn severity_aliases(
+    origin: &str,
+    table: &BTreeMap<String, String>,
+) -> Result<HashMap<String, Severity>, DefinitionError> {
+    table
+        .iter()
+        .map(|(word, severity)| match severity.as_str() {
+            "error" => Ok((word.to_ascii_lowercase(), Severity::Error)),
+            "warning" => Ok((word.to_ascii_lowercase(), Severity::Warning)),
+            "note" => Ok((word.to_ascii_lowercase(), Severity::Note)),
+            other => Err(invalid(
+                origin,
+                format!("severity.{word}"),
+                format!(
+                    "\"{other}\" is not a severity; expected \"error\", \"warning\" or \"note\""
+                ),
+            )),
+        })
+        .collect()
+}
+
+/// Compiles the `[[category_rule]]` list: each code regex, anchored to match the whole code, with
+/// its category.
+fn code_categories(
+    origin: &str,
+    rules: &[CategoryRuleFile],
+) -> Result<Vec<(Regex, String)>, DefinitionError> {
+    rules
+        .iter()
+        .enumerate()
+        .map(|(index, rule)| {
+            let regex = compile_regex(&format!("^(?:{})$", rule.code), &[]).map_err(|reason| {
+                invalid(origin, format!("category_rule[{index}].code"), reason)
+            })?;
+            Ok((regex, rule.category.clone()))
+        })
+        .collect()
+}
+
+/// Builds the set of every skip, summary and pattern regex, in that order. One pass over a line
+/// tells which of the line rules can match at all; most log lines match none, and then no rule
+/// runs on its own.
+fn compile_prefilter(
+    origin: &str,
+    skips: &[Regex],
+    summaries: &[Regex],
+    patterns: &[CompiledPattern],
+) -> Result<regex::RegexSet, DefinitionError> {
+    regex::RegexSet::new(
+        skips
+            .iter()
+            .chain(summaries)
+            .chain(patterns.iter().map(|p| &p.regex))
+            .map(Regex::as_str),
+    )
+    .map_err(|error| invalid(origin, "pattern".into(), one_line_error(&error)))
 }
 
 fn one_line_error(error: &regex::Error) -> String {

@@ -9,10 +9,12 @@ mod draft;
 mod ecmascript;
 mod error;
 mod findings;
+mod matcher_pattern;
 mod paths;
 mod preprocess;
 mod problem_matcher;
 mod regex_parser;
+mod regex_session;
 mod structured;
 
 use std::path::PathBuf;

@@ -7,13 +7,14 @@
 //! after translating the escapes whose meaning differs (`\d`, `\<`, `\>`). A pattern the crate
 //! cannot compile (lookaround, backreferences) is an error naming the pattern.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
-use regex::{Captures, Regex};
+use regex::Captures;
 use serde::Deserialize;
 
-use super::ecmascript::translate_ecmascript;
 use super::error::{DefinitionError, one_line};
+use super::matcher_pattern::{CompiledPattern, PatternFile, compile_patterns, invalid};
 use super::{Findings, LineOutcome, ParseContext, ParseSession, Parser, resolve_path};
 use crate::model::{Diagnostic, Severity};
 
@@ -33,38 +34,6 @@ struct MatcherFile {
     pattern: Vec<PatternFile>,
 }
 
-#[derive(Debug, Deserialize)]
-struct PatternFile {
-    #[serde(default)]
-    regexp: String,
-    file: Option<i64>,
-    line: Option<i64>,
-    column: Option<i64>,
-    severity: Option<i64>,
-    code: Option<i64>,
-    message: Option<i64>,
-    #[serde(rename = "fromPath")]
-    from_path: Option<i64>,
-    #[serde(default, rename = "loop")]
-    looping: bool,
-}
-
-/// Patterns of one matcher (the setup actions' matchers have at most two).
-const MAX_PATTERNS: usize = 16;
-
-/// The properties a pattern can take from its groups, in the runner's order.
-const PROPERTIES: [&str; 7] = [
-    "file", "line", "column", "severity", "code", "message", "fromPath",
-];
-
-#[derive(Debug)]
-struct CompiledPattern {
-    regex: Regex,
-    /// Group index of each of [`PROPERTIES`], when the pattern sets it.
-    groups: [Option<usize>; 7],
-    looping: bool,
-}
-
 /// One matcher of a problem-matcher file.
 #[derive(Debug)]
 pub struct ProblemMatcher {
@@ -76,122 +45,57 @@ pub struct ProblemMatcher {
 
 /// Reads a problem-matcher file; `origin` names it in errors.
 pub fn compile_matchers(origin: &str, text: &str) -> Result<Vec<ProblemMatcher>, DefinitionError> {
-    let invalid =
-        |key: String, reason: String| DefinitionError::invalid_at(origin, "", None, key, reason);
     let file: MatchersFile = serde_json::from_str(text).map_err(|error| {
         invalid(
+            origin,
             format!("(json, line {} column {})", error.line(), error.column()),
             one_line(&error.to_string()),
         )
     })?;
-    let mut owners = std::collections::BTreeSet::new();
+    let mut owners = BTreeSet::new();
     let mut matchers = Vec::new();
     for (index, matcher) in file.problem_matcher.into_iter().enumerate() {
-        let key = |rest: &str| format!("problemMatcher[{index}]{rest}");
-        if matcher.owner.is_empty() {
-            return Err(invalid(key(".owner"), "must not be empty".into()));
-        }
-        if !owners.insert(matcher.owner.to_ascii_lowercase()) {
-            return Err(invalid(
-                key(".owner"),
-                format!("duplicate owner \"{}\"", matcher.owner),
-            ));
-        }
-        let severity = matcher.severity.filter(|s| !s.is_empty());
-        if let Some(word) = &severity
-            && !["error", "warning", "notice"].contains(&word.to_ascii_lowercase().as_str())
-        {
-            return Err(invalid(
-                key(".severity"),
-                format!("\"{word}\" is not a severity; expected error, warning or notice"),
-            ));
-        }
-        if matcher.pattern.is_empty() {
-            return Err(invalid(key(".pattern"), "has no patterns".into()));
-        }
-        if matcher.pattern.len() > MAX_PATTERNS {
-            return Err(invalid(
-                key(".pattern"),
-                format!(
-                    "has {} patterns; at most {MAX_PATTERNS} are read",
-                    matcher.pattern.len()
-                ),
-            ));
-        }
-        let count = matcher.pattern.len();
-        let mut seen: [bool; 7] = [false; 7];
-        let mut patterns = Vec::with_capacity(count);
-        for (inner, pattern) in matcher.pattern.iter().enumerate() {
-            let at = key(&format!(".pattern[{inner}]"));
-            if pattern.looping && (inner == 0 || inner + 1 != count) {
-                return Err(invalid(
-                    at,
-                    "only the last pattern of a multi-line matcher may set `loop`".into(),
-                ));
-            }
-            if pattern.looping && pattern.message.is_none() {
-                return Err(invalid(at, "the `loop` pattern must set `message`".into()));
-            }
-            let regex = Regex::new(&translate_ecmascript(&pattern.regexp)).map_err(|error| {
-                invalid(
-                    format!("{at}.regexp"),
-                    format!(
-                        "the regex crate cannot compile /{}/ (lookaround and backreferences are not supported): {}",
-                        pattern.regexp,
-                        one_line(&error.to_string())
-                    ),
-                )
-            })?;
-            let values = [
-                pattern.file,
-                pattern.line,
-                pattern.column,
-                pattern.severity,
-                pattern.code,
-                pattern.message,
-                pattern.from_path,
-            ];
-            let mut groups = [None; 7];
-            for (slot, (name, value)) in PROPERTIES.iter().zip(values).enumerate() {
-                let Some(value) = value else { continue };
-                if seen[slot] {
-                    return Err(invalid(at, format!("the property `{name}` is set twice")));
-                }
-                seen[slot] = true;
-                let Ok(group) = usize::try_from(value) else {
-                    return Err(invalid(
-                        at,
-                        format!("`{name}` must be a group number, not {value}"),
-                    ));
-                };
-                if group >= regex.captures_len() {
-                    tracing::warn!(
-                        "{origin}: {at}.{name}: group {group} does not exist (the pattern has {} groups); it reads as empty, as in the Actions runner",
-                        regex.captures_len() - 1
-                    );
-                }
-                groups[slot] = Some(group);
-            }
-            patterns.push(CompiledPattern {
-                regex,
-                groups,
-                looping: pattern.looping,
-            });
-        }
-        if !seen[5] {
-            return Err(invalid(
-                key(".pattern"),
-                "at least one pattern must set `message`".into(),
-            ));
-        }
-        matchers.push(ProblemMatcher {
-            description: format!("GitHub problem matcher \"{}\"", matcher.owner),
-            owner: matcher.owner,
-            default_severity: severity,
-            patterns,
-        });
+        matchers.push(compile_matcher(origin, index, matcher, &mut owners)?);
     }
     Ok(matchers)
+}
+
+/// Compiles the matcher at `index`: its owner (not empty, and not one of the lowercased `owners`
+/// read before it, which it joins), its default severity and its patterns.
+fn compile_matcher(
+    origin: &str,
+    index: usize,
+    matcher: MatcherFile,
+    owners: &mut BTreeSet<String>,
+) -> Result<ProblemMatcher, DefinitionError> {
+    let key = |rest: &str| format!("problemMatcher[{index}]{rest}");
+    if matcher.owner.is_empty() {
+        return Err(invalid(origin, key(".owner"), "must not be empty".into()));
+    }
+    if !owners.insert(matcher.owner.to_ascii_lowercase()) {
+        return Err(invalid(
+            origin,
+            key(".owner"),
+            format!("duplicate owner \"{}\"", matcher.owner),
+        ));
+    }
+    let severity = matcher.severity.filter(|s| !s.is_empty());
+    if let Some(word) = &severity
+        && !["error", "warning", "notice"].contains(&word.to_ascii_lowercase().as_str())
+    {
+        return Err(invalid(
+            origin,
+            key(".severity"),
+            format!("\"{word}\" is not a severity; expected error, warning or notice"),
+        ));
+    }
+    let patterns = compile_patterns(origin, &key(".pattern"), &matcher.pattern)?;
+    Ok(ProblemMatcher {
+        description: format!("GitHub problem matcher \"{}\"", matcher.owner),
+        owner: matcher.owner,
+        default_severity: severity,
+        patterns,
+    })
 }
 
 impl Parser for ProblemMatcher {

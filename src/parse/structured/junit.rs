@@ -39,86 +39,120 @@ enum Outcome {
     },
 }
 
+/// Test cases counted so far, by outcome.
+#[derive(Debug, Default)]
+struct Counts {
+    passed: u64,
+    failed: u64,
+    skipped: u64,
+}
+
+/// What the reader keeps from one element of the document to the next.
+#[derive(Debug, Default)]
+struct Reading {
+    /// The `<testcase>` being read.
+    open: Option<Case>,
+    /// Inside a `<failure>` or `<error>`: its text is the failure's.
+    in_problem: bool,
+    /// A `<testsuites>` or `<testsuite>` was seen, so the document is JUnit even without cases.
+    seen_testcase_parent: bool,
+    counts: Counts,
+}
+
 impl DocumentReader for Junit {
     fn read(&self, document: &mut dyn BufRead, sink: &mut Sink<'_>) -> bool {
         let mut reader = quick_xml::Reader::from_reader(document);
         let mut buffer = Vec::new();
-        let mut open: Option<Case> = None;
-        let mut in_problem = false;
-        let mut seen_testcase_parent = false;
-        let (mut passed, mut failed, mut skipped) = (0u64, 0u64, 0u64);
+        let mut reading = Reading::default();
         loop {
             let event = match reader.read_event_into(&mut buffer) {
                 Ok(event) => event,
                 Err(_) => return false,
             };
-            match event {
-                Event::Start(element) if element.local_name().as_ref() == b"testcase" => {
-                    if let Some(case) = open.take() {
-                        finish_case(case, sink, &mut passed, &mut failed, &mut skipped);
-                    }
-                    open = Some(case_of(&element));
-                }
-                Event::Empty(element) if element.local_name().as_ref() == b"testcase" => {
-                    if let Some(case) = open.take() {
-                        finish_case(case, sink, &mut passed, &mut failed, &mut skipped);
-                    }
-                    finish_case(
-                        case_of(&element),
-                        sink,
-                        &mut passed,
-                        &mut failed,
-                        &mut skipped,
-                    );
-                }
-                Event::Start(element) | Event::Empty(element) => {
-                    let name = element.local_name();
-                    if matches!(name.as_ref(), b"testsuites" | b"testsuite") {
-                        seen_testcase_parent = true;
-                    }
-                    if let Some(case) = open.as_mut() {
-                        match name.as_ref() {
-                            b"failure" | b"error" => {
-                                case.outcome = Outcome::Failed {
-                                    errored: name.as_ref() == b"error",
-                                    message: attribute(&element, "message"),
-                                    ty: attribute(&element, "type"),
-                                    text: String::new(),
-                                };
-                                in_problem = true;
-                            }
-                            b"skipped" => case.outcome = Outcome::Skipped,
-                            _ => {}
-                        }
-                    }
-                }
-                Event::Text(text) if in_problem => {
-                    if let Ok(text) = text.decode() {
-                        append_text(&mut open, &text);
-                    }
-                }
-                Event::CData(data) if in_problem => {
-                    append_text(&mut open, &String::from_utf8_lossy(&data));
-                }
-                Event::End(element) => match element.local_name().as_ref() {
-                    b"testcase" => {
-                        if let Some(case) = open.take() {
-                            finish_case(case, sink, &mut passed, &mut failed, &mut skipped);
-                        }
-                        in_problem = false;
-                    }
-                    b"failure" | b"error" => in_problem = false,
-                    _ => {}
-                },
-                Event::Eof => break,
-                _ => {}
+            if let Event::Eof = event {
+                break;
             }
+            reading.read_event(event, sink);
             buffer.clear();
         }
-        if let Some(case) = open.take() {
-            finish_case(case, sink, &mut passed, &mut failed, &mut skipped);
+        reading.finish(sink)
+    }
+}
+
+impl Reading {
+    /// Reads one event of the document (anything but its end).
+    fn read_event(&mut self, event: Event<'_>, sink: &mut Sink<'_>) {
+        match event {
+            Event::Start(element) if element.local_name().as_ref() == b"testcase" => {
+                self.close_case(sink);
+                self.open = Some(case_of(&element));
+            }
+            Event::Empty(element) if element.local_name().as_ref() == b"testcase" => {
+                self.close_case(sink);
+                finish_case(case_of(&element), sink, &mut self.counts);
+            }
+            Event::Start(element) | Event::Empty(element) => self.read_element(&element),
+            Event::Text(text) if self.in_problem => {
+                if let Ok(text) = text.decode() {
+                    append_text(&mut self.open, &text);
+                }
+            }
+            Event::CData(data) if self.in_problem => {
+                append_text(&mut self.open, &String::from_utf8_lossy(&data));
+            }
+            Event::End(element) => match element.local_name().as_ref() {
+                b"testcase" => {
+                    self.close_case(sink);
+                    self.in_problem = false;
+                }
+                b"failure" | b"error" => self.in_problem = false,
+                _ => {}
+            },
+            _ => {}
         }
-        if !seen_testcase_parent && passed + failed + skipped == 0 {
+    }
+
+    /// Reads an element other than `<testcase>`: a suite marks the document as JUnit; inside a
+    /// case, `<failure>` and `<error>` fail it (their text follows) and `<skipped>` skips it.
+    fn read_element(&mut self, element: &BytesStart<'_>) {
+        let name = element.local_name();
+        if matches!(name.as_ref(), b"testsuites" | b"testsuite") {
+            self.seen_testcase_parent = true;
+        }
+        if let Some(case) = self.open.as_mut() {
+            match name.as_ref() {
+                b"failure" | b"error" => {
+                    case.outcome = Outcome::Failed {
+                        errored: name.as_ref() == b"error",
+                        message: attribute(element, "message"),
+                        ty: attribute(element, "type"),
+                        text: String::new(),
+                    };
+                    self.in_problem = true;
+                }
+                b"skipped" => case.outcome = Outcome::Skipped,
+                _ => {}
+            }
+        }
+    }
+
+    /// Counts the open test case, if any, and reports it when it failed.
+    fn close_case(&mut self, sink: &mut Sink<'_>) {
+        if let Some(case) = self.open.take() {
+            finish_case(case, sink, &mut self.counts);
+        }
+    }
+
+    /// Closes the last case and adds the counts to the findings; false when the document had
+    /// neither a suite nor a case (it is not JUnit).
+    fn finish(mut self, sink: &mut Sink<'_>) -> bool {
+        self.close_case(sink);
+        let Counts {
+            passed,
+            failed,
+            skipped,
+        } = self.counts;
+        if !self.seen_testcase_parent && passed + failed + skipped == 0 {
             return false;
         }
         let tests = sink.findings().tests_mut();
@@ -164,23 +198,17 @@ fn append_text(open: &mut Option<Case>, more: &str) {
     }
 }
 
-fn finish_case(
-    case: Case,
-    sink: &mut Sink<'_>,
-    passed: &mut u64,
-    failed: &mut u64,
-    skipped: &mut u64,
-) {
+fn finish_case(case: Case, sink: &mut Sink<'_>, counts: &mut Counts) {
     match case.outcome {
-        Outcome::Passed => *passed += 1,
-        Outcome::Skipped => *skipped += 1,
+        Outcome::Passed => counts.passed += 1,
+        Outcome::Skipped => counts.skipped += 1,
         Outcome::Failed {
             errored,
             message,
             ty,
             text,
         } => {
-            *failed += 1;
+            counts.failed += 1;
             let message = [message, Some(text), ty]
                 .into_iter()
                 .flatten()

@@ -1,0 +1,359 @@
+//! One run of a `regex` parser over a check's output: each line goes through the skip, summary
+//! and pattern rules in turn, while an open multi-line entry, the last context line and the
+//! locations seen so far carry over from line to line.
+
+use std::collections::HashMap;
+
+use regex::{Captures, SetMatches};
+
+use super::draft::{Draft, apply_summary};
+use super::regex_parser::{CompiledPattern, PatternKind, RegexParser};
+use super::{Findings, LineOutcome, ParseContext, ParseSession, resolve_path};
+use crate::model::{Diagnostic, Severity};
+
+/// Locations remembered for `location` patterns; beyond this they are not kept.
+const MAX_LOCATIONS: usize = 10_000;
+/// A location's code or path longer than this is not remembered.
+const MAX_LOCATION_KEY: usize = 1_000;
+/// A multi-line entry is closed after this many lines, whatever follows.
+const MAX_ENTRY_LINES: usize = 1_000;
+
+#[derive(Debug)]
+struct Location {
+    file: String,
+    line: Option<u32>,
+    column: Option<u32>,
+}
+
+#[derive(Debug)]
+struct OpenEntry {
+    pattern: usize,
+    draft: Draft,
+    lines: usize,
+}
+
+/// What a `regex` parser keeps between the lines of one check's output.
+pub struct RegexSession<'a> {
+    parser: &'a RegexParser,
+    context: &'a ParseContext,
+    locations: HashMap<String, Location>,
+    /// The place the last context line named: the file, and the line when it gives one.
+    current: Option<Location>,
+    open: Option<OpenEntry>,
+}
+
+impl ParseSession for RegexSession<'_> {
+    fn line(&mut self, line: &str, findings: &mut Findings) -> LineOutcome {
+        if let Some(pattern) = self.continue_entry(line, findings) {
+            return LineOutcome::Continued(pattern);
+        }
+        let hits = self.parser.prefilter.matches(line);
+        if !hits.matched_any() {
+            return LineOutcome::Unmatched;
+        }
+        let (skips, summaries) = (self.parser.skips.len(), self.parser.summaries.len());
+        if let Some(index) = (0..skips).find(|&index| hits.matched(index)) {
+            return LineOutcome::Skipped(index);
+        }
+        if let Some(outcome) = self.read_summary(line, &hits, skips, findings) {
+            return outcome;
+        }
+        self.read_pattern(line, &hits, skips + summaries, findings)
+    }
+
+    fn finish(&mut self, findings: &mut Findings) {
+        self.close_entry(findings);
+        if self.locations.is_empty() {
+            return;
+        }
+        for diagnostic in findings.diagnostics_mut() {
+            let Some(code) = &diagnostic.code else {
+                continue;
+            };
+            if diagnostic.file.is_some() {
+                continue;
+            }
+            if let Some(location) = self.locations.get(code) {
+                diagnostic.file = Some(location.file.clone());
+                diagnostic.line = location.line;
+                diagnostic.column = location.column;
+                diagnostic.fingerprint = Diagnostic::compute_fingerprint(
+                    &self.parser.name,
+                    diagnostic.code.as_deref(),
+                    diagnostic.file.as_deref(),
+                    &diagnostic.message,
+                );
+            }
+        }
+    }
+}
+
+impl<'a> RegexSession<'a> {
+    /// A session of `parser` over one check's output, run in `context`.
+    pub fn new(parser: &'a RegexParser, context: &'a ParseContext) -> Self {
+        Self {
+            parser,
+            context,
+            locations: HashMap::new(),
+            current: None,
+            open: None,
+        }
+    }
+}
+
+impl RegexSession<'_> {
+    /// Applies the first summary rule that matches `line` among those the prefilter `hits` allow
+    /// (the summaries start at `offset` in the prefilter); `None` when none matches.
+    fn read_summary(
+        &self,
+        line: &str,
+        hits: &SetMatches,
+        offset: usize,
+        findings: &mut Findings,
+    ) -> Option<LineOutcome> {
+        for (index, summary) in self.parser.summaries.iter().enumerate() {
+            if !hits.matched(offset + index) {
+                continue;
+            }
+            if let Some(captures) = summary.captures(line) {
+                apply_summary(&captures, findings);
+                return Some(LineOutcome::Summary(index));
+            }
+        }
+        None
+    }
+
+    /// Applies the first pattern that matches `line` among those the prefilter `hits` allow (the
+    /// patterns start at `offset` in the prefilter).
+    fn read_pattern(
+        &mut self,
+        line: &str,
+        hits: &SetMatches,
+        offset: usize,
+        findings: &mut Findings,
+    ) -> LineOutcome {
+        for (index, pattern) in self.parser.patterns.iter().enumerate() {
+            if !hits.matched(offset + index) {
+                continue;
+            }
+            let Some(captures) = pattern.regex.captures(line) else {
+                continue;
+            };
+            return self.apply_pattern(index, pattern, &captures, findings);
+        }
+        LineOutcome::Unmatched
+    }
+
+    /// Acts on a line that `pattern`, the pattern at `index`, matched with `captures`: opens a
+    /// multi-line entry, counts or emits a finding, remembers a location or sets the context.
+    fn apply_pattern(
+        &mut self,
+        index: usize,
+        pattern: &CompiledPattern,
+        captures: &Captures<'_>,
+        findings: &mut Findings,
+    ) -> LineOutcome {
+        let outcome = match pattern.kind {
+            PatternKind::Location => LineOutcome::Location(index),
+            PatternKind::Context => LineOutcome::Context(index),
+            PatternKind::Finding => LineOutcome::Finding(index),
+        };
+        match pattern.kind {
+            PatternKind::Finding if pattern.is_multi_line() => self.open_entry(index, captures),
+            PatternKind::Finding
+                if !findings.accepts(
+                    self.severity_of(pattern, captures.name("severity").map(|m| m.as_str())),
+                ) =>
+            {
+                self.count_only(pattern, captures, findings);
+            }
+            PatternKind::Finding => {
+                let mut draft = Draft::default();
+                draft.fill(captures, "");
+                self.emit(pattern, draft, findings);
+            }
+            PatternKind::Location => self.remember_location(captures),
+            PatternKind::Context => self.set_context(captures),
+        }
+        outcome
+    }
+
+    /// Starts a multi-line entry with the line the pattern at `index` matched with `captures`.
+    fn open_entry(&mut self, index: usize, captures: &Captures<'_>) {
+        let mut draft = Draft::default();
+        draft.fill(captures, "");
+        self.open = Some(OpenEntry {
+            pattern: index,
+            draft,
+            lines: 1,
+        });
+    }
+
+    /// Counts the finding `pattern` matched with `captures` that `findings` will not keep: no
+    /// diagnostic is built for what will not be kept.
+    fn count_only(
+        &self,
+        pattern: &CompiledPattern,
+        captures: &Captures<'_>,
+        findings: &mut Findings,
+    ) {
+        let word = captures.name("severity").map(|m| m.as_str());
+        let category = captures
+            .name("category")
+            .map(|m| m.as_str())
+            .or(pattern.category.as_deref())
+            .or_else(|| {
+                captures
+                    .name("code")
+                    .and_then(|code| self.parser.category_of_code(code.as_str()))
+            });
+        let has_code = captures.name("code").is_some();
+        findings.count(self.severity_of(pattern, word), category, has_code);
+    }
+
+    /// Remembers the place a context line names (its file, and its line and column when it gives
+    /// them) for the findings after it that name no file.
+    fn set_context(&mut self, captures: &Captures<'_>) {
+        let number = |name: &str| captures.name(name).and_then(|m| m.as_str().parse().ok());
+        self.current = captures.name("file").map(|file| Location {
+            file: file.as_str().to_string(),
+            line: number("line"),
+            column: number("column"),
+        });
+    }
+
+    /// Feeds `line` to the open multi-line entry and returns the entry's pattern; `None` when the
+    /// line is not part of one (the entry, if any, is then emitted and the line parsed on its own).
+    fn continue_entry(&mut self, line: &str, findings: &mut Findings) -> Option<usize> {
+        let open = self.open.as_mut()?;
+        let index = open.pattern;
+        let pattern = &self.parser.patterns[index];
+        open.lines += 1;
+        if let Some(end) = &pattern.end
+            && let Some(captures) = end.captures(line)
+        {
+            open.draft.fill(&captures, "");
+            self.close_entry(findings);
+            return Some(index);
+        }
+        let continued = pattern.continuations.iter().find_map(|continuation| {
+            continuation
+                .regex
+                .captures(line)
+                .map(|captures| (captures, continuation.code_prefix.as_str()))
+        });
+        match continued {
+            Some((captures, prefix)) => {
+                open.draft.fill(&captures, prefix);
+                if open.lines >= MAX_ENTRY_LINES {
+                    self.close_entry(findings);
+                }
+                Some(index)
+            }
+            None => {
+                self.close_entry(findings);
+                None
+            }
+        }
+    }
+
+    fn close_entry(&mut self, findings: &mut Findings) {
+        if let Some(open) = self.open.take() {
+            let pattern = &self.parser.patterns[open.pattern];
+            self.emit(pattern, open.draft, findings);
+        }
+    }
+
+    fn severity_of(&self, pattern: &CompiledPattern, word: Option<&str>) -> Severity {
+        word.map(|word| self.parser.severity(word))
+            .or(pattern.severity)
+            .unwrap_or(Severity::Error)
+    }
+
+    fn emit(&self, pattern: &CompiledPattern, draft: Draft, findings: &mut Findings) {
+        let severity = self.severity_of(pattern, draft.severity.as_deref());
+        let category = draft
+            .category
+            .or_else(|| pattern.category.clone())
+            .or_else(|| {
+                draft
+                    .code
+                    .as_deref()
+                    .and_then(|code| self.parser.category_of_code(code))
+                    .map(str::to_string)
+            });
+        if !findings.accepts(severity) {
+            findings.count(severity, category.as_deref(), draft.code.is_some());
+            return;
+        }
+        // A finding without a file of its own takes the place the last context line named.
+        let (file, line, column) = match (draft.file, &self.current) {
+            (Some(file), _) => (Some(file), draft.line, draft.column),
+            (None, Some(place)) => (
+                Some(place.file.clone()),
+                draft.line.or(place.line),
+                draft.column.or(place.column),
+            ),
+            (None, None) => (None, draft.line, draft.column),
+        };
+        let (file, outside_target) = match file {
+            Some(raw) => {
+                let normalized =
+                    resolve_path(&raw, &self.context.target, &self.context.cwd_relative);
+                (Some(normalized.path), normalized.outside_target)
+            }
+            None => (None, false),
+        };
+        let message = draft
+            .message
+            .or_else(|| pattern.message.clone())
+            .unwrap_or_default();
+        let fingerprint = Diagnostic::compute_fingerprint(
+            &self.parser.name,
+            draft.code.as_deref(),
+            file.as_deref(),
+            &message,
+        );
+        findings.push(Diagnostic {
+            file,
+            line,
+            column,
+            end_line: draft.end_line,
+            end_column: draft.end_column,
+            severity,
+            code: draft.code,
+            message,
+            category,
+            fingerprint,
+            outside_target,
+            body: (!draft.body.is_empty()).then_some(draft.body),
+        });
+    }
+
+    fn remember_location(&mut self, captures: &Captures<'_>) {
+        let (Some(code), Some(file)) = (captures.name("code"), captures.name("file")) else {
+            return;
+        };
+        if code.as_str().len() > MAX_LOCATION_KEY
+            || file.as_str().len() > MAX_LOCATION_KEY
+            || (self.locations.len() >= MAX_LOCATIONS
+                && !self.locations.contains_key(code.as_str()))
+        {
+            return;
+        }
+        let number = |name: &str| captures.name(name).and_then(|m| m.as_str().parse().ok());
+        let location = Location {
+            file: resolve_path(
+                file.as_str(),
+                &self.context.target,
+                &self.context.cwd_relative,
+            )
+            .path,
+            line: number("line"),
+            column: number("column"),
+        };
+        self.locations
+            .entry(code.as_str().to_string())
+            .or_insert(location);
+    }
+}
