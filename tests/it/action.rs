@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::support::{Repo, binary};
+use crate::support::{Repo, binary, build_repo};
 
 #[test]
 fn the_action_script_writes_outputs_summary_and_annotations_within_githubs_limits() {
@@ -226,22 +226,6 @@ fn assert_published(repo: &Repo, github: &std::path::Path, outcome: &str) -> Str
     outputs
 }
 
-/// A repository whose `build` check fails until `fixed.txt` exists.
-fn build_repo(delegates: &str) -> Repo {
-    let repo = Repo::new();
-    repo.write(".gitignore", "/.refine-loop\n");
-    repo.write(
-        "refine-loop.toml",
-        &format!(
-            "[[gate.check]]\nname = \"build\"\ncategory = \"build\"\n\
-             run = \"test -f fixed.txt || {{ echo 'fixed.txt:1:1: error: missing'; exit 1; }}\"\n\
-             parser = \"clippy\"\n\n{delegates}"
-        ),
-    );
-    repo.commit("build");
-    repo
-}
-
 #[test]
 fn an_improve_campaign_through_the_action_publishes_like_the_refactoring_loop() {
     let repo =
@@ -316,14 +300,7 @@ fn a_cancelled_improve_campaign_through_the_action_rolls_back_and_still_publishe
     .stderr(std::process::Stdio::null())
     .spawn()
     .unwrap();
-    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !marker.exists() {
-        assert!(
-            std::time::Instant::now() < give_up,
-            "the delegate never ran"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    crate::support::wait_for(&marker, "the delegate never ran");
     // The runner cancels a step by signalling its process group.
     let group = format!("-{}", child.id());
     Command::new("kill")

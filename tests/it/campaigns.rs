@@ -3,7 +3,7 @@
 //! the improve preset with a real fixer.
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::Repo;
 
@@ -132,11 +132,7 @@ fn sigterm_in_round_two_resumes_there_and_a_finished_campaign_continues_in_segme
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let give_up = Instant::now() + Duration::from_secs(60);
-    while !marker.exists() {
-        assert!(Instant::now() < give_up, "round 2 never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    crate::support::wait_for(&marker, "round 2 never started");
     std::thread::sleep(Duration::from_millis(200));
     Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
@@ -390,27 +386,11 @@ fn a_broken_executor_is_an_operational_error_and_focus_picks_the_discover_delega
     assert_eq!(output.status.code(), Some(2), "{output:?}");
 }
 
-/// An improve project: the `build` check fails until `fixed.txt` exists; `delegates` are the
-/// config's `[[delegate]]` tables.
-fn improve_project(delegates: &str) -> Repo {
-    let repo = Repo::new();
-    repo.write(".gitignore", "/.refine-loop\n");
-    repo.write(
-        "refine-loop.toml",
-        &format!(
-            "[[gate.check]]\nname = \"build\"\ncategory = \"build\"\n\
-             run = \"test -f fixed.txt || {{ echo 'fixed.txt: missing'; exit 1; }}\"\n\n{delegates}"
-        ),
-    );
-    repo.commit("improve project");
-    repo
-}
-
 #[test]
 fn improve_never_runs_a_hostile_delegate_again_and_gives_its_work_to_the_next() {
     let outside = tempfile::tempdir().unwrap();
     let runs = outside.path().join("hostile-runs");
-    let repo = improve_project(&format!(
+    let repo = crate::support::build_repo(&format!(
         "[[delegate]]\ncategories = [\"build\"]\n\
          run = \"echo run >> {runs}; ln -s /etc/hostname fixed.txt\"\n\n\
          [[delegate]]\ncategories = [\"build\"]\nrun = \"echo fixed > fixed.txt\"\n",
@@ -440,7 +420,7 @@ fn improve_never_runs_a_hostile_delegate_again_and_gives_its_work_to_the_next() 
 fn sigterm_while_an_improve_delegate_works_rolls_its_unverified_change_back() {
     let outside = tempfile::tempdir().unwrap();
     let marker = outside.path().join("changed");
-    let repo = improve_project(&format!(
+    let repo = crate::support::build_repo(&format!(
         "[[delegate]]\ncategories = [\"build\"]\n\
          run = \"echo fixed > fixed.txt; touch {m}; sleep 300\"\n",
         m = marker.display()
@@ -451,11 +431,7 @@ fn sigterm_while_an_improve_delegate_works_rolls_its_unverified_change_back() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let give_up = Instant::now() + Duration::from_secs(60);
-    while !marker.exists() {
-        assert!(Instant::now() < give_up, "the delegate never ran");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    crate::support::wait_for(&marker, "the delegate never ran");
     Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -189,11 +189,7 @@ fn sigterm_during_a_delegate_cancels_cleanly() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let give_up = Instant::now() + Duration::from_secs(60);
-    while !repo.join("delegate.pid").exists() {
-        assert!(Instant::now() < give_up, "the delegate never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    crate::support::wait_for(&repo.join("delegate.pid"), "the delegate never started");
     std::thread::sleep(Duration::from_millis(200));
     let leader = read_pid(&repo, "delegate.pid");
     Command::new("kill")

@@ -152,6 +152,32 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// Waits (bounded: a minute) until `path` exists; fails the test saying `what` never happened.
+pub fn wait_for(path: &Path, what: &str) {
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !path.exists() {
+        assert!(std::time::Instant::now() < give_up, "{what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A repository whose `build` check (clippy's line format) fails until `fixed.txt` exists;
+/// `delegates` are the config's `[[delegate]]` tables.
+pub fn build_repo(delegates: &str) -> Repo {
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "[[gate.check]]\nname = \"build\"\ncategory = \"build\"\n\
+             run = \"test -f fixed.txt || {{ echo 'fixed.txt:1:1: error: missing'; exit 1; }}\"\n\
+             parser = \"clippy\"\n\n{delegates}"
+        ),
+    );
+    repo.commit("build");
+    repo
+}
+
 /// Processes of process group `group` that are still alive (zombies do not count).
 pub fn live_members_of_group(group: i32) -> Vec<i32> {
     let mut members = Vec::new();
