@@ -86,6 +86,7 @@ fn report_of(settings: &Settings, layout: Layout, run: &gate::GateRun) -> Report
         campaign: None,
         sweep: None,
         shards: Vec::new(),
+        error: None,
     }
 }
 

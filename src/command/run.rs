@@ -41,30 +41,29 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
         cancel,
         github_groups: system == crate::ci::CiSystem::GitHub,
     };
-    let (outcome, line, report) = if preset.is_campaign() {
-        if request.intent.is_empty()
-            && !crate::state::Layout::new(&settings.state_dir)
-                .goal()
-                .exists()
-        {
-            return Err(CommandError::Usage(
-                "a new campaign needs an intent: what to refine or improve, after the options"
-                    .to_string(),
-            ));
-        }
-        let end = run_campaign(&settings, preset, &request, options, &mut console)?;
-        let line = format!(
-            "{}: {}; {}\n",
-            end.outcome.as_str(),
-            end.reason,
-            crate::state::Layout::new(&settings.state_dir)
-                .final_report()
-                .display()
-        );
-        (end.outcome, line, end.report.map(|report| *report))
+    let ended = if preset.is_campaign() {
+        run_campaign_preset(&settings, preset, &request, options, &mut console)
     } else {
-        let report = run_loop(&settings, options, &mut console)?;
-        (report.outcome, outcome_line(&report), Some(report))
+        run_loop(&settings, options, &mut console)
+            .map(|report| (report.outcome, outcome_line(&report), Some(report)))
+            .map_err(CommandError::from)
+    };
+    let (outcome, line, report) = match ended {
+        Ok(ended) => ended,
+        // A usage error stops before anything runs; any other error ends a run that began: CI
+        // still gets its outputs, its summary and the report, and `--exit-zero` holds.
+        Err(error) if error.exit_code() != exit_code::USAGE => {
+            let report = error_report(&settings, preset, &error);
+            let _ = crate::report::write_report_files(&report);
+            super::publish::publish(system, &report, stdout);
+            let _ = writeln!(std::io::stderr(), "error: {error}");
+            return Ok(if args.exit_zero {
+                exit_code::SUCCESS
+            } else {
+                error.exit_code()
+            });
+        }
+        Err(error) => return Err(error),
     };
     if let Some(report) = &report {
         super::publish::publish(system, report, stdout);
@@ -79,6 +78,62 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
     } else {
         exit_code::of_outcome(outcome)
     })
+}
+
+/// A refine or improve campaign: its outcome, its line on stdout, its report when it ran.
+fn run_campaign_preset(
+    settings: &Settings,
+    preset: Preset,
+    request: &Request,
+    options: EngineOptions<'_>,
+    console: &mut dyn Write,
+) -> Result<(crate::model::Outcome, String, Option<Report>), CommandError> {
+    let layout = crate::state::Layout::new(&settings.state_dir);
+    if request.intent.is_empty() && !layout.goal().exists() {
+        return Err(CommandError::Usage(
+            "a new campaign needs an intent: what to refine or improve, after the options"
+                .to_string(),
+        ));
+    }
+    let end = run_campaign(settings, preset, request, options, console)?;
+    let line = format!(
+        "{}: {}; {}\n",
+        end.outcome.as_str(),
+        end.reason,
+        layout.final_report().display()
+    );
+    Ok((end.outcome, line, end.report.map(|report| *report)))
+}
+
+/// The report of a run that ended in an error: the baseline as far as it got (its cycle-0
+/// summary, when written), the outcome ERROR and the error's message.
+fn error_report(settings: &Settings, preset: Preset, error: &CommandError) -> Report {
+    let layout = crate::state::Layout::new(&settings.state_dir);
+    let baseline: crate::model::GateSummary = std::fs::read(layout.cycle_summary(0))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_else(|| crate::model::GateSummary::empty(0));
+    let mut trend = crate::model::Trend::default();
+    trend.push(&baseline, None, false);
+    Report {
+        mode: crate::report::Mode::Run(preset),
+        outcome: crate::model::Outcome::Error,
+        stop_reason: None,
+        target: settings.target.clone(),
+        layout,
+        anchor: crate::report::config_anchor(&settings.target, &settings.config_file),
+        last: baseline.clone(),
+        baseline,
+        trend,
+        history: crate::model::CategoryHistory::default(),
+        findings: Vec::new(),
+        checks: Vec::new(),
+        run: None,
+        campaign: None,
+        sweep: None,
+        shards: Vec::new(),
+        error: Some(error.to_string()),
+    }
 }
 
 /// The preset, and the campaign's request after the options (only a campaign takes one).

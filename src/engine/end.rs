@@ -54,6 +54,7 @@ impl EngineEnd {
             campaign: None,
             sweep: None,
             shards: Vec::new(),
+            error: None,
         }
     }
 

@@ -37,6 +37,22 @@ pub struct GateSummary {
 }
 
 impl GateSummary {
+    /// The summary of a gate that found nothing (or did not run), for cycle `cycle`.
+    pub fn empty(cycle: u32) -> Self {
+        Self {
+            format_version: crate::state::format::GATE_SUMMARY,
+            cycle,
+            overall_result: GateResult::Passed,
+            failed_count: 0,
+            warning_count: 0,
+            categories: BTreeMap::new(),
+            checks: Vec::new(),
+            notes: Vec::new(),
+            cancelled: false,
+            not_run: Vec::new(),
+        }
+    }
+
     /// The identity of the findings (categories, counts and details, in no particular order):
     /// two cycles with the same fingerprint found the same things.
     pub fn state_fingerprint(&self) -> String {

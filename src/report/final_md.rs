@@ -9,6 +9,9 @@ use crate::model::Preset;
 
 /// The final report of `report`, by its mode.
 pub fn final_report(report: &Report) -> String {
+    if let Some(error) = &report.error {
+        return error_report(report, error);
+    }
     match (report.mode, &report.run) {
         (Mode::Merge, _) => merge_md::merged_report(report),
         (Mode::Run(Preset::Refine | Preset::Improve), _) => campaign_md::campaign_report(report),
@@ -155,6 +158,19 @@ fn next_steps(text: &mut String, report: &Report, run: &RunPart) {
     for heuristic in &run.heuristics {
         let _ = writeln!(text, "- {heuristic}");
     }
+}
+
+/// A run that ended in an error: what went wrong, and the gate as far as the run got.
+fn error_report(report: &Report, error: &str) -> String {
+    let mut text = format!(
+        "# refine-loop: final report\n\n**Outcome: {}** — the run ended in an error:\n\n```text\n{}\n```\n\nThe baseline found {} failures and {} warnings.\n\n",
+        report.outcome.as_str(),
+        error.trim_end().replace("```", "` ` `"),
+        report.baseline.failed_count,
+        report.baseline.warning_count
+    );
+    text.push_str(&merge_md::categories_section(&report.baseline));
+    text
 }
 
 /// A report without a run's record: the gate's categories.

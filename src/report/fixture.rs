@@ -202,6 +202,7 @@ pub fn report(mode: Mode) -> Report {
         } else {
             Vec::new()
         },
+        error: None,
     }
 }
 

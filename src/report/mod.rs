@@ -86,6 +86,8 @@ pub struct Report {
     pub sweep: Option<Sweep>,
     /// `merge`: one row per shard.
     pub shards: Vec<ShardRow>,
+    /// A run that ended in an error: what went wrong.
+    pub error: Option<String>,
 }
 
 /// One check and the findings it reported.

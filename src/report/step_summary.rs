@@ -30,6 +30,8 @@ pub struct SummaryInput {
     pub findings: Vec<Diagnostic>,
     /// Where the full report was written.
     pub report_path: Option<String>,
+    /// What ended the run, when an error did.
+    pub error: Option<String>,
 }
 
 /// One category's failures before and after.
@@ -49,6 +51,7 @@ pub fn summary_input(report: &super::Report) -> SummaryInput {
         trend: report.trend.cycles.iter().map(|c| c.failed_count).collect(),
         findings: report.findings.clone(),
         report_path: Some(report.main_file().display().to_string()),
+        error: report.error.clone(),
     }
 }
 
@@ -105,6 +108,9 @@ fn render(input: &SummaryInput, redactor: &Redactor) -> String {
     let mut out = format!("## refine-loop: {}\n\n", text(&input.outcome));
     if let Some(reason) = &input.stop_reason {
         out.push_str(&format!("- **Stop reason:** {}\n", text(reason)));
+    }
+    if let Some(error) = &input.error {
+        out.push_str(&format!("- **Error:** {}\n", text(error)));
     }
     if let (Some(first), Some(last)) = (input.trend.first(), input.trend.last()) {
         let cycles = input.trend.len() - 1;

@@ -60,6 +60,7 @@ fn a_campaign_summary() {
             ),
         ],
         report_path: Some(".refine-loop/report.md".to_string()),
+        error: None,
     };
     let expected = r#"## refine-loop: NEEDS-FIX
 
@@ -281,6 +282,7 @@ fn secrets_never_reach_the_summary() {
         trend: vec![1, 1],
         findings: vec![finding],
         report_path: Some(with_secret("/tmp/report")),
+        error: None,
     };
     let summary = step_summary(&input, &redactor());
     assert!(!summary.contains(SECRET), "{summary}");
@@ -297,4 +299,21 @@ fn the_summary_of_a_run() {
     let report =
         crate::report::fixture::report(crate::report::Mode::Run(crate::model::Preset::Refactoring));
     insta::assert_snapshot!(step_summary(&summary_input(&report), &redactor()));
+}
+
+#[test]
+fn an_error_is_said_and_redacted() {
+    let input = SummaryInput {
+        outcome: "ERROR".to_string(),
+        error: Some(format!(
+            "infrastructure failure: ruff is not installed {SECRET}"
+        )),
+        ..SummaryInput::default()
+    };
+    let summary = step_summary(&input, &redactor());
+    assert!(
+        summary.contains("- **Error:** infrastructure failure: ruff is not installed"),
+        "{summary}"
+    );
+    assert!(!summary.contains(SECRET), "{summary}");
 }

@@ -315,3 +315,41 @@ fn a_cancelled_improve_campaign_through_the_action_rolls_back_and_still_publishe
     let outputs = assert_published(&repo, github.path(), "CANCELLED");
     assert!(outputs.contains("stop-reason=cancelled"), "{outputs}");
 }
+
+#[test]
+fn a_run_that_ends_in_an_error_still_publishes_and_exit_zero_holds() {
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write(
+        "refine-loop.toml",
+        "[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"refine-loop-no-such-linter .\"\n\n\
+         [[delegate]]\ncategories = [\"lint\"]\nrun = \"true\"\n",
+    );
+    repo.commit("a gate whose tool is missing");
+    for (exit_zero, code) in [("true", 0), ("false", 4)] {
+        let github = tempfile::tempdir().unwrap();
+        let output = action_run(&repo, github.path(), &[("INPUT_EXIT_ZERO", exit_zero)])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(code), "{output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("refine-loop-no-such-linter (check \"lint\") is not installed"),
+            "{stderr}"
+        );
+        let outputs = std::fs::read_to_string(github.path().join("output")).unwrap();
+        for line in ["outcome=ERROR", "stop-reason=", "failed-after=1"] {
+            assert!(outputs.lines().any(|l| l == line), "{line}:\n{outputs}");
+        }
+        assert!(outputs.contains("state-dir="), "{outputs}");
+        let summary = std::fs::read_to_string(github.path().join("summary")).unwrap();
+        assert!(summary.contains("## refine-loop: ERROR"), "{summary}");
+        assert!(
+            summary.contains("- **Error:** infrastructure failure"),
+            "{summary}"
+        );
+        let report =
+            std::fs::read_to_string(repo.join(".refine-loop/REFINE-LOOP-FINAL.md")).unwrap();
+        assert!(report.contains("the run ended in an error"), "{report}");
+    }
+}

@@ -60,6 +60,7 @@ pub fn merge(args: &MergeArgs, stdout: &mut dyn Write) -> Result<i32, CommandErr
         campaign: None,
         sweep: None,
         shards: shards.iter().map(row).collect(),
+        error: None,
     };
     std::fs::create_dir_all(layout.cycle(0)).map_err(|source| state::StateError {
         path: layout.cycle(0),
