@@ -76,6 +76,7 @@ fn report_of(settings: &Settings, layout: Layout, run: &gate::GateRun) -> Report
         target: settings.target.clone(),
         layout,
         anchor: crate::report::config_anchor(&settings.target, &settings.config_file),
+        prefix: crate::report::repository_prefix(&settings.target),
         baseline: summary.clone(),
         last: summary.clone(),
         trend,

@@ -122,6 +122,7 @@ fn error_report(settings: &Settings, preset: Preset, error: &CommandError) -> Re
         target: settings.target.clone(),
         layout,
         anchor: crate::report::config_anchor(&settings.target, &settings.config_file),
+        prefix: crate::report::repository_prefix(&settings.target),
         last: baseline.clone(),
         baseline,
         trend,

@@ -22,6 +22,7 @@ impl EngineEnd {
             target: settings.target.clone(),
             layout: Layout::new(&settings.state_dir),
             anchor: crate::report::config_anchor(&settings.target, &settings.config_file),
+            prefix: crate::report::repository_prefix(&settings.target),
             baseline: self.baseline.clone(),
             last,
             trend: self.trend.clone(),

@@ -42,6 +42,9 @@ pub struct CiReportInput<'a> {
     /// the target is reported against (the config file that declares the gate): code scanning
     /// rejects a whole SARIF file when one result has no location, and Code Quality needs a path.
     pub anchor: String,
+    /// The target's folder relative to the repository root (`/`-separated, empty at the root):
+    /// the reports' paths are relative to the root, where code scanning and GitLab look.
+    pub prefix: String,
 }
 
 /// One check: how it ended (name, category, status, exit code, duration) and its findings.
@@ -85,6 +88,47 @@ pub fn config_anchor(target: &Path, config_file: &Path) -> String {
         .join("/")
 }
 
+/// `path` (relative to the target) relative to the repository root.
+fn rooted(prefix: &str, path: &str) -> String {
+    if prefix.is_empty() {
+        path.to_string()
+    } else {
+        format!("{prefix}/{}", path.trim_start_matches("./"))
+    }
+}
+
+/// The target's folder relative to the repository root the CI system checked out:
+/// `GITHUB_WORKSPACE`, else `CI_PROJECT_DIR`, else the git work tree holding the target.
+/// Empty when the target is the root (or lies outside it).
+pub fn repository_prefix(target: &Path) -> String {
+    let from_env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    };
+    let root = from_env("GITHUB_WORKSPACE")
+        .or_else(|| from_env("CI_PROJECT_DIR"))
+        .or_else(|| {
+            git2::Repository::discover(target)
+                .ok()
+                .and_then(|repo| repo.workdir().map(Path::to_path_buf))
+        });
+    let (Some(root), Ok(target)) = (root, target.canonicalize()) else {
+        return String::new();
+    };
+    let root = root.canonicalize().unwrap_or(root);
+    target
+        .strip_prefix(&root)
+        .map(|relative| {
+            relative
+                .components()
+                .map(|part| part.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/")
+        })
+        .unwrap_or_default()
+}
+
 /// Renders the three reports and writes them into `dir` (created if missing), each atomically.
 /// The findings' text is redacted before it is escaped into XML or JSON (an escaped secret would
 /// no longer be recognised).
@@ -106,7 +150,13 @@ pub fn write_ci_reports(dir: &Path, input: &CiReportInput<'_>) -> Result<(), CiR
                 .map(|finding| {
                     let mut finding = finding.clone();
                     finding.message = redact(&finding.message);
-                    finding.file = finding.file.as_deref().map(redact);
+                    finding.file = finding.file.as_deref().map(|file| {
+                        if finding.outside_target || file.starts_with('/') {
+                            redact(file)
+                        } else {
+                            redact(&rooted(&input.prefix, file))
+                        }
+                    });
                     finding.code = finding.code.as_deref().map(redact);
                     finding
                 })
@@ -123,7 +173,8 @@ pub fn write_ci_reports(dir: &Path, input: &CiReportInput<'_>) -> Result<(), CiR
                 findings,
             })
             .collect(),
-        anchor: input.anchor.clone(),
+        anchor: rooted(&input.prefix, &input.anchor),
+        prefix: String::new(),
     };
     let input = &safe;
     let junit = super::junit::render_junit(input)?;

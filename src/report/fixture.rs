@@ -112,6 +112,7 @@ pub fn input<'a>(records: &'a [CheckRecord], findings: &'a [Diagnostic]) -> CiRe
             },
         ],
         anchor: "refine-loop.toml".into(),
+        prefix: String::new(),
     }
 }
 
@@ -166,6 +167,7 @@ pub fn report(mode: Mode) -> Report {
         target: PathBuf::from("/work/shop"),
         layout: Layout::new("/work/shop/.refine-loop"),
         anchor: "refine-loop.toml".into(),
+        prefix: String::new(),
         baseline,
         last,
         trend,

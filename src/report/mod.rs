@@ -25,7 +25,9 @@ pub use annotations::annotations;
 pub(crate) use annotations::escape_data;
 #[cfg(test)]
 pub(crate) use annotations::escape_property;
-pub use ci::{CiCheck, CiReportError, CiReportInput, config_anchor, write_ci_reports};
+pub use ci::{
+    CiCheck, CiReportError, CiReportInput, config_anchor, repository_prefix, write_ci_reports,
+};
 pub use delegate_md::{DelegateReport, delegate_report};
 pub use final_md::final_report;
 pub use outputs::outputs;
@@ -68,6 +70,8 @@ pub struct Report {
     pub layout: Layout,
     /// The file, relative to the target, that findings without a path are reported against.
     pub anchor: String,
+    /// The target relative to the repository root (see [`repository_prefix`]).
+    pub prefix: String,
     /// The gate at the start (cycle 0) and the state left at the end.
     pub baseline: GateSummary,
     pub last: GateSummary,
@@ -200,6 +204,7 @@ impl Report {
                 })
                 .collect(),
             anchor: self.anchor.clone(),
+            prefix: self.prefix.clone(),
         }
     }
 }

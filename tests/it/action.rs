@@ -353,3 +353,45 @@ fn a_run_that_ends_in_an_error_still_publishes_and_exit_zero_holds() {
         assert!(report.contains("the run ended in an error"), "{report}");
     }
 }
+
+#[test]
+fn the_ci_reports_name_paths_from_the_repository_root_whatever_the_target() {
+    let repo = Repo::new();
+    repo.write("services/shop/cart.py", "x = 1\n");
+    repo.write(
+        "services/shop/refine-loop.toml",
+        "[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\n\
+         run = \"echo 'cart.py:1:1: error: boom'; echo 'error: no file here'; exit 1\"\nparser = \"clippy\"\n",
+    );
+    repo.write(".gitignore", ".refine-loop/\n");
+    repo.commit("a service in a subfolder");
+    let output = repo.run(&["check", "--target", "services/shop"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let state = repo.join("services/shop/.refine-loop");
+    let sarif: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state.join("report.sarif")).unwrap())
+            .unwrap();
+    let uris: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        uris,
+        ["services/shop/cart.py", "services/shop/refine-loop.toml"]
+    );
+    let quality: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state.join("codequality.json")).unwrap())
+            .unwrap();
+    for issue in quality.as_array().unwrap() {
+        let path = issue["location"]["path"].as_str().unwrap();
+        assert!(path.starts_with("services/shop/"), "{path}");
+    }
+    let junit = std::fs::read_to_string(state.join("junit.xml")).unwrap();
+    assert!(junit.contains("services/shop/cart.py"), "{junit}");
+}

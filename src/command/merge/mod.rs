@@ -50,6 +50,7 @@ pub fn merge(args: &MergeArgs, stdout: &mut dyn Write) -> Result<i32, CommandErr
         target: args.out.clone(),
         layout: layout.clone(),
         anchor: crate::config::defaults::CONFIG_FILE.to_string(),
+        prefix: String::new(),
         baseline: baseline.clone(),
         last: last.clone(),
         trend: trend.clone(),
