@@ -68,8 +68,9 @@ pub fn annotations(
     lines
 }
 
-/// The findings by severity (errors first), then file (findings without one last), line and
-/// column; findings that tie keep their order.
+/// The findings by severity (errors first); within a severity each category's first finding,
+/// then each one's second, and so on; within those by file (findings without one last), line
+/// and column; findings that tie keep their order.
 pub(super) fn most_severe_first(diagnostics: &[Diagnostic]) -> Vec<&Diagnostic> {
     let mut ordered: Vec<&Diagnostic> = diagnostics.iter().collect();
     ordered.sort_by_key(|diagnostic| {
@@ -81,7 +82,26 @@ pub(super) fn most_severe_first(diagnostics: &[Diagnostic]) -> Vec<&Diagnostic> 
             diagnostic.column.unwrap_or(0),
         )
     });
-    ordered
+    // Shared fairly: within a severity, every category's first finding comes before any
+    // category's second, so ten lint errors cannot hide the one failing test.
+    let mut taken: std::collections::HashMap<(Severity, Option<&str>), usize> =
+        std::collections::HashMap::new();
+    let mut ranked: Vec<(Severity, usize, usize, &Diagnostic)> = ordered
+        .into_iter()
+        .enumerate()
+        .map(|(position, diagnostic)| {
+            let count = taken
+                .entry((diagnostic.severity, diagnostic.category.as_deref()))
+                .or_insert(0);
+            *count += 1;
+            (diagnostic.severity, *count, position, diagnostic)
+        })
+        .collect();
+    ranked.sort_by_key(|(severity, rank, position, _)| (*severity, *rank, *position));
+    ranked
+        .into_iter()
+        .map(|(.., diagnostic)| diagnostic)
+        .collect()
 }
 
 /// One finding's workflow command.

@@ -299,3 +299,29 @@ fn the_annotations_of_a_run() {
     );
     insta::assert_snapshot!(lines.join("\n"));
 }
+
+#[test]
+fn the_cap_is_shared_by_every_failing_category() {
+    let mut findings: Vec<Diagnostic> = (1..=12)
+        .map(|line| {
+            let mut lint = finding(Severity::Error, Some("src/a.py"), Some(line), "lint");
+            lint.category = Some("lint".into());
+            lint
+        })
+        .collect();
+    let mut test = finding(
+        Severity::Error,
+        Some("tests/test_z.py"),
+        Some(9),
+        "test failed",
+    );
+    test.category = Some("tests".into());
+    findings.push(test);
+    let lines = annotations(&findings, Path::new("/w"), Path::new("/w"), &redactor());
+    let errors: Vec<&String> = lines.iter().filter(|l| l.starts_with("::error ")).collect();
+    assert_eq!(errors.len(), MAX_ERRORS);
+    assert!(
+        errors[1].contains("file=tests/test_z.py,line=9"),
+        "the failing test is annotated second: {errors:?}"
+    );
+}
