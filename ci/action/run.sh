@@ -27,10 +27,12 @@ fi
 # One line of safe characters, whatever the inputs held.
 name=$(printf '%s' "$name" | tr -c 'A-Za-z0-9._-' '-')
 
-# refine-loop writes the other outputs (state-dir among them, as its config resolves it).
+# refine-loop writes the other outputs (state-dir among them, as its config resolves it), and
+# names the artifact in the step summary.
 if [[ -n ${GITHUB_OUTPUT:-} ]]; then
   printf 'artifact-name=%s\n' "$name" >>"$GITHUB_OUTPUT"
 fi
+export REFINE_LOOP_ARTIFACT_NAME=$name
 # exec: refine-loop takes this step's signals itself (a cancelled job's SIGINT or SIGTERM
 # reaches it, not a shell), and its exit code is the step's.
 exec "$bin" "${args[@]}"

@@ -44,7 +44,12 @@ pub fn publish(system: CiSystem, report: &Report, stdout: &mut dyn Write) {
         let _ = writeln!(stdout, "{line}");
     }
     if let Some(path) = &files.step_summary {
-        let text = step_summary(&summary_input(report), redactor);
+        let mut input = summary_input(report);
+        // The Action names the artifact it uploads the state dir as.
+        input.artifact = std::env::var("REFINE_LOOP_ARTIFACT_NAME")
+            .ok()
+            .filter(|name| !name.is_empty());
+        let text = step_summary(&input, redactor);
         if let Err(error) = append_step_summary(path, &text, redactor) {
             tracing::warn!(%error, "could not write the step summary");
         }

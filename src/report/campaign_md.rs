@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use super::markdown::inline;
 use super::{CampaignPart, Mode, Report, baseline_md};
 use crate::campaign::state::Backlog;
 use crate::model::{Outcome, Preset};
@@ -51,7 +52,7 @@ fn heading(report: &Report, campaign: &CampaignPart, preset: Preset) -> String {
         preset.as_str(),
         report.outcome.as_str()
     );
-    let _ = writeln!(text, "Goal: {}\n", campaign.intent);
+    let _ = writeln!(text, "Goal: {}\n", inline(&campaign.intent));
     let _ = writeln!(
         text,
         "Counters: segment {}, round {}, lifetime rounds {}, plateau {}, failures {}, no-progress {}, same-error {}, residual streak {}.\n",
@@ -91,13 +92,18 @@ fn backlog_sections(text: &mut String, backlog: &Backlog, preset: Preset) {
             .map(|c| {
                 format!(
                     "round {}: {} ({}, ROI {:.2}): {}",
-                    c.round, c.title, c.family, c.roi, c.note
+                    c.round,
+                    inline(&c.title),
+                    inline(&c.family),
+                    c.roi,
+                    inline(&c.note)
                 )
             })
             .collect()
     };
     section(text, "Accepted", by_status("accepted"));
-    section(text, "Rolled back", backlog.rollbacks.clone());
+    let rollbacks = backlog.rollbacks.iter().map(|r| inline(r)).collect();
+    section(text, "Rolled back", rollbacks);
     section(text, "Parked below theta", by_status("parked"));
     section(text, "Blocked by the user's own work", by_status("blocked"));
     let handoffs = backlog
@@ -106,10 +112,10 @@ fn backlog_sections(text: &mut String, backlog: &Backlog, preset: Preset) {
         .map(|h| {
             format!(
                 "{} ({}, {}): {}",
-                h.title,
-                h.family,
-                h.severity,
-                h.evidence.lines().next().unwrap_or("")
+                inline(&h.title),
+                inline(&h.family),
+                inline(&h.severity),
+                inline(h.evidence.lines().next().unwrap_or(""))
             )
         })
         .collect();
@@ -117,7 +123,14 @@ fn backlog_sections(text: &mut String, backlog: &Backlog, preset: Preset) {
     let resting = backlog
         .cooldowns
         .iter()
-        .map(|c| format!("{} since round {}: {}", c.family, c.since_round, c.reason))
+        .map(|c| {
+            let family = inline(&c.family);
+            format!(
+                "{family} since round {}: {}",
+                c.since_round,
+                inline(&c.reason)
+            )
+        })
         .collect();
     section(text, "Resting families", resting);
     if preset == Preset::Improve {

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use super::markdown::inline;
 use super::{Mode, Report, RunPart, ScopePart, baseline_md, campaign_md, merge_md};
 use crate::model::Preset;
 
@@ -48,7 +49,7 @@ fn refactoring_report(report: &Report, run: &RunPart) -> String {
     for (name, cycles) in &report.history.categories {
         let first = cycles.first().map_or(0, |c| c.failures);
         let now = report.last.categories.get(name).map_or(0, |c| c.failures);
-        let _ = writeln!(text, "- {name}: {first} → {now}");
+        let _ = writeln!(text, "- {}: {first} → {now}", inline(name));
     }
     if !report.history.regressions.is_empty() {
         text.push_str("\n## Regressions\n\n");
@@ -56,7 +57,9 @@ fn refactoring_report(report: &Report, run: &RunPart) -> String {
             let _ = writeln!(
                 text,
                 "- {} failed in cycle {} ({} failures) after passing",
-                regression.category, regression.cycle, regression.failures
+                inline(&regression.category),
+                regression.cycle,
+                regression.failures
             );
         }
     }
@@ -146,12 +149,13 @@ fn next_steps(text: &mut String, report: &Report, run: &RunPart) {
         for (name, category) in last.categories.iter().filter(|(_, c)| !c.passed) {
             let _ = writeln!(
                 text,
-                "- {name}: {} failures left; the first: {}",
+                "- {}: {} failures left; the first: {}",
+                inline(name),
                 category.failures,
                 category
                     .details
                     .first()
-                    .map_or("(no detail)", String::as_str)
+                    .map_or("(no detail)".to_string(), |detail| inline(detail))
             );
         }
     }

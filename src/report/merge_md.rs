@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use super::Report;
+use super::markdown::inline;
 
 pub(super) fn merged_report(report: &Report) -> String {
     let last = &report.last;
@@ -19,7 +20,7 @@ pub(super) fn merged_report(report: &Report) -> String {
         let _ = writeln!(
             text,
             "| {} | {} | {} → {} |",
-            shard.dir.display().to_string().replace('|', "\\|"),
+            inline(&shard.dir.display().to_string()),
             shard.cycles,
             shard.first_failed,
             shard.last_failed
@@ -36,8 +37,10 @@ pub(super) fn categories_section(summary: &crate::model::GateSummary) -> String 
     for (name, category) in &summary.categories {
         let _ = writeln!(
             text,
-            "- {name}: {} failures, {} warnings",
-            category.failures, category.warnings
+            "- {}: {} failures, {} warnings",
+            inline(name),
+            category.failures,
+            category.warnings
         );
     }
     text

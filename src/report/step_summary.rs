@@ -32,6 +32,10 @@ pub struct SummaryInput {
     pub report_path: Option<String>,
     /// What ended the run, when an error did.
     pub error: Option<String>,
+    /// The artifact the state dir is uploaded as (the Action says), when known.
+    pub artifact: Option<String>,
+    /// The run left a patch (`refine-loop.patch` and the `patches/` series).
+    pub patch: bool,
 }
 
 /// One category's failures before and after.
@@ -52,6 +56,11 @@ pub fn summary_input(report: &super::Report) -> SummaryInput {
         findings: report.findings.clone(),
         report_path: Some(report.main_file().display().to_string()),
         error: report.error.clone(),
+        artifact: None,
+        patch: report
+            .run
+            .as_ref()
+            .is_some_and(|run| run.delivery.reference.is_some() && run.delivery.refused.is_none()),
     }
 }
 
@@ -116,16 +125,33 @@ fn render(input: &SummaryInput, redactor: &Redactor) -> String {
         let cycles = input.trend.len() - 1;
         let plural = if cycles == 1 { "" } else { "s" };
         out.push_str(&format!(
-            "- **Failed checks:** {first} → {last} over {cycles} cycle{plural}\n"
+            "- **Failures:** {first} → {last} over {cycles} cycle{plural}\n"
         ));
     }
-    if let Some(path) = &input.report_path {
-        out.push_str(&format!("- **Report:** {}\n", text(path)));
+    match (&input.artifact, &input.report_path) {
+        (Some(artifact), Some(path)) => {
+            let file = std::path::Path::new(path)
+                .file_name()
+                .map_or_else(|| path.clone(), |name| name.to_string_lossy().into_owned());
+            out.push_str(&format!(
+                "- **Report:** {} in the artifact {}\n",
+                text(&file),
+                text(artifact)
+            ));
+            if input.patch {
+                out.push_str(&format!(
+                    "- **Patch:** refine-loop.patch in the artifact {}: `git apply refine-loop.patch`, or the commits one by one with `git am patches/*.patch`\n",
+                    text(artifact)
+                ));
+            }
+        }
+        (None, Some(path)) => out.push_str(&format!("- **Report:** {}\n", text(path))),
+        _ => {}
     }
     out.push_str("\n### Categories\n\n");
     out.push_str(&categories(&input.categories, &text));
     if input.trend.len() >= 2 {
-        out.push_str("\n### Failed checks per cycle\n\n");
+        out.push_str("\n### Failures per cycle\n\n");
         out.push_str(&trend_chart(&input.trend));
     }
     out.push_str(&format!(
@@ -159,7 +185,11 @@ fn categories(categories: &[CategoryChange], text: &impl Fn(&str) -> String) -> 
     out
 }
 
-/// A Mermaid `xychart-beta` line of the failed count per cycle.
+/// The line's colour: a red that reads on GitHub's light and dark themes alike (Mermaid's
+/// default palette starts with a near-white line on the light theme).
+const CHART_COLOUR: &str = "#cf222e";
+
+/// A Mermaid `xychart-beta` line of the failed count per cycle, in [`CHART_COLOUR`].
 fn trend_chart(trend: &[u64]) -> String {
     let cycles: Vec<String> = (0..trend.len())
         .map(|cycle| format!("\"{cycle}\""))
@@ -167,8 +197,9 @@ fn trend_chart(trend: &[u64]) -> String {
     let counts: Vec<String> = trend.iter().map(u64::to_string).collect();
     let top = trend.iter().copied().max().unwrap_or(0).max(1);
     format!(
-        "```mermaid\nxychart-beta\n    title \"Failed checks per cycle\"\n    x-axis \"Cycle\" \
-         [{}]\n    y-axis \"Failed checks\" 0 --> {top}\n    line [{}]\n```\n",
+        "```mermaid\n%%{{init: {{\"themeVariables\": {{\"xyChart\": {{\"plotColorPalette\": \"{CHART_COLOUR}\"}}}}}}}}%%\n\
+         xychart-beta\n    title \"Failures per cycle\"\n    x-axis \"Cycle\" \
+         [{}]\n    y-axis \"Failures\" 0 --> {top}\n    line [{}]\n```\n",
         cycles.join(", "),
         counts.join(", ")
     )
@@ -209,25 +240,13 @@ fn findings(findings: &[Diagnostic], text: &impl Fn(&str) -> String) -> String {
 }
 
 /// `value` as inline Markdown text that stays in its table cell or list item: on one line, at
-/// most [`MAX_CELL_CHARS`] characters (then `…`), with the characters Markdown or HTML would
-/// read as syntax escaped by a backslash.
+/// most [`MAX_CELL_CHARS`] characters (then `…`), escaped ([`super::markdown::inline`]).
 fn markdown_text(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for (index, character) in value.chars().enumerate() {
-        if index == MAX_CELL_CHARS {
-            out.push('…');
-            break;
-        }
-        match character {
-            '\r' | '\n' => out.push(' '),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '&' | '~' => {
-                out.push('\\');
-                out.push(character);
-            }
-            other => out.push(other),
-        }
+    if value.chars().nth(MAX_CELL_CHARS).is_none() {
+        return super::markdown::inline(value);
     }
-    out
+    let cut: String = value.chars().take(MAX_CELL_CHARS).collect();
+    super::markdown::inline(&cut) + "…"
 }
 
 #[cfg(test)]

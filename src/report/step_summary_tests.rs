@@ -61,11 +61,13 @@ fn a_campaign_summary() {
         ],
         report_path: Some(".refine-loop/report.md".to_string()),
         error: None,
+        artifact: None,
+        patch: false,
     };
-    let expected = r#"## refine-loop: NEEDS-FIX
+    let expected = r##"## refine-loop: NEEDS-FIX
 
 - **Stop reason:** no-progress
-- **Failed checks:** 11 → 6 over 3 cycles
+- **Failures:** 11 → 6 over 3 cycles
 - **Report:** .refine-loop/report.md
 
 ### Categories
@@ -76,13 +78,14 @@ fn a_campaign_summary() {
 | type\_check | 1 | 1 | 0 |
 | tests | 0 | 3 | +3 |
 
-### Failed checks per cycle
+### Failures per cycle
 
 ```mermaid
+%%{init: {"themeVariables": {"xyChart": {"plotColorPalette": "#cf222e"}}}}%%
 xychart-beta
-    title "Failed checks per cycle"
+    title "Failures per cycle"
     x-axis "Cycle" ["0", "1", "2", "3"]
-    y-axis "Failed checks" 0 --> 11
+    y-axis "Failures" 0 --> 11
     line [11, 5, 5, 6]
 ```
 
@@ -92,7 +95,7 @@ xychart-beta
 | --- | --- | --- | --- |
 | error | src/a.py:7 | E501 | line too long (120 \> 88) |
 | warning | src/b.py:3 | W291 | trailing whitespace |
-"#;
+"##;
     assert_eq!(step_summary(&input, &redactor()), expected);
 }
 
@@ -105,7 +108,7 @@ fn a_single_gate_summary_has_no_chart() {
     };
     let expected = "## refine-loop: SUCCESS
 
-- **Failed checks:** 0 → 0 over 0 cycles
+- **Failures:** 0 → 0 over 0 cycles
 
 ### Categories
 
@@ -128,7 +131,7 @@ fn the_chart_axis_starts_at_zero_and_never_ends_there() {
     for (trend, axis) in table {
         let chart = trend_chart(trend);
         assert!(
-            chart.contains(&format!("y-axis \"Failed checks\" {axis}\n")),
+            chart.contains(&format!("y-axis \"Failures\" {axis}\n")),
             "{chart}"
         );
     }
@@ -283,6 +286,8 @@ fn secrets_never_reach_the_summary() {
         findings: vec![finding],
         report_path: Some(with_secret("/tmp/report")),
         error: None,
+        artifact: None,
+        patch: false,
     };
     let summary = step_summary(&input, &redactor());
     assert!(!summary.contains(SECRET), "{summary}");
@@ -316,4 +321,29 @@ fn an_error_is_said_and_redacted() {
         "{summary}"
     );
     assert!(!summary.contains(SECRET), "{summary}");
+}
+
+#[test]
+fn the_artifact_and_the_patch_in_it_are_named() {
+    let input = SummaryInput {
+        outcome: "SUCCESS".to_string(),
+        report_path: Some("/home/runner/work/shop/.refine-loop/REFINE-LOOP-FINAL.md".into()),
+        artifact: Some("refine-loop-harden-1a2b3c4d-1".into()),
+        patch: true,
+        ..SummaryInput::default()
+    };
+    let summary = step_summary(&input, &redactor());
+    assert!(
+        summary.contains(
+            "- **Report:** REFINE-LOOP-FINAL.md in the artifact refine-loop-harden-1a2b3c4d-1\n"
+        ),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(
+            "`git apply refine-loop.patch`, or the commits one by one with `git am patches/*.patch`"
+        ),
+        "{summary}"
+    );
+    assert!(!summary.contains("/home/runner"), "{summary}");
 }
