@@ -10,8 +10,25 @@ use crate::report::{CheckFindings, Mode, Report, RunPart, ScopePart};
 use crate::state::{self, Layout, StateError};
 
 impl EngineEnd {
-    /// The report of a run of `preset` that ended here, with the record it left.
+    /// The report of a run of `preset` that ended here, with the record it left. Its findings
+    /// are placed on HEAD's lines (the commit CI checked out), since the run's changes are not
+    /// committed.
     pub fn report(&self, settings: &Settings, preset: Preset, delivery: DeliveryNote) -> Report {
+        let mut report = self.report_of_tree(settings, preset, delivery);
+        super::head_lines::place_on_head(&settings.target, &mut report.findings);
+        for check in &mut report.checks {
+            super::head_lines::place_on_head(&settings.target, &mut check.findings);
+        }
+        report
+    }
+
+    /// The report with the findings as the tree has them.
+    fn report_of_tree(
+        &self,
+        settings: &Settings,
+        preset: Preset,
+        delivery: DeliveryNote,
+    ) -> Report {
         let scope = &settings.run.scope;
         let mut last = self.kept.summary.clone();
         last.cycle = self.trend.cycles.last().map_or(0, |c| c.cycle);

@@ -8,6 +8,7 @@ pub mod baseline;
 pub mod campaign;
 mod cycle;
 mod end;
+mod head_lines;
 mod heuristics;
 pub mod improve;
 mod isolate;

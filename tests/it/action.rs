@@ -395,3 +395,40 @@ fn the_ci_reports_name_paths_from_the_repository_root_whatever_the_target() {
     let junit = std::fs::read_to_string(state.join("junit.xml")).unwrap();
     assert!(junit.contains("services/shop/cart.py"), "{junit}");
 }
+
+#[test]
+fn remaining_findings_are_placed_on_the_lines_of_the_commit_ci_checked_out() {
+    let repo = Repo::new();
+    repo.write("app.txt", "a\nb\nBAD one\nc\nd\nBAD two\n");
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write(
+        "refine-loop.toml",
+        "[[gate.check]]\nname = \"bad\"\ncategory = \"lint\"\nparser = \"clippy\"\n\
+         run = '''grep -n BAD app.txt | sed 's/^\\([0-9]*\\):.*/app.txt:\\1:1: error: bad/'; ! grep -q BAD app.txt'''\n\n\
+         [[delegate]]\ncategories = [\"lint\"]\n\
+         run = '''sed -i '3s/BAD/ok/' app.txt && sed -i '5i new1\\nnew2' app.txt'''\n",
+    );
+    repo.commit("two bad lines");
+    let output = repo
+        .command(&["run", "--max-cycles", "1", "--ci", "github"])
+        .env("GITHUB_WORKSPACE", repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("app.txt")).unwrap(),
+        "a\nb\nok one\nc\nnew1\nnew2\nd\nBAD two\n",
+        "the fix is kept, uncommitted"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("::error file=app.txt,line=6,"),
+        "HEAD's line 6, not the tree's 8: {stdout}"
+    );
+    let sarif: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.join(".refine-loop/report.sarif")).unwrap(),
+    )
+    .unwrap();
+    let region = &sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
+    assert_eq!(region["startLine"], 6, "{region}");
+}
