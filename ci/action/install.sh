@@ -1,16 +1,31 @@
 #!/usr/bin/env bash
 # The action's install step: the released binary for this runner's OS and architecture, its
-# sha256 checked against the release's checksum file; or, with version "source" (how this
-# repository tests its own action), a build of the action's checkout.
+# sha256 checked against the release's checksum file; or a build of the action's checkout.
+#
+# Which: the `version` input when given (a release tag, `latest`, or `source`); else the release
+# of the tag the action is used at (`@v1.2.3`; a major tag such as `@v1` takes the latest
+# release); else (`@main`, `@<sha>`, `uses: ./`) a build of that checkout. The action's ref is
+# read from github.action_ref; GITHUB_ACTION_REPOSITORY is empty inside composite steps
+# (actions/runner#2473), so it decides nothing here.
 set -euo pipefail
 
-version=${REFINE_LOOP_ACTION_VERSION:-latest}
 action=${REFINE_LOOP_ACTION_PATH:?the action path is not set}
 bin_dir=${RUNNER_TEMP:-/tmp}/refine-loop-bin
 mkdir -p "$bin_dir"
 
-# Used from this repository itself (`uses: ./`, no action repository), or asked for: build it.
-if [[ $version == source || ( -z ${GITHUB_ACTION_REPOSITORY:-} && -f $action/Cargo.toml ) ]]; then
+version=${REFINE_LOOP_ACTION_VERSION:-}
+if [[ -z $version ]]; then
+  ref=${REFINE_LOOP_ACTION_REF:-}
+  if [[ $ref =~ ^v[0-9]+\.[0-9]+\.[0-9]+([-+].*)?$ ]]; then
+    version=$ref
+  elif [[ $ref =~ ^v[0-9]+(\.[0-9]+)?$ ]]; then
+    version=latest
+  else
+    version=source
+  fi
+fi
+
+if [[ $version == source ]]; then
   target_dir=${RUNNER_TEMP:-/tmp}/refine-loop-target
   cargo build --release --locked --manifest-path "$action/Cargo.toml" --target-dir "$target_dir"
   cp "$target_dir/release/refine-loop" "$bin_dir/"
@@ -32,9 +47,16 @@ else
   fi
   archive="refine-loop-$triple.tar.gz"
   work=$(mktemp -d)
-  curl -fsSL --retry 3 -o "$work/$archive" "$base/$archive"
-  curl -fsSL --retry 3 -o "$work/$archive.sha256" "$base/$archive.sha256"
-  (cd "$work" && sha256sum -c "$archive.sha256")
+  for file in "$archive" "$archive.sha256"; do
+    if ! curl -fsSL --retry 3 -o "$work/$file" "$base/$file" 2>"$work/curl.err"; then
+      echo "refine-loop: no release $version of $file at $base ($(tail -n 1 "$work/curl.err")); set the action's version: to an existing release, or to source to build it from the action's checkout" >&2
+      exit 1
+    fi
+  done
+  if ! (cd "$work" && sha256sum --quiet -c "$archive.sha256" >/dev/null 2>&1); then
+    echo "refine-loop: $archive does not match its published sha256; refusing to install it" >&2
+    exit 1
+  fi
   tar -xzf "$work/$archive" -C "$bin_dir" refine-loop
   rm -rf "$work"
 fi

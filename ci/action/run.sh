@@ -15,8 +15,23 @@ args=(run --ci github)
 [[ -n ${INPUT_TIME_BUDGET:-} ]] && args+=(--time-budget "$INPUT_TIME_BUDGET")
 [[ -n ${INPUT_VERIFY:-} ]] && args+=(--verify "$INPUT_VERIFY")
 [[ ${INPUT_EXIT_ZERO:-false} == true ]] && args+=(--exit-zero)
-# A campaign's intent: after the options, as one word, whatever it starts with.
-[[ -n ${INPUT_INTENT:-} ]] && args+=(-- "$INPUT_INTENT")
+# The scope: paths or globs, one per line or separated by spaces.
+if [[ -n ${INPUT_SCOPE:-} ]]; then
+  read -r -d '' -a scope <<<"$INPUT_SCOPE" || true
+  for pattern in "${scope[@]}"; do args+=(--scope "$pattern"); done
+fi
+[[ -n ${INPUT_PRIORITY:-} ]] && args+=(--priority "$INPUT_PRIORITY")
+# Extra flags, split on white space only: no quotes, globs or expansions are interpreted.
+if [[ -n ${INPUT_ARGS:-} ]]; then
+  read -r -d '' -a extra <<<"$INPUT_ARGS" || true
+  args+=("${extra[@]}")
+fi
+# A campaign's request, after the options: --continue, then the intent as one word, whatever
+# it starts with.
+request=()
+[[ ${INPUT_CONTINUE:-false} == true ]] && request+=(--continue)
+[[ -n ${INPUT_INTENT:-} ]] && request+=("$INPUT_INTENT")
+((${#request[@]})) && args+=(-- "${request[@]}")
 
 name=${INPUT_ARTIFACT_NAME:-}
 if [[ -z $name ]]; then

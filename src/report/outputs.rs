@@ -1,6 +1,6 @@
 //! The step's outputs (`$GITHUB_OUTPUT`), the same names for every mode: `outcome`,
 //! `stop-reason`, `failed-before`, `failed-after`, `cycles`, `patch-path`, `report-path`,
-//! `state-dir`.
+//! `sarif-path`, `state-dir`.
 
 use super::Report;
 
@@ -26,6 +26,19 @@ pub fn outputs(report: &Report) -> Vec<(&'static str, String)> {
         ("cycles", report.cycles().to_string()),
         ("patch-path", patch),
         ("report-path", report.main_file().display().to_string()),
+        (
+            "sarif-path",
+            if report.mode == super::Mode::Merge || report.error.is_some() {
+                String::new()
+            } else {
+                report
+                    .layout
+                    .dir()
+                    .join(crate::state::SARIF_FILE)
+                    .display()
+                    .to_string()
+            },
+        ),
         ("state-dir", report.layout.dir().display().to_string()),
     ]
 }

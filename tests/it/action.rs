@@ -432,3 +432,86 @@ fn remaining_findings_are_placed_on_the_lines_of_the_commit_ci_checked_out() {
     let region = &sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
     assert_eq!(region["startLine"], 6, "{region}");
 }
+
+/// `ci/action/install.sh` as the action runs it, as a published action used at `action_ref`,
+/// with `version` as the input and releases at `base`.
+fn install_script(
+    version: &str,
+    action_ref: &str,
+    base: &str,
+) -> (std::process::Output, tempfile::TempDir) {
+    let runner = tempfile::tempdir().unwrap();
+    let output = Command::new("bash")
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/action/install.sh"))
+        .env("REFINE_LOOP_ACTION_PATH", env!("CARGO_MANIFEST_DIR"))
+        .env("REFINE_LOOP_ACTION_VERSION", version)
+        .env("REFINE_LOOP_ACTION_REF", action_ref)
+        // Inside a composite action the runner leaves this empty (actions/runner#2473).
+        .env("GITHUB_ACTION_REPOSITORY", "")
+        .env("REFINE_LOOP_RELEASE_BASE", base)
+        .env("RUNNER_OS", "Linux")
+        .env("RUNNER_ARCH", "X64")
+        .env("RUNNER_TEMP", runner.path())
+        .env("GITHUB_PATH", runner.path().join("path"))
+        .output()
+        .unwrap();
+    (output, runner)
+}
+
+#[test]
+fn a_release_that_does_not_exist_is_one_line_naming_version_source() {
+    let server = crate::http_server::Server::start(|_, _| {
+        crate::http_server::Response::json(404, r#"{"message":"Not Found"}"#)
+    });
+    // A pinned version tag installs its release, even with GITHUB_ACTION_REPOSITORY empty: it
+    // never quietly builds from source.
+    let (output, runner) = install_script("", "v9.9.9", &server.base);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(
+        lines[0].contains("no release v9.9.9")
+            && lines[0].contains("version: to an existing release, or to source"),
+        "{stderr}"
+    );
+    assert!(
+        !runner.path().join("refine-loop-target").exists(),
+        "nothing was built"
+    );
+    assert!(!runner.path().join("refine-loop-bin/refine-loop").exists());
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "one request: the archive, refused"
+    );
+}
+
+#[test]
+fn the_scope_priority_and_extra_flags_reach_the_run() {
+    let repo = build_repo("[[delegate]]\ncategories = [\"build\"]\nrun = \"true\"\n");
+    let github = tempfile::tempdir().unwrap();
+    let output = action_run(
+        &repo,
+        github.path(),
+        &[
+            ("INPUT_SCOPE", "src\n  tools/*.py  docs"),
+            ("INPUT_PRIORITY", "build,lint"),
+            ("INPUT_ARGS", "  --max-cycles 1   --verify per-delegate "),
+            ("INPUT_EXIT_ZERO", "true"),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.join(".refine-loop/run.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        run["scope"],
+        serde_json::json!(["src", "tools/*.py", "docs"])
+    );
+    let outputs = std::fs::read_to_string(github.path().join("output")).unwrap();
+    assert!(outputs.lines().any(|l| l == "cycles=1"), "{outputs}");
+    assert!(outputs.contains("sarif-path="), "{outputs}");
+}

@@ -45,6 +45,10 @@ fn the_action_takes_inputs_through_the_environment_and_describes_each() {
             "config",
             "preset",
             "intent",
+            "continue",
+            "scope",
+            "priority",
+            "args",
             "target",
             "state-dir",
             "max-cycles",
@@ -66,6 +70,9 @@ fn the_action_takes_inputs_through_the_environment_and_describes_each() {
         "cycles",
         "patch-path",
         "report-path",
+        "sarif-path",
+        "state-dir",
+        "artifact-name",
     ] {
         assert!(action.contains(&format!("\n  {output}:\n")), "{output}");
     }
