@@ -228,6 +228,11 @@ pub struct GateArgs {
     /// gitlab, jenkins or none [env: REFINE_LOOP_CI=].
     #[arg(long, value_name = "SYSTEM", value_parser = parse_ci)]
     pub ci: Option<crate::ci::CiChoice>,
+
+    /// Run only the K-th of N slices of the gate's checks (check i belongs to slice i mod N + 1),
+    /// for one leg of a CI matrix; `merge` puts the legs together [env: REFINE_LOOP_SHARD=].
+    #[arg(long, value_name = "K/N", value_parser = crate::config::Shard::parse)]
+    pub shard: Option<crate::config::Shard>,
 }
 
 fn parse_ci(text: &str) -> Result<crate::ci::CiChoice, String> {

@@ -110,6 +110,7 @@ pub fn overrides(args: &GateArgs) -> Overrides {
         gate_timeout: args.gate_timeout,
         kill_grace: args.kill_grace,
         log_limit: args.log_limit,
+        shard: args.shard,
         ..Overrides::default()
     }
 }

@@ -31,6 +31,38 @@ pub struct Overrides {
     pub priority: Option<Vec<String>>,
     /// No network: what needs it is refused.
     pub offline: bool,
+    /// `--shard K/N`: this matrix leg runs the K-th of N slices of the gate's checks.
+    pub shard: Option<Shard>,
+}
+
+/// One of N slices of the gate's checks, for a matrix leg: check `i` (0-based, in the config's
+/// order) belongs to slice `i % N + 1`. `merge` puts the legs back together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// 1-based.
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Shard {
+    /// `K/N`, with 1 <= K <= N.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let invalid = || format!("\"{text}\" is not a shard K/N with 1 <= K <= N (like 2/3)");
+        let (index, count) = text.trim().split_once('/').ok_or_else(invalid)?;
+        let (Ok(index), Ok(count)) = (index.trim().parse::<u32>(), count.trim().parse::<u32>())
+        else {
+            return Err(invalid());
+        };
+        if index == 0 || index > count {
+            return Err(invalid());
+        }
+        Ok(Self { index, count })
+    }
+
+    /// Whether check number `position` (0-based) is in this slice.
+    pub fn holds(self, position: usize) -> bool {
+        u32::try_from(position).is_ok_and(|position| position % self.count + 1 == self.index)
+    }
 }
 
 impl Overrides {
@@ -57,6 +89,9 @@ impl Overrides {
         }
         if self.verify.is_none() {
             self.verify = from_environment("REFINE_LOOP_VERIFY", parse_verify)?;
+        }
+        if self.shard.is_none() {
+            self.shard = from_environment("REFINE_LOOP_SHARD", Shard::parse)?;
         }
         Ok(self)
     }
@@ -102,13 +137,26 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
 
     let gate_file = file.gate.unwrap_or_default();
     let limits = GateLimits::resolve(overrides, &gate_file);
-    let checks = resolve_checks(
+    let mut checks = resolve_checks(
         &config_file,
         &target,
         &parsers,
         gate_file.check,
         limits.default_timeout,
     )?;
+    if let Some(shard) = overrides.shard {
+        let mut position = 0;
+        checks.retain(|_| {
+            position += 1;
+            shard.holds(position - 1)
+        });
+        if checks.is_empty() {
+            tracing::warn!(
+                shard = format!("{}/{}", shard.index, shard.count),
+                "this shard holds none of the gate's checks"
+            );
+        }
+    }
 
     let delegates = resolve_delegates(&config_file, &config_dir, file.delegate)?;
     let loop_file = file.loop_settings.unwrap_or_default();
@@ -326,5 +374,26 @@ impl Entry<'_> {
     /// An error about one of the entry's fields.
     pub(super) fn invalid(&self, field: &str, reason: impl AsRef<str>) -> ConfigError {
         invalid(self.config_file, self.key(field), reason)
+    }
+}
+
+#[cfg(test)]
+mod shard_tests {
+    use super::Shard;
+
+    #[test]
+    fn a_shard_is_k_of_n_and_the_slices_cover_every_check_once() {
+        for bad in ["0/3", "4/3", "3", "a/b", "1/0", "-1/3", ""] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(Shard::parse(" 2/3 "), Ok(Shard { index: 2, count: 3 }));
+        for count in 1..=4 {
+            for position in 0..10 {
+                let holders = (1..=count)
+                    .filter(|&index| Shard { index, count }.holds(position))
+                    .count();
+                assert_eq!(holders, 1, "check {position} of {count} slices");
+            }
+        }
     }
 }

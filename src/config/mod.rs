@@ -11,6 +11,6 @@ pub mod units;
 mod wire;
 
 pub use error::{ConfigError, one_line};
-pub use load::{Overrides, from_environment, load};
+pub use load::{Overrides, Shard, from_environment, load};
 pub use loop_settings::LENSES;
 pub use settings::{CheckSettings, GateSettings, Isolate, RunSettings, Settings, Verify, defaults};

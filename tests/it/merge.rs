@@ -260,3 +260,46 @@ fn a_shard_with_no_cycles_is_refused_with_a_clear_message() {
         "{stderr}"
     );
 }
+
+#[test]
+fn shards_of_the_gates_checks_merge_to_the_whole_gate() {
+    let repo = Repo::new();
+    for (scope, lint, types) in [("a", 2, 1), ("b", 0, 3)] {
+        let lines = |n: usize| -> String {
+            (1..=n)
+                .map(|i| format!("{scope}/x.rs:{i}:1: error: {scope} {i}\n"))
+                .collect()
+        };
+        repo.write(&format!("{scope}/lint.txt"), &lines(lint));
+        repo.write(&format!("{scope}/types.txt"), &lines(types));
+    }
+    repo.write("refine-loop.toml", &(check("a") + "\n" + &check("b")));
+    repo.write(".gitignore", "/.state-*\n");
+    repo.commit("four checks");
+    let whole = repo.run(&["check", "--state-dir", ".state-whole"]);
+    assert_eq!(whole.status.code(), Some(1), "{whole:?}");
+    let mut legs = Vec::new();
+    for k in 1..=3 {
+        let dir = format!(".state-leg{k}");
+        let output = repo.run(&["check", "--shard", &format!("{k}/3"), "--state-dir", &dir]);
+        assert!(matches!(output.status.code(), Some(0 | 1)), "{output:?}");
+        let leg = summary(&repo.join(&format!("{dir}/cycle-0/gate-summary.json")));
+        legs.push(leg["checks"].as_array().unwrap().len());
+    }
+    assert_eq!(legs, [2, 1, 1], "checks 1 and 4, 2, 3");
+    let output = repo.run(&[
+        "merge",
+        ".state-leg1",
+        ".state-leg2",
+        ".state-leg3",
+        "--out",
+        ".state-merged",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let merged = summary(&repo.join(".state-merged/gate-summary.json"));
+    let all = summary(&repo.join(".state-whole/cycle-0/gate-summary.json"));
+    assert_eq!(merged["failed_count"], all["failed_count"]);
+    assert_eq!(merged["failed_count"], 6, "{all}");
+    let bad = repo.run(&["check", "--shard", "4/3"]);
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+}

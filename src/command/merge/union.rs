@@ -37,7 +37,13 @@ pub fn counted(summary: &GateSummary, findings: &[Diagnostic]) -> Option<Vec<Cou
     let mut out: Vec<Counted> = findings
         .iter()
         .map(|d| Counted {
-            fingerprint: d.fingerprint.clone(),
+            // The category too: one tool's finding reported by two checks of different
+            // categories (two shards of the gate's checks, say) is two findings.
+            fingerprint: format!(
+                "{}\u{0}{}",
+                d.category.as_deref().unwrap_or_default(),
+                d.fingerprint
+            ),
             category: d.category.clone().unwrap_or_default(),
             severity: d.severity,
             file: d.file.clone().filter(|_| !d.outside_target),
