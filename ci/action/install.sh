@@ -2,11 +2,12 @@
 # The action's install step: the released binary for this runner's OS and architecture, its
 # sha256 checked against the release's checksum file; or a build of the action's checkout.
 #
-# Which: the `version` input when given (a release tag, `latest`, or `source`); else the release
-# of the tag the action is used at (`@v1.2.3`; a major tag such as `@v1` takes the latest
-# release); else (`@main`, `@<sha>`, `uses: ./`) a build of that checkout. The action's ref is
-# read from github.action_ref; GITHUB_ACTION_REPOSITORY is empty inside composite steps
-# (actions/runner#2473), so it decides nothing here.
+# Which: the `version` input when given (a release tag, `latest`, or `source`); else, used as
+# `uses: ./` (the action inside the workspace), a build of that checkout; else the release of the
+# tag the action is used at (`@v1.2.3`), and for any other ref (a major tag `@v1`, a branch, a
+# commit SHA) the release of the version the action's own Cargo.toml declares, so the binary
+# always matches the action's scripts. The ref comes from github.action_ref;
+# GITHUB_ACTION_REPOSITORY is empty inside composite steps (actions/runner#2473).
 set -euo pipefail
 
 action=${REFINE_LOOP_ACTION_PATH:?the action path is not set}
@@ -16,12 +17,14 @@ mkdir -p "$bin_dir"
 version=${REFINE_LOOP_ACTION_VERSION:-}
 if [[ -z $version ]]; then
   ref=${REFINE_LOOP_ACTION_REF:-}
-  if [[ $ref =~ ^v[0-9]+\.[0-9]+\.[0-9]+([-+].*)?$ ]]; then
-    version=$ref
-  elif [[ $ref =~ ^v[0-9]+(\.[0-9]+)?$ ]]; then
-    version=latest
-  else
+  workspace=${GITHUB_WORKSPACE:-}
+  if [[ -n $workspace && ( $action == "$workspace" || $action == "$workspace"/* ) ]]; then
     version=source
+  elif [[ $ref =~ ^v[0-9]+\.[0-9]+\.[0-9]+([-+].*)?$ ]]; then
+    version=$ref
+  else
+    declared=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$action/Cargo.toml" | head -n 1)
+    version=v${declared:?the action has no Cargo.toml version}
   fi
 fi
 
@@ -37,7 +40,7 @@ else
     macOS-ARM64) triple=aarch64-apple-darwin ;;
     *) echo "refine-loop: no release for ${RUNNER_OS:-?}-${RUNNER_ARCH:-?}; use version: source" >&2; exit 1 ;;
   esac
-  repo=${REFINE_LOOP_RELEASE_REPO:-${GITHUB_ACTION_REPOSITORY:-refine-loop/refine-loop-action}}
+  repo=${REFINE_LOOP_RELEASE_REPO:-${REFINE_LOOP_ACTION_REPOSITORY:-${GITHUB_ACTION_REPOSITORY:-refine-loop/refine-loop-action}}}
   if [[ -n ${REFINE_LOOP_RELEASE_BASE:-} ]]; then
     base=$REFINE_LOOP_RELEASE_BASE # a mirror (or, in the tests, a local folder)
   elif [[ $version == latest ]]; then

@@ -18,13 +18,13 @@ args=(run --ci github)
 # The scope: paths or globs, one per line or separated by spaces.
 if [[ -n ${INPUT_SCOPE:-} ]]; then
   read -r -d '' -a scope <<<"$INPUT_SCOPE" || true
-  for pattern in "${scope[@]}"; do args+=(--scope "$pattern"); done
+  for pattern in ${scope[@]+"${scope[@]}"}; do args+=(--scope "$pattern"); done
 fi
 [[ -n ${INPUT_PRIORITY:-} ]] && args+=(--priority "$INPUT_PRIORITY")
 # Extra flags, split on white space only: no quotes, globs or expansions are interpreted.
 if [[ -n ${INPUT_ARGS:-} ]]; then
   read -r -d '' -a extra <<<"$INPUT_ARGS" || true
-  args+=("${extra[@]}")
+  args+=(${extra[@]+"${extra[@]}"})
 fi
 # A campaign's request, after the options: --continue, then the intent as one word, whatever
 # it starts with.
@@ -47,7 +47,10 @@ name=$(printf '%s' "$name" | tr -c 'A-Za-z0-9._-' '-')
 if [[ -n ${GITHUB_OUTPUT:-} ]]; then
   printf 'artifact-name=%s\n' "$name" >>"$GITHUB_OUTPUT"
 fi
-export REFINE_LOOP_ARTIFACT_NAME=$name
+# Only an artifact that will be uploaded is named in the summary.
+if [[ ${INPUT_UPLOAD_ARTIFACT:-true} == true ]]; then
+  export REFINE_LOOP_ARTIFACT_NAME=$name
+fi
 # exec: refine-loop takes this step's signals itself (a cancelled job's SIGINT or SIGTERM
 # reaches it, not a shell), and its exit code is the step's.
 exec "$bin" "${args[@]}"

@@ -41,6 +41,7 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
         cancel,
         github_groups: system == crate::ci::CiSystem::GitHub,
     };
+    let began = std::time::SystemTime::now();
     let ended = if preset.is_campaign() {
         run_campaign_preset(&settings, preset, &request, options, &mut console)
     } else {
@@ -53,8 +54,12 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
         // A usage error stops before anything runs; any other error ends a run that began: CI
         // still gets its outputs, its summary and the report, and `--exit-zero` holds.
         Err(error) if error.exit_code() != exit_code::USAGE => {
-            let report = error_report(&settings, preset, &error);
-            let _ = crate::report::write_report_files(&report);
+            let report = error_report(&settings, preset, &error, began);
+            // Never into a state dir that is not this run's: another run's (its lock) or
+            // another repository's, or one that cannot be read.
+            if !foreign_state(&error) {
+                let _ = write_error_report(&report);
+            }
             super::publish::publish(system, &report, stdout);
             let _ = writeln!(std::io::stderr(), "error: {error}");
             return Ok(if args.exit_zero {
@@ -105,16 +110,60 @@ fn run_campaign_preset(
     Ok((end.outcome, line, end.report.map(|report| *report)))
 }
 
-/// The report of a run that ended in an error: the baseline as far as it got (its cycle-0
-/// summary, when written), the outcome ERROR and the error's message.
-fn error_report(settings: &Settings, preset: Preset, error: &CommandError) -> Report {
+/// The error says the state dir is not this run's to write: another run holds it, it belongs to
+/// another repository, or it cannot be read as a campaign's.
+fn foreign_state(error: &CommandError) -> bool {
+    use crate::campaign::state::CampaignError;
+    matches!(
+        error,
+        CommandError::Campaign(
+            CampaignError::LockHeld { .. }
+                | CampaignError::ProvenanceMismatch { .. }
+                | CampaignError::Corrupt { .. }
+                | CampaignError::PartialSet { .. }
+                | CampaignError::UnsupportedFormat { .. }
+        )
+    )
+}
+
+/// Writes an error report's final report: only that (no CI reports, whose emptiness would read
+/// as every finding fixed).
+fn write_error_report(report: &Report) -> Result<(), crate::state::StateError> {
+    let dir = report.layout.dir();
+    std::fs::create_dir_all(dir).map_err(|source| crate::state::StateError {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    crate::state::write_atomic(
+        &report.layout.final_report(),
+        crate::report::final_report(report).as_bytes(),
+    )
+}
+
+/// The report of a run that ended in an error: the baseline when this run measured one (its
+/// cycle-0 summary, written after `began`), the outcome ERROR and the error's message.
+fn error_report(
+    settings: &Settings,
+    preset: Preset,
+    error: &CommandError,
+    began: std::time::SystemTime,
+) -> Report {
     let layout = crate::state::Layout::new(&settings.state_dir);
-    let baseline: crate::model::GateSummary = std::fs::read(layout.cycle_summary(0))
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .unwrap_or_else(|| crate::model::GateSummary::empty(0));
+    let path = layout.cycle_summary(0);
+    let this_run = std::fs::metadata(&path)
+        .and_then(|metadata| metadata.modified())
+        .is_ok_and(|modified| modified >= began);
+    let baseline: Option<crate::model::GateSummary> = this_run
+        .then(|| std::fs::read(&path).ok())
+        .flatten()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+    let measured = baseline.is_some();
+    let baseline = baseline.unwrap_or_else(|| crate::model::GateSummary::empty(0));
+    // No trend when the baseline did not run: no counts are published as if it had.
     let mut trend = crate::model::Trend::default();
-    trend.push(&baseline, None, false);
+    if measured {
+        trend.push(&baseline, None, false);
+    }
     Report {
         mode: crate::report::Mode::Run(preset),
         outcome: crate::model::Outcome::Error,
@@ -133,7 +182,11 @@ fn error_report(settings: &Settings, preset: Preset, error: &CommandError) -> Re
         campaign: None,
         sweep: None,
         shards: Vec::new(),
-        error: Some(error.to_string()),
+        error: Some(if measured {
+            error.to_string()
+        } else {
+            format!("{error} (before the baseline gate ran)")
+        }),
     }
 }
 

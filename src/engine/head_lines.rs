@@ -5,7 +5,7 @@
 //! changed) goes to the nearest line HEAD has, and says so.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::model::Diagnostic;
 
@@ -107,25 +107,30 @@ pub(super) fn place_on_head(target: &Path, findings: &mut [Diagnostic]) {
 }
 
 /// The map of `path` (absolute, in the tree) from the tree's lines to HEAD's; `None` when the
-/// file is as HEAD has it, or HEAD has no such file, or it cannot be read.
+/// file is as HEAD has it, HEAD has no such file, or it cannot be read. The diff is git's, from
+/// HEAD to the work tree with the repository's filters applied (`eol`, `ident`, LFS), so a file
+/// checked out with CRLF line endings is not every line changed.
 fn line_map(
     repo: &git2::Repository,
     head: &git2::Tree<'_>,
     root: &Path,
-    path: &PathBuf,
+    path: &Path,
 ) -> Option<LineMap> {
     let relative = path.strip_prefix(root).ok()?;
-    let entry = head.get_path(relative).ok()?;
-    let blob = repo.find_blob(entry.id()).ok()?;
-    let now = std::fs::read(path).ok()?;
-    if blob.content() == now.as_slice() {
+    head.get_path(relative).ok()?;
+    let mut options = git2::DiffOptions::new();
+    options
+        .pathspec(relative)
+        .disable_pathspec_match(true)
+        .context_lines(0);
+    let diff = repo
+        .diff_tree_to_workdir(Some(head), Some(&mut options))
+        .ok()?;
+    if diff.deltas().len() != 1 {
         return None;
     }
-    let mut options = git2::DiffOptions::new();
-    options.context_lines(0);
-    let patch =
-        git2::Patch::from_buffers(blob.content(), None, &now, None, Some(&mut options)).ok()?;
-    let hunks = (0..patch.num_hunks())
+    let patch = git2::Patch::from_diff(&diff, 0).ok()??;
+    let hunks: Vec<Hunk> = (0..patch.num_hunks())
         .filter_map(|index| patch.hunk(index).ok())
         .map(|(hunk, _)| Hunk {
             old_start: hunk.old_start(),
@@ -134,7 +139,7 @@ fn line_map(
             new_lines: hunk.new_lines(),
         })
         .collect();
-    Some(LineMap { hunks })
+    (!hunks.is_empty()).then_some(LineMap { hunks })
 }
 
 #[cfg(test)]
@@ -193,5 +198,78 @@ mod tests {
                 "line {line} of {tree:?}"
             );
         }
+    }
+
+    /// A repository with `files` committed, then `worktree` written over them.
+    fn repository(files: &[(&str, &str)], worktree: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        for (path, text) in files {
+            std::fs::write(dir.path().join(path), text).unwrap();
+        }
+        let mut index = repo.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let signature = git2::Signature::now("t", "t@example.invalid").unwrap();
+        repo.commit(Some("HEAD"), &signature, &signature, "one", &tree, &[])
+            .unwrap();
+        for (path, text) in worktree {
+            std::fs::write(dir.path().join(path), text).unwrap();
+        }
+        dir
+    }
+
+    fn finding(line: u32) -> Diagnostic {
+        Diagnostic {
+            file: Some("app.txt".into()),
+            line: Some(line),
+            column: Some(2),
+            end_line: None,
+            end_column: None,
+            severity: crate::model::Severity::Error,
+            code: None,
+            message: "bad".into(),
+            category: None,
+            fingerprint: String::new(),
+            outside_target: false,
+            body: None,
+        }
+    }
+
+    #[test]
+    fn a_crlf_checkout_of_an_untouched_file_moves_nothing() {
+        let dir = repository(
+            &[
+                (".gitattributes", "*.txt text eol=crlf\n"),
+                ("app.txt", "a\nb\nBAD\n"),
+            ],
+            &[("app.txt", "a\r\nb\r\nBAD\r\n")],
+        );
+        let mut findings = [finding(3)];
+        place_on_head(dir.path(), &mut findings);
+        assert_eq!(findings[0].line, Some(3));
+        assert_eq!(findings[0].column, Some(2));
+        assert_eq!(findings[0].message, "bad");
+    }
+
+    #[test]
+    fn a_line_inserted_above_moves_the_finding_back() {
+        let dir = repository(
+            &[("app.txt", "a\nb\nBAD\n")],
+            &[("app.txt", "a\nnew\nb\nBAD\n")],
+        );
+        let mut findings = [finding(4), finding(2)];
+        place_on_head(dir.path(), &mut findings);
+        assert_eq!(findings[0].line, Some(3));
+        assert_eq!(findings[0].message, "bad");
+        assert_eq!(findings[1].line, Some(1));
+        assert!(
+            findings[1].message.ends_with(NOT_IN_HEAD),
+            "{}",
+            findings[1].message
+        );
     }
 }

@@ -45,6 +45,9 @@ pub struct CiReportInput<'a> {
     /// The target's folder relative to the repository root (`/`-separated, empty at the root):
     /// the reports' paths are relative to the root, where code scanning and GitLab look.
     pub prefix: String,
+    /// The target, to tell a path a tool already gave from the root (cargo in a workspace
+    /// member does) from one relative to the target.
+    pub target: PathBuf,
 }
 
 /// One check: how it ended (name, category, status, exit code, duration) and its findings.
@@ -88,12 +91,16 @@ pub fn config_anchor(target: &Path, config_file: &Path) -> String {
         .join("/")
 }
 
-/// `path` (relative to the target) relative to the repository root.
-fn rooted(prefix: &str, path: &str) -> String {
-    if prefix.is_empty() {
+/// `path` (relative to the target) relative to the repository root. A path that already starts
+/// with the target's folder and names nothing under the target is taken as the root's already
+/// (a tool that prints workspace-relative paths, as cargo does for a member); an empty one stays.
+fn rooted(prefix: &str, target: &Path, path: &str) -> String {
+    let path = path.trim_start_matches("./");
+    let from_root = path.starts_with(&format!("{prefix}/")) && !target.join(path).exists();
+    if prefix.is_empty() || path.is_empty() || from_root {
         path.to_string()
     } else {
-        format!("{prefix}/{}", path.trim_start_matches("./"))
+        format!("{prefix}/{path}")
     }
 }
 
@@ -106,25 +113,29 @@ pub fn repository_prefix(target: &Path) -> String {
             .filter(|value| !value.is_empty())
             .map(PathBuf::from)
     };
-    let root = from_env("GITHUB_WORKSPACE")
-        .or_else(|| from_env("CI_PROJECT_DIR"))
-        .or_else(|| {
-            git2::Repository::discover(target)
-                .ok()
-                .and_then(|repo| repo.workdir().map(Path::to_path_buf))
-        });
-    let (Some(root), Ok(target)) = (root, target.canonicalize()) else {
+    let root = from_env("GITHUB_WORKSPACE").or_else(|| from_env("CI_PROJECT_DIR"));
+    let Ok(canonical) = target.canonicalize() else {
         return String::new();
     };
-    let root = root.canonicalize().unwrap_or(root);
-    target
-        .strip_prefix(&root)
-        .map(|relative| {
+    let relative_to = |root: PathBuf| -> Option<String> {
+        let root = root.canonicalize().unwrap_or(root);
+        let relative = canonical.strip_prefix(&root).ok()?;
+        Some(
             relative
                 .components()
                 .map(|part| part.as_os_str().to_string_lossy())
                 .collect::<Vec<_>>()
-                .join("/")
+                .join("/"),
+        )
+    };
+    // No CI folder, or the target lies outside it (a linked worktree of `--isolate`): its own
+    // work tree is the root.
+    root.and_then(relative_to)
+        .or_else(|| {
+            git2::Repository::discover(target)
+                .ok()
+                .and_then(|repo| repo.workdir().map(Path::to_path_buf))
+                .and_then(relative_to)
         })
         .unwrap_or_default()
 }
@@ -154,7 +165,7 @@ pub fn write_ci_reports(dir: &Path, input: &CiReportInput<'_>) -> Result<(), CiR
                         if finding.outside_target || file.starts_with('/') {
                             redact(file)
                         } else {
-                            redact(&rooted(&input.prefix, file))
+                            redact(&rooted(&input.prefix, &input.target, file))
                         }
                     });
                     finding.code = finding.code.as_deref().map(redact);
@@ -173,8 +184,9 @@ pub fn write_ci_reports(dir: &Path, input: &CiReportInput<'_>) -> Result<(), CiR
                 findings,
             })
             .collect(),
-        anchor: rooted(&input.prefix, &input.anchor),
+        anchor: rooted(&input.prefix, &input.target, &input.anchor),
         prefix: String::new(),
+        target: input.target.clone(),
     };
     let input = &safe;
     let junit = super::junit::render_junit(input)?;

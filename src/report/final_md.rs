@@ -167,13 +167,20 @@ fn next_steps(text: &mut String, report: &Report, run: &RunPart) {
 /// A run that ended in an error: what went wrong, and the gate as far as the run got.
 fn error_report(report: &Report, error: &str) -> String {
     let mut text = format!(
-        "# refine-loop: final report\n\n**Outcome: {}** — the run ended in an error:\n\n```text\n{}\n```\n\nThe baseline found {} failures and {} warnings.\n\n",
+        "# refine-loop: final report\n\n**Outcome: {}** — the run ended in an error:\n\n```text\n{}\n```\n\n",
         report.outcome.as_str(),
         error.trim_end().replace("```", "` ` `"),
-        report.baseline.failed_count,
-        report.baseline.warning_count
     );
-    text.push_str(&merge_md::categories_section(&report.baseline));
+    if report.trend.cycles.is_empty() {
+        text.push_str("The baseline gate did not run.\n");
+    } else {
+        let _ = writeln!(
+            text,
+            "The baseline found {} failures and {} warnings.\n",
+            report.baseline.failed_count, report.baseline.warning_count
+        );
+        text.push_str(&merge_md::categories_section(&report.baseline));
+    }
     text
 }
 

@@ -113,6 +113,7 @@ pub fn input<'a>(records: &'a [CheckRecord], findings: &'a [Diagnostic]) -> CiRe
         ],
         anchor: "refine-loop.toml".into(),
         prefix: String::new(),
+        target: PathBuf::new(),
     }
 }
 

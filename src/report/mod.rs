@@ -206,6 +206,7 @@ impl Report {
                 .collect(),
             anchor: self.anchor.clone(),
             prefix: self.prefix.clone(),
+            target: self.target.clone(),
         }
     }
 }

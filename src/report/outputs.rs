@@ -4,6 +4,15 @@
 
 use super::Report;
 
+/// A count, or nothing when no gate ran (a run that ended in an error before its baseline).
+fn counted(report: &Report, count: u64) -> String {
+    if report.trend.cycles.is_empty() {
+        String::new()
+    } else {
+        count.to_string()
+    }
+}
+
 /// The outputs of `report`, as (name, value) pairs.
 pub fn outputs(report: &Report) -> Vec<(&'static str, String)> {
     let patch = report
@@ -21,8 +30,11 @@ pub fn outputs(report: &Report) -> Vec<(&'static str, String)> {
                 .stop_reason
                 .map_or(String::new(), |reason| reason.as_str().to_string()),
         ),
-        ("failed-before", report.baseline.failed_count.to_string()),
-        ("failed-after", report.last.failed_count.to_string()),
+        (
+            "failed-before",
+            counted(report, report.baseline.failed_count),
+        ),
+        ("failed-after", counted(report, report.last.failed_count)),
         ("cycles", report.cycles().to_string()),
         ("patch-path", patch),
         ("report-path", report.main_file().display().to_string()),

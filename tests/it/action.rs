@@ -135,6 +135,7 @@ fn the_install_script_checks_the_release_sha256_before_it_installs() {
             .env("REFINE_LOOP_ACTION_VERSION", "v9.9.9")
             // Used as a published action (not from this repository, which builds from source).
             .env("GITHUB_ACTION_REPOSITORY", "org/refine-loop-action")
+            .env_remove("GITHUB_WORKSPACE")
             .env(
                 "REFINE_LOOP_RELEASE_BASE",
                 format!("file://{}", release.path().display()),
@@ -338,10 +339,15 @@ fn a_run_that_ends_in_an_error_still_publishes_and_exit_zero_holds() {
             "{stderr}"
         );
         let outputs = std::fs::read_to_string(github.path().join("output")).unwrap();
-        for line in ["outcome=ERROR", "stop-reason=", "failed-after=1"] {
+        let state_dir = format!("state-dir={}", repo.join(".refine-loop").display());
+        for line in [
+            "outcome=ERROR",
+            "stop-reason=",
+            "failed-after=1",
+            &state_dir,
+        ] {
             assert!(outputs.lines().any(|l| l == line), "{line}:\n{outputs}");
         }
-        assert!(outputs.contains("state-dir="), "{outputs}");
         let summary = std::fs::read_to_string(github.path().join("summary")).unwrap();
         assert!(summary.contains("## refine-loop: ERROR"), "{summary}");
         assert!(
@@ -361,8 +367,9 @@ fn the_ci_reports_name_paths_from_the_repository_root_whatever_the_target() {
     repo.write(
         "services/shop/refine-loop.toml",
         "[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\n\
-         run = \"echo 'cart.py:1:1: error: boom'; echo 'error: no file here'; exit 1\"\nparser = \"clippy\"\n",
+         run = \"echo 'cart.py:1:1: error: boom'; echo 'services/shop/lib/tax.py:2:1: error: from the root'; echo 'error: no file here'; exit 1\"\nparser = \"clippy\"\n",
     );
+    repo.write("services/shop/lib/tax.py", "y = 2\n");
     repo.write(".gitignore", ".refine-loop/\n");
     repo.commit("a service in a subfolder");
     let output = repo.run(&["check", "--target", "services/shop"]);
@@ -381,9 +388,15 @@ fn the_ci_reports_name_paths_from_the_repository_root_whatever_the_target() {
                 .unwrap()
         })
         .collect();
+    // A path the tool gave from the root (as cargo does for a workspace member) is not
+    // prefixed twice.
     assert_eq!(
         uris,
-        ["services/shop/cart.py", "services/shop/refine-loop.toml"]
+        [
+            "services/shop/cart.py",
+            "services/shop/lib/tax.py",
+            "services/shop/refine-loop.toml"
+        ]
     );
     let quality: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(state.join("codequality.json")).unwrap())
@@ -448,6 +461,8 @@ fn install_script(
         .env("REFINE_LOOP_ACTION_REF", action_ref)
         // Inside a composite action the runner leaves this empty (actions/runner#2473).
         .env("GITHUB_ACTION_REPOSITORY", "")
+        // Not `uses: ./`: the action is not inside the workspace.
+        .env_remove("GITHUB_WORKSPACE")
         .env("REFINE_LOOP_RELEASE_BASE", base)
         .env("RUNNER_OS", "Linux")
         .env("RUNNER_ARCH", "X64")
@@ -513,5 +528,67 @@ fn the_scope_priority_and_extra_flags_reach_the_run() {
     );
     let outputs = std::fs::read_to_string(github.path().join("output")).unwrap();
     assert!(outputs.lines().any(|l| l == "cycles=1"), "{outputs}");
-    assert!(outputs.contains("sarif-path="), "{outputs}");
+    let sarif = repo.join(".refine-loop/report.sarif");
+    assert!(
+        outputs
+            .lines()
+            .any(|l| l == format!("sarif-path={}", sarif.display())),
+        "{outputs}"
+    );
+    // The one finding lies outside the scope: reported, not worked.
+    let report = std::fs::read_to_string(repo.join(".refine-loop/REFINE-LOOP-FINAL.md")).unwrap();
+    assert!(
+        report.contains("1 finding(s) outside the scope"),
+        "{report}"
+    );
+}
+
+#[test]
+fn continue_starts_a_finished_campaigns_next_segment() {
+    let repo =
+        build_repo("[[delegate]]\ncategories = [\"build\"]\nrun = \"echo ok > fixed.txt\"\n");
+    let github = tempfile::tempdir().unwrap();
+    let first = action_run(
+        &repo,
+        github.path(),
+        &[
+            ("INPUT_PRESET", "improve"),
+            ("INPUT_INTENT", "fix the build"),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(first.status.code(), Some(0), "{first:?}");
+    let again = action_run(
+        &repo,
+        github.path(),
+        &[
+            ("INPUT_PRESET", "improve"),
+            ("INPUT_CONTINUE", "true"),
+            ("INPUT_INTENT", "keep it passing"),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    let goal = std::fs::read_to_string(repo.join(".refine-loop/REFINE-GOAL.md")).unwrap();
+    assert!(goal.contains("keep it passing"), "{goal}");
+}
+
+#[test]
+fn a_major_tag_a_branch_or_a_commit_installs_the_release_the_action_declares() {
+    let server = crate::http_server::Server::start(|_, _| {
+        crate::http_server::Response::json(404, r#"{"message":"Not Found"}"#)
+    });
+    let declared = format!("no release v{}", env!("CARGO_PKG_VERSION"));
+    for action_ref in ["v1", "main", "0a54f1ff9ec7d5d8fd2e03af38dff7546867c365", ""] {
+        let (output, runner) = install_script("", action_ref, &server.base);
+        assert_eq!(output.status.code(), Some(1), "{action_ref}: {output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(&declared), "{action_ref}: {stderr}");
+        assert!(
+            !runner.path().join("refine-loop-target").exists(),
+            "{action_ref}: never a quiet cargo build"
+        );
+    }
 }
