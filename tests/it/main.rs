@@ -19,6 +19,7 @@ mod gate_process;
 mod http_delegate;
 mod http_server;
 mod init;
+mod install;
 mod isolate;
 mod merge;
 mod network_surface;

@@ -1,0 +1,145 @@
+//! The Action's install step (`ci/action/install.sh`): which release it installs for each kind of
+//! ref, its sha256 check, and a release that does not exist.
+
+use std::process::Command;
+
+#[test]
+fn the_install_script_checks_the_release_sha256_before_it_installs() {
+    let release = tempfile::tempdir().unwrap();
+    let staging = tempfile::tempdir().unwrap();
+    let fake = staging.path().join("refine-loop");
+    std::fs::write(&fake, "#!/bin/sh\necho refine-loop 9.9.9\n").unwrap();
+    let archive = "refine-loop-x86_64-unknown-linux-musl.tar.gz";
+    let run = |program: &str, args: &[&str], dir: &std::path::Path| {
+        let status = Command::new(program)
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(status.success(), "{program} {args:?}");
+    };
+    run("chmod", &["+x", "refine-loop"], staging.path());
+    run(
+        "tar",
+        &[
+            "-czf",
+            release.path().join(archive).to_str().unwrap(),
+            "refine-loop",
+        ],
+        staging.path(),
+    );
+    let install = |sha_line: &str| {
+        std::fs::write(release.path().join(format!("{archive}.sha256")), sha_line).unwrap();
+        let runner = tempfile::tempdir().unwrap();
+        let path_file = runner.path().join("path");
+        let output = Command::new("bash")
+            .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/action/install.sh"))
+            .env("REFINE_LOOP_ACTION_PATH", env!("CARGO_MANIFEST_DIR"))
+            .env("REFINE_LOOP_ACTION_VERSION", "v9.9.9")
+            // Used as a published action (not from this repository, which builds from source).
+            .env("GITHUB_ACTION_REPOSITORY", "org/refine-loop-action")
+            .env_remove("GITHUB_WORKSPACE")
+            .env(
+                "REFINE_LOOP_RELEASE_BASE",
+                format!("file://{}", release.path().display()),
+            )
+            .env("RUNNER_OS", "Linux")
+            .env("RUNNER_ARCH", "X64")
+            .env("RUNNER_TEMP", runner.path())
+            .env("GITHUB_PATH", &path_file)
+            .output()
+            .unwrap();
+        (output, runner, path_file)
+    };
+    let digest = Command::new("sha256sum")
+        .arg(archive)
+        .current_dir(release.path())
+        .output()
+        .unwrap();
+    let (output, runner, path_file) = install(&String::from_utf8_lossy(&digest.stdout));
+    assert!(output.status.success(), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("refine-loop 9.9.9"));
+    let installed = runner.path().join("refine-loop-bin");
+    assert_eq!(
+        std::fs::read_to_string(path_file).unwrap().trim(),
+        installed.display().to_string()
+    );
+    // A checksum that does not match: nothing is installed.
+    let (output, runner, _) = install(&format!("{}  {archive}\n", "0".repeat(64)));
+    assert!(!output.status.success(), "{output:?}");
+    assert!(!runner.path().join("refine-loop-bin/refine-loop").exists());
+}
+
+/// `ci/action/install.sh` as the action runs it, as a published action used at `action_ref`,
+/// with `version` as the input and releases at `base`.
+fn install_script(
+    version: &str,
+    action_ref: &str,
+    base: &str,
+) -> (std::process::Output, tempfile::TempDir) {
+    let runner = tempfile::tempdir().unwrap();
+    let output = Command::new("bash")
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/action/install.sh"))
+        .env("REFINE_LOOP_ACTION_PATH", env!("CARGO_MANIFEST_DIR"))
+        .env("REFINE_LOOP_ACTION_VERSION", version)
+        .env("REFINE_LOOP_ACTION_REF", action_ref)
+        // Inside a composite action the runner leaves this empty (actions/runner#2473).
+        .env("GITHUB_ACTION_REPOSITORY", "")
+        // Not `uses: ./`: the action is not inside the workspace.
+        .env_remove("GITHUB_WORKSPACE")
+        .env("REFINE_LOOP_RELEASE_BASE", base)
+        .env("RUNNER_OS", "Linux")
+        .env("RUNNER_ARCH", "X64")
+        .env("RUNNER_TEMP", runner.path())
+        .env("GITHUB_PATH", runner.path().join("path"))
+        .output()
+        .unwrap();
+    (output, runner)
+}
+
+#[test]
+fn a_release_that_does_not_exist_is_one_line_naming_version_source() {
+    let server = crate::http_server::Server::start(|_, _| {
+        crate::http_server::Response::json(404, r#"{"message":"Not Found"}"#)
+    });
+    // A pinned version tag installs its release, even with GITHUB_ACTION_REPOSITORY empty: it
+    // never quietly builds from source.
+    let (output, runner) = install_script("", "v9.9.9", &server.base);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(
+        lines[0].contains("no release v9.9.9")
+            && lines[0].contains("version: to an existing release, or to source"),
+        "{stderr}"
+    );
+    assert!(
+        !runner.path().join("refine-loop-target").exists(),
+        "nothing was built"
+    );
+    assert!(!runner.path().join("refine-loop-bin/refine-loop").exists());
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "one request: the archive, refused"
+    );
+}
+
+#[test]
+fn a_major_tag_a_branch_or_a_commit_installs_the_release_the_action_declares() {
+    let server = crate::http_server::Server::start(|_, _| {
+        crate::http_server::Response::json(404, r#"{"message":"Not Found"}"#)
+    });
+    let declared = format!("no release v{}", env!("CARGO_PKG_VERSION"));
+    for action_ref in ["v1", "main", "0a54f1ff9ec7d5d8fd2e03af38dff7546867c365", ""] {
+        let (output, runner) = install_script("", action_ref, &server.base);
+        assert_eq!(output.status.code(), Some(1), "{action_ref}: {output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(&declared), "{action_ref}: {stderr}");
+        assert!(
+            !runner.path().join("refine-loop-target").exists(),
+            "{action_ref}: never a quiet cargo build"
+        );
+    }
+}
