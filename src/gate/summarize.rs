@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::check::CheckResult;
-use crate::model::{CategorySummary, CheckRecord, CheckStatus, GateResult, GateSummary, Severity};
+use crate::model::{CategorySummary, CheckRecord, CheckStatus, GateSummary, Severity};
 use crate::process::{StopReason, describe_end, humanize};
 
 /// The category of checks that could not give a result.
@@ -111,23 +111,10 @@ pub fn summarize(cycle: u32, results: &[CheckResult], flaky: Option<&Flaky>) -> 
     for summary in categories.values_mut() {
         summary.passed = summary.failures == 0;
     }
-    let failed_count = categories.values().map(|c| c.failures).sum();
-    let warning_count = categories.values().map(|c| c.warnings).sum();
     GateSummary {
-        format_version: crate::state::format::GATE_SUMMARY,
-        cycle,
-        overall_result: if failed_count == 0 {
-            GateResult::Passed
-        } else {
-            GateResult::Failed
-        },
-        failed_count,
-        warning_count,
-        categories,
         checks,
         notes,
-        cancelled: false,
-        not_run: Vec::new(),
+        ..GateSummary::of_categories(cycle, categories)
     }
 }
 

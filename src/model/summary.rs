@@ -53,6 +53,24 @@ impl GateSummary {
         }
     }
 
+    /// The summary of `categories` for `cycle`: the counts are theirs summed, the result FAILED
+    /// when any failure is counted.
+    pub fn of_categories(cycle: u32, categories: BTreeMap<String, CategorySummary>) -> Self {
+        let failed_count = categories.values().map(|c| c.failures).sum();
+        let warning_count = categories.values().map(|c| c.warnings).sum();
+        Self {
+            overall_result: if failed_count == 0 {
+                GateResult::Passed
+            } else {
+                GateResult::Failed
+            },
+            failed_count,
+            warning_count,
+            categories,
+            ..Self::empty(cycle)
+        }
+    }
+
     /// The identity of the findings (categories, counts and details, in no particular order):
     /// two cycles with the same fingerprint found the same things.
     pub fn state_fingerprint(&self) -> String {
@@ -169,22 +187,6 @@ impl GateSummary {
                 (name.to_string(), summary)
             })
             .collect();
-        let failed_count = categories.values().map(|c| c.failures).sum();
-        Self {
-            format_version: crate::state::format::GATE_SUMMARY,
-            cycle,
-            overall_result: if failed_count == 0 {
-                GateResult::Passed
-            } else {
-                GateResult::Failed
-            },
-            failed_count,
-            warning_count: 0,
-            categories,
-            checks: Vec::new(),
-            notes: Vec::new(),
-            cancelled: false,
-            not_run: Vec::new(),
-        }
+        Self::of_categories(cycle, categories)
     }
 }

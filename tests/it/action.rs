@@ -125,6 +125,17 @@ fn action_run(repo: &Repo, github: &std::path::Path, inputs: &[(&str, &str)]) ->
     command
 }
 
+/// An improve campaign on `repo` through the action, with `inputs` beside the preset.
+fn improve_through_action(
+    repo: &Repo,
+    github: &std::path::Path,
+    inputs: &[(&str, &str)],
+) -> std::process::Output {
+    let mut all = vec![("INPUT_PRESET", "improve")];
+    all.extend_from_slice(inputs);
+    action_run(repo, github, &all).output().unwrap()
+}
+
 /// What a campaign through the action must leave: the CI reports, the outputs and the summary.
 fn assert_published(repo: &Repo, github: &std::path::Path, outcome: &str) -> String {
     let state = repo.join(".refine-loop");
@@ -165,16 +176,7 @@ fn an_improve_campaign_through_the_action_publishes_like_the_refactoring_loop() 
     let repo =
         build_repo("[[delegate]]\ncategories = [\"build\"]\nrun = \"echo ok > fixed.txt\"\n");
     let github = tempfile::tempdir().unwrap();
-    let output = action_run(
-        &repo,
-        github.path(),
-        &[
-            ("INPUT_PRESET", "improve"),
-            ("INPUT_INTENT", "fix the build"),
-        ],
-    )
-    .output()
-    .unwrap();
+    let output = improve_through_action(&repo, github.path(), &[("INPUT_INTENT", "fix the build")]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let outputs = assert_published(&repo, github.path(), "SUCCESS");
     assert!(outputs.contains("stop-reason=complete"), "{outputs}");
@@ -425,28 +427,16 @@ fn continue_starts_a_finished_campaigns_next_segment() {
     let repo =
         build_repo("[[delegate]]\ncategories = [\"build\"]\nrun = \"echo ok > fixed.txt\"\n");
     let github = tempfile::tempdir().unwrap();
-    let first = action_run(
-        &repo,
-        github.path(),
-        &[
-            ("INPUT_PRESET", "improve"),
-            ("INPUT_INTENT", "fix the build"),
-        ],
-    )
-    .output()
-    .unwrap();
+    let first = improve_through_action(&repo, github.path(), &[("INPUT_INTENT", "fix the build")]);
     assert_eq!(first.status.code(), Some(0), "{first:?}");
-    let again = action_run(
+    let again = improve_through_action(
         &repo,
         github.path(),
         &[
-            ("INPUT_PRESET", "improve"),
             ("INPUT_CONTINUE", "true"),
             ("INPUT_INTENT", "keep it passing"),
         ],
-    )
-    .output()
-    .unwrap();
+    );
     assert_eq!(again.status.code(), Some(0), "{again:?}");
     let goal = std::fs::read_to_string(repo.join(".refine-loop/REFINE-GOAL.md")).unwrap();
     assert!(goal.contains("keep it passing"), "{goal}");
