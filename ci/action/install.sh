@@ -8,11 +8,14 @@
 # commit SHA) the release of the version the action's own Cargo.toml declares, so the binary
 # always matches the action's scripts. The ref comes from github.action_ref;
 # GITHUB_ACTION_REPOSITORY is empty inside composite steps (actions/runner#2473).
+#
+# `install.sh resolve` only decides: it writes `version` (and, for a source build, the
+# `cache-key` of cargo's downloads and build folder) to $GITHUB_OUTPUT, for the cache step.
 set -euo pipefail
 
 action=${REFINE_LOOP_ACTION_PATH:?the action path is not set}
 bin_dir=${RUNNER_TEMP:-/tmp}/refine-loop-bin
-mkdir -p "$bin_dir"
+target_dir=${RUNNER_TEMP:-/tmp}/refine-loop-target
 
 version=${REFINE_LOOP_ACTION_VERSION:-}
 if [[ -z $version ]]; then
@@ -28,8 +31,30 @@ if [[ -z $version ]]; then
   fi
 fi
 
+# A file's sha256, with whichever tool the runner has (macOS has shasum, not sha256sum).
+sha256_of() {
+  if command -v sha256sum >/dev/null 2>&1; then
+    sha256sum "$1" | cut -d ' ' -f 1
+  else
+    shasum -a 256 "$1" | cut -d ' ' -f 1
+  fi
+}
+
+if [[ ${1:-} == resolve ]]; then
+  {
+    echo "version=$version"
+    if [[ $version == source ]]; then
+      toolchain=$(rustc --version 2>/dev/null || echo unknown)
+      lock=$(sha256_of "$action/Cargo.lock")
+      echo "cache-key=refine-loop-source-${RUNNER_OS:-Linux}-${RUNNER_ARCH:-X64}-${toolchain//[^A-Za-z0-9.]/_}-$lock"
+      echo "target-dir=$target_dir"
+    fi
+  } >>"${GITHUB_OUTPUT:-/dev/stdout}"
+  exit 0
+fi
+mkdir -p "$bin_dir"
+
 if [[ $version == source ]]; then
-  target_dir=${RUNNER_TEMP:-/tmp}/refine-loop-target
   cargo build --release --locked --manifest-path "$action/Cargo.toml" --target-dir "$target_dir"
   cp "$target_dir/release/refine-loop" "$bin_dir/"
 else
@@ -56,7 +81,9 @@ else
       exit 1
     fi
   done
-  if ! (cd "$work" && sha256sum --quiet -c "$archive.sha256" >/dev/null 2>&1); then
+  # The checksum file is `sha256sum` output: the hex digest, then the file's name.
+  expected=$(cut -d ' ' -f 1 <"$work/$archive.sha256")
+  if [[ $(sha256_of "$work/$archive") != "$expected" ]]; then
     echo "refine-loop: $archive does not match its published sha256; refusing to install it" >&2
     exit 1
   fi

@@ -441,3 +441,103 @@ fn continue_starts_a_finished_campaigns_next_segment() {
     let goal = std::fs::read_to_string(repo.join(".refine-loop/REFINE-GOAL.md")).unwrap();
     assert!(goal.contains("keep it passing"), "{goal}");
 }
+
+/// Every file under `dir`, relative to it, sorted.
+fn files_under(dir: &std::path::Path) -> Vec<String> {
+    fn walk(dir: &std::path::Path, root: &std::path::Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, root, out);
+            } else {
+                out.push(path.strip_prefix(root).unwrap().display().to_string());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// What `ci/artifact-files.mjs` (upload-artifact v4's own search, with action.yml's settings)
+/// finds in `state_dir`, with `extra` flags.
+fn artifact_files(state_dir: &std::path::Path, extra: &[&str]) -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    assert!(
+        root.join(".tools/node/node_modules/@actions/glob").exists(),
+        "@actions/glob is not installed: run scripts/test, which installs the pinned tools"
+    );
+    let output = Command::new("node")
+        .arg(root.join("ci/artifact-files.mjs"))
+        .arg(state_dir)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let mut files: Vec<String> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .filter(|line| !line.is_empty() && !line.starts_with("::"))
+        .map(str::to_string)
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn the_upload_step_finds_every_file_of_the_default_hidden_state_dir() {
+    let repo = Repo::new();
+    repo.write(
+        "findings.txt",
+        "src/lib.rs:1:1: error: one\nsrc/lib.rs:2:1: error: two\n",
+    );
+    repo.write("src/lib.rs", "fn main() {}\n");
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write(
+        "refine-loop.toml",
+        "[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\n\
+         run = \"cat findings.txt; ! grep -q error findings.txt\"\nparser = \"clippy\"\n\n\
+         [[delegate]]\ncategories = [\"lint\"]\nrun = \"sed -i 1d findings.txt\"\n",
+    );
+    repo.commit("findings");
+    let github = tempfile::tempdir().unwrap();
+    let output = action_run(
+        &repo,
+        github.path(),
+        &[("INPUT_MAX_CYCLES", "1"), ("INPUT_EXIT_ZERO", "true")],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let outputs = std::fs::read_to_string(github.path().join("output")).unwrap();
+    let state_dir = outputs
+        .lines()
+        .find_map(|line| line.strip_prefix("state-dir="))
+        .expect("a state-dir output");
+    let state_dir = std::path::Path::new(state_dir);
+    assert_eq!(state_dir.file_name().unwrap(), ".refine-loop");
+
+    let every_file = files_under(state_dir);
+    for file in [
+        "REFINE-LOOP-FINAL.md",
+        "junit.xml",
+        "report.sarif",
+        "trend.json",
+    ] {
+        assert!(
+            every_file.iter().any(|f| f == file),
+            "{file}: {every_file:?}"
+        );
+    }
+    assert!(
+        every_file.iter().any(|f| f.starts_with("patches/")),
+        "{every_file:?}"
+    );
+    assert_eq!(artifact_files(state_dir, &[]), every_file);
+    // What upload-artifact v4.4+ does without `include-hidden-files`: nothing at all.
+    assert_eq!(
+        artifact_files(state_dir, &["--without-hidden-files"]),
+        Vec::<String>::new()
+    );
+}

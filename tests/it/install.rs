@@ -143,3 +143,76 @@ fn a_major_tag_a_branch_or_a_commit_installs_the_release_the_action_declares() {
         );
     }
 }
+
+/// `install.sh resolve`, as the action's first step runs it: the outputs it writes.
+fn resolve(version: &str, action_ref: &str, workspace: Option<&str>) -> String {
+    let runner = tempfile::tempdir().unwrap();
+    let outputs = runner.path().join("output");
+    let mut command = Command::new("bash");
+    command
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/action/install.sh"))
+        .arg("resolve")
+        .env("REFINE_LOOP_ACTION_PATH", env!("CARGO_MANIFEST_DIR"))
+        .env("REFINE_LOOP_ACTION_VERSION", version)
+        .env("REFINE_LOOP_ACTION_REF", action_ref)
+        .env("RUNNER_OS", "Linux")
+        .env("RUNNER_ARCH", "X64")
+        .env("RUNNER_TEMP", runner.path())
+        .env("GITHUB_OUTPUT", &outputs);
+    match workspace {
+        Some(workspace) => command.env("GITHUB_WORKSPACE", workspace),
+        None => command.env_remove("GITHUB_WORKSPACE"),
+    };
+    let output = command.output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        !runner.path().join("refine-loop-bin").exists(),
+        "resolve installs nothing"
+    );
+    std::fs::read_to_string(outputs).unwrap()
+}
+
+#[test]
+fn resolve_names_the_version_and_a_cache_key_only_for_a_source_build() {
+    let digest = Command::new("sha256sum")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock"))
+        .output()
+        .unwrap();
+    let digest = String::from_utf8(digest.stdout).unwrap();
+    let lock_digest = digest.split(' ').next().unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let parent = std::path::Path::new(root)
+        .parent()
+        .unwrap()
+        .to_str()
+        .unwrap();
+    // (version input, action ref, workspace) → version; a cache key only for source.
+    let cases: [(&str, &str, Option<&str>, &str); 6] = [
+        ("", "v1.2.3", None, "v1.2.3"),
+        ("", "v1", None, concat!("v", env!("CARGO_PKG_VERSION"))),
+        ("latest", "v1.2.3", None, "latest"),
+        ("source", "v1.2.3", None, "source"),
+        // `uses: ./`: the action is inside the workspace.
+        ("", "", Some(root), "source"),
+        ("", "", Some(parent), "source"),
+    ];
+    for (version, action_ref, workspace, expected) in cases {
+        let outputs = resolve(version, action_ref, workspace);
+        let case = format!("{version:?} {action_ref:?} {workspace:?}");
+        assert!(
+            outputs.lines().any(|l| l == format!("version={expected}")),
+            "{case}: {outputs}"
+        );
+        let key = outputs.lines().find_map(|l| l.strip_prefix("cache-key="));
+        if expected == "source" {
+            let key = key.unwrap_or_else(|| panic!("{case}: no cache key: {outputs}"));
+            assert!(
+                key.starts_with("refine-loop-source-Linux-X64-") && key.ends_with(lock_digest),
+                "{case}: {key}"
+            );
+            assert!(outputs.contains("target-dir="), "{case}: {outputs}");
+        } else {
+            assert_eq!(key, None, "{case}: {outputs}");
+        }
+    }
+}
