@@ -312,6 +312,7 @@ fn describe(outcome: LineOutcome) -> String {
         LineOutcome::Continued(index) => format!("pattern[{index}] continued"),
         LineOutcome::Location(index) => format!("pattern[{index}] location"),
         LineOutcome::Context(index) => format!("pattern[{index}] context"),
+        LineOutcome::Heading(index) => format!("pattern[{index}] heading"),
     }
 }
 

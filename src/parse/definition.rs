@@ -112,6 +112,7 @@ pub fn compile(origin: &str, text: &str) -> Result<RegexParser, DefinitionError>
         .enumerate()
         .map(|(index, pattern)| compile_pattern(origin, index, pattern))
         .collect::<Result<Vec<_>, _>>()?;
+    check_headed_locations(origin, &patterns)?;
     let skips = compile_list(origin, &file.skip, "skip", &[])?;
     let summaries = compile_list(origin, &file.summary, "summary", SUMMARY_GROUPS)?;
     check_summaries_capture(origin, &summaries)?;
@@ -130,6 +131,27 @@ pub fn compile(origin: &str, text: &str) -> Result<RegexParser, DefinitionError>
         skips,
         summaries,
     })
+}
+
+/// Checks that a location pattern without a `code` group has a heading pattern to name the code.
+fn check_headed_locations(
+    origin: &str,
+    patterns: &[CompiledPattern],
+) -> Result<(), DefinitionError> {
+    let has_heading = patterns.iter().any(|p| p.kind == PatternKind::Heading);
+    let headless = patterns.iter().position(|p| {
+        p.kind == PatternKind::Location && !p.regex.capture_names().flatten().any(|n| n == "code")
+    });
+    match headless {
+        Some(index) if !has_heading => Err(invalid(
+            origin,
+            format!("pattern[{index}].regex"),
+            "a location pattern without a (?P<code>…) group needs a heading pattern that names \
+             the code"
+                .into(),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// An error about `key` in the definition `origin`, without a position.
@@ -178,7 +200,8 @@ fn compile_pattern(
 }
 
 /// Checks that the `[[pattern]]` at `index` has what its kind needs: a finding a message, a
-/// location a code and a file, a context a file; and that only a finding spans several lines.
+/// location a file (and a code, or a heading pattern that names the code), a context a file, a
+/// heading a code; and that only a finding spans several lines.
 fn check_kind(
     origin: &str,
     index: usize,
@@ -193,17 +216,24 @@ fn check_kind(
             key,
             "needs a (?P<message>…) group or a fixed `message`".into(),
         )),
-        PatternKind::Location if !(has("code") && has("file")) => Err(invalid(
+        PatternKind::Location if !has("file") => Err(invalid(
             origin,
             key,
-            "a location pattern needs (?P<code>…) and (?P<file>…) groups".into(),
+            "a location pattern needs a (?P<file>…) group (and a (?P<code>…) group, or a \
+             heading pattern before it that names the code)"
+                .into(),
+        )),
+        PatternKind::Heading if !has("code") => Err(invalid(
+            origin,
+            key,
+            "a heading pattern needs a (?P<code>…) group".into(),
         )),
         PatternKind::Context if !has("file") => Err(invalid(
             origin,
             key,
             "a context pattern needs a (?P<file>…) group".into(),
         )),
-        PatternKind::Location | PatternKind::Context
+        PatternKind::Location | PatternKind::Context | PatternKind::Heading
             if !pattern.continuation.is_empty() || pattern.end.is_some() =>
         {
             Err(invalid(

@@ -71,6 +71,8 @@ pub enum LineOutcome {
     Location(usize),
     /// A context line naming the file for what follows.
     Context(usize),
+    /// A heading naming the test a later location line places.
+    Heading(usize),
 }
 
 impl LineOutcome {

@@ -1,6 +1,7 @@
 //! The `regex` parser kind: line patterns with named groups; multi-line entries (a start line,
 //! continuation lines, an end line); context lines that name the file for the lines after them;
-//! location lines that place an earlier finding; skip lines; summary lines with the counts the
+//! location lines that place an earlier finding (by its code, or under a heading that names
+//! it); skip lines; summary lines with the counts the
 //! tool prints about itself.
 
 use std::collections::HashMap;
@@ -22,6 +23,10 @@ pub enum PatternKind {
     Location,
     /// The line names the file of the findings that follow (ESLint stylish).
     Context,
+    /// The line names the test whose report follows (pytest's `___ TestCart.test_total ___`):
+    /// the next `location` line without a code places the finding whose code ends with that
+    /// name (`tests/test_cart.py::TestCart::test_total`) in the same file.
+    Heading,
 }
 
 /// A line inside a multi-line entry: its groups fill what the entry lacks; a `message` group

@@ -189,3 +189,96 @@ regex = '^\s*\^-* (?P<code>SC\d+) \((?P<severity>\w+)\): (?P<message>.+)$'
         ]
     );
 }
+
+const HEADED: &str = r#"
+name = "headed"
+[[pattern]]
+regex = '^_{3,} (?P<code>.+?) _{3,}$'
+kind = "heading"
+[[pattern]]
+regex = '^(?P<file>[^\s:][^:]*\.py):(?P<line>\d+): (?:\w+)?$'
+kind = "location"
+[[pattern]]
+regex = '^FAILED (?P<code>(?P<file>[^\s:]+)::.+?)(?: - (?P<message>.*))?$'
+severity = "error"
+message = "test failed"
+"#;
+
+#[test]
+fn a_heading_names_the_test_the_next_location_places() {
+    // (log, the finding it places, as `brief` shows it)
+    let cases: &[(&str, &str)] = &[
+        // A plain test: its own frame.
+        (
+            "___ test_a ___\nt/test_x.py:7: AssertionError\nFAILED t/test_x.py::test_a - boom\n",
+            "t/test_x.py:7:- error t/test_x.py::test_a boom [-]",
+        ),
+        // A method: the heading joins class and name with a dot.
+        (
+            "___ TestCart.test_total ___\nt/test_x.py:12: \nFAILED t/test_x.py::TestCart::test_total\n",
+            "t/test_x.py:12:- error t/test_x.py::TestCart::test_total test failed [-]",
+        ),
+        // Parameters with dots in them.
+        (
+            "___ test_r[2/1-3.0] ___\nt/test_x.py:34: AssertionError\nFAILED t/test_x.py::test_r[2/1-3.0]\n",
+            "t/test_x.py:34:- error t/test_x.py::test_r[2/1-3.0] test failed [-]",
+        ),
+        // Only the first frame counts: the test's, not the app code it called.
+        (
+            "___ test_a ___\nt/test_x.py:20: \napp/calc.py:19: AttributeError\nFAILED t/test_x.py::test_a\n",
+            "t/test_x.py:20:- error t/test_x.py::test_a test failed [-]",
+        ),
+        // A frame in another file than the test's does not place it.
+        (
+            "___ test_a ___\nconftest.py:3: \nFAILED t/test_x.py::test_a\n",
+            "t/test_x.py:-:- error t/test_x.py::test_a test failed [-]",
+        ),
+        // A location with no heading before it places nothing.
+        (
+            "t/test_x.py:7: AssertionError\nFAILED t/test_x.py::test_a\n",
+            "t/test_x.py:-:- error t/test_x.py::test_a test failed [-]",
+        ),
+        // A name that is only the end of another test's name does not match it.
+        (
+            "___ a ___\nt/test_x.py:7: \nFAILED t/test_x.py::test_a\n",
+            "t/test_x.py:-:- error t/test_x.py::test_a test failed [-]",
+        ),
+    ];
+    for (log, expected) in cases {
+        let findings = parse(HEADED, log);
+        let briefs: Vec<String> = findings.diagnostics().iter().map(brief).collect();
+        assert_eq!(briefs, [*expected], "{log}");
+    }
+}
+
+#[test]
+fn two_files_with_a_test_of_the_same_name_keep_their_own_lines() {
+    let log = "___ test_a ___\nt/test_x.py:7: \n___ test_a ___\nt/test_y.py:9: \n\
+               FAILED t/test_x.py::test_a\nFAILED t/test_y.py::test_a\n";
+    let findings = parse(HEADED, log);
+    let lines: Vec<Option<u32>> = findings.diagnostics().iter().map(|d| d.line).collect();
+    assert_eq!(lines, [Some(7), Some(9)]);
+}
+
+#[test]
+fn a_location_without_a_code_needs_a_heading_pattern() {
+    let without_heading = r#"
+name = "x"
+[[pattern]]
+regex = '^(?P<file>\S+):(?P<line>\d+): $'
+kind = "location"
+"#;
+    let error = definition::compile("x.toml", without_heading)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("needs a heading pattern"), "{error}");
+    let heading_without_code =
+        "name = \"x\"\n[[pattern]]\nregex = '^___ (.+) ___$'\nkind = \"heading\"\n";
+    let error = definition::compile("x.toml", heading_without_code)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("a heading pattern needs a (?P<code>"),
+        "{error}"
+    );
+}

@@ -1,6 +1,6 @@
 //! One run of a `regex` parser over a check's output: each line goes through the skip, summary
-//! and pattern rules in turn, while an open multi-line entry, the last context line and the
-//! locations seen so far carry over from line to line.
+//! and pattern rules in turn, while an open multi-line entry, the last context line, the last
+//! heading and the locations seen so far carry over from line to line.
 
 use std::collections::HashMap;
 
@@ -37,6 +37,10 @@ pub struct RegexSession<'a> {
     parser: &'a RegexParser,
     context: &'a ParseContext,
     locations: HashMap<String, Location>,
+    /// Locations placed under a heading, by (the location's file, the heading's name).
+    headed: HashMap<(String, String), Location>,
+    /// The name the last heading gave, until a location line takes it.
+    heading: Option<String>,
     /// The place the last context line named: the file, and the line when it gives one.
     current: Option<Location>,
     open: Option<OpenEntry>,
@@ -63,14 +67,20 @@ impl ParseSession for RegexSession<'_> {
 
     fn finish(&mut self, findings: &mut Findings) {
         self.close_entry(findings);
-        if self.locations.is_empty() {
+        if self.locations.is_empty() && self.headed.is_empty() {
             return;
         }
         for diagnostic in findings.diagnostics_mut() {
             let Some(code) = &diagnostic.code else {
                 continue;
             };
-            if diagnostic.file.is_some() {
+            if let Some(file) = &diagnostic.file {
+                if diagnostic.line.is_none()
+                    && let Some(location) = self.headed_location(code, file)
+                {
+                    diagnostic.line = location.line;
+                    diagnostic.column = location.column;
+                }
                 continue;
             }
             if let Some(location) = self.locations.get(code) {
@@ -95,6 +105,8 @@ impl<'a> RegexSession<'a> {
             parser,
             context,
             locations: HashMap::new(),
+            headed: HashMap::new(),
+            heading: None,
             current: None,
             open: None,
         }
@@ -156,6 +168,7 @@ impl RegexSession<'_> {
         let outcome = match pattern.kind {
             PatternKind::Location => LineOutcome::Location(index),
             PatternKind::Context => LineOutcome::Context(index),
+            PatternKind::Heading => LineOutcome::Heading(index),
             PatternKind::Finding => LineOutcome::Finding(index),
         };
         match pattern.kind {
@@ -174,6 +187,12 @@ impl RegexSession<'_> {
             }
             PatternKind::Location => self.remember_location(captures),
             PatternKind::Context => self.set_context(captures),
+            PatternKind::Heading => {
+                self.heading = captures
+                    .name("code")
+                    .map(|code| code.as_str().trim().to_string())
+                    .filter(|code| code.len() <= MAX_LOCATION_KEY);
+            }
         }
         outcome
     }
@@ -330,15 +349,22 @@ impl RegexSession<'_> {
         });
     }
 
+    /// Remembers the place a location line gives: for the code it names, or else for the test
+    /// the last heading named (only the first location after a heading counts: the test's own
+    /// frame, before the frames it called).
     fn remember_location(&mut self, captures: &Captures<'_>) {
-        let (Some(code), Some(file)) = (captures.name("code"), captures.name("file")) else {
+        let Some(file) = captures.name("file") else {
             return;
         };
-        if code.as_str().len() > MAX_LOCATION_KEY
-            || file.as_str().len() > MAX_LOCATION_KEY
-            || (self.locations.len() >= MAX_LOCATIONS
-                && !self.locations.contains_key(code.as_str()))
-        {
+        let code = match captures.name("code") {
+            Some(code) => Keyed::Code(code.as_str().to_string()),
+            None => match self.heading.take() {
+                Some(heading) => Keyed::Heading(heading),
+                None => return,
+            },
+        };
+        let full = self.locations.len() + self.headed.len() >= MAX_LOCATIONS;
+        if file.as_str().len() > MAX_LOCATION_KEY || code.name().len() > MAX_LOCATION_KEY || full {
             return;
         }
         let number = |name: &str| captures.name(name).and_then(|m| m.as_str().parse().ok());
@@ -352,8 +378,39 @@ impl RegexSession<'_> {
             line: number("line"),
             column: number("column"),
         };
-        self.locations
-            .entry(code.as_str().to_string())
-            .or_insert(location);
+        match code {
+            Keyed::Code(code) => {
+                self.locations.entry(code).or_insert(location);
+            }
+            Keyed::Heading(heading) => {
+                self.headed
+                    .entry((location.file.clone(), heading))
+                    .or_insert(location);
+            }
+        }
+    }
+
+    /// The location a heading gave for the finding with `code` in `file`: a heading names the
+    /// code's tail after a `::`, with `.` for each further `::` (pytest's `TestCart.test_total`
+    /// for `tests/test_cart.py::TestCart::test_total`).
+    fn headed_location(&self, code: &str, file: &str) -> Option<&Location> {
+        code.match_indices("::").find_map(|(at, _)| {
+            let name = code[at + 2..].replace("::", ".");
+            self.headed.get(&(file.to_string(), name))
+        })
+    }
+}
+
+/// What a location line is for: the code it names, or the test the heading before it named.
+enum Keyed {
+    Code(String),
+    Heading(String),
+}
+
+impl Keyed {
+    fn name(&self) -> &str {
+        match self {
+            Self::Code(name) | Self::Heading(name) => name,
+        }
     }
 }

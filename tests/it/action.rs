@@ -541,3 +541,71 @@ fn the_upload_step_finds_every_file_of_the_default_hidden_state_dir() {
         Vec::<String>::new()
     );
 }
+
+#[test]
+fn failing_tests_are_reported_on_the_line_of_their_own_frame() {
+    crate::support::python_module("pytest");
+    let repo = Repo::new();
+    repo.write(
+        "app/cart.py",
+        "def total(items):\n    return sum(items) + 1\n",
+    );
+    repo.write("app/__init__.py", "");
+    repo.write(
+        "tests/test_cart.py",
+        "from app.cart import total\n\n\n\
+         class TestCart:\n    def test_total(self):\n        assert total([1, 2]) == 3\n\n\n\
+         def test_empty():\n    items = []\n    assert total(items) == 0\n",
+    );
+    repo.write(
+        ".gitignore",
+        "/.refine-loop\n.pytest_cache/\n__pycache__/\n",
+    );
+    repo.write(
+        "refine-loop.toml",
+        "[[gate.check]]\nname = \"pytest\"\nrun = \"python3 -m pytest -p no:cacheprovider tests\"\n\
+         parser = \"pytest\"\n",
+    );
+    repo.commit("two failing tests");
+    let output = repo.run(&["check"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let state = repo.join(".refine-loop");
+    let quality: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state.join("codequality.json")).unwrap())
+            .unwrap();
+    let mut places: Vec<(String, u64)> = quality
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|issue| {
+            (
+                issue["location"]["path"].as_str().unwrap().to_string(),
+                issue["location"]["lines"]["begin"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    places.sort();
+    // The assert lines in the test file, not line 1 and not app/cart.py.
+    assert_eq!(
+        places,
+        [
+            ("tests/test_cart.py".to_string(), 6),
+            ("tests/test_cart.py".to_string(), 11)
+        ]
+    );
+    let sarif: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state.join("report.sarif")).unwrap())
+            .unwrap();
+    let mut lines: Vec<u64> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["locations"][0]["physicalLocation"]["region"]["startLine"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    lines.sort();
+    assert_eq!(lines, [6, 11]);
+}
