@@ -6,8 +6,10 @@
 # `uses: ./` (the action inside the workspace), a build of that checkout; else the release of the
 # tag the action is used at (`@v1.2.3`), and for any other ref (a major tag `@v1`, a branch, a
 # commit SHA) the release of the version the action's own Cargo.toml declares, so the binary
-# always matches the action's scripts. The ref comes from github.action_ref;
-# GITHUB_ACTION_REPOSITORY is empty inside composite steps (actions/runner#2473).
+# always matches the action's scripts. The ref and the repository come from github.action_ref
+# and github.action_repository; inside composite steps the runner may leave those (and
+# GITHUB_ACTION_REPOSITORY) empty (actions/runner#2473), and then they are read from the action's
+# path, which the runner lays out as .../_actions/<owner>/<repository>/<ref>.
 #
 # `install.sh resolve` only decides: it writes `version` (and, for a source build, the
 # `cache-key` of cargo's downloads and build folder) to $GITHUB_OUTPUT, for the cache step.
@@ -17,9 +19,15 @@ action=${REFINE_LOOP_ACTION_PATH:?the action path is not set}
 bin_dir=${RUNNER_TEMP:-/tmp}/refine-loop-bin
 target_dir=${RUNNER_TEMP:-/tmp}/refine-loop-target
 
+path_repo='' path_ref=''
+if [[ $action =~ /_actions/([^/]+)/([^/]+)/([^/]+)(/|$) ]]; then
+  path_repo="${BASH_REMATCH[1]}/${BASH_REMATCH[2]}"
+  path_ref=${BASH_REMATCH[3]}
+fi
+
 version=${REFINE_LOOP_ACTION_VERSION:-}
 if [[ -z $version ]]; then
-  ref=${REFINE_LOOP_ACTION_REF:-}
+  ref=${REFINE_LOOP_ACTION_REF:-$path_ref}
   workspace=${GITHUB_WORKSPACE:-}
   if [[ -n $workspace && ( $action == "$workspace" || $action == "$workspace"/* ) ]]; then
     version=source
@@ -65,7 +73,7 @@ else
     macOS-ARM64) triple=aarch64-apple-darwin ;;
     *) echo "refine-loop: no release for ${RUNNER_OS:-?}-${RUNNER_ARCH:-?}; use version: source" >&2; exit 1 ;;
   esac
-  repo=${REFINE_LOOP_RELEASE_REPO:-${REFINE_LOOP_ACTION_REPOSITORY:-${GITHUB_ACTION_REPOSITORY:-refine-loop/refine-loop-action}}}
+  repo=${REFINE_LOOP_RELEASE_REPO:-${REFINE_LOOP_ACTION_REPOSITORY:-${GITHUB_ACTION_REPOSITORY:-${path_repo:-refine-loop/refine-loop-action}}}}
   if [[ -n ${REFINE_LOOP_RELEASE_BASE:-} ]]; then
     base=$REFINE_LOOP_RELEASE_BASE # a mirror (or, in the tests, a local folder)
   elif [[ $version == latest ]]; then

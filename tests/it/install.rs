@@ -216,3 +216,61 @@ fn resolve_names_the_version_and_a_cache_key_only_for_a_source_build() {
         }
     }
 }
+
+#[test]
+fn with_no_ref_and_no_repository_from_the_runner_the_action_path_names_them() {
+    // The runner's layout of a used action: .../_actions/<owner>/<repository>/<ref>.
+    let runner = tempfile::tempdir().unwrap();
+    let action = runner
+        .path()
+        .join("_actions/acme/refine-loop-action/v9.8.7");
+    std::fs::create_dir_all(action.join("ci/action")).unwrap();
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/ci/action/install.sh"),
+        action.join("ci/action/install.sh"),
+    )
+    .unwrap();
+    let outputs = runner.path().join("output");
+    let resolved = Command::new("bash")
+        .arg(action.join("ci/action/install.sh"))
+        .arg("resolve")
+        .env("REFINE_LOOP_ACTION_PATH", &action)
+        .env("REFINE_LOOP_ACTION_VERSION", "")
+        .env("REFINE_LOOP_ACTION_REF", "")
+        .env("GITHUB_OUTPUT", &outputs)
+        .env_remove("GITHUB_WORKSPACE")
+        .output()
+        .unwrap();
+    assert!(resolved.status.success(), "{resolved:?}");
+    let written = std::fs::read_to_string(&outputs).unwrap();
+    assert!(written.lines().any(|l| l == "version=v9.8.7"), "{written}");
+
+    // The install names the repository from the path too. curl goes through a proxy here (a
+    // local server that refuses every tunnel), so nothing leaves the machine.
+    let server = crate::http_server::Server::start(|_, _| {
+        crate::http_server::Response::json(404, r#"{"message":"Not Found"}"#)
+    });
+    let installed = Command::new("bash")
+        .arg(action.join("ci/action/install.sh"))
+        .env("REFINE_LOOP_ACTION_PATH", &action)
+        .env("REFINE_LOOP_ACTION_VERSION", "v9.8.7")
+        .env("REFINE_LOOP_ACTION_REPOSITORY", "")
+        .env("GITHUB_ACTION_REPOSITORY", "")
+        .env_remove("GITHUB_WORKSPACE")
+        .env_remove("REFINE_LOOP_RELEASE_BASE")
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .env("HTTPS_PROXY", &server.base)
+        .env("https_proxy", &server.base)
+        .env("RUNNER_OS", "Linux")
+        .env("RUNNER_ARCH", "X64")
+        .env("RUNNER_TEMP", runner.path())
+        .output()
+        .unwrap();
+    assert_eq!(installed.status.code(), Some(1), "{installed:?}");
+    let stderr = String::from_utf8_lossy(&installed.stderr);
+    assert!(
+        stderr.contains("at https://github.com/acme/refine-loop-action/releases/download/v9.8.7 "),
+        "{stderr}"
+    );
+}
