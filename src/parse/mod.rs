@@ -24,7 +24,7 @@ pub use catalogue::Catalogue;
 pub use error::{DefinitionError, InvalidValue, line_and_column, one_line};
 pub use findings::Findings;
 pub use paths::{NormalizedPath, normalize_path, normalize_path_marked, resolve_path};
-pub use preprocess::{LineAssembler, MAX_LINE_BYTES, clean_line};
+pub use preprocess::{LineAssembler, MAX_LINE_BYTES, clean_line, without_escapes};
 pub use problem_matcher::{ProblemMatcher, compile_matchers};
 pub use regex_parser::RegexParser;
 

@@ -106,6 +106,16 @@ pub fn clean_line(raw: &[u8]) -> Cow<'_, str> {
     }
 }
 
+/// `text` without its ECMA-48 escape sequences, for text that did not come through
+/// [`clean_line`] (what a structured parser decoded, say).
+pub fn without_escapes(text: &str) -> Cow<'_, str> {
+    if text.contains('\x1b') {
+        Cow::Owned(String::from_utf8_lossy(&strip_escapes(text.as_bytes())).into_owned())
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
 /// Removes ECMA-48 escape sequences: CSI (`ESC [ … final`), OSC (`ESC ] … BEL|ESC \`), and
 /// two-byte escapes.
 fn strip_escapes(raw: &[u8]) -> Vec<u8> {
@@ -166,6 +176,15 @@ mod tests {
         }
         assembler.finish(&mut |line| lines.push(line.to_string()));
         lines
+    }
+
+    #[test]
+    fn escapes_leave_text_of_many_lines_otherwise_alone() {
+        assert_eq!(
+            without_escapes("\x1b[1;31ma\x1b[0m\n  b\r\nc – ü"),
+            "a\n  b\r\nc – ü"
+        );
+        assert!(matches!(without_escapes("plain"), Cow::Borrowed("plain")));
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub enum CiReportError {
     #[error("cannot render {JUNIT_FILE}: {source}")]
     Junit {
         #[source]
-        source: quick_junit::SerializeError,
+        source: std::io::Error,
     },
     #[error("cannot render {file}: {source}")]
     Json {

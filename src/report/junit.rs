@@ -1,47 +1,94 @@
-//! `junit.xml`: one test suite per category, one test case per check and per remaining finding.
+//! `junit.xml`: one test suite per category, one test case per check and per remaining finding,
+//! in the shape junit-10.xsd (the schema of Jenkins' xunit plugin) allows, which is also what
+//! GitLab reads: `testsuites` › `testsuite` › `testcase` (`name`, `classname`, `time`) with a
+//! `failure` or `error` (`message`, `type`, text) and `system-out`.
+//!
+//! Written element by element with quick-xml: the schema allows no attribute beyond its own (no
+//! `file` or `line` on a case, no `skipped` on `testsuites`) and no `properties` in a case, so a
+//! finding's place is in its case's name and failure text and a check's exit code or signal in
+//! its `system-out`.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::io;
 use std::time::Duration;
 
-use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+use quick_xml::Writer;
+use quick_xml::events::{BytesDecl, BytesText, Event};
 
 use super::ci::{CiCheck, CiReportError, CiReportInput, Finding};
 use crate::gate::INFRA_CATEGORY;
 use crate::model::{CheckRecord, CheckStatus};
 
 /// Renders the report as JUnit XML. A check's case fails when the check failed (an `<error>`
-/// when it gave no result, under `infra`); every finding is a failed case of its own, with its
-/// file and line on the case. Every element carries `time` (0 for findings).
+/// when it gave no result, under `infra`); every finding is a failed case of its own, named by
+/// its file, line and rule. Every suite and case carries `time` (0 for findings).
 pub fn render_junit(input: &CiReportInput<'_>) -> Result<Vec<u8>, CiReportError> {
-    let mut suites: BTreeMap<&str, TestSuite> = BTreeMap::new();
-    let mut times: BTreeMap<&str, Duration> = BTreeMap::new();
+    let mut suites: BTreeMap<&str, Suite> = BTreeMap::new();
     for check in &input.checks {
-        let category = check_category(check.record);
-        let duration = Duration::from_millis(check.record.duration_ms);
-        *times.entry(category).or_default() += duration;
-        suite(&mut suites, category).add_test_case(check_case(check, duration));
+        let suite = suites.entry(check_category(check.record)).or_default();
+        let case = check_case(check);
+        suite.time += case.time;
+        suite.cases.push(case);
     }
     let findings = input.findings();
     for finding in &findings {
-        suite(&mut suites, finding.category()).add_test_case(finding_case(finding));
+        let suite = suites.entry(finding.category()).or_default();
+        suite.cases.push(finding_case(finding));
     }
-    let mut report = Report::new("refine-loop");
-    let mut total = Duration::ZERO;
-    for (category, mut suite) in suites {
-        let time = times.get(category).copied().unwrap_or_default();
-        total += time;
-        suite.set_time(time);
-        report.add_test_suite(suite);
+    write_document(&suites).map_err(|source| CiReportError::Junit { source })
+}
+
+/// One `<testsuite>`: a category's cases and the time its checks took.
+#[derive(Debug, Default)]
+struct Suite {
+    time: Duration,
+    cases: Vec<Case>,
+}
+
+impl Suite {
+    /// How many of the cases ended in `kind`.
+    fn count(&self, kind: Kind) -> usize {
+        self.cases
+            .iter()
+            .filter(|case| case.outcome.as_ref().is_some_and(|o| o.kind == kind))
+            .count()
     }
-    report.set_time(total);
-    let mut bytes = Vec::new();
-    report
-        .serialize(&mut bytes)
-        .map_err(|source| CiReportError::Junit { source })?;
-    if !bytes.ends_with(b"\n") {
-        bytes.push(b'\n');
+}
+
+/// One `<testcase>`.
+#[derive(Debug)]
+struct Case {
+    name: String,
+    classname: String,
+    time: Duration,
+    /// None when the case passed.
+    outcome: Option<Outcome>,
+    system_out: Option<String>,
+}
+
+/// A case's `<failure>` or `<error>`.
+#[derive(Debug)]
+struct Outcome {
+    kind: Kind,
+    message: String,
+    ty: String,
+    text: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Failure,
+    Error,
+}
+
+impl Kind {
+    fn element(self) -> &'static str {
+        match self {
+            Kind::Failure => "failure",
+            Kind::Error => "error",
+        }
     }
-    Ok(bytes)
 }
 
 /// The category a check's own result counts under: its own, or `infra` when it gave no result.
@@ -52,39 +99,39 @@ fn check_category(record: &CheckRecord) -> &str {
     }
 }
 
-fn suite<'s, 'a>(suites: &'s mut BTreeMap<&'a str, TestSuite>, name: &'a str) -> &'s mut TestSuite {
-    suites.entry(name).or_insert_with(|| TestSuite::new(name))
-}
-
-fn check_case(check: &CiCheck<'_>, duration: Duration) -> TestCase {
+fn check_case(check: &CiCheck<'_>) -> Case {
     let record = check.record;
-    let status = match record.status {
-        CheckStatus::Passed => TestCaseStatus::success(),
-        CheckStatus::Failed => {
-            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-            status
-                .set_message(failure_message(check))
-                .set_type("check failed");
-            status
-        }
-        CheckStatus::Infra => {
-            let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
-            status
-                .set_message(record.infra_reason.as_deref().unwrap_or("gave no result"))
-                .set_type("infra");
-            status
-        }
+    let outcome = match record.status {
+        CheckStatus::Passed => None,
+        CheckStatus::Failed => Some(Outcome {
+            kind: Kind::Failure,
+            message: failure_message(check),
+            ty: "check failed".into(),
+            text: None,
+        }),
+        CheckStatus::Infra => Some(Outcome {
+            kind: Kind::Error,
+            message: record
+                .infra_reason
+                .as_deref()
+                .unwrap_or("gave no result")
+                .into(),
+            ty: "infra".into(),
+            text: None,
+        }),
     };
-    let mut case = TestCase::new(record.name.as_str(), status);
-    case.set_classname(record.category.as_str())
-        .set_time(duration);
-    if let Some(code) = record.exit_code {
-        case.add_property(Property::new("exit_code", code.to_string()));
+    // How the check's process ended, one `name: value` line each.
+    let ended: Vec<String> = [("exit code", record.exit_code), ("signal", record.signal)]
+        .into_iter()
+        .filter_map(|(name, value)| Some(format!("{name}: {}", value?)))
+        .collect();
+    Case {
+        name: record.name.clone(),
+        classname: record.category.clone(),
+        time: Duration::from_millis(record.duration_ms),
+        outcome,
+        system_out: (!ended.is_empty()).then(|| ended.join("\n")),
     }
-    if let Some(signal) = record.signal {
-        case.add_property(Property::new("signal", signal.to_string()));
-    }
-    case
 }
 
 /// `exited with code 1: 2 errors, 1 warning`, and why nothing was read when that is so.
@@ -107,28 +154,28 @@ fn failure_message(check: &CiCheck<'_>) -> String {
     )
 }
 
-fn finding_case(finding: &Finding<'_>) -> TestCase {
+/// A finding's case: its place and rule as the name, its check as the class, its message as the
+/// failure's, and `severity: file:line:column: code: message` (with the tool's further lines)
+/// as the failure's text.
+fn finding_case(finding: &Finding<'_>) -> Case {
     let diagnostic = finding.diagnostic;
-    let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-    let mut description = format!("{}: {}", diagnostic.severity.as_str(), diagnostic.detail());
+    let mut text = format!("{}: {}", diagnostic.severity.as_str(), diagnostic.detail());
     if let Some(body) = &diagnostic.body {
-        description.push('\n');
-        description.push_str(body);
+        text.push('\n');
+        text.push_str(body);
     }
-    status
-        .set_message(finding.message())
-        .set_type(finding.rule())
-        .set_description(description);
-    let mut case = TestCase::new(case_name(finding), status);
-    case.set_classname(finding.check.name.as_str())
-        .set_time(Duration::ZERO);
-    if let Some(path) = finding.path() {
-        case.extra.insert("file".into(), path.into());
+    Case {
+        name: case_name(finding),
+        classname: finding.check.name.clone(),
+        time: Duration::ZERO,
+        outcome: Some(Outcome {
+            kind: Kind::Failure,
+            message: finding.message(),
+            ty: finding.rule().into(),
+            text: Some(text),
+        }),
+        system_out: None,
     }
-    if let Some(line) = finding.line() {
-        case.extra.insert("line".into(), line.to_string().into());
-    }
-    case
 }
 
 /// `src/a.py:12:5: E711`: where the finding is and which rule, without its message.
@@ -143,8 +190,116 @@ fn case_name(finding: &Finding<'_>) -> String {
     format!("{name}: {}", finding.rule())
 }
 
+fn write_document(suites: &BTreeMap<&str, Suite>) -> io::Result<Vec<u8>> {
+    let mut writer = Writer::new_with_indent(Vec::new(), b' ', 4);
+    writer.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
+    let (mut tests, mut failures, mut errors, mut time) = (0, 0, 0, Duration::ZERO);
+    for suite in suites.values() {
+        tests += suite.cases.len();
+        failures += suite.count(Kind::Failure);
+        errors += suite.count(Kind::Error);
+        time += suite.time;
+    }
+    writer
+        .create_element("testsuites")
+        .with_attributes([
+            ("name", "refine-loop"),
+            ("tests", &tests.to_string()),
+            ("failures", &failures.to_string()),
+            ("errors", &errors.to_string()),
+            ("time", &seconds(time)),
+        ])
+        .write_inner_content(|writer| {
+            for (name, suite) in suites {
+                write_suite(writer, name, suite)?;
+            }
+            Ok(())
+        })?;
+    let mut bytes = writer.into_inner();
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+fn write_suite(writer: &mut Writer<Vec<u8>>, name: &str, suite: &Suite) -> io::Result<()> {
+    writer
+        .create_element("testsuite")
+        .with_attributes([
+            ("name", xml_text(name).as_ref()),
+            ("tests", &suite.cases.len().to_string()),
+            ("skipped", "0"),
+            ("errors", &suite.count(Kind::Error).to_string()),
+            ("failures", &suite.count(Kind::Failure).to_string()),
+            ("time", &seconds(suite.time)),
+        ])
+        .write_inner_content(|writer| {
+            for case in &suite.cases {
+                write_case(writer, case)?;
+            }
+            Ok(())
+        })?;
+    Ok(())
+}
+
+fn write_case(writer: &mut Writer<Vec<u8>>, case: &Case) -> io::Result<()> {
+    let element = writer.create_element("testcase").with_attributes([
+        ("name", xml_text(&case.name).as_ref()),
+        ("classname", xml_text(&case.classname).as_ref()),
+        ("time", &seconds(case.time)),
+    ]);
+    if case.outcome.is_none() && case.system_out.is_none() {
+        element.write_empty()?;
+        return Ok(());
+    }
+    element.write_inner_content(|writer| {
+        if let Some(outcome) = &case.outcome {
+            let element = writer
+                .create_element(outcome.kind.element())
+                .with_attributes([
+                    ("message", xml_text(&outcome.message).as_ref()),
+                    ("type", xml_text(&outcome.ty).as_ref()),
+                ]);
+            match &outcome.text {
+                Some(text) => element.write_text_content(BytesText::new(&xml_text(text)))?,
+                None => element.write_empty()?,
+            };
+        }
+        if let Some(out) = &case.system_out {
+            writer
+                .create_element("system-out")
+                .write_text_content(BytesText::new(&xml_text(out)))?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// Seconds with three decimals (junit-10.xsd's `SUREFIRE_TIME` allows no more).
+fn seconds(time: Duration) -> String {
+    format!("{:.3}", time.as_secs_f64())
+}
+
+/// `text` as XML 1.0 can hold it (quick-xml escapes the rest): without ANSI escapes (a tool's
+/// colours) and without the characters XML 1.0 forbids outright, one of which leaves the whole
+/// file unreadable.
+fn xml_text(text: &str) -> Cow<'_, str> {
+    let text = crate::parse::without_escapes(text);
+    if text.contains(forbidden_in_xml) {
+        Cow::Owned(text.replace(forbidden_in_xml, ""))
+    } else {
+        text
+    }
+}
+
+/// Control characters other than tab, newline and carriage return, and U+FFFE and U+FFFF: the
+/// characters outside XML 1.0's `Char` a Rust string can hold.
+fn forbidden_in_xml(c: char) -> bool {
+    matches!(c, '\0'..='\x08' | '\x0b' | '\x0c' | '\x0e'..='\x1f' | '\u{fffe}' | '\u{ffff}')
+}
+
 #[cfg(test)]
 mod tests {
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus};
+
     use super::*;
     use crate::report::fixture;
 
@@ -154,9 +309,195 @@ mod tests {
         String::from_utf8(render_junit(&fixture::input(&records, &findings)).unwrap()).unwrap()
     }
 
+    /// A gate run with failures of every kind: a failed check whose findings have paths with
+    /// spaces, non-ASCII and XML's special characters, a line but no column, no line, no path,
+    /// a path outside the target, and text with ANSI escapes and characters XML 1.0 forbids; a
+    /// check killed by a signal; and a check that gave no result (an infrastructure error).
+    fn failing_run_xml() -> String {
+        let mut records = fixture::records();
+        records[1].status = CheckStatus::Infra;
+        records[1].exit_code = Some(127);
+        records[1].infra_reason =
+            Some("command not found: \"py<test>\" & co (exit code 127)".into());
+        let mut killed = records[0].clone();
+        killed.name = "mypy <strict>".into();
+        killed.category = "types & \"checks\"".into();
+        killed.exit_code = None;
+        killed.signal = Some(9);
+        records.push(killed);
+        let mut findings = fixture::findings();
+        let first = findings[0].clone();
+        let finding = |file: Option<&str>, line, column, code: Option<&str>, message: &str| {
+            let mut diagnostic = first.clone();
+            diagnostic.file = file.map(Into::into);
+            diagnostic.line = line;
+            diagnostic.column = column;
+            diagnostic.code = code.map(Into::into);
+            diagnostic.message = message.into();
+            diagnostic.fingerprint = String::new();
+            diagnostic
+        };
+        let mut spaced = finding(
+            Some("src/my dir/grüße <&> \"q\" 'a'.py"),
+            Some(3),
+            Some(1),
+            Some("F401"),
+            "`os` imported but unused \u{1b}[1;31mred\u{1b}[0m \u{7}\u{c}\u{ffff}\u{fffe} end",
+        );
+        spaced.body = Some("  |\n3 | import os  # <&>\n  | ^^ \u{1b}[2mhere\u{1b}[0m".into());
+        let mut outside = finding(
+            Some("/usr/lib/python3/site.py"),
+            Some(1),
+            Some(2),
+            None,
+            "outside the target",
+        );
+        outside.outside_target = true;
+        findings.extend([
+            spaced,
+            finding(
+                Some("docs/a b.md"),
+                Some(9),
+                None,
+                Some("MD013"),
+                "line too long",
+            ),
+            finding(Some("setup.cfg"), None, None, Some("CFG1"), "no line here"),
+            finding(
+                None,
+                None,
+                None,
+                None,
+                "the gate printed an error with no file",
+            ),
+            outside,
+        ]);
+        let mut types = findings[0].clone();
+        types.category = Some("types".into());
+        types.message = "Incompatible return value type (got \"int\", expected \"str\")".into();
+        let types = [types];
+        let input = CiReportInput {
+            checks: vec![
+                CiCheck {
+                    record: &records[0],
+                    findings: &findings,
+                },
+                CiCheck {
+                    record: &records[1],
+                    findings: &[],
+                },
+                CiCheck {
+                    record: &records[2],
+                    findings: &types,
+                },
+            ],
+            ..fixture::input(&records, &[])
+        };
+        String::from_utf8(render_junit(&input).unwrap()).unwrap()
+    }
+
+    /// libxml2's verdict on `xml` against junit-10.xsd, through lxml (whose wheel bundles it):
+    /// Ok with what the validator printed, or Err with its errors. A missing schema or lxml
+    /// fails the test, telling to run scripts/test, which installs both into .tools/.
+    fn validate_junit(xml: &str) -> Result<String, String> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let tools = root.join(".tools");
+        let xsd = tools.join("xsd/junit-10.xsd");
+        assert!(
+            xsd.is_file(),
+            "{} is missing: run scripts/test, which fetches it into .tools/",
+            xsd.display()
+        );
+        let mut python_path = vec![tools.join("python")];
+        python_path.extend(std::env::split_paths(
+            &std::env::var_os("PYTHONPATH").unwrap_or_default(),
+        ));
+        let python_path = std::env::join_paths(python_path).unwrap();
+        let python = |args: &[&std::ffi::OsStr]| {
+            std::process::Command::new("python3")
+                .args(args)
+                .env("PYTHONPATH", &python_path)
+                .output()
+                .expect("python3 runs")
+        };
+        assert!(
+            python(&["-c".as_ref(), "import lxml.etree".as_ref()])
+                .status
+                .success(),
+            "lxml is not installed: run scripts/test, which installs the pinned tools into .tools/"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("junit.xml");
+        std::fs::write(&file, xml).unwrap();
+        let script = root.join("scripts/tools/validate_junit.py");
+        let output = python(&[script.as_ref(), xsd.as_ref(), file.as_ref()]);
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        if output.status.success() {
+            Ok(said)
+        } else {
+            Err(said)
+        }
+    }
+
+    #[track_caller]
+    fn assert_valid_junit(xml: &str) {
+        if let Err(errors) = validate_junit(xml) {
+            panic!("not valid against junit-10.xsd:\n{errors}\n{xml}");
+        }
+    }
+
+    #[test]
+    fn valid_against_the_junit_10_xsd() {
+        assert_valid_junit(&failing_run_xml());
+        assert_valid_junit(&fixture_xml());
+        let records = fixture::records();
+        let nothing = CiReportInput {
+            checks: Vec::new(),
+            ..fixture::input(&records, &[])
+        };
+        assert_valid_junit(&String::from_utf8(render_junit(&nothing).unwrap()).unwrap());
+    }
+
+    #[test]
+    fn the_junit_10_xsd_rejects_what_it_should() {
+        // The validator is live: an attribute the schema does not declare on a test case, a
+        // property list inside one and a test suite without its counts all fail.
+        let xml = fixture_xml();
+        let case = "<testcase name=\"ruff\"";
+        for (changed, error) in [
+            (
+                xml.replacen(case, &format!("{case} file=\"src/app.py\""), 1),
+                "Element 'testcase', attribute 'file': The attribute 'file' is not allowed.",
+            ),
+            (
+                xml.replacen(
+                    "</testcase>",
+                    "<properties><property name=\"a\" value=\"b\"/></properties></testcase>",
+                    1,
+                ),
+                "Element 'properties': This element is not expected.",
+            ),
+            (
+                xml.replacen(" tests=\"4\"", "", 1),
+                "Element 'testsuite': The attribute 'tests' is required but missing.",
+            ),
+        ] {
+            assert_ne!(changed, xml);
+            match validate_junit(&changed) {
+                Ok(said) => panic!("accepted: {said}\n{changed}"),
+                Err(errors) => assert!(errors.contains(error), "{errors}"),
+            }
+        }
+    }
+
     #[test]
     fn snapshot() {
         insta::assert_snapshot!("junit_xml", &fixture_xml());
+        insta::assert_snapshot!("junit_xml_failing_run", &failing_run_xml());
     }
 
     #[test]
@@ -200,40 +541,108 @@ mod tests {
             }
             other => panic!("the failed check passed: {other:?}"),
         }
-        assert_eq!(check.properties[0].value.as_str(), "1");
+        assert_eq!(system_out(check), Some("exit code: 1"));
 
+        // A finding's place is in its case's name and its failure's text, not in attributes
+        // junit-10.xsd has no room for.
         let escaped = &lint.test_cases[1];
-        assert_eq!(
-            escaped.extra.get("file").map(|v| v.as_str()),
-            Some("src/app.py")
-        );
-        assert_eq!(escaped.extra.get("line").map(|v| v.as_str()), Some("12"));
+        assert_eq!(escaped.name.as_str(), "src/app.py:12:5: E711");
+        assert_eq!(escaped.classname.as_ref().map(|c| c.as_str()), Some("ruff"));
+        assert!(escaped.extra.is_empty() && escaped.properties.is_empty());
         assert_eq!(escaped.time, Some(Duration::ZERO));
-        match &escaped.status {
-            TestCaseStatus::NonSuccess { message, ty, .. } => {
-                assert_eq!(
-                    message.as_ref().map(|m| m.as_str()),
-                    Some(fixture::findings()[0].message.as_str())
-                );
-                assert_eq!(ty.as_ref().map(|t| t.as_str()), Some("E711"));
-            }
-            other => panic!("a finding passed: {other:?}"),
-        }
-        let unicode = &lint.test_cases[2];
-        assert_eq!(
-            unicode.extra.get("file").map(|v| v.as_str()),
-            Some("docs/grüße.py")
-        );
-        let no_line = &lint.test_cases[3];
-        assert_eq!(
-            no_line.extra.get("file").map(|v| v.as_str()),
-            Some("pyproject.toml")
-        );
-        assert_eq!(no_line.extra.get("line"), None);
+        let (message, ty, text) = failure(escaped);
+        assert_eq!(message, fixture::findings()[0].message);
+        assert_eq!(ty, "E711");
+        assert_eq!(text, format!("error: {}", fixture::findings()[0].detail()));
+        assert!(text.starts_with("error: src/app.py:12:5: E711: "));
+        let names: Vec<&str> = lint.test_cases[2..]
+            .iter()
+            .map(|case| case.name.as_str())
+            .collect();
+        assert_eq!(names, ["docs/grüße.py:7: E501", "pyproject.toml: ruff"]);
 
         let passed = &report.test_suites[1].test_cases[0];
         assert_eq!(passed.status, TestCaseStatus::success());
         assert_eq!(passed.time, Some(Duration::from_millis(2250)));
+        assert_eq!(system_out(passed), Some("exit code: 0"));
+    }
+
+    fn system_out(case: &TestCase) -> Option<&str> {
+        case.system_out.as_ref().map(|out| out.as_str())
+    }
+
+    /// A failed case's failure: message, type and text.
+    #[track_caller]
+    fn failure(case: &TestCase) -> (String, String, String) {
+        match &case.status {
+            TestCaseStatus::NonSuccess {
+                kind: NonSuccessKind::Failure,
+                message,
+                ty,
+                description,
+                ..
+            } => {
+                let text = |value: &Option<quick_junit::XmlString>| {
+                    value.as_ref().map(|v| v.to_string()).unwrap_or_default()
+                };
+                (text(message), text(ty), text(description))
+            }
+            other => panic!("{} did not fail: {other:?}", case.name.as_str()),
+        }
+    }
+
+    #[test]
+    fn a_failing_run_keeps_what_the_schema_has_no_room_for_where_readers_see_it() {
+        let report = Report::deserialize_from_str(&failing_run_xml()).unwrap();
+        assert_eq!((report.tests, report.failures, report.errors), (12, 11, 1));
+        let names: Vec<&str> = report.test_suites.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["infra", "lint", "types", "types & \"checks\""]);
+        let [infra, lint, types, killed] = &report.test_suites[..] else {
+            unreachable!()
+        };
+        assert_eq!(system_out(&infra.test_cases[0]), Some("exit code: 127"));
+        let killed = &killed.test_cases[0];
+        assert_eq!(killed.name.as_str(), "mypy <strict>");
+        assert_eq!(system_out(killed), Some("signal: 9"));
+        assert_eq!(
+            failure(killed).0,
+            "was killed by signal 9: 1 error, 1 warning"
+        );
+        assert_eq!(
+            types.test_cases[0].classname.as_ref().map(|c| c.as_str()),
+            Some("mypy <strict>")
+        );
+
+        let cases: Vec<&str> = lint.test_cases[4..]
+            .iter()
+            .map(|case| case.name.as_str())
+            .collect();
+        assert_eq!(
+            cases,
+            [
+                "src/my dir/grüße <&> \"q\" 'a'.py:3:1: F401",
+                "docs/a b.md:9: MD013",
+                "setup.cfg: CFG1",
+                "(no file): ruff",
+                "(no file): ruff",
+            ]
+        );
+        // Escapes and the characters XML 1.0 forbids are gone; the rest of the text is kept.
+        let (message, _, text) = failure(&lint.test_cases[4]);
+        assert_eq!(message, "`os` imported but unused red  end");
+        assert_eq!(
+            text,
+            "error: src/my dir/grüße <&> \"q\" 'a'.py:3:1: F401: `os` imported but unused red  end\n  |\n3 | import os  # <&>\n  | ^^ here"
+        );
+        let (message, _, text) = failure(&lint.test_cases[8]);
+        assert_eq!(
+            message,
+            "outside the target (at /usr/lib/python3/site.py:1:2)"
+        );
+        assert_eq!(
+            text,
+            "error: /usr/lib/python3/site.py:1:2: outside the target"
+        );
     }
 
     #[test]
@@ -259,5 +668,6 @@ mod tests {
             }
             other => panic!("the infra check passed: {other:?}"),
         }
+        assert_eq!(system_out(&infra.test_cases[0]), Some("exit code: 127"));
     }
 }
