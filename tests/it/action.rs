@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::support::{Repo, binary, build_repo};
+use crate::support::{Repo, assert_valid_junit, binary, build_repo};
 
 #[test]
 fn the_action_script_writes_outputs_summary_and_annotations_within_githubs_limits() {
@@ -98,6 +98,7 @@ fn the_action_script_writes_outputs_summary_and_annotations_within_githubs_limit
     assert_eq!(quality.as_array().unwrap().len(), 13);
     let junit = std::fs::read_to_string(state.join("junit.xml")).unwrap();
     assert!(junit.contains("<testsuite name=\"lint\""), "{junit}");
+    assert_valid_junit(&state.join("junit.xml"));
 }
 
 /// Runs `ci/action/run.sh` in `repo` as the composite action does, with a fake GitHub
@@ -147,6 +148,7 @@ fn assert_published(repo: &Repo, github: &std::path::Path, outcome: &str) -> Str
     ] {
         assert!(state.join(file).is_file(), "{file} was not written");
     }
+    assert_valid_junit(&state.join("junit.xml"));
     let outputs = std::fs::read_to_string(github.join("output")).unwrap();
     for name in [
         "stop-reason",
@@ -342,6 +344,7 @@ fn the_ci_reports_name_paths_from_the_repository_root_whatever_the_target() {
     }
     let junit = std::fs::read_to_string(state.join("junit.xml")).unwrap();
     assert!(junit.contains("services/shop/cart.py"), "{junit}");
+    assert_valid_junit(&state.join("junit.xml"));
 }
 
 #[test]

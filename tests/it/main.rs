@@ -21,6 +21,7 @@ mod http_server;
 mod init;
 mod install;
 mod isolate;
+mod junit_xml;
 mod merge;
 mod network_surface;
 mod parse_command;

@@ -67,6 +67,35 @@ pub fn python_module(module: &str) {
     );
 }
 
+/// Fails the test, with libxml2's errors, unless `file` is valid against junit-10.xsd (the JUnit
+/// schema of Jenkins' xunit plugin), checked with lxml; a missing schema or lxml fails it with
+/// one line naming the script that installs both into .tools/.
+pub fn assert_valid_junit(file: &Path) {
+    let xsd = tools_dir().join("xsd/junit-10.xsd");
+    assert!(
+        xsd.is_file(),
+        "{} is missing: run scripts/test, which fetches it into .tools/",
+        xsd.display()
+    );
+    python_module("lxml.etree");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/tools/validate_junit.py");
+    let output = Command::new("python3")
+        .arg(script)
+        .arg(&xsd)
+        .arg(file)
+        .env("PYTHONPATH", python_path_with_tools())
+        .output()
+        .expect("run python3");
+    assert!(
+        output.status.success(),
+        "{} is not valid against junit-10.xsd:\n{}{}\n{}",
+        file.display(),
+        stdout(&output),
+        stderr(&output),
+        std::fs::read_to_string(file).unwrap_or_default()
+    );
+}
+
 /// A temporary git repository with one commit.
 pub struct Repo {
     dir: tempfile::TempDir,
