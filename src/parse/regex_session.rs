@@ -2,28 +2,16 @@
 //! and pattern rules in turn, while an open multi-line entry, the last context line, the last
 //! heading and the locations seen so far carry over from line to line.
 
-use std::collections::HashMap;
-
 use regex::{Captures, SetMatches};
 
 use super::draft::{Draft, apply_summary};
+use super::locations::{Key, Location, Locations, MAX_KEY};
 use super::regex_parser::{CompiledPattern, PatternKind, RegexParser};
 use super::{Findings, LineOutcome, ParseContext, ParseSession, resolve_path};
 use crate::model::{Diagnostic, Severity};
 
-/// Locations remembered for `location` patterns; beyond this they are not kept.
-const MAX_LOCATIONS: usize = 10_000;
-/// A location's code or path longer than this is not remembered.
-const MAX_LOCATION_KEY: usize = 1_000;
 /// A multi-line entry is closed after this many lines, whatever follows.
 const MAX_ENTRY_LINES: usize = 1_000;
-
-#[derive(Debug)]
-struct Location {
-    file: String,
-    line: Option<u32>,
-    column: Option<u32>,
-}
 
 #[derive(Debug)]
 struct OpenEntry {
@@ -36,9 +24,7 @@ struct OpenEntry {
 pub struct RegexSession<'a> {
     parser: &'a RegexParser,
     context: &'a ParseContext,
-    locations: HashMap<String, Location>,
-    /// Locations placed under a heading, by (the location's file, the heading's name).
-    headed: HashMap<(String, String), Location>,
+    locations: Locations,
     /// The name the last heading gave, until a location line takes it.
     heading: Option<String>,
     /// The place the last context line named: the file, and the line when it gives one.
@@ -67,33 +53,11 @@ impl ParseSession for RegexSession<'_> {
 
     fn finish(&mut self, findings: &mut Findings) {
         self.close_entry(findings);
-        if self.locations.is_empty() && self.headed.is_empty() {
+        if self.locations.is_empty() {
             return;
         }
         for diagnostic in findings.diagnostics_mut() {
-            let Some(code) = &diagnostic.code else {
-                continue;
-            };
-            if let Some(file) = &diagnostic.file {
-                if diagnostic.line.is_none()
-                    && let Some(location) = self.headed_location(code, file)
-                {
-                    diagnostic.line = location.line;
-                    diagnostic.column = location.column;
-                }
-                continue;
-            }
-            if let Some(location) = self.locations.get(code) {
-                diagnostic.file = Some(location.file.clone());
-                diagnostic.line = location.line;
-                diagnostic.column = location.column;
-                diagnostic.fingerprint = Diagnostic::compute_fingerprint(
-                    &self.parser.name,
-                    diagnostic.code.as_deref(),
-                    diagnostic.file.as_deref(),
-                    &diagnostic.message,
-                );
-            }
+            self.locations.place(diagnostic, &self.parser.name);
         }
     }
 }
@@ -104,8 +68,7 @@ impl<'a> RegexSession<'a> {
         Self {
             parser,
             context,
-            locations: HashMap::new(),
-            headed: HashMap::new(),
+            locations: Locations::default(),
             heading: None,
             current: None,
             open: None,
@@ -191,7 +154,7 @@ impl RegexSession<'_> {
                 self.heading = captures
                     .name("code")
                     .map(|code| code.as_str().trim().to_string())
-                    .filter(|code| code.len() <= MAX_LOCATION_KEY);
+                    .filter(|code| code.len() <= MAX_KEY);
             }
         }
         outcome
@@ -356,15 +319,14 @@ impl RegexSession<'_> {
         let Some(file) = captures.name("file") else {
             return;
         };
-        let code = match captures.name("code") {
-            Some(code) => Keyed::Code(code.as_str().to_string()),
+        let key = match captures.name("code") {
+            Some(code) => Key::Code(code.as_str().to_string()),
             None => match self.heading.take() {
-                Some(heading) => Keyed::Heading(heading),
+                Some(heading) => Key::Heading(heading),
                 None => return,
             },
         };
-        let full = self.locations.len() + self.headed.len() >= MAX_LOCATIONS;
-        if file.as_str().len() > MAX_LOCATION_KEY || code.name().len() > MAX_LOCATION_KEY || full {
+        if file.as_str().len() > MAX_KEY {
             return;
         }
         let number = |name: &str| captures.name(name).and_then(|m| m.as_str().parse().ok());
@@ -378,39 +340,6 @@ impl RegexSession<'_> {
             line: number("line"),
             column: number("column"),
         };
-        match code {
-            Keyed::Code(code) => {
-                self.locations.entry(code).or_insert(location);
-            }
-            Keyed::Heading(heading) => {
-                self.headed
-                    .entry((location.file.clone(), heading))
-                    .or_insert(location);
-            }
-        }
-    }
-
-    /// The location a heading gave for the finding with `code` in `file`: a heading names the
-    /// code's tail after a `::`, with `.` for each further `::` (pytest's `TestCart.test_total`
-    /// for `tests/test_cart.py::TestCart::test_total`).
-    fn headed_location(&self, code: &str, file: &str) -> Option<&Location> {
-        code.match_indices("::").find_map(|(at, _)| {
-            let name = code[at + 2..].replace("::", ".");
-            self.headed.get(&(file.to_string(), name))
-        })
-    }
-}
-
-/// What a location line is for: the code it names, or the test the heading before it named.
-enum Keyed {
-    Code(String),
-    Heading(String),
-}
-
-impl Keyed {
-    fn name(&self) -> &str {
-        match self {
-            Self::Code(name) | Self::Heading(name) => name,
-        }
+        self.locations.remember(key, location);
     }
 }

@@ -1,0 +1,98 @@
+//! Where a `regex` parser's location lines place the findings it read: by the code a location
+//! line names (a test's panic site), or by the test a heading named before it (pytest's
+//! traceback: `___ TestCart.test_total ___`, then `tests/test_cart.py:12: AssertionError`).
+
+use std::collections::HashMap;
+
+use crate::model::Diagnostic;
+
+/// Locations remembered; beyond this they are not kept.
+const MAX_LOCATIONS: usize = 10_000;
+/// A location's code, heading or path longer than this is not remembered.
+pub const MAX_KEY: usize = 1_000;
+
+#[derive(Debug)]
+pub struct Location {
+    pub file: String,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+}
+
+/// What a location line is for: the code it names, or the test the heading before it named.
+pub enum Key {
+    Code(String),
+    Heading(String),
+}
+
+#[derive(Debug, Default)]
+pub struct Locations {
+    by_code: HashMap<String, Location>,
+    /// By (the location's file, the heading's name).
+    by_heading: HashMap<(String, String), Location>,
+}
+
+impl Locations {
+    pub fn is_empty(&self) -> bool {
+        self.by_code.is_empty() && self.by_heading.is_empty()
+    }
+
+    /// Keeps `location` for `key`; the first location for a key wins.
+    pub fn remember(&mut self, key: Key, location: Location) {
+        if self.by_code.len() + self.by_heading.len() >= MAX_LOCATIONS {
+            return;
+        }
+        match key {
+            Key::Code(code) if code.len() <= MAX_KEY => {
+                self.by_code.entry(code).or_insert(location);
+            }
+            Key::Heading(name) if name.len() <= MAX_KEY => {
+                self.by_heading
+                    .entry((location.file.clone(), name))
+                    .or_insert(location);
+            }
+            _ => {}
+        }
+    }
+
+    /// Places `diagnostic` (of the parser `parser`): a finding with a file but no line gets the
+    /// line a heading gave for it in that file; a finding without a file gets the place of its
+    /// code, and a fingerprint for that file.
+    pub fn place(&self, diagnostic: &mut Diagnostic, parser: &str) {
+        let Some(code) = &diagnostic.code else {
+            return;
+        };
+        if let Some(file) = &diagnostic.file {
+            if diagnostic.line.is_none()
+                && let Some(location) = self.under_heading(code, file)
+            {
+                diagnostic.line = location.line;
+                diagnostic.column = location.column;
+            }
+            return;
+        }
+        if let Some(location) = self.by_code.get(code) {
+            diagnostic.file = Some(location.file.clone());
+            diagnostic.line = location.line;
+            diagnostic.column = location.column;
+            diagnostic.fingerprint = Diagnostic::compute_fingerprint(
+                parser,
+                diagnostic.code.as_deref(),
+                diagnostic.file.as_deref(),
+                &diagnostic.message,
+            );
+        }
+    }
+
+    /// The location a heading gave for the finding with `code` in `file`: a heading names the
+    /// code's tail after a `::`, with `.` for each further `::` (pytest's `TestCart.test_total`
+    /// for `tests/test_cart.py::TestCart::test_total`).
+    fn under_heading(&self, code: &str, file: &str) -> Option<&Location> {
+        if self.by_heading.is_empty() {
+            return None;
+        }
+        code.match_indices("::").find_map(|(at, _)| {
+            let name = code[at + 2..].replace("::", ".");
+            self.by_heading.get(&(file.to_string(), name))
+        })
+    }
+}
