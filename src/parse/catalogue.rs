@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::error::DefinitionError;
-use super::{Parser, definition, problem_matcher};
+use super::{Parser, RuleHelp, definition, problem_matcher};
 
 /// The built-in definitions (every file in `gate-parsers/`), embedded by `build.rs`.
 const BUILT_IN: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/built_in_parsers.rs"));
@@ -105,6 +105,18 @@ impl Catalogue {
     }
 }
 
+/// The `[[rule_help]]` of the built-in definition `gate-parsers/<name>.toml` (none when it has
+/// none): a structured reader of the same tool's output shares it.
+pub(super) fn built_in_rule_help(name: &str) -> RuleHelp {
+    let file = format!("{name}.toml");
+    BUILT_IN
+        .iter()
+        .find(|(built_in, _)| *built_in == file)
+        .and_then(|(_, text)| definition::compile(&file, text).ok())
+        .map(|parser| parser.rule_help)
+        .unwrap_or_default()
+}
+
 /// The parsers a definition file holds: one `regex` definition, or a problem matcher's owners.
 fn compile(origin: &str, text: &str) -> Result<Vec<Box<dyn Parser>>, DefinitionError> {
     if origin.ends_with(".json") || origin.contains(".json ") {
@@ -161,6 +173,73 @@ mod tests {
         let catalogue = Catalogue::built_in().unwrap();
         for name in ["cargo-test", "clippy", "exit-code"] {
             assert!(catalogue.get(name).is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn structured_readers_share_their_tools_rule_help() {
+        assert!(built_in_rule_help("nothing-of-that-name").is_empty());
+        let catalogue = Catalogue::built_in().unwrap();
+        let uri = |parser: &str, code: &str| {
+            catalogue
+                .get(parser)
+                .and_then(|p| p.rule_help())
+                .and_then(|help| help.uri(code))
+        };
+        for parser in ["clippy", "cargo-json"] {
+            assert_eq!(
+                uri(parser, "clippy::needless_return").as_deref(),
+                Some("https://rust-lang.github.io/rust-clippy/master/index.html#needless_return"),
+                "{parser}"
+            );
+            assert_eq!(
+                uri(parser, "E0425").as_deref(),
+                Some("https://doc.rust-lang.org/error_codes/E0425.html"),
+                "{parser}"
+            );
+            // rustc's own lints have no such page.
+            assert_eq!(uri(parser, "unused_variables"), None, "{parser}");
+        }
+        for parser in ["eslint", "eslint-compact", "eslint-json"] {
+            assert_eq!(
+                uri(parser, "eqeqeq").as_deref(),
+                Some("https://eslint.org/docs/latest/rules/eqeqeq"),
+                "{parser}"
+            );
+            assert_eq!(uri(parser, "@typescript-eslint/no-unused-vars"), None);
+            assert_eq!(uri(parser, "react/jsx-key"), None);
+        }
+        assert_eq!(
+            uri("rustc", "E0308").as_deref(),
+            Some("https://doc.rust-lang.org/error_codes/E0308.html")
+        );
+        assert_eq!(
+            uri("mypy", "attr-defined").as_deref(),
+            Some("https://mypy.rtfd.io/en/stable/_refs.html#code-attr-defined")
+        );
+        assert_eq!(
+            uri("shellcheck", "SC2086").as_deref(),
+            Some("https://www.shellcheck.net/wiki/SC2086")
+        );
+        assert_eq!(
+            uri("hadolint", "DL3008").as_deref(),
+            Some("https://github.com/hadolint/hadolint/wiki/DL3008")
+        );
+        assert_eq!(
+            uri("hadolint", "SC2086").as_deref(),
+            Some("https://www.shellcheck.net/wiki/SC2086")
+        );
+        // No page a code maps to: ruff's pages are by rule name, pylint's and bandit's by name
+        // and kind, tsc and go have none.
+        for (parser, code) in [
+            ("ruff", "F401"),
+            ("flake8", "F401"),
+            ("pylint", "C0121"),
+            ("bandit", "B602"),
+            ("tsc", "TS2322"),
+            ("pytest", "tests/test_a.py::test_b"),
+        ] {
+            assert_eq!(uri(parser, code), None, "{parser}");
         }
     }
 

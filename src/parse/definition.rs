@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use super::error::DefinitionError;
 use super::regex_parser::{CompiledPattern, Continuation, PatternKind, RegexParser};
+use super::rule_help::RuleHelp;
 use crate::model::Severity;
 
 /// Groups a finding pattern may capture.
@@ -56,6 +57,19 @@ struct ParserFile {
     /// Categories by code: `{ code = 'TS\d+', category = "types" }`; first match wins.
     #[serde(default)]
     category_rule: Vec<CategoryRuleFile>,
+    /// Where the tool documents its codes: `{ code = 'SC\d{4}', uri = "https://…/{code}" }`;
+    /// first match wins.
+    #[serde(default)]
+    rule_help: Vec<RuleHelpFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleHelpFile {
+    /// A regex matched against the whole code; its `code` group, if any, is what goes in the URL.
+    code: Option<String>,
+    /// An https URL with `{code}` where the code goes.
+    uri: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -118,11 +132,13 @@ pub fn compile(origin: &str, text: &str) -> Result<RegexParser, DefinitionError>
     check_summaries_capture(origin, &summaries)?;
     let severity_aliases = severity_aliases(origin, &file.severity)?;
     let code_categories = code_categories(origin, &file.category_rule)?;
+    let rule_help = rule_help(origin, &file.rule_help)?;
     let prefilter = compile_prefilter(origin, &skips, &summaries, &patterns)?;
     Ok(RegexParser {
         prefilter,
         severity_aliases,
         code_categories,
+        rule_help,
         name: file.name,
         description: file.description,
         category: file.category,
@@ -341,6 +357,17 @@ fn code_categories(
             Ok((regex, rule.category.clone()))
         })
         .collect()
+}
+
+/// Compiles the `[[rule_help]]` list (see [`RuleHelp::compile`]).
+fn rule_help(origin: &str, entries: &[RuleHelpFile]) -> Result<RuleHelp, DefinitionError> {
+    let pairs: Vec<(Option<&str>, &str)> = entries
+        .iter()
+        .map(|entry| (entry.code.as_deref(), entry.uri.as_str()))
+        .collect();
+    RuleHelp::compile(&pairs).map_err(|(index, key, reason)| {
+        invalid(origin, format!("rule_help[{index}].{key}"), reason)
+    })
 }
 
 /// Builds the set of every skip, summary and pattern regex, in that order. One pass over a line

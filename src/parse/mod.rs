@@ -16,6 +16,7 @@ mod preprocess;
 mod problem_matcher;
 mod regex_parser;
 mod regex_session;
+mod rule_help;
 mod structured;
 
 use std::path::PathBuf;
@@ -28,6 +29,7 @@ pub use paths::{NormalizedPath, normalize_path, normalize_path_marked, resolve_p
 pub use preprocess::{LineAssembler, MAX_LINE_BYTES, clean_line, without_escapes};
 pub use problem_matcher::{ProblemMatcher, compile_matchers};
 pub use regex_parser::RegexParser;
+pub use rule_help::RuleHelp;
 
 /// Where the output came from, so that paths can be made relative to the target.
 #[derive(Debug, Clone)]
@@ -47,6 +49,11 @@ pub trait Parser: std::fmt::Debug + Send + Sync {
     fn command(&self) -> &str;
     /// Starts reading one check's output.
     fn session<'a>(&'a self, context: &'a ParseContext) -> Box<dyn ParseSession + 'a>;
+
+    /// Where the tool documents its codes, when the parser knows.
+    fn rule_help(&self) -> Option<&RuleHelp> {
+        None
+    }
 
     /// Whether the session wants the raw output ([`ParseSession::bytes`]) instead of lines: a
     /// reader of whole documents (JSON, XML), which line cleaning and cutting would break.

@@ -10,6 +10,7 @@ use regex::Regex;
 use serde::Deserialize;
 
 use super::regex_session::RegexSession;
+use super::rule_help::RuleHelp;
 use super::{ParseContext, ParseSession, Parser};
 use crate::model::Severity;
 
@@ -72,6 +73,8 @@ pub struct RegexParser {
     pub severity_aliases: HashMap<String, Severity>,
     /// Codes matching a rule get its category (first rule wins).
     pub code_categories: Vec<(Regex, String)>,
+    /// Where the tool documents its codes.
+    pub rule_help: RuleHelp,
 }
 
 impl RegexParser {
@@ -109,6 +112,10 @@ impl Parser for RegexParser {
 
     fn command(&self) -> &str {
         &self.command
+    }
+
+    fn rule_help(&self) -> Option<&RuleHelp> {
+        (!self.rule_help.is_empty()).then_some(&self.rule_help)
     }
 
     fn session<'a>(&'a self, context: &'a ParseContext) -> Box<dyn ParseSession + 'a> {

@@ -37,6 +37,13 @@ impl Parser for CargoJson {
         true
     }
 
+    /// The `clippy` definition's: the same codes (clippy lints, rustc error codes).
+    fn rule_help(&self) -> Option<&crate::parse::RuleHelp> {
+        static HELP: std::sync::LazyLock<crate::parse::RuleHelp> =
+            std::sync::LazyLock::new(|| crate::parse::catalogue::built_in_rule_help("clippy"));
+        Some(&HELP)
+    }
+
     fn session<'a>(&'a self, context: &'a ParseContext) -> Box<dyn ParseSession + 'a> {
         Box::new(CargoJsonSession {
             context,

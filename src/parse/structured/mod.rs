@@ -8,8 +8,9 @@ mod junit;
 mod sarif;
 
 use std::io::{BufRead, Seek, Write};
+use std::sync::LazyLock;
 
-use super::{Findings, LineOutcome, ParseContext, ParseSession, Parser, resolve_path};
+use super::{Findings, LineOutcome, ParseContext, ParseSession, Parser, RuleHelp, resolve_path};
 use crate::model::{Diagnostic, Severity};
 
 /// The largest document read (spooled to a temporary file, not held in memory); a larger one is
@@ -26,6 +27,11 @@ pub fn readers() -> Vec<Box<dyn Parser>> {
             description: "ESLint -f json (structured)",
             command: "npx eslint -f json .",
             reader: &eslint_json::EslintJson,
+            rule_help: Some(|| {
+                static HELP: LazyLock<RuleHelp> =
+                    LazyLock::new(|| super::catalogue::built_in_rule_help("eslint"));
+                &HELP
+            }),
         }),
         Box::new(DocumentParser {
             name: "junit",
@@ -33,6 +39,7 @@ pub fn readers() -> Vec<Box<dyn Parser>> {
             description: "JUnit XML (structured)",
             command: "python -m pytest --junitxml=report.xml >/dev/null; cat report.xml",
             reader: &junit::Junit,
+            rule_help: None,
         }),
         Box::new(DocumentParser {
             name: "sarif",
@@ -40,6 +47,7 @@ pub fn readers() -> Vec<Box<dyn Parser>> {
             description: "SARIF 2.1.0 (structured)",
             command: "ruff check --output-format=sarif .",
             reader: &sarif::Sarif,
+            rule_help: None,
         }),
     ]
 }
@@ -51,6 +59,8 @@ struct DocumentParser {
     description: &'static str,
     command: &'static str,
     reader: &'static dyn DocumentReader,
+    /// The rule documentation of the tool whose output it reads.
+    rule_help: Option<fn() -> &'static RuleHelp>,
 }
 
 impl std::fmt::Debug for DocumentParser {
@@ -80,6 +90,10 @@ impl Parser for DocumentParser {
 
     fn reads_documents(&self) -> bool {
         true
+    }
+
+    fn rule_help(&self) -> Option<&RuleHelp> {
+        self.rule_help.map(|help| help())
     }
 
     fn session<'a>(&'a self, context: &'a ParseContext) -> Box<dyn ParseSession + 'a> {
