@@ -1,6 +1,6 @@
 //! Text from a run (paths, messages, names) made safe in Markdown: on one line, with every
 //! character Markdown or HTML would read as syntax escaped, so that `__init__.py` stays a name
-//! and a message cannot open a link, a table cell or a tag.
+//! and a message cannot open a link, a table cell or a tag, nor mention (`@typescript-eslint`).
 
 /// `text` as inline Markdown: line breaks become spaces, syntax characters are escaped.
 pub(super) fn inline(text: &str) -> String {
@@ -8,7 +8,7 @@ pub(super) fn inline(text: &str) -> String {
     for character in text.chars() {
         match character {
             '\r' | '\n' => out.push(' '),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '&' | '~' | '#' => {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '&' | '~' | '#' | '@' => {
                 out.push('\\');
                 out.push(character);
             }
@@ -31,6 +31,10 @@ mod tests {
             ("[x](y)", "\\[x\\](y)"),
             ("two\nlines", "two lines"),
             ("# heading", "\\# heading"),
+            (
+                "@typescript-eslint/no-unused-vars",
+                "\\@typescript-eslint/no-unused-vars",
+            ),
             ("plain", "plain"),
         ];
         for (text, expected) in table {
