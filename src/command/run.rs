@@ -187,6 +187,7 @@ fn error_report(
         } else {
             format!("{error} (before the baseline gate ran)")
         }),
+        automation_id: crate::report::automation_id(settings.gate.shard),
     }
 }
 

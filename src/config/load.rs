@@ -183,6 +183,7 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
             kill_grace: limits.kill_grace,
             log_limit: limits.log_limit,
             confirm_runs,
+            shard: overrides.shard,
         },
         parsers,
         delegates,

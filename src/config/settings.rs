@@ -109,6 +109,8 @@ pub struct GateSettings {
     pub log_limit: u64,
     /// How many times a check failing at the baseline runs again.
     pub confirm_runs: u32,
+    /// `--shard K/N`: the slice of the checks this matrix leg runs.
+    pub shard: Option<super::Shard>,
 }
 
 /// One check of the gate, ready to run.

@@ -48,6 +48,8 @@ pub struct CiReportInput<'a> {
     /// The target, to tell a path a tool already gave from the root (cargo in a workspace
     /// member does) from one relative to the target.
     pub target: PathBuf,
+    /// SARIF's `automationDetails.id`: the job and matrix leg (see [`super::automation`]).
+    pub automation_id: String,
 }
 
 /// One check: how it ended (name, category, status, exit code, duration) and its findings.
@@ -187,6 +189,7 @@ pub fn write_ci_reports(dir: &Path, input: &CiReportInput<'_>) -> Result<(), CiR
         anchor: rooted(&input.prefix, &input.target, &input.anchor),
         prefix: String::new(),
         target: input.target.clone(),
+        automation_id: input.automation_id.clone(),
     };
     let input = &safe;
     let junit = super::junit::render_junit(input)?;

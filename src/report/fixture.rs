@@ -114,8 +114,12 @@ pub fn input<'a>(records: &'a [CheckRecord], findings: &'a [Diagnostic]) -> CiRe
         anchor: "refine-loop.toml".into(),
         prefix: String::new(),
         target: PathBuf::new(),
+        automation_id: AUTOMATION_ID.into(),
     }
 }
+
+/// The fixture's `automationDetails.id`: a matrix leg of a GitHub job.
+pub const AUTOMATION_ID: &str = "refine-loop/CI:lint/os:ubuntu-latest/";
 
 /// The gate at the baseline and after each of the two cycles: lint 3 → 1 → 1 (cycle 2 rolled
 /// back), tests 0 → 1 (a regression) → 0.
@@ -206,6 +210,7 @@ pub fn report(mode: Mode) -> Report {
             Vec::new()
         },
         error: None,
+        automation_id: AUTOMATION_ID.into(),
     }
 }
 

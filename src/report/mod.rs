@@ -3,6 +3,7 @@
 //! step's outputs, JUnit, SARIF, GitLab Code Quality, the console table, each delegate's report.
 
 mod annotations;
+mod automation;
 mod baseline_md;
 mod campaign_md;
 mod ci;
@@ -26,6 +27,7 @@ pub use annotations::annotations;
 pub(crate) use annotations::escape_data;
 #[cfg(test)]
 pub(crate) use annotations::escape_property;
+pub use automation::automation_id;
 pub use ci::{
     CiCheck, CiReportError, CiReportInput, config_anchor, repository_prefix, write_ci_reports,
 };
@@ -93,6 +95,8 @@ pub struct Report {
     pub shards: Vec<ShardRow>,
     /// A run that ended in an error: what went wrong.
     pub error: Option<String>,
+    /// SARIF's `automationDetails.id`: the job and matrix leg.
+    pub automation_id: String,
 }
 
 /// One check and the findings it reported.
@@ -207,6 +211,7 @@ impl Report {
             anchor: self.anchor.clone(),
             prefix: self.prefix.clone(),
             target: self.target.clone(),
+            automation_id: self.automation_id.clone(),
         }
     }
 }

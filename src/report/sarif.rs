@@ -72,6 +72,9 @@ fn render_with_limit(input: &CiReportInput<'_>, limit: usize) -> Result<Vec<u8>,
                     rules,
                 },
             },
+            automation_details: AutomationDetails {
+                id: input.automation_id.clone(),
+            },
             results,
             properties,
         }],
@@ -139,8 +142,10 @@ struct Log<'a> {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Run<'a> {
     tool: Tool,
+    automation_details: AutomationDetails,
     results: Vec<SarifResult<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     properties: Option<RunProperties>,
@@ -156,6 +161,13 @@ struct Driver {
     name: &'static str,
     version: &'static str,
     rules: Vec<Rule>,
+}
+
+/// Which job and matrix leg made the log (code scanning's category, see
+/// [`super::automation`]).
+#[derive(Serialize)]
+struct AutomationDetails {
+    id: String,
 }
 
 #[derive(Serialize)]
@@ -299,6 +311,15 @@ mod tests {
         assert!(set(&format!("{region}/startLine"), Value::from(1)));
         log.as_object_mut().unwrap().remove("runs");
         assert!(!validator.is_valid(&log));
+    }
+
+    #[test]
+    fn the_run_names_its_job_and_leg() {
+        let log: Value = serde_json::from_str(&render(&fixture::findings(), MAX_RESULTS)).unwrap();
+        assert_eq!(
+            log["runs"][0]["automationDetails"]["id"],
+            fixture::AUTOMATION_ID
+        );
     }
 
     #[test]

@@ -37,6 +37,8 @@ fn the_action_script_writes_outputs_summary_and_annotations_within_githubs_limit
         .env("GITHUB_RUN_ATTEMPT", "1")
         .env("REFINE_LOOP_JOB", "harden")
         .env("REFINE_LOOP_MATRIX", "null")
+        .env_remove("GITHUB_WORKFLOW")
+        .env_remove("GITHUB_JOB")
         .env("INPUT_TARGET", "")
         .env("INPUT_PRESET", "refactoring")
         .env("INPUT_MAX_CYCLES", "1")
@@ -92,6 +94,11 @@ fn the_action_script_writes_outputs_summary_and_annotations_within_githubs_limit
             .unwrap();
     assert_eq!(sarif["version"], "2.1.0");
     assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), 13);
+    // The job the action names (no matrix): code scanning's category for this job.
+    assert_eq!(
+        sarif["runs"][0]["automationDetails"]["id"],
+        "refine-loop/harden/"
+    );
     let quality: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(state.join("codequality.json")).unwrap())
             .unwrap();
