@@ -88,6 +88,7 @@ fn report_of(settings: &Settings, layout: Layout, run: &gate::GateRun) -> Report
         sweep: None,
         shards: Vec::new(),
         error: None,
+        parsers: crate::report::parser_docs(&settings.parsers, &settings.gate.checks),
         automation_id: crate::report::automation_id(settings.gate.shard),
     }
 }

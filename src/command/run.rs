@@ -187,6 +187,7 @@ fn error_report(
         } else {
             format!("{error} (before the baseline gate ran)")
         }),
+        parsers: crate::report::parser_docs(&settings.parsers, &settings.gate.checks),
         automation_id: crate::report::automation_id(settings.gate.shard),
     }
 }

@@ -73,6 +73,7 @@ impl EngineEnd {
             sweep: None,
             shards: Vec::new(),
             error: None,
+            parsers: crate::report::parser_docs(&settings.parsers, &settings.gate.checks),
             automation_id: crate::report::automation_id(settings.gate.shard),
         }
     }

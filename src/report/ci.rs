@@ -1,11 +1,13 @@
 //! The gate's result as the CI report renderers read it, and the one call that writes all three.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use crate::config::CheckSettings;
 use crate::model::{CheckRecord, Diagnostic};
+use crate::parse::{Catalogue, RuleHelp};
 use crate::state::{StateError, write_atomic};
 
 pub use crate::state::{CODE_QUALITY_FILE, JUNIT_FILE, SARIF_FILE};
@@ -48,8 +50,45 @@ pub struct CiReportInput<'a> {
     /// The target, to tell a path a tool already gave from the root (cargo in a workspace
     /// member does) from one relative to the target.
     pub target: PathBuf,
+    /// What is known of the parsers the checks name, by name (SARIF's rule descriptions).
+    pub parsers: ParserDocs,
     /// SARIF's `automationDetails.id`: the job and matrix leg (see [`super::automation`]).
     pub automation_id: String,
+}
+
+/// The parsers the checks name, by name.
+pub type ParserDocs = BTreeMap<String, ParserDoc>;
+
+/// What the reports know of a parser: what it reads, and where its tool documents each code.
+#[derive(Debug, Clone, Default)]
+pub struct ParserDoc {
+    pub description: String,
+    pub rule_help: Option<RuleHelp>,
+}
+
+/// What `parsers` knows of the parsers `checks` name.
+pub fn parser_docs(parsers: &Catalogue, checks: &[CheckSettings]) -> ParserDocs {
+    docs_of(parsers, checks.iter().map(|check| check.parser.as_str()))
+}
+
+/// What `parsers` knows of the parsers `names` (those it has).
+pub(crate) fn docs_of<'n>(
+    parsers: &Catalogue,
+    names: impl IntoIterator<Item = &'n str>,
+) -> ParserDocs {
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let parser = parsers.get(name)?;
+            Some((
+                name.to_string(),
+                ParserDoc {
+                    description: parser.description().to_string(),
+                    rule_help: parser.rule_help().cloned(),
+                },
+            ))
+        })
+        .collect()
 }
 
 /// One check: how it ended (name, category, status, exit code, duration) and its findings.
@@ -189,6 +228,7 @@ pub fn write_ci_reports(dir: &Path, input: &CiReportInput<'_>) -> Result<(), CiR
         anchor: rooted(&input.prefix, &input.target, &input.anchor),
         prefix: String::new(),
         target: input.target.clone(),
+        parsers: input.parsers.clone(),
         automation_id: input.automation_id.clone(),
     };
     let input = &safe;

@@ -22,7 +22,7 @@ pub fn records() -> Vec<CheckRecord> {
     let record = |name: &str, category: &str, status, exit_code, duration_ms| CheckRecord {
         name: name.into(),
         category: category.into(),
-        parser: "auto".into(),
+        parser: name.into(),
         status,
         exit_code: Some(exit_code),
         signal: None,
@@ -114,12 +114,22 @@ pub fn input<'a>(records: &'a [CheckRecord], findings: &'a [Diagnostic]) -> CiRe
         anchor: "refine-loop.toml".into(),
         prefix: String::new(),
         target: PathBuf::new(),
+        parsers: parsers(records),
         automation_id: AUTOMATION_ID.into(),
     }
 }
 
 /// The fixture's `automationDetails.id`: a matrix leg of a GitHub job.
 pub const AUTOMATION_ID: &str = "refine-loop/CI:lint/os:ubuntu-latest/";
+
+/// What the built-in catalogue knows of the parsers `records` name.
+pub fn parsers(records: &[CheckRecord]) -> super::ParserDocs {
+    let catalogue = crate::parse::Catalogue::built_in().expect("the built-in parsers compile");
+    super::ci::docs_of(
+        &catalogue,
+        records.iter().map(|record| record.parser.as_str()),
+    )
+}
 
 /// The gate at the baseline and after each of the two cycles: lint 3 → 1 → 1 (cycle 2 rolled
 /// back), tests 0 → 1 (a regression) → 0.
@@ -210,6 +220,7 @@ pub fn report(mode: Mode) -> Report {
             Vec::new()
         },
         error: None,
+        parsers: parsers(&records()),
         automation_id: AUTOMATION_ID.into(),
     }
 }

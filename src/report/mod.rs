@@ -29,7 +29,8 @@ pub(crate) use annotations::escape_data;
 pub(crate) use annotations::escape_property;
 pub use automation::automation_id;
 pub use ci::{
-    CiCheck, CiReportError, CiReportInput, config_anchor, repository_prefix, write_ci_reports,
+    CiCheck, CiReportError, CiReportInput, ParserDocs, config_anchor, parser_docs,
+    repository_prefix, write_ci_reports,
 };
 pub use delegate_md::{DelegateReport, delegate_report};
 pub use final_md::final_report;
@@ -95,6 +96,8 @@ pub struct Report {
     pub shards: Vec<ShardRow>,
     /// A run that ended in an error: what went wrong.
     pub error: Option<String>,
+    /// What is known of the checks' parsers (SARIF's rule descriptions).
+    pub parsers: ParserDocs,
     /// SARIF's `automationDetails.id`: the job and matrix leg.
     pub automation_id: String,
 }
@@ -211,6 +214,7 @@ impl Report {
             anchor: self.anchor.clone(),
             prefix: self.prefix.clone(),
             target: self.target.clone(),
+            parsers: self.parsers.clone(),
             automation_id: self.automation_id.clone(),
         }
     }

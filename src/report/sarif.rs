@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::ci::{CiReportError, CiReportInput, Finding, SARIF_FILE};
+use super::ci::{CiReportError, CiReportInput, Finding, ParserDocs, SARIF_FILE};
 use crate::model::Severity;
 
 /// The schema the log names.
@@ -13,6 +13,10 @@ pub const SARIF_SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 pub const MAX_RESULTS: usize = 25_000;
 /// The key of the fingerprint in each result's `partialFingerprints`.
 const FINGERPRINT_KEY: &str = "refineLoop/v1";
+/// Code scanning shows at most this many characters of a rule's short and full description.
+const MAX_DESCRIPTION_CHARS: usize = 1024;
+/// The most of a finding's message a rule's description quotes.
+const MAX_MESSAGE_CHARS: usize = 300;
 
 /// Renders the findings as a SARIF log of one run. Each result has a location (the anchor when
 /// the finding has no path inside the target), because code scanning rejects the whole file
@@ -29,28 +33,21 @@ fn render_with_limit(input: &CiReportInput<'_>, limit: usize) -> Result<Vec<u8>,
     findings.truncate(limit);
 
     let mut rule_index: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut rules = Vec::new();
+    let mut facts: Vec<RuleFacts<'_>> = Vec::new();
     let mut results = Vec::with_capacity(findings.len());
     for finding in &findings {
         let rule = finding.rule();
         let index = *rule_index.entry(rule).or_insert_with(|| {
-            rules.push(Rule {
-                id: rule.to_string(),
-                short_description: Text {
-                    text: if finding.has_code() {
-                        format!("{rule}, reported by {}", finding.check.name)
-                    } else {
-                        format!("A finding of {} without a code", finding.check.name)
-                    },
-                },
-                properties: RuleProperties {
-                    tags: vec![finding.category().to_string()],
-                },
-            });
-            rules.len() - 1
+            facts.push(RuleFacts::new(finding));
+            facts.len() - 1
         });
+        facts[index].add(finding, &input.parsers);
         results.push(result(finding, index, &input.anchor));
     }
+    let rules = facts
+        .iter()
+        .map(|facts| facts.rule(&input.parsers))
+        .collect();
     let properties = (results.len() < total).then(|| RunProperties {
         truncated: true,
         results_total: total,
@@ -85,6 +82,161 @@ fn render_with_limit(input: &CiReportInput<'_>, limit: usize) -> Result<Vec<u8>,
     })?;
     bytes.push(b'\n');
     Ok(bytes)
+}
+
+/// What the report's findings tell of one rule: its code (or, without one, the check it is
+/// named after), the checks and parsers that reported it, its category, the first message and
+/// its documentation.
+struct RuleFacts<'a> {
+    id: &'a str,
+    has_code: bool,
+    category: &'a str,
+    first_message: String,
+    /// (check, parser), in the order first seen.
+    reporters: Vec<(&'a str, &'a str)>,
+    help_uri: Option<String>,
+}
+
+impl<'a> RuleFacts<'a> {
+    fn new(finding: &'a Finding<'_>) -> Self {
+        Self {
+            id: finding.rule(),
+            has_code: finding.has_code(),
+            category: finding.category(),
+            first_message: finding.diagnostic.message.clone(),
+            reporters: Vec::new(),
+            help_uri: None,
+        }
+    }
+
+    /// Adds what `finding` tells: its check, and the page its parser gives the code when no
+    /// earlier finding's parser gave one.
+    fn add(&mut self, finding: &'a Finding<'_>, parsers: &ParserDocs) {
+        let reporter = (finding.check.name.as_str(), finding.check.parser.as_str());
+        if !self.reporters.contains(&reporter) {
+            self.reporters.push(reporter);
+        }
+        if self.help_uri.is_none()
+            && let Some(code) = finding.code()
+        {
+            self.help_uri = parsers
+                .get(&finding.check.parser)
+                .and_then(|doc| doc.rule_help.as_ref())
+                .and_then(|help| help.uri(code));
+        }
+    }
+
+    fn rule(&self, parsers: &ParserDocs) -> Rule {
+        let checks: Vec<&str> = self.reporters.iter().map(|(check, _)| *check).collect();
+        let short = if self.has_code {
+            format!("{}, reported by {}", self.id, and_list(&checks))
+        } else {
+            format!("A finding of {} without a code", and_list(&checks))
+        };
+        let reporters = |describe: &dyn Fn(&str) -> String| -> String {
+            let each: Vec<String> = self
+                .reporters
+                .iter()
+                .map(|(check, parser)| {
+                    let what = parsers
+                        .get(*parser)
+                        .map(|doc| doc.description.trim())
+                        .filter(|description| !description.is_empty());
+                    let parser = match what {
+                        Some(what) => format!("parser {}: {}", describe(parser), describe(what)),
+                        None => format!("parser {}", describe(parser)),
+                    };
+                    format!("{} ({parser})", describe(check))
+                })
+                .collect();
+            let checks = if each.len() == 1 { "check" } else { "checks" };
+            format!("the {checks} {}", and_list(&each))
+        };
+        let what = |describe: &dyn Fn(&str) -> String| -> String {
+            if self.has_code {
+                format!(
+                    "Code {} reported by {}, in the category {}.",
+                    describe(self.id),
+                    reporters(describe),
+                    describe(self.category)
+                )
+            } else {
+                format!(
+                    "Findings without a code reported by {}, in the category {}.",
+                    reporters(describe),
+                    describe(self.category)
+                )
+            }
+        };
+        let message = cut(&self.first_message, MAX_MESSAGE_CHARS);
+        let plain = |text: &str| text.to_string();
+        let full = format!("{} The first finding said: {message}", what(&plain));
+        let treatment = treatment(self.category);
+        let mut text = format!("{full}\n\n{treatment}");
+        let mut markdown = format!(
+            "{}\n\nThe first finding said: {}\n\n{}",
+            what(&|text: &str| super::markdown::inline(text)),
+            super::markdown::inline(&message),
+            super::markdown::inline(&treatment)
+        );
+        if let Some(uri) = &self.help_uri {
+            text.push_str(&format!("\n\nDocumentation: {uri}"));
+            markdown.push_str(&format!(
+                "\n\n[Documentation of {}](<{uri}>)",
+                super::markdown::inline(self.id)
+            ));
+        }
+        Rule {
+            id: self.id.to_string(),
+            short_description: Text {
+                text: cut(&short, MAX_DESCRIPTION_CHARS),
+            },
+            full_description: Text {
+                text: cut(&full, MAX_DESCRIPTION_CHARS),
+            },
+            help: Help { text, markdown },
+            help_uri: self.help_uri.clone(),
+            properties: RuleProperties {
+                tags: vec![self.category.to_string()],
+            },
+        }
+    }
+}
+
+/// How refine-loop treats a finding of `category`, by its level.
+fn treatment(category: &str) -> String {
+    format!(
+        "How refine-loop treats it: an error is a failure of the category {category}, which \
+         fails the gate and which a run hands to the delegates that work on {category}. A \
+         warning is counted and reported but fails nothing; a note is only shown."
+    )
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list<S: AsRef<str>>(items: &[S]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.as_ref().to_string(),
+        [init @ .., last] => format!(
+            "{} and {}",
+            init.iter()
+                .map(AsRef::as_ref)
+                .collect::<Vec<_>>()
+                .join(", "),
+            last.as_ref()
+        ),
+    }
+}
+
+/// `text` on one line, at most `max` characters (the last an ellipsis when cut).
+fn cut(text: &str, max: usize) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= max {
+        return line;
+    }
+    let mut kept: String = line.chars().take(max.saturating_sub(1)).collect();
+    kept.push('…');
+    kept
 }
 
 fn result<'a>(finding: &Finding<'a>, rule_index: usize, anchor: &str) -> SarifResult<'a> {
@@ -175,7 +327,17 @@ struct AutomationDetails {
 struct Rule {
     id: String,
     short_description: Text,
+    full_description: Text,
+    help: Help,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    help_uri: Option<String>,
     properties: RuleProperties,
+}
+
+#[derive(Serialize)]
+struct Help {
+    text: String,
+    markdown: String,
 }
 
 #[derive(Serialize)]
@@ -248,7 +410,7 @@ mod tests {
 
     use super::*;
     use crate::model::Diagnostic;
-    use crate::report::fixture;
+    use crate::report::{CiCheck, fixture};
 
     fn render(findings: &[Diagnostic], limit: usize) -> String {
         let records = fixture::records();
@@ -334,6 +496,214 @@ mod tests {
         assert_eq!(run["properties"]["truncated"], true);
         assert_eq!(run["properties"]["resultsTotal"], 3);
         assert_eq!(run["properties"]["resultsKept"], 1);
+    }
+
+    /// A check of `parser` named after it, in `category`.
+    fn record(parser: &str, category: &str) -> crate::model::CheckRecord {
+        crate::model::CheckRecord {
+            name: parser.into(),
+            category: category.into(),
+            parser: parser.into(),
+            ..fixture::records()[0].clone()
+        }
+    }
+
+    fn finding(file: &str, severity: Severity, code: Option<&str>, message: &str) -> Diagnostic {
+        Diagnostic {
+            file: Some(file.into()),
+            line: Some(3),
+            column: Some(5),
+            end_line: None,
+            end_column: None,
+            severity,
+            code: code.map(Into::into),
+            message: message.into(),
+            category: None,
+            fingerprint: String::new(),
+            outside_target: false,
+            body: None,
+        }
+    }
+
+    /// The log of the checks `records`, each with its findings.
+    fn log_of(records: &[crate::model::CheckRecord], findings: &[Vec<Diagnostic>]) -> String {
+        let input = CiReportInput {
+            checks: records
+                .iter()
+                .zip(findings)
+                .map(|(record, findings)| CiCheck { record, findings })
+                .collect(),
+            parsers: fixture::parsers(records),
+            ..fixture::input(&fixture::records(), &[])
+        };
+        String::from_utf8(render_with_limit(&input, MAX_RESULTS).unwrap()).unwrap()
+    }
+
+    /// A clippy check and an ESLint check: codes with a page (a clippy lint, a rustc error code,
+    /// an ESLint core rule), codes without one (a rustc lint, a plugin's rule), a message with
+    /// Markdown and HTML in it.
+    fn rule_help_log() -> String {
+        let records = vec![record("clippy", "lint"), record("eslint", "lint")];
+        let clippy = vec![
+            finding(
+                "src/lib.rs",
+                Severity::Warning,
+                Some("clippy::needless_return"),
+                "unneeded `return` statement",
+            ),
+            finding(
+                "src/main.rs",
+                Severity::Error,
+                Some("E0425"),
+                "cannot find value `x` in this scope",
+            ),
+            finding(
+                "src/lib.rs",
+                Severity::Warning,
+                Some("unused_variables"),
+                "unused variable: `y`",
+            ),
+        ];
+        let eslint = vec![
+            finding(
+                "web/cart.js",
+                Severity::Error,
+                Some("eqeqeq"),
+                "Expected '===' and instead saw '==' [see](javascript:alert(1)) <b>*now*</b> | _x_",
+            ),
+            finding(
+                "web/cart.ts",
+                Severity::Warning,
+                Some("@typescript-eslint/no-unused-vars"),
+                "'total' is defined but never used.",
+            ),
+        ];
+        log_of(&records, &[clippy, eslint])
+    }
+
+    fn rules(log: &Value) -> BTreeMap<String, Value> {
+        log["runs"][0]["tool"]["driver"]["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|rule| (rule["id"].as_str().unwrap().to_string(), rule.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn rules_link_the_page_their_tool_gives_a_code() {
+        let text = rule_help_log();
+        assert_valid(&text);
+        insta::assert_snapshot!(
+            "report_sarif_rule_help",
+            text.replace(env!("CARGO_PKG_VERSION"), "VERSION")
+        );
+        let log: Value = serde_json::from_str(&text).unwrap();
+        let rules = rules(&log);
+        let help_uri = |id: &str| rules[id].get("helpUri").and_then(Value::as_str);
+        assert_eq!(
+            help_uri("clippy::needless_return"),
+            Some("https://rust-lang.github.io/rust-clippy/master/index.html#needless_return")
+        );
+        assert_eq!(
+            help_uri("E0425"),
+            Some("https://doc.rust-lang.org/error_codes/E0425.html")
+        );
+        assert_eq!(
+            help_uri("eqeqeq"),
+            Some("https://eslint.org/docs/latest/rules/eqeqeq")
+        );
+        assert_eq!(help_uri("unused_variables"), None);
+        assert_eq!(help_uri("@typescript-eslint/no-unused-vars"), None);
+        for (id, rule) in &rules {
+            for key in ["shortDescription", "fullDescription", "help"] {
+                let text = rule[key]["text"].as_str().unwrap_or_default();
+                assert!(
+                    !text.is_empty() && text.chars().count() <= 1024 || key == "help",
+                    "{id} {key}"
+                );
+            }
+            let markdown = rule["help"]["markdown"].as_str().unwrap();
+            assert_eq!(
+                markdown.contains("[Documentation of"),
+                rule.get("helpUri").is_some(),
+                "{id}: {markdown}"
+            );
+        }
+        // The message is quoted as text: no link, tag or emphasis of its own in the Markdown.
+        let markdown = rules["eqeqeq"]["help"]["markdown"].as_str().unwrap();
+        assert!(
+            markdown
+                .contains("\\[see\\](javascript:alert(1)) \\<b\\>\\*now\\*\\</b\\> \\| \\_x\\_"),
+            "{markdown}"
+        );
+        assert!(
+            markdown.ends_with(
+                "[Documentation of eqeqeq](<https://eslint.org/docs/latest/rules/eqeqeq>)"
+            ),
+            "{markdown}"
+        );
+        assert_eq!(
+            log["runs"][0]["automationDetails"]["id"],
+            fixture::AUTOMATION_ID
+        );
+    }
+
+    #[test]
+    fn a_code_two_checks_report_names_both_and_takes_the_page_either_gives() {
+        // The same ShellCheck code from a check whose parser gives no page and from ShellCheck.
+        let records = vec![record("ruff", "lint"), record("shellcheck", "scripts")];
+        let first = vec![finding("a.sh", Severity::Error, Some("SC2086"), "quote it")];
+        let second = vec![finding(
+            "b.sh",
+            Severity::Note,
+            Some("SC2086"),
+            "quote this too",
+        )];
+        let text = log_of(&records, &[first, second]);
+        assert_valid(&text);
+        let log: Value = serde_json::from_str(&text).unwrap();
+        let rules = rules(&log);
+        assert_eq!(rules.len(), 1);
+        let rule = &rules["SC2086"];
+        assert_eq!(rule["helpUri"], "https://www.shellcheck.net/wiki/SC2086");
+        assert_eq!(
+            rule["shortDescription"]["text"],
+            "SC2086, reported by ruff and shellcheck"
+        );
+        let full = rule["fullDescription"]["text"].as_str().unwrap();
+        assert!(
+            full.starts_with(
+                "Code SC2086 reported by the checks ruff (parser ruff: ruff check, full (default) \
+                 or concise output format) and shellcheck (parser shellcheck: ShellCheck, default \
+                 tty format or -f gcc), in the category lint. The first finding said: quote it"
+            ),
+            "{full}"
+        );
+    }
+
+    #[test]
+    fn long_messages_are_cut_to_what_code_scanning_shows() {
+        let records = vec![record("clippy", "lint")];
+        let long = format!("{}\nsecond line", "word ".repeat(400));
+        let findings = vec![finding("src/lib.rs", Severity::Error, Some("E0308"), &long)];
+        let text = log_of(&records, &[findings]);
+        assert_valid(&text);
+        let log: Value = serde_json::from_str(&text).unwrap();
+        let rule = &rules(&log)["E0308"];
+        let full = rule["fullDescription"]["text"].as_str().unwrap();
+        assert!(full.chars().count() <= MAX_DESCRIPTION_CHARS, "{full}");
+        assert!(full.ends_with('…') && !full.contains('\n'), "{full}");
+        // The message stays the finding's, whole, in its result.
+        assert_eq!(log["runs"][0]["results"][0]["message"]["text"], long);
+    }
+
+    #[test]
+    fn and_lists_read_as_english() {
+        assert_eq!(and_list::<&str>(&[]), "");
+        assert_eq!(and_list(&["a"]), "a");
+        assert_eq!(and_list(&["a", "b"]), "a and b");
+        assert_eq!(and_list(&["a", "b", "c"]), "a, b and c");
     }
 
     #[test]

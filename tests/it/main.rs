@@ -33,6 +33,7 @@ mod real_tools;
 mod repository_shapes;
 mod run_fixers;
 mod run_loop;
+mod sarif_report;
 mod secrets;
 mod support;
 mod sweep;

@@ -62,6 +62,8 @@ pub fn merge(args: &MergeArgs, stdout: &mut dyn Write) -> Result<i32, CommandErr
         sweep: None,
         shards: shards.iter().map(row).collect(),
         error: None,
+        // merge writes no SARIF.
+        parsers: crate::report::ParserDocs::new(),
         automation_id: crate::report::automation_id(None),
     };
     std::fs::create_dir_all(layout.cycle(0)).map_err(|source| state::StateError {
