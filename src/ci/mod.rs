@@ -3,11 +3,13 @@
 //! Everything this module returns or writes is redacted with the [`Redactor`] it is given; in a
 //! real run that is [`process_redactor`], the one `crate::secrets::redacted` uses.
 
+mod automation;
 mod detect;
 pub mod github;
 
 use std::path::PathBuf;
 
+pub use automation::automation_id;
 pub use detect::{CiChoice, CiSystem};
 
 use crate::secrets::Redactor;

@@ -89,7 +89,7 @@ fn report_of(settings: &Settings, layout: Layout, run: &gate::GateRun) -> Report
         shards: Vec::new(),
         error: None,
         parsers: crate::report::parser_docs(&settings.parsers, &settings.gate.checks),
-        automation_id: crate::report::automation_id(settings.gate.shard),
+        automation_id: crate::ci::automation_id(settings.gate.shard),
     }
 }
 

@@ -188,7 +188,7 @@ fn error_report(
             format!("{error} (before the baseline gate ran)")
         }),
         parsers: crate::report::parser_docs(&settings.parsers, &settings.gate.checks),
-        automation_id: crate::report::automation_id(settings.gate.shard),
+        automation_id: crate::ci::automation_id(settings.gate.shard),
     }
 }
 

@@ -74,7 +74,7 @@ impl EngineEnd {
             shards: Vec::new(),
             error: None,
             parsers: crate::report::parser_docs(&settings.parsers, &settings.gate.checks),
-            automation_id: crate::report::automation_id(settings.gate.shard),
+            automation_id: crate::ci::automation_id(settings.gate.shard),
         }
     }
 

@@ -7,8 +7,9 @@ use regex::Regex;
 use serde::Deserialize;
 
 use super::error::DefinitionError;
+use super::locations::unnamed_location;
 use super::regex_parser::{CompiledPattern, Continuation, PatternKind, RegexParser};
-use super::rule_help::RuleHelp;
+use super::rule_help::{RuleHelp, RuleHelpFile};
 use crate::model::Severity;
 
 /// Groups a finding pattern may capture.
@@ -65,15 +66,6 @@ struct ParserFile {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RuleHelpFile {
-    /// A regex matched against the whole code; its `code` group, if any, is what goes in the URL.
-    code: Option<String>,
-    /// An https URL with `{code}` where the code goes.
-    uri: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct CategoryRuleFile {
     /// A regex matched against the whole code.
     code: String,
@@ -126,13 +118,22 @@ pub fn compile(origin: &str, text: &str) -> Result<RegexParser, DefinitionError>
         .enumerate()
         .map(|(index, pattern)| compile_pattern(origin, index, pattern))
         .collect::<Result<Vec<_>, _>>()?;
-    check_headed_locations(origin, &patterns)?;
+    if let Some(index) = unnamed_location(&patterns) {
+        return Err(invalid(
+            origin,
+            format!("pattern[{index}].regex"),
+            "a location pattern without a (?P<code>…) group needs a heading pattern that names \
+             the code"
+                .into(),
+        ));
+    }
     let skips = compile_list(origin, &file.skip, "skip", &[])?;
     let summaries = compile_list(origin, &file.summary, "summary", SUMMARY_GROUPS)?;
     check_summaries_capture(origin, &summaries)?;
     let severity_aliases = severity_aliases(origin, &file.severity)?;
     let code_categories = code_categories(origin, &file.category_rule)?;
-    let rule_help = rule_help(origin, &file.rule_help)?;
+    let rule_help = RuleHelp::from_definition(&file.rule_help)
+        .map_err(|(key, reason)| invalid(origin, key, reason))?;
     let prefilter = compile_prefilter(origin, &skips, &summaries, &patterns)?;
     Ok(RegexParser {
         prefilter,
@@ -147,27 +148,6 @@ pub fn compile(origin: &str, text: &str) -> Result<RegexParser, DefinitionError>
         skips,
         summaries,
     })
-}
-
-/// Checks that a location pattern without a `code` group has a heading pattern to name the code.
-fn check_headed_locations(
-    origin: &str,
-    patterns: &[CompiledPattern],
-) -> Result<(), DefinitionError> {
-    let has_heading = patterns.iter().any(|p| p.kind == PatternKind::Heading);
-    let headless = patterns.iter().position(|p| {
-        p.kind == PatternKind::Location && !p.regex.capture_names().flatten().any(|n| n == "code")
-    });
-    match headless {
-        Some(index) if !has_heading => Err(invalid(
-            origin,
-            format!("pattern[{index}].regex"),
-            "a location pattern without a (?P<code>…) group needs a heading pattern that names \
-             the code"
-                .into(),
-        )),
-        _ => Ok(()),
-    }
 }
 
 /// An error about `key` in the definition `origin`, without a position.
@@ -357,17 +337,6 @@ fn code_categories(
             Ok((regex, rule.category.clone()))
         })
         .collect()
-}
-
-/// Compiles the `[[rule_help]]` list (see [`RuleHelp::compile`]).
-fn rule_help(origin: &str, entries: &[RuleHelpFile]) -> Result<RuleHelp, DefinitionError> {
-    let pairs: Vec<(Option<&str>, &str)> = entries
-        .iter()
-        .map(|entry| (entry.code.as_deref(), entry.uri.as_str()))
-        .collect();
-    RuleHelp::compile(&pairs).map_err(|(index, key, reason)| {
-        invalid(origin, format!("rule_help[{index}].{key}"), reason)
-    })
 }
 
 /// Builds the set of every skip, summary and pattern regex, in that order. One pass over a line

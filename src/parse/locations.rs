@@ -4,12 +4,24 @@
 
 use std::collections::HashMap;
 
+use super::regex_parser::{CompiledPattern, PatternKind};
 use crate::model::Diagnostic;
 
 /// Locations remembered; beyond this they are not kept.
 const MAX_LOCATIONS: usize = 10_000;
 /// A location's code, heading or path longer than this is not remembered.
 pub const MAX_KEY: usize = 1_000;
+
+/// The index of a location pattern without a `code` group, when no heading pattern names the
+/// code for it.
+pub fn unnamed_location(patterns: &[CompiledPattern]) -> Option<usize> {
+    if patterns.iter().any(|p| p.kind == PatternKind::Heading) {
+        return None;
+    }
+    patterns.iter().position(|p| {
+        p.kind == PatternKind::Location && !p.regex.capture_names().flatten().any(|n| n == "code")
+    })
+}
 
 #[derive(Debug)]
 pub struct Location {

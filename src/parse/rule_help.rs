@@ -3,6 +3,7 @@
 //! links a rule to its page when one entry matches its code (the first that does).
 
 use regex::Regex;
+use serde::Deserialize;
 
 /// The codes an entry without `code` applies to: those a URL can hold as they are (no `/`, so
 /// that `@typescript-eslint/no-unused-vars` is not sent to ESLint's page of core rules).
@@ -10,6 +11,16 @@ const DEFAULT_CODE: &str = "[A-Za-z0-9._~-]+";
 
 /// The placeholder of a template.
 const PLACEHOLDER: &str = "{code}";
+
+/// One `[[rule_help]]` entry of a parser definition.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleHelpFile {
+    /// A regex matched against the whole code; its `code` group, if any, is what goes in the URL.
+    code: Option<String>,
+    /// An https URL with `{code}` where the code goes.
+    uri: String,
+}
 
 /// A parser's rule documentation, compiled.
 #[derive(Debug, Clone, Default)]
@@ -25,6 +36,17 @@ struct Entry {
 }
 
 impl RuleHelp {
+    /// Compiles a definition's `[[rule_help]]` list; an error names the key
+    /// (`rule_help[i].code` or `.uri`) and what is wrong.
+    pub fn from_definition(entries: &[RuleHelpFile]) -> Result<Self, (String, String)> {
+        let pairs: Vec<(Option<&str>, &str)> = entries
+            .iter()
+            .map(|entry| (entry.code.as_deref(), entry.uri.as_str()))
+            .collect();
+        Self::compile(&pairs)
+            .map_err(|(index, key, reason)| (format!("rule_help[{index}].{key}"), reason))
+    }
+
     /// Compiles `(code pattern, URL template)` pairs; an error names the pair's index, the key
     /// (`code` or `uri`) and what is wrong.
     pub fn compile(

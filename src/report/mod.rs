@@ -3,7 +3,6 @@
 //! step's outputs, JUnit, SARIF, GitLab Code Quality, the console table, each delegate's report.
 
 mod annotations;
-mod automation;
 mod baseline_md;
 mod campaign_md;
 mod ci;
@@ -17,6 +16,7 @@ mod markdown;
 mod merge_md;
 mod outputs;
 pub mod sarif;
+mod sarif_rules;
 mod step_summary;
 mod sweep_md;
 mod table;
@@ -27,7 +27,6 @@ pub use annotations::annotations;
 pub(crate) use annotations::escape_data;
 #[cfg(test)]
 pub(crate) use annotations::escape_property;
-pub use automation::automation_id;
 pub use ci::{
     CiCheck, CiReportError, CiReportInput, ParserDocs, config_anchor, parser_docs,
     repository_prefix, write_ci_reports,

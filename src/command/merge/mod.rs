@@ -64,7 +64,7 @@ pub fn merge(args: &MergeArgs, stdout: &mut dyn Write) -> Result<i32, CommandErr
         error: None,
         // merge writes no SARIF.
         parsers: crate::report::ParserDocs::new(),
-        automation_id: crate::report::automation_id(None),
+        automation_id: crate::ci::automation_id(None),
     };
     std::fs::create_dir_all(layout.cycle(0)).map_err(|source| state::StateError {
         path: layout.cycle(0),

@@ -14,7 +14,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::ci::CiSystem;
+use super::CiSystem;
 use crate::config::Shard;
 
 /// The tool's part of every id.
