@@ -23,12 +23,8 @@ impl Isolation {
     /// Makes the worktree; returns it with the settings for a run in it (the target and the
     /// checks' folders inside the worktree).
     pub fn enter(settings: Settings) -> Result<(Self, Settings), RunError> {
-        let repo = git2::Repository::discover(&settings.target).map_err(|source| {
-            WorkspaceError::NotARepository {
-                path: settings.target.clone(),
-                source,
-            }
-        })?;
+        let repo = git2::Repository::discover(&settings.target)
+            .map_err(|source| WorkspaceError::opening(&settings.target, source))?;
         let root = repo
             .workdir()
             .ok_or_else(|| WorkspaceError::Bare {

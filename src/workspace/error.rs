@@ -12,6 +12,24 @@ pub enum WorkspaceError {
         #[source]
         source: git2::Error,
     },
+    #[error(
+        "{}: the repository belongs to another user and git's safe.directory does not name it ({source}); run as its owner (a container: --user \"$(id -u):$(id -g)\"), or name it: git config --global --add safe.directory <folder>",
+        path.display()
+    )]
+    NotOwned {
+        path: PathBuf,
+        #[source]
+        source: git2::Error,
+    },
+    #[error(
+        "{}: cannot keep the copies rollbacks need in the git folder ({source}); run as the user who owns the repository (a container: --user \"$(id -u):$(id -g)\")",
+        path.display()
+    )]
+    GitFolderNotWritable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{}: a bare repository has no working tree to improve", path.display())]
     Bare { path: PathBuf },
     #[error(
@@ -42,11 +60,24 @@ pub enum WorkspaceError {
 }
 
 impl WorkspaceError {
+    /// Why the repository holding `path` could not be opened: libgit2's refusal of a repository
+    /// another user owns is told apart from there being none.
+    pub fn opening(path: &std::path::Path, source: git2::Error) -> Self {
+        let path = path.to_path_buf();
+        if source.code() == git2::ErrorCode::Owner {
+            Self::NotOwned { path, source }
+        } else {
+            Self::NotARepository { path, source }
+        }
+    }
+
     /// The repository cannot be worked on at all (a usage error, not a failed run).
     pub fn is_unusable_repository(&self) -> bool {
         matches!(
             self,
             Self::NotARepository { .. }
+                | Self::NotOwned { .. }
+                | Self::GitFolderNotWritable { .. }
                 | Self::Bare { .. }
                 | Self::UnbornHead { .. }
                 | Self::NestedRepository { .. }

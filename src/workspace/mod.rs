@@ -72,12 +72,8 @@ impl Workspace {
     /// listing. The bytes of every state the loop may have to put back are kept in the git
     /// folder (`refine-loop/snapshots/<run>`), out of the delegates' way.
     pub fn open(target: &Path, state_dir: &Path) -> Result<Self, WorkspaceError> {
-        let repo = git2::Repository::discover(target).map_err(|source| {
-            WorkspaceError::NotARepository {
-                path: target.to_path_buf(),
-                source,
-            }
-        })?;
+        let repo = git2::Repository::discover(target)
+            .map_err(|source| WorkspaceError::opening(target, source))?;
         let Some(workdir) = repo.workdir() else {
             return Err(WorkspaceError::Bare {
                 path: target.to_path_buf(),
@@ -116,9 +112,22 @@ impl Workspace {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos())
         ));
-        let store = SnapshotStore::new(&snapshots).map_err(|source| WorkspaceError::Io {
-            path: snapshots,
-            source,
+        let store = SnapshotStore::new(&snapshots).map_err(|source| {
+            // Another uid's repository, opened through safe.directory: readable, not writable.
+            if matches!(
+                source.kind(),
+                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+            ) {
+                WorkspaceError::GitFolderNotWritable {
+                    path: snapshots,
+                    source,
+                }
+            } else {
+                WorkspaceError::Io {
+                    path: snapshots,
+                    source,
+                }
+            }
         })?;
         Ok(Self {
             repo,

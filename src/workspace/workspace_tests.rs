@@ -182,6 +182,35 @@ fn the_state_dir_and_ignored_files_are_not_changes() {
 }
 
 #[test]
+fn a_repository_another_user_owns_is_told_apart_from_none() {
+    // libgit2's refusal (tests/it/image.rs shows the real one, as root in a chroot).
+    let refused = git2::Error::new(
+        git2::ErrorCode::Owner,
+        git2::ErrorClass::Config,
+        "repository path '/work/repo/' is not owned by current user",
+    );
+    let error = WorkspaceError::opening(Path::new("/work/repo"), refused);
+    assert!(matches!(error, WorkspaceError::NotOwned { .. }));
+    assert!(error.is_unusable_repository());
+    let message = error.to_string();
+    assert!(
+        message.starts_with("/work/repo: the repository belongs to another user")
+            && message.contains("--user \"$(id -u):$(id -g)\"")
+            && message.contains("safe.directory"),
+        "{message}"
+    );
+    let missing = git2::Error::new(
+        git2::ErrorCode::NotFound,
+        git2::ErrorClass::Repository,
+        "could not find repository",
+    );
+    assert!(matches!(
+        WorkspaceError::opening(Path::new("/tmp"), missing),
+        WorkspaceError::NotARepository { .. }
+    ));
+}
+
+#[test]
 fn a_clean_file_comes_back_as_git_wrote_it_with_its_filters() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
