@@ -130,10 +130,12 @@ impl PathState {
         }
         match self {
             Self::Absent => Ok(()),
-            Self::Directory => std::fs::create_dir_all(&full),
+            Self::Directory => make_folders(&full),
             Self::Symlink { target } => {
                 create_folders(&full)?;
-                symlink(std::ffi::OsStr::from_bytes(target), &full)
+                symlink(std::ffi::OsStr::from_bytes(target), &full)?;
+                own_like_its_folder(&full);
+                Ok(())
             }
             Self::File { sha256, mode } => {
                 let parent = create_folders(&full)?;
@@ -144,6 +146,7 @@ impl PathState {
                 temporary
                     .as_file()
                     .set_permissions(std::fs::Permissions::from_mode(*mode))?;
+                own_like_its_folder(temporary.path());
                 temporary.persist(&full).map_err(|e| e.error)?;
                 Ok(())
             }
@@ -161,8 +164,41 @@ fn is_gone(error: &io::Error) -> bool {
 
 fn create_folders(full: &Path) -> io::Result<&Path> {
     let parent = full.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent)?;
+    make_folders(parent)?;
     Ok(parent)
+}
+
+/// Makes `folder` and the missing folders above it, each owned like the folder it is in.
+fn make_folders(folder: &Path) -> io::Result<()> {
+    let missing: Vec<&Path> = folder
+        .ancestors()
+        .take_while(|above| std::fs::symlink_metadata(above).is_err())
+        .collect();
+    std::fs::create_dir_all(folder)?;
+    for made in missing.into_iter().rev() {
+        own_like_its_folder(made);
+    }
+    Ok(())
+}
+
+/// What is put back belongs to whoever owns the folder it is in, as it did before it was
+/// changed: run as root on a repository mounted into a container, the loop would otherwise leave
+/// root's files in another user's tree. Only root may give a file away; for anyone else the
+/// change is refused, and the file stays the writer's, as it always was.
+fn own_like_its_folder(path: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Some(folder) = path.parent() else {
+        return;
+    };
+    let (Ok(folder), Ok(written)) = (std::fs::metadata(folder), std::fs::symlink_metadata(path))
+    else {
+        return;
+    };
+    if folder.uid() != written.uid()
+        && let Err(error) = std::os::unix::fs::lchown(path, Some(folder.uid()), Some(folder.gid()))
+    {
+        tracing::debug!(%error, path = %path.display(), "what was put back stays the writer's");
+    }
 }
 
 /// Every folder between `root` and `path` is a real folder or missing (then made as one).

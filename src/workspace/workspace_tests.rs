@@ -182,6 +182,58 @@ fn the_state_dir_and_ignored_files_are_not_changes() {
 }
 
 #[test]
+fn what_is_put_back_belongs_to_whoever_owns_its_folder() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    git(root, &["init", "-q"]);
+    std::fs::create_dir_all(root.join("src/deep")).unwrap();
+    std::fs::write(root.join("src/lib.rs"), "lib\n").unwrap();
+    std::fs::write(root.join("src/deep/mod.rs"), "deep\n").unwrap();
+    symlink("lib.rs", root.join("src/link")).unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "base"]);
+    // Run as root (a container's default user), src/ is another uid's, as in a mounted
+    // repository (the top and .git stay root's: libgit2 opens only its own user's repository
+    // without safe.directory). Anyone else owns whatever it writes, as before.
+    let me = std::fs::metadata(root).unwrap();
+    let owner = if me.uid() == 0 {
+        (12345, 12345)
+    } else {
+        (me.uid(), me.gid())
+    };
+    if me.uid() == 0 {
+        for path in [
+            "src",
+            "src/lib.rs",
+            "src/deep",
+            "src/deep/mod.rs",
+            "src/link",
+        ] {
+            std::os::unix::fs::lchown(root.join(path), Some(owner.0), Some(owner.1)).unwrap();
+        }
+    }
+    let mut workspace = open(root);
+    let since = std::time::SystemTime::now() - std::time::Duration::from_millis(20);
+    let snapshot = workspace.snapshot().unwrap();
+
+    std::fs::remove_dir_all(root.join("src/deep")).unwrap();
+    std::fs::remove_file(root.join("src/lib.rs")).unwrap();
+    std::fs::write(root.join("src/lib.rs"), "rewritten\n").unwrap();
+    std::fs::remove_file(root.join("src/link")).unwrap();
+    let changes = workspace.changes_since(&snapshot).unwrap();
+    workspace.roll_back(&changes, since).unwrap();
+    for path in ["src/deep", "src/deep/mod.rs", "src/lib.rs", "src/link"] {
+        let metadata = std::fs::symlink_metadata(root.join(path)).unwrap();
+        assert_eq!((metadata.uid(), metadata.gid()), owner, "{path}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/lib.rs")).unwrap(),
+        "lib\n"
+    );
+}
+
+#[test]
 fn a_repository_another_user_owns_is_told_apart_from_none() {
     // libgit2's refusal (tests/it/image.rs shows the real one, as root in a chroot).
     let refused = git2::Error::new(
