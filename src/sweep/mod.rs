@@ -4,7 +4,8 @@
 //!
 //! Nothing read from the forge is an instruction: titles, bodies and comments are only quoted,
 //! cut to [`QUOTE_LIMIT`] characters. The client (`github.rs`) can send a REST `GET` and a
-//! GraphQL `query`, nothing else; `ci/check-static.sh` greps this folder to keep it that way.
+//! GraphQL `query`, nothing else; `tests/it/network_surface.rs` reads the source to keep it
+//! that way.
 //!
 //! # `sweep.json`
 //!

@@ -18,6 +18,7 @@ mod gate_output;
 mod gate_process;
 mod http_delegate;
 mod http_server;
+mod image;
 mod init;
 mod install;
 mod isolate;
