@@ -3,27 +3,18 @@ tests need to the path given: junit-10.xsd, the JUnit schema of Jenkins' xunit p
 pytest tests its own junitxml against and which the tests validate junit.xml against. Nothing of
 the sdist runs and nothing else of it is kept."""
 
-import hashlib
 import io
 import os
-import re
 import sys
 import tarfile
-import urllib.request
+
+from pypi import pinned_file
 
 VERSION = "9.2.0"
 SHA256 = "97c4f3b1f3c7414aa36465e09b8220f1d03627993bd51b1282e193753c80557b"
 MEMBER = f"pytest-{VERSION}/testing/example_scripts/junit-10.xsd"
 
-index = urllib.request.urlopen("https://pypi.org/simple/pytest/").read().decode()
-found = re.search(
-    r'href="([^"#]+/pytest-' + re.escape(VERSION) + r"\.tar\.gz)#sha256=" + SHA256, index
-)
-if not found:
-    sys.exit(f"scripts/test: PyPI's index lists no pytest {VERSION} sdist with the pinned hash")
-sdist = urllib.request.urlopen(found.group(1)).read()
-if hashlib.sha256(sdist).hexdigest() != SHA256:
-    sys.exit(f"scripts/test: the pytest {VERSION} sdist from PyPI does not have the pinned hash")
+sdist = pinned_file("pytest", f"pytest-{VERSION}.tar.gz", SHA256)
 with tarfile.open(fileobj=io.BytesIO(sdist), mode="r:gz") as tar:
     try:
         schema = tar.extractfile(MEMBER).read()
