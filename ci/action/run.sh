@@ -36,7 +36,7 @@ request=()
 name=${INPUT_ARTIFACT_NAME:-}
 if [[ -z $name ]]; then
   # Unique per job and matrix leg: the job id and a short hash of the matrix values.
-  leg=$(printf '%s' "${REFINE_LOOP_MATRIX:-null}" | sha256sum | cut -c1-8)
+  leg=$(printf '%s' "${REFINE_LOOP_MATRIX:-null}" | { sha256sum 2>/dev/null || shasum -a 256; } | cut -c1-8)
   name="refine-loop-${REFINE_LOOP_JOB:-job}-${leg}-${GITHUB_RUN_ATTEMPT:-1}"
 fi
 # One line of safe characters, whatever the inputs held.
