@@ -164,9 +164,18 @@ fn bound_fields(diagnostic: &mut Diagnostic) {
     .into_iter()
     .flatten()
     {
-        if let Some((cut, _)) = field.char_indices().nth(MAX_FIELD_CHARS) {
+        if field.char_indices().nth(MAX_FIELD_CHARS).is_none() {
+            continue;
+        }
+        // Redacted before it is cut: a secret cut in two is no longer recognisable, and its
+        // first half would be written as it is (every field is redacted again when written).
+        let whole = crate::secrets::redacted(field.as_bytes());
+        let whole = String::from_utf8_lossy(&whole);
+        if let Some((cut, _)) = whole.char_indices().nth(MAX_FIELD_CHARS) {
             // A new string: truncating in place would keep the long one's capacity.
-            *field = format!("{}…", &field[..cut]);
+            *field = format!("{}…", &whole[..cut]);
+        } else {
+            *field = whole.into_owned();
         }
     }
 }
@@ -242,6 +251,25 @@ mod tests {
         let message = &findings.diagnostics()[0].message;
         assert_eq!(message.chars().count(), MAX_FIELD_CHARS + 1);
         assert!(message.ends_with('…'));
+    }
+
+    #[test]
+    fn a_secret_across_the_cut_is_redacted_before_the_field_is_cut() {
+        let token = format!("ghp_{}", "aZ09".repeat(9));
+        // (characters before the token): the token straddles the cut, ends at it, starts at it.
+        for before in [
+            MAX_FIELD_CHARS - 10,
+            MAX_FIELD_CHARS - token.len(),
+            MAX_FIELD_CHARS,
+        ] {
+            let message = format!("{} {token} and more after it", "m".repeat(before - 1));
+            let mut findings = Findings::default();
+            findings.push(diagnostic(Severity::Error, None, &message));
+            let kept = &findings.diagnostics()[0].message;
+            assert!(!kept.contains("ghp_"), "{before}: {kept}");
+            assert!(!kept.contains("aZ09aZ09"), "{before}: {kept}");
+            assert!(kept.chars().count() <= MAX_FIELD_CHARS + 1, "{before}");
+        }
     }
 
     #[test]
