@@ -232,3 +232,37 @@ fn a_broken_hunk_does_not_parse() {
     .unwrap_err();
     assert!(error.contains("does not parse"), "{error}");
 }
+
+#[test]
+fn a_mode_git_does_not_know_is_refused_not_a_panic() {
+    let dir = repository();
+    let root = dir.path();
+    // (the header lines, with a mode in them)
+    let cases = [
+        "diff --git a/src/new.py b/src/new.py\nnew file mode 104755\n--- /dev/null\n+++ b/src/new.py\n@@ -0,0 +1 @@\n+y = 2\n",
+        "diff --git a/src/app.py b/src/app.py\nold mode 100644\nnew mode 104755\n--- a/src/app.py\n+++ b/src/app.py\n@@ -1,3 +1,2 @@\n-import os\n x = 1\n print(x)\n",
+        "diff --git a/docs/a.md b/docs/a.md\ndeleted file mode 100777\n--- a/docs/a.md\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-one\n-two\n",
+        "diff --git a/src/app.py b/src/app.py\nindex 0123456..789abcd 100600\n--- a/src/app.py\n+++ b/src/app.py\n@@ -1,3 +1,2 @@\n-import os\n x = 1\n print(x)\n",
+    ];
+    for text in cases {
+        let before = state_of(root);
+        let error = std::panic::catch_unwind(|| {
+            apply_diff(root, text, &BTreeMap::new(), &root.join(".refine-loop"))
+        })
+        .unwrap_or_else(|_| panic!("apply_diff panicked on:\n{text}"))
+        .unwrap_err();
+        assert!(error.contains("mode"), "{error}");
+        assert_eq!(state_of(root), before, "{text}");
+    }
+    // The modes git writes are accepted.
+    let executable = "diff --git a/src/app.py b/src/app.py\nold mode 100644\nnew mode 100755\n";
+    assert!(
+        apply_diff(
+            root,
+            executable,
+            &BTreeMap::new(),
+            &root.join(".refine-loop")
+        )
+        .is_ok()
+    );
+}

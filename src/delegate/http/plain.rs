@@ -27,6 +27,7 @@ pub fn with_git_headers(text: &str) -> Result<String, String> {
             out.push_str(line);
             continue;
         }
+        check_mode(line)?;
         if line.starts_with("diff --git ") {
             header_open = true;
         } else if let Some((old, new)) = hunk_lengths(line) {
@@ -63,6 +64,37 @@ pub fn with_git_headers(text: &str) -> Result<String, String> {
         out.push_str(line);
     }
     Ok(out)
+}
+
+/// The file modes git writes (and libgit2 reads back without a panic): a tree, a file, a
+/// group-writable file (old repositories), an executable, a symbolic link, a submodule.
+const KNOWN_MODES: [&str; 6] = ["040000", "100644", "100664", "100755", "120000", "160000"];
+
+/// Refuses a header line that gives a file mode git does not know (`new mode 104755`).
+fn check_mode(line: &str) -> Result<(), String> {
+    let mode = [
+        "new file mode ",
+        "deleted file mode ",
+        "old mode ",
+        "new mode ",
+    ]
+    .iter()
+    .find_map(|prefix| line.strip_prefix(prefix))
+    .or_else(|| {
+        // `index <hex>..<hex> <mode>`; anything else starting with "index " is not a header.
+        let mut words = line.strip_prefix("index ")?.split_whitespace();
+        let (blobs, mode) = (words.next()?, words.next()?);
+        let (old, new) = blobs.split_once("..")?;
+        let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
+        (hex(old) && hex(new) && words.next().is_none()).then_some(mode)
+    });
+    match mode.map(str::trim) {
+        Some(mode) if !KNOWN_MODES.contains(&mode) => Err(format!(
+            "the diff gives a file mode git does not know: {mode:?} (in {:?})",
+            line.trim_end()
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The old and new line counts of a hunk header `@@ -a[,b] +c[,d] @@`.
