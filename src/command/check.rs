@@ -20,6 +20,10 @@ pub fn check(
     stdout: &mut dyn Write,
 ) -> Result<i32, CommandError> {
     let settings = config::load(&overrides(&args.gate).with_environment()?)?;
+    if let Some(reason) = crate::workspace::refuse_state_dir(&settings.target, &settings.state_dir)
+    {
+        return Err(CommandError::Usage(reason));
+    }
     let layout = Layout::new(&settings.state_dir);
     let cycle_dir = state::cycle_dir(layout.dir(), 0)?;
     let run = gate::run_gate(&settings, &gate::Flaky::default(), 0, &cycle_dir, cancel)?;

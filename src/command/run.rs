@@ -20,6 +20,9 @@ use crate::report::Report;
 pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i32, CommandError> {
     let (preset, request) = preset_and_request(args)?;
     let loaded = load_settings(args, &request)?;
+    if let Some(reason) = crate::workspace::refuse_state_dir(&loaded.target, &loaded.state_dir) {
+        return Err(CommandError::Usage(reason));
+    }
     if preset.is_campaign() && loaded.run.isolate == Isolate::Worktree {
         return Err(CommandError::Usage(
             "a campaign (--preset refine or improve) works in the target itself, where its state and its earlier changes are; --isolate worktree (or [loop] isolate) is for the refactoring loop".to_string(),

@@ -11,6 +11,7 @@ mod path_state;
 mod repo_path;
 mod rollback;
 mod scan;
+mod state_dir;
 mod store;
 mod watch;
 
@@ -24,6 +25,7 @@ pub use incident::Incident;
 pub use path_state::PathState;
 pub use repo_path::RepoPath;
 pub use scan::Scanner;
+pub use state_dir::refuse_state_dir;
 pub use store::SnapshotStore;
 pub use watch::Watch;
 

@@ -366,3 +366,36 @@ fn writing_through_a_symlink_to_a_folder_outside_is_hostile() {
             .ends_with("changed\n")
     );
 }
+
+#[test]
+fn a_tracked_or_symlinked_state_dir_is_refused_before_anything_is_written() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("keep.txt"), "someone else's\n").unwrap();
+    let repo = Repo::new();
+    repo.write("findings.txt", "src/lib.rs:1:1: error: one\n");
+    repo.write("docs/guide.md", "the user's guide\n");
+    repo.write(
+        "refine-loop.toml",
+        &format!("{GATE}\n[[delegate]]\nrun = \"rm -f findings.txt\"\n"),
+    );
+    // A committed state dir that is a link out of the repository.
+    std::os::unix::fs::symlink(outside.path(), repo.join(".refine-loop")).unwrap();
+    repo.commit("a linked state dir");
+    let before = tree_of(repo.path(), &[]);
+    let outside_before = tree_of(outside.path(), &[]);
+    // (arguments, what the refusal names)
+    let cases: [(&[&str], &str); 4] = [
+        (&["run"], "symbolic link"),
+        (&["check"], "symbolic link"),
+        (&["run", "--state-dir", "docs"], "tracks (docs/guide.md)"),
+        (&["check", "--state-dir", "docs"], "tracks (docs/guide.md)"),
+    ];
+    for (args, reason) in cases {
+        let output = repo.run(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(reason), "{args:?}: {stderr}");
+        assert_eq!(tree_of(repo.path(), &[]), before, "{args:?}");
+        assert_eq!(tree_of(outside.path(), &[]), outside_before, "{args:?}");
+    }
+}
