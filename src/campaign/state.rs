@@ -32,6 +32,19 @@ pub use crate::state::{BACKLOG_FILE, GOAL_FILE, WORKLOG_FILE};
 /// The lock file in the state dir; its exclusive lock is held while a run uses the dir.
 pub const LOCK_FILE: &str = ".lock";
 
+/// The state dir's lock, held by a run or a check that is not a campaign (a campaign takes it
+/// when it opens its state), so that two of them never share a state dir; released when dropped.
+#[derive(Debug)]
+pub struct StateDirLock(#[expect(dead_code, reason = "held for its lock")] File);
+
+/// Takes the lock of `state_dir`, prepared as a campaign prepares it (created if missing,
+/// refused if it is a symbolic link or not a folder).
+pub fn lock_state_dir(state_dir: &Path) -> Result<StateDirLock, CampaignError> {
+    let dir = files::prepare_dir(state_dir)?;
+    let (file, _) = files::lock(&dir)?;
+    Ok(StateDirLock(file))
+}
+
 /// The three files of a campaign, in the order they are created.
 const STATE_FILES: [&str; 3] = [GOAL_FILE, WORKLOG_FILE, BACKLOG_FILE];
 

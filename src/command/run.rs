@@ -23,6 +23,14 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
     if let Some(reason) = crate::workspace::refuse_state_dir(&loaded.target, &loaded.state_dir) {
         return Err(CommandError::Usage(reason));
     }
+    // Two runs never share a state dir (a campaign takes this lock when it opens its state).
+    let _lock = match preset.is_campaign() {
+        true => None,
+        false => Some(
+            crate::campaign::state::lock_state_dir(&loaded.state_dir)
+                .map_err(CommandError::Campaign)?,
+        ),
+    };
     if preset.is_campaign() && loaded.run.isolate == Isolate::Worktree {
         return Err(CommandError::Usage(
             "a campaign (--preset refine or improve) works in the target itself, where its state and its earlier changes are; --isolate worktree (or [loop] isolate) is for the refactoring loop".to_string(),

@@ -399,3 +399,42 @@ fn a_tracked_or_symlinked_state_dir_is_refused_before_anything_is_written() {
         assert_eq!(tree_of(outside.path(), &[]), outside_before, "{args:?}");
     }
 }
+
+#[test]
+fn a_second_run_or_check_on_a_state_dir_in_use_is_refused_and_touches_nothing() {
+    let repo = Repo::new();
+    repo.write("findings.txt", "src/lib.rs:1:1: error: one\n");
+    repo.write(".gitignore", "/.refine-loop\n/started\n/release\n");
+    // The delegate says it started, then waits to be released: the first run holds the dir.
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "{GATE}\n[[delegate]]\nrun = \"touch started; while [ ! -e release ]; do sleep 0.05; done; rm -f findings.txt\"\n"
+        ),
+    );
+    repo.commit("a slow delegate");
+    let first = repo
+        .command(&["run", "--max-cycles", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::support::wait_for(&repo.join("started"), "the first run's delegate started");
+    let state = repo.join(".refine-loop");
+    let before = tree_of(&state, &[]);
+    for args in [&["run", "--max-cycles", "1"][..], &["check"][..]] {
+        let second = repo.run(args);
+        assert_eq!(second.status.code(), Some(4), "{args:?}: {second:?}");
+        let stderr = String::from_utf8_lossy(&second.stderr);
+        assert!(stderr.contains(".lock"), "{args:?}: {stderr}");
+        assert_eq!(
+            tree_of(&state, &[]),
+            before,
+            "{args:?}: the first run's files"
+        );
+    }
+    std::fs::write(repo.join("release"), "").unwrap();
+    let first = first.wait_with_output().unwrap();
+    assert_eq!(first.status.code(), Some(0), "{first:?}");
+    assert!(!repo.join("findings.txt").exists());
+}
