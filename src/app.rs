@@ -32,6 +32,7 @@ pub fn main() -> i32 {
         Command::Run(args) => command::run(args, &cancel, &mut stdout),
         Command::Demo(args) => command::demo(args, &cancel, &mut stdout),
         Command::Init(args) => command::init(args, &mut stdout),
+        Command::Recover(args) => command::recover(args, &mut stdout),
         Command::Parse(args) => command::parse(args, &mut stdout),
         Command::Parsers(args) => command::parsers(args, &mut stdout),
         Command::Merge(args) => command::merge(args, &mut stdout),

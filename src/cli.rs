@@ -77,6 +77,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// Write a commented starter refine-loop.toml for the project found in the target.
     Init(InitArgs),
+    /// Put the tree back as it was before the turn a killed run left in progress.
+    Recover(RecoverArgs),
     /// Parse a tool's output (a file, or stdin) and print its findings.
     Parse(ParseArgs),
     /// List the parsers: built in, and from --parser-dir folders.
@@ -337,6 +339,13 @@ pub struct DemoArgs {
     /// Where to write the demo crate (new or empty) [default: a new temporary folder, kept].
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RecoverArgs {
+    /// The repository to put back [default: .].
+    #[arg(long, value_name = "DIR", env = "REFINE_LOOP_TARGET")]
+    pub target: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

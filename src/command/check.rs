@@ -26,6 +26,7 @@ pub fn check(
     }
     let _lock = crate::campaign::state::lock_state_dir(&settings.state_dir)
         .map_err(CommandError::Campaign)?;
+    super::recover::refuse_interrupted(&settings.target)?;
     let layout = Layout::new(&settings.state_dir);
     let cycle_dir = state::cycle_dir(layout.dir(), 0)?;
     let run = gate::run_gate(&settings, &gate::Flaky::default(), 0, &cycle_dir, cancel)?;

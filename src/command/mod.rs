@@ -6,6 +6,7 @@ mod init;
 mod merge;
 mod parse;
 mod publish;
+mod recover;
 mod run;
 mod sweep;
 
@@ -14,6 +15,7 @@ pub use demo::demo;
 pub use init::init;
 pub use merge::merge;
 pub use parse::{parse, parsers};
+pub use recover::recover;
 pub use run::run;
 pub use sweep::sweep;
 
@@ -41,6 +43,13 @@ pub enum CommandError {
     Sweep(#[from] crate::sweep::SweepError),
     #[error("the CI reports: {0}")]
     Reports(crate::report::CiReportError),
+    #[error(
+        "a run was interrupted in the middle of a turn (its journal: {}); the tree may hold a change nobody judged: run `refine-loop recover` to put it back first",
+        journal.display()
+    )]
+    Interrupted { journal: std::path::PathBuf },
+    #[error("recover: {0}")]
+    Recover(String),
     #[error("{name}: cannot read: {source}")]
     Input {
         name: String,
@@ -68,6 +77,7 @@ impl CommandError {
         match self {
             Self::Config(_) | Self::Usage(_) | Self::Input { .. } => exit_code::USAGE,
             Self::Gate(_) | Self::State(_) | Self::Run(_) => exit_code::ERROR,
+            Self::Interrupted { .. } | Self::Recover(_) => exit_code::ERROR,
             Self::Campaign(error) => error.exit_code(),
             Self::Reports(_) => exit_code::ERROR,
             Self::Sweep(error) => error.exit_code(),

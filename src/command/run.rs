@@ -31,6 +31,7 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
                 .map_err(CommandError::Campaign)?,
         ),
     };
+    super::recover::refuse_interrupted(&loaded.target)?;
     if preset.is_campaign() && loaded.run.isolate == Isolate::Worktree {
         return Err(CommandError::Usage(
             "a campaign (--preset refine or improve) works in the target itself, where its state and its earlier changes are; --isolate worktree (or [loop] isolate) is for the refactoring loop".to_string(),

@@ -123,6 +123,7 @@ fn work(
             }
             Verification::EachAttempt { .. } => {
                 let (judgement, decided) = verify_one(engine, policy, cycle, index, &mut attempt)?;
+                engine.settle()?;
                 // The gate's or the review's verdict is a strike; a stop's is not.
                 if judgement == Judgement::RolledBack && strikes && decided {
                     engine.standing.strike(&attempt);
@@ -143,6 +144,7 @@ fn work(
     }
     if verification == Verification::Together {
         measured = verify_together(engine, policy, cycle, &mut attempts)?;
+        engine.settle()?;
     }
     Ok((attempts.into_iter().map(|(_, a)| a).collect(), measured))
 }

@@ -19,6 +19,7 @@ mod progress;
 mod record;
 pub mod refactoring;
 pub mod refine;
+mod restore;
 mod standing;
 mod turn;
 mod verify;
@@ -63,6 +64,13 @@ pub enum RunError {
     Campaign(#[from] crate::campaign::state::CampaignError),
     #[error("the CI reports: {0}")]
     Reports(#[from] crate::report::CiReportError),
+    #[error("an internal error (a panic, a bug of refine-loop): {0}")]
+    Panicked(String),
+    #[error("{error}; and the tree could not be put back: {restore}")]
+    NotRestored {
+        error: Box<RunError>,
+        restore: WorkspaceError,
+    },
     #[error("infrastructure failure: {tool} (check \"{check}\") is not installed{}", install_suffix(.install.as_deref()))]
     MissingTool {
         check: String,
@@ -156,6 +164,8 @@ pub struct Engine<'a> {
     /// Time of the current cycle spent in the gate and the delegates.
     outside: Duration,
     progress: progress::Progress,
+    /// The journal of the turns not judged yet: what the tree returns to on any error.
+    pending: Option<crate::workspace::Journal>,
 }
 
 impl<'a> Engine<'a> {
@@ -206,6 +216,7 @@ impl<'a> Engine<'a> {
             started,
             outside: Duration::ZERO,
             progress,
+            pending: None,
         })
     }
 
@@ -216,8 +227,20 @@ impl<'a> Engine<'a> {
         recorder: &mut Recorder<'_>,
         console: &mut dyn Write,
     ) -> Result<EngineEnd, RunError> {
-        policy.begin(&mut self, console)?;
-        let reason = cycle::run_cycles(&mut self, policy, recorder, console)?;
+        let driven = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            policy.begin(&mut self, console)?;
+            cycle::run_cycles(&mut self, policy, recorder, console)
+        }))
+        .unwrap_or_else(|panic| Err(RunError::Panicked(restore::panic_message(panic.as_ref()))));
+        let reason = match driven {
+            Ok(reason) => reason,
+            Err(error) => return Err(self.restore_pending(error)),
+        };
+        // Every path to a stop judges what it changed; a change left unjudged is not kept.
+        if let Some(journal) = self.pending.take() {
+            tracing::warn!(turn = %journal.turn, "a change was left unjudged; it is undone");
+            self.workspace.restore(&journal)?;
+        }
         self.progress.finish();
         self.trend.finish(reason);
         Ok(EngineEnd {
@@ -302,9 +325,18 @@ impl<'a> Engine<'a> {
                 assignment,
             },
             self.cancel,
+            &mut self.pending,
         );
         self.outside += started.elapsed();
         attempt
+    }
+
+    /// Every change so far was judged (kept or rolled back): nothing is left to put back.
+    pub fn settle(&mut self) -> Result<(), RunError> {
+        if self.pending.take().is_some() {
+            self.workspace.end_turn()?;
+        }
+        Ok(())
     }
 
     /// Undoes an attempt that was not undone already.

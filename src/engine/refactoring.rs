@@ -156,17 +156,12 @@ pub fn run_loop(
     options: super::EngineOptions<'_>,
     console: &mut dyn Write,
 ) -> Result<Report, RunError> {
-    use crate::workspace::{Workspace, WorkspaceError};
+    use crate::workspace::Workspace;
     let mut workspace = Workspace::open(&settings.target, &settings.state_dir)?;
     let report = run_in(settings, &mut workspace, options, console);
-    // The kept bytes stay only when someone else changed a path: they hold the version the loop
-    // expected there.
-    if !matches!(
-        report,
-        Err(RunError::Workspace(WorkspaceError::ConcurrentChange { .. }))
-    ) {
-        workspace.discard_store();
-    }
+    // The kept bytes stay whenever the run did not end cleanly: they may hold the only copy of
+    // a version someone needs (the one the loop expected where someone else wrote).
+    workspace.end_run(report.is_ok());
     report
 }
 

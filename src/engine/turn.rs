@@ -9,7 +9,7 @@ use crate::cancel::Cancel;
 use crate::config::Settings;
 use crate::delegate::{Assignment, DelegateFiles, DelegateRun, DelegateSpec, Limits, run_delegate};
 use crate::scope::Scope;
-use crate::workspace::{Change, Incident, PathState, Snapshot, SnapshotStore, Workspace};
+use crate::workspace::{Change, Incident, Journal, PathState, Snapshot, SnapshotStore, Workspace};
 
 /// One delegate's turn in a cycle.
 #[derive(Debug)]
@@ -46,6 +46,7 @@ pub(super) fn take_turn(
     snapshot: &Snapshot,
     turn: &Turn<'_>,
     cancel: &Cancel,
+    pending: &mut Option<Journal>,
 ) -> Result<Attempt, RunError> {
     let Turn {
         delegate,
@@ -55,6 +56,14 @@ pub(super) fn take_turn(
     let files = DelegateFiles::for_category(assignment.reports_dir, assignment.category);
     let own = [files.prompt, files.findings, files.verdict, files.report];
     let watch = workspace.watch(snapshot, &own)?;
+    // The state to return to is the one before the first change not judged yet.
+    if pending.is_none() {
+        let what = format!(
+            "of delegate[{delegate}] on {} in cycle {}",
+            assignment.category, assignment.cycle
+        );
+        *pending = Some(workspace.begin_turn(&watch, snapshot, what)?);
+    }
     let private = settings.private_variables();
     let limits = Limits {
         kill_grace: settings.gate.kill_grace,

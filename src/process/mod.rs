@@ -18,9 +18,11 @@ use nix::unistd::Pid;
 use crate::cancel::Cancel;
 
 mod describe;
+mod mark;
 mod output;
 
 pub use describe::{describe_end, humanize};
+pub use mark::{MARK_VARIABLE, kill_marked, run_mark};
 pub use output::HeadTail;
 
 /// How long output may stay open after the command itself exited (background processes still
@@ -116,6 +118,7 @@ pub fn run_in_group(
         .arg(spec.shell_command)
         .current_dir(spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .env(MARK_VARIABLE, run_mark())
         .stdin(match spec.stdin {
             Some(path) => Stdio::from(std::fs::File::open(path).map_err(ProcessError::Spawn)?),
             None => Stdio::null(),

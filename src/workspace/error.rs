@@ -57,6 +57,14 @@ pub enum WorkspaceError {
         expected: String,
         found: String,
     },
+    #[error(
+        "{path}: could not be put back as it was before the turn (expected {expected}, found {found}); the kept copies and the journal stay for `refine-loop recover`"
+    )]
+    NotRestored {
+        path: RepoPath,
+        expected: String,
+        found: String,
+    },
 }
 
 impl WorkspaceError {

@@ -7,6 +7,8 @@ mod change;
 mod changes;
 mod error;
 mod incident;
+mod journal;
+mod owner;
 mod path_state;
 mod repo_path;
 mod rollback;
@@ -14,6 +16,7 @@ mod scan;
 mod state_dir;
 mod store;
 mod watch;
+mod wire_bytes;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::ffi::OsStrExt;
@@ -22,6 +25,8 @@ use std::path::{Path, PathBuf};
 pub use change::{Change, Effects, Snapshot, compose};
 pub use error::WorkspaceError;
 pub use incident::Incident;
+pub use journal::{JOURNAL_FILE, Journal};
+pub use owner::{OWNER_FILE, Owner, journals_in, store_folders};
 pub use path_state::PathState;
 pub use repo_path::RepoPath;
 pub use scan::Scanner;
@@ -55,6 +60,8 @@ pub struct Workspace {
     known_git_files:
         std::cell::RefCell<std::collections::HashMap<PathBuf, (watch::StatKey, PathState)>>,
     state_dir: PathBuf,
+    /// A delegate has started in this run (a journal was written).
+    turns_begun: std::cell::Cell<bool>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -74,6 +81,15 @@ impl Workspace {
     /// listing. The bytes of every state the loop may have to put back are kept in the git
     /// folder (`refine-loop/snapshots/<run>`), out of the delegates' way.
     pub fn open(target: &Path, state_dir: &Path) -> Result<Self, WorkspaceError> {
+        Self::open_with_store(target, state_dir, None)
+    }
+
+    /// [`Workspace::open`], with the kept bytes in `store` (an earlier run's) when given.
+    fn open_with_store(
+        target: &Path,
+        state_dir: &Path,
+        store: Option<SnapshotStore>,
+    ) -> Result<Self, WorkspaceError> {
         let repo = git2::Repository::discover(target)
             .map_err(|source| WorkspaceError::opening(target, source))?;
         let Some(workdir) = repo.workdir() else {
@@ -105,32 +121,14 @@ impl Workspace {
             .map(|relative| relative.as_os_str().as_bytes().to_vec())
             .filter(|relative| !relative.is_empty());
         let scanner = Scanner::new(&repo, &root)?;
-        // In the common git folder (a linked worktree's own folder may be pruned with it), one
-        // folder per run.
-        let snapshots = repo.commondir().join(STORE_FOLDER).join(format!(
-            "{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos())
-        ));
-        let store = SnapshotStore::new(&snapshots).map_err(|source| {
-            // Another uid's repository, opened through safe.directory: readable, not writable.
-            if matches!(
-                source.kind(),
-                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
-            ) {
-                WorkspaceError::GitFolderNotWritable {
-                    path: snapshots,
-                    source,
-                }
-            } else {
-                WorkspaceError::Io {
-                    path: snapshots,
-                    source,
-                }
+        let store = match store {
+            Some(store) => store,
+            None => {
+                let store = SnapshotStore::for_run(&repo)?;
+                owner::write_owner(&store, &root, &state_dir)?;
+                store
             }
-        })?;
+        };
         Ok(Self {
             repo,
             scanner,
@@ -143,6 +141,7 @@ impl Workspace {
             dirty: BTreeSet::new(),
             known_git_files: std::cell::RefCell::default(),
             state_dir,
+            turns_begun: std::cell::Cell::new(false),
         })
     }
 
@@ -169,6 +168,19 @@ impl Workspace {
             if std::fs::remove_dir(folder).is_err() {
                 break;
             }
+        }
+    }
+
+    /// The run is over: the kept bytes go when it ended cleanly or before any delegate ran, and
+    /// stay (said in the log) when not.
+    pub fn end_run(&self, clean: bool) {
+        if clean || !self.turns_begun.get() {
+            self.discard_store();
+        } else {
+            tracing::warn!(
+                dir = %self.store.dir().display(),
+                "the run did not end cleanly: the kept file contents stay"
+            );
         }
     }
 

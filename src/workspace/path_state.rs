@@ -9,7 +9,8 @@ use std::path::Path;
 use super::store::{SnapshotStore, hash_file};
 use super::{RepoPath, WorkspaceError};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PathState {
     Absent,
     File {
@@ -18,6 +19,7 @@ pub enum PathState {
     },
     /// The link's target, as bytes.
     Symlink {
+        #[serde(with = "super::wire_bytes")]
         target: Vec<u8>,
     },
     Directory,

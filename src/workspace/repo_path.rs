@@ -5,8 +5,11 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct RepoPath(Vec<u8>);
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
+pub struct RepoPath(#[serde(with = "super::wire_bytes")] Vec<u8>);
 
 impl RepoPath {
     pub fn new(bytes: impl Into<Vec<u8>>) -> Self {

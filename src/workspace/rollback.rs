@@ -2,7 +2,7 @@
 //! remove what the changes created (deepest first, with the folders they made), then put back
 //! what they changed or deleted (shallowest first). Nothing else is touched.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::{Change, PathState, RepoPath, SnapshotStore, WorkspaceError};
@@ -130,4 +130,42 @@ fn remove_folder_without_files(folder: &Path, since: Option<SystemTime>) -> bool
         }
     }
     std::fs::remove_dir(folder).is_ok()
+}
+
+/// Removes the folders under `root` (but those in `skip`) that were made after `since` and hold
+/// nothing, deepest first; returns them. Where the file system does not record when a folder was
+/// made, none is removed.
+pub(super) fn remove_new_empty_folders(
+    root: &Path,
+    skip: &[PathBuf],
+    since: SystemTime,
+) -> Vec<String> {
+    let mut folders = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let is_folder = entry.file_type().is_ok_and(|kind| kind.is_dir());
+            if is_folder && entry.file_name() != ".git" && !skip.contains(&path) {
+                stack.push(path.clone());
+                folders.push(path);
+            }
+        }
+    }
+    // Deepest first: a folder emptied by removing the ones in it goes too.
+    folders.sort_by_key(|path| std::cmp::Reverse(path.components().count()));
+    let mut removed = Vec::new();
+    for folder in folders {
+        let made_since = std::fs::symlink_metadata(&folder)
+            .and_then(|metadata| metadata.created())
+            .is_ok_and(|made| made >= since);
+        if made_since && std::fs::remove_dir(&folder).is_ok() {
+            let shown = folder.strip_prefix(root).unwrap_or(&folder);
+            removed.push(format!("{}/", shown.display()));
+        }
+    }
+    removed
 }

@@ -22,6 +22,43 @@ impl SnapshotStore {
         })
     }
 
+    /// A new store for this run, in the common git folder (a linked worktree's own folder may be
+    /// pruned with it): one folder per run.
+    pub fn for_run(repo: &git2::Repository) -> Result<Self, super::WorkspaceError> {
+        use super::WorkspaceError;
+        let snapshots = repo.commondir().join(super::STORE_FOLDER).join(format!(
+            "{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        ));
+        Self::new(&snapshots).map_err(|source| {
+            // Another uid's repository, opened through safe.directory: readable, not writable.
+            if matches!(
+                source.kind(),
+                io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem
+            ) {
+                WorkspaceError::GitFolderNotWritable {
+                    path: snapshots,
+                    source,
+                }
+            } else {
+                WorkspaceError::Io {
+                    path: snapshots,
+                    source,
+                }
+            }
+        })
+    }
+
+    /// The store of an earlier run, as it was left.
+    pub fn existing(dir: &Path) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+        }
+    }
+
     /// Copies the file at `path` in (streaming) and returns its hash.
     pub fn put_file(&self, path: &Path) -> io::Result<String> {
         let mut temporary = tempfile::NamedTempFile::new_in(&self.dir)?;

@@ -41,8 +41,8 @@ impl StatKey {
 pub struct Watch {
     started: SystemTime,
     /// Every file under the git folders (but object stores), with its state (bytes in the store).
-    git_files: BTreeMap<PathBuf, (StatKey, PathState)>,
-    git_roots: Vec<PathBuf>,
+    pub(super) git_files: BTreeMap<PathBuf, (StatKey, PathState)>,
+    pub(super) git_roots: Vec<PathBuf>,
     dot_git_file: Option<PathBuf>,
     /// Symlinks in the tree that point outside it, and what their targets were.
     outside: Vec<(RepoPath, PathBuf, Option<OutsideKey>)>,
@@ -54,7 +54,7 @@ pub struct Watch {
 
 /// Git folders not watched: object stores only grow, by content address; the loop's own folder
 /// holds the kept bytes, which are checked by their hash before any use.
-const UNWATCHED_GIT_FOLDERS: [&str; 3] = ["objects", "lfs", "refine-loop"];
+pub(super) const UNWATCHED_GIT_FOLDERS: [&str; 3] = ["objects", "lfs", "refine-loop"];
 
 impl Watch {
     pub(super) fn start(
@@ -237,7 +237,7 @@ fn same_index_entries(path: &Path, before: &PathState, store: &SnapshotStore) ->
 
 /// Puts `state` back at an absolute `path`, under the deepest of `roots` that holds it: no
 /// folder between that root and the path may be a symlink (nothing is written through one).
-fn put_back(
+pub(super) fn put_back(
     path: &Path,
     state: &PathState,
     roots: &[PathBuf],
@@ -348,7 +348,11 @@ fn outside_key(target: &Path) -> Option<OutsideKey> {
 
 /// Every file (not folder) under `root`, skipping the top-level folders named in `skip`, with
 /// its metadata; about `limit` at most.
-fn files_under(root: &Path, skip: &[&str], limit: usize) -> Vec<(PathBuf, std::fs::Metadata)> {
+pub(super) fn files_under(
+    root: &Path,
+    skip: &[&str],
+    limit: usize,
+) -> Vec<(PathBuf, std::fs::Metadata)> {
     let mut files = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(folder) = stack.pop() {

@@ -454,3 +454,57 @@ fn sigterm_while_an_improve_delegate_works_rolls_its_unverified_change_back() {
         "the cycle is done again: {state}"
     );
 }
+
+#[test]
+fn sigkill_in_round_two_is_recovered_and_the_campaign_resumes_there() {
+    let outside = tempfile::tempdir().unwrap();
+    let marker = outside.path().join("hung-once");
+    // In round 2 the executor writes half its change and hangs once (until killed with the loop).
+    let execute = format!(
+        "if [ \"$REFINE_LOOP_CYCLE\" = 2 ] && [ ! -e {m} ]; then head -n 1 todo.txt >> done.txt; touch {m}; sleep 300; fi; {EXECUTE}",
+        m = marker.display()
+    );
+    let repo = refine_project(DISCOVER, &execute, APPROVE);
+    let mut child = repo
+        .command(&["run", "--preset", "refine", "tidy"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    crate::support::wait_for(&marker, "round 2 never started");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Half of round 2's change is in the tree; nothing runs until it is put back.
+    assert_eq!(
+        std::fs::read_to_string(repo.join("done.txt")).unwrap(),
+        "rename-helpers\nsplit-parser\n"
+    );
+    let refused = repo.run(&["run", "--preset", "refine", "--continue"]);
+    assert_eq!(refused.status.code(), Some(4), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("refine-loop recover"),
+        "{refused:?}"
+    );
+    let recovered = repo.run(&["recover"]);
+    assert_eq!(recovered.status.code(), Some(0), "{recovered:?}");
+    let said = String::from_utf8_lossy(&recovered.stdout);
+    assert!(said.contains("done.txt"), "{said}");
+    assert!(
+        said.contains("process(es) it left running were stopped"),
+        "the hung executor was not stopped: {said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("done.txt")).unwrap(),
+        "rename-helpers\n"
+    );
+
+    let output = repo.run(&["run", "--preset", "refine", "--continue"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let state = backlog(&repo);
+    assert_eq!(state["counters"]["round"], 5, "{state}");
+    assert_eq!(state["candidates"][1]["status"], "accepted", "{state}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("done.txt")).unwrap(),
+        "rename-helpers\nsplit-parser\n"
+    );
+}

@@ -31,6 +31,7 @@ mod parser_fixtures;
 mod problem_matchers;
 mod readme;
 mod real_tools;
+mod recover;
 mod repository_shapes;
 mod run_fixers;
 mod run_loop;

@@ -40,13 +40,9 @@ pub fn run_campaign(
 ) -> Result<CampaignEnd, RunError> {
     let mut workspace = Workspace::open(&settings.target, &settings.state_dir)?;
     let end = run_in(settings, preset, request, &mut workspace, options, console);
-    // Kept only when someone else changed a path: then it holds the version the loop expected.
-    if !matches!(
-        end,
-        Err(RunError::Workspace(WorkspaceError::ConcurrentChange { .. }))
-    ) {
-        workspace.discard_store();
-    }
+    // The kept bytes stay whenever the run did not end cleanly: they may hold the only copy of
+    // a version someone needs (the one the loop expected where someone else wrote).
+    workspace.end_run(end.is_ok());
     end
 }
 

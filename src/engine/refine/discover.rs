@@ -116,6 +116,7 @@ fn ask_lens(
             attempt.changes.len()
         ));
     }
+    engine.settle()?;
     let text = std::fs::read_to_string(&output).unwrap_or_default();
     let (found, bad) = candidates::parse_lines(&text, lens);
     discovered.proposals.extend(found);

@@ -1,0 +1,271 @@
+//! The journal of a turn in progress. Before a delegate starts, the state the tree must return to
+//! if the turn is not judged to its end is written beside the kept bytes: the tree's dirty paths,
+//! the user's own work, the gate's files, and every file of the git folders. The loop puts the
+//! tree back from it on any error or panic; `refine-loop recover` does after the loop itself was
+//! killed (SIGKILL, the OOM killer), and no run starts while one is on disk.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+use super::owner::{read_regular, write_new};
+use super::rollback::remove_new_empty_folders;
+use super::watch::{UNWATCHED_GIT_FOLDERS, files_under, put_back};
+use super::{PathState, RepoPath, Snapshot, SnapshotStore, Watch, Workspace, WorkspaceError};
+
+/// The journal's file, in the run's folder of kept bytes.
+pub const JOURNAL_FILE: &str = "journal.json";
+/// What a journal's `format` must be for this version to act on it.
+pub(super) const FORMAT: u32 = 1;
+
+/// One path and the state it returns to.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Entry {
+    pub path: RepoPath,
+    pub state: PathState,
+}
+
+/// A file of the git folders and the state it returns to.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GitEntry {
+    #[serde(with = "super::wire_bytes::path")]
+    pub path: PathBuf,
+    pub state: PathState,
+}
+
+/// What the tree returns to if a turn is not judged to its end.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Journal {
+    pub format: u32,
+    /// The run's mark: every process it started has `REFINE_LOOP_RUN` set to it.
+    pub run: String,
+    pub pid: u32,
+    /// What the run was doing, for the messages of `recover`.
+    pub turn: String,
+    #[serde(with = "super::wire_bytes::path")]
+    pub root: PathBuf,
+    #[serde(with = "super::wire_bytes::path")]
+    pub state_dir: PathBuf,
+    /// When the turn began (seconds and nanoseconds since the epoch, by the file clock).
+    pub since: (u64, u32),
+    /// The dirty paths as they were (but the gate's files).
+    pub tree: Vec<Entry>,
+    /// The user's own work as the baseline found it.
+    pub protected: Vec<Entry>,
+    /// The gate's own files: never the delegate's, left as they are.
+    pub artifacts: Vec<RepoPath>,
+    /// The git folders watched, and every file in them.
+    #[serde(with = "paths")]
+    pub git_roots: Vec<PathBuf>,
+    pub git_files: Vec<GitEntry>,
+}
+
+mod paths {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    use std::path::PathBuf;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    struct Item(#[serde(with = "crate::workspace::wire_bytes")] Vec<u8>);
+
+    pub fn serialize<S: Serializer>(paths: &[PathBuf], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(
+            paths
+                .iter()
+                .map(|p| Item(p.as_os_str().as_bytes().to_vec())),
+        )
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<PathBuf>, D::Error> {
+        let items = Vec::<Item>::deserialize(d)?;
+        Ok(items
+            .into_iter()
+            .map(|Item(bytes)| PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+            .collect())
+    }
+}
+
+impl Journal {
+    pub fn since(&self) -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::new(self.since.0, self.since.1)
+    }
+
+    /// The state every path the journal names returns to: the user's work as the baseline
+    /// found it, the rest as the turn found it.
+    fn target(&self) -> Snapshot {
+        let mut paths: BTreeMap<RepoPath, PathState> = self
+            .tree
+            .iter()
+            .map(|entry| (entry.path.clone(), entry.state.clone()))
+            .collect();
+        for entry in &self.protected {
+            paths.insert(entry.path.clone(), entry.state.clone());
+        }
+        Snapshot { paths }
+    }
+
+    /// Reads the journal at `path`.
+    pub fn read(path: &Path) -> Result<Self, WorkspaceError> {
+        let io_error = |source| WorkspaceError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let bytes = read_regular(path, MAX_JOURNAL).map_err(io_error)?;
+        let journal: Self = serde_json::from_slice(&bytes)
+            .map_err(|error| io_error(std::io::Error::other(format!("not a journal: {error}"))))?;
+        if journal.format != FORMAT {
+            return Err(io_error(std::io::Error::other(format!(
+                "a journal of format {} (this version reads {FORMAT})",
+                journal.format
+            ))));
+        }
+        Ok(journal)
+    }
+}
+
+/// The largest journal read (it lists the dirty paths and the git folders' files).
+const MAX_JOURNAL: u64 = 256 * 1024 * 1024;
+
+impl Workspace {
+    /// Writes the journal of a turn about to begin from `before`, the git folders as `watch`
+    /// found them.
+    pub fn begin_turn(
+        &self,
+        watch: &Watch,
+        before: &Snapshot,
+        turn: String,
+    ) -> Result<Journal, WorkspaceError> {
+        let since = watch
+            .started()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default();
+        let entries = |map: &BTreeMap<RepoPath, PathState>| -> Vec<Entry> {
+            map.iter()
+                .map(|(path, state)| Entry {
+                    path: path.clone(),
+                    state: state.clone(),
+                })
+                .collect()
+        };
+        let journal = Journal {
+            format: FORMAT,
+            run: crate::process::run_mark().to_string(),
+            pid: std::process::id(),
+            turn,
+            root: self.root.clone(),
+            state_dir: self.state_dir.clone(),
+            since: (since.as_secs(), since.subsec_nanos()),
+            tree: entries(&before.paths),
+            protected: entries(&self.protected),
+            artifacts: self.artifacts.iter().cloned().collect(),
+            git_roots: watch.git_roots.clone(),
+            git_files: watch
+                .git_files
+                .iter()
+                .map(|(path, (_, state))| GitEntry {
+                    path: path.clone(),
+                    state: state.clone(),
+                })
+                .collect(),
+        };
+        let path = self.journal_path();
+        let bytes = serde_json::to_vec(&journal).map_err(|error| WorkspaceError::Io {
+            path: path.clone(),
+            source: error.into(),
+        })?;
+        write_new(&path, &bytes).map_err(|source| WorkspaceError::Io { path, source })?;
+        self.turns_begun.set(true);
+        Ok(journal)
+    }
+
+    /// The turn was judged to its end: its journal goes.
+    pub fn end_turn(&self) -> Result<(), WorkspaceError> {
+        let path = self.journal_path();
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(WorkspaceError::Io { path, source }),
+        }
+    }
+
+    fn journal_path(&self) -> PathBuf {
+        self.store.dir().join(JOURNAL_FILE)
+    }
+
+    /// Puts the tree back as `journal` says: the git folders' files first (the index decides
+    /// what is clean), then every path that differs from its state then, the user's work as the
+    /// baseline found it. Checks the result and removes the journal; returns the paths put back.
+    pub fn restore(&mut self, journal: &Journal) -> Result<Vec<String>, WorkspaceError> {
+        let mut restored = self.restore_git_files(journal)?;
+        self.artifacts.extend(journal.artifacts.iter().cloned());
+        for entry in &journal.protected {
+            self.protected
+                .insert(entry.path.clone(), entry.state.clone());
+        }
+        let target = journal.target();
+        let changes = self.changes_since(&target)?;
+        restored.extend(changes.iter().map(|change| change.path.to_string()));
+        self.roll_back(&changes, journal.since())?;
+        // Git does not see a folder without files: one the turn made and left empty goes too.
+        let skip = [self.repo.path().to_path_buf(), self.state_dir.clone()];
+        restored.extend(remove_new_empty_folders(&self.root, &skip, journal.since()));
+        let left = self.changes_since(&target)?;
+        if let Some(change) = left.first() {
+            return Err(WorkspaceError::NotRestored {
+                path: change.path.clone(),
+                expected: change.before.describe(),
+                found: change.after.describe(),
+            });
+        }
+        self.end_turn()?;
+        Ok(restored)
+    }
+
+    fn restore_git_files(&self, journal: &Journal) -> Result<Vec<String>, WorkspaceError> {
+        let kept: BTreeMap<&Path, &PathState> = journal
+            .git_files
+            .iter()
+            .map(|entry| (entry.path.as_path(), &entry.state))
+            .collect();
+        let mut roots = journal.git_roots.clone();
+        roots.push(journal.root.clone());
+        let mut restored = Vec::new();
+        let mut now: BTreeSet<PathBuf> = BTreeSet::new();
+        for root in &journal.git_roots {
+            now.extend(
+                files_under(root, &UNWATCHED_GIT_FOLDERS, usize::MAX)
+                    .into_iter()
+                    .map(|(path, _)| path),
+            );
+        }
+        for (path, state) in &kept {
+            let current = PathState::read(path, None)?;
+            if current != **state {
+                put_back(path, state, &roots, &self.store)?;
+                restored.push(path.display().to_string());
+            }
+        }
+        for path in now.iter().filter(|path| !kept.contains_key(path.as_path())) {
+            put_back(path, &PathState::Absent, &roots, &self.store)?;
+            restored.push(path.display().to_string());
+        }
+        Ok(restored)
+    }
+
+    /// Opens the repository of a journal left by a run that ended mid-turn, with that run's kept
+    /// bytes, to put the tree back.
+    pub fn reopen(journal_path: &Path) -> Result<(Self, Journal), WorkspaceError> {
+        let journal = Journal::read(journal_path)?;
+        let store_dir = journal_path.parent().unwrap_or(Path::new("."));
+        let mut workspace = Self::open_with_store(
+            &journal.root,
+            &journal.state_dir,
+            Some(SnapshotStore::existing(store_dir)),
+        )?;
+        workspace.artifacts = journal.artifacts.iter().cloned().collect();
+        Ok((workspace, journal))
+    }
+}

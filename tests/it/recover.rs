@@ -1,0 +1,219 @@
+//! A run killed with SIGKILL at any moment (the OOM killer, a lost runner) leaves a journal;
+//! `refine-loop recover` puts the tree back exactly as it was before the interrupted turn, and
+//! no run or check starts until it has.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::support::{Entry, Repo, stderr, stdout, tree_of};
+
+/// The gate rejects any change to `src/` (so every change is rolled back) and fails while
+/// `findings.txt` lists findings (so a delegate always runs).
+const GATE: &str = r#"[[gate.check]]
+name = "lint"
+category = "lint"
+run = "cat findings.txt; test ! -s findings.txt"
+parser = "clippy"
+
+[[gate.check]]
+name = "tests"
+category = "tests"
+run = "sleep 0.1; git diff --quiet HEAD -- src && test -z \"$(git ls-files --others --exclude-standard -- src new)\""
+"#;
+
+const FINDINGS: &str = "src/a.txt:1:1: error: one\nsrc/a.txt:2:1: error: two\n";
+
+/// A delegate that changes the tree slowly, a step at a time: a kill can fall between any two.
+/// A delegate that changes the tree slowly, a step at a time: a kill can fall between any two.
+/// In cycle 1 its change goes to the gate (which rejects it); in cycle 2 it also acts against
+/// the repository (the user's work, a git hook) and is undone at once.
+const SLOW_DELEGATE: &str = "touch \"$STARTED\"; sed -i 1d findings.txt; sleep 0.05; \
+printf 'more\\n' >> src/a.txt; sleep 0.05; \
+mkdir -p new/deep; echo made > new/deep/file.txt; sleep 0.05; \
+rm src/b.txt; sleep 0.05; \
+chmod 600 src/run.sh; sleep 0.05; \
+mv src/c.txt src/c-moved.txt; sleep 0.05; \
+if [ \"$REFINE_LOOP_CYCLE\" = 2 ]; then \
+echo clobbered > docs/guide.md; sleep 0.05; \
+echo '#!/bin/sh' > .git/hooks/pre-commit; sleep 0.05; fi";
+
+fn scene(started: &Path) -> Repo {
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write("findings.txt", FINDINGS);
+    repo.write("src/a.txt", "first\nsecond\n");
+    repo.write("src/b.txt", "bee\n");
+    repo.write("src/c.txt", "sea\n");
+    repo.write("src/run.sh", "#!/bin/sh\necho run\n");
+    std::fs::set_permissions(
+        repo.join("src/run.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    repo.write("docs/guide.md", "the guide\n");
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "{GATE}\n[[delegate]]\ncategories = [\"lint\"]\nrun = '''{}'''\n",
+            SLOW_DELEGATE.replace("$STARTED", &started.display().to_string())
+        ),
+    );
+    repo.commit("library");
+    // The user's own work: an edit, a staged file, an untracked file.
+    repo.write("docs/guide.md", "the guide\nwith the user's edit\n");
+    repo.write("staged.txt", "staged work\n");
+    repo.git(&["add", "staged.txt"]);
+    repo.write("notes/mine.txt", "user notes\n");
+    repo
+}
+
+/// Everything the user sees: the work tree (but the state dir) and the git folder's hooks,
+/// config and index entries.
+fn state_of(repo: &Repo) -> State {
+    let tree = tree_of(repo.path(), &[".git", ".refine-loop"]);
+    let mut git = tree_of(
+        &repo.join(".git"),
+        &["objects", "refine-loop", "logs", "index"],
+    );
+    git.retain(|path, entry| {
+        !matches!(entry, Entry::Folder { .. }) && !path.starts_with("refs/refine-loop")
+    });
+    let index = crate::support::git_in(repo.path(), &["ls-files", "--stage"]);
+    (tree, git, index)
+}
+
+type State = (BTreeMap<PathBuf, Entry>, BTreeMap<PathBuf, Entry>, String);
+
+/// What differs between two states, by path.
+fn differences(before: &State, after: &State) -> Vec<String> {
+    let mut found = Vec::new();
+    for (was, is, name) in [(&before.0, &after.0, "tree"), (&before.1, &after.1, ".git")] {
+        for path in was.keys().chain(is.keys()) {
+            if was.get(path) != is.get(path) {
+                found.push(format!(
+                    "{name}: {} was {:?}, is {:?}",
+                    path.display(),
+                    was.get(path),
+                    is.get(path)
+                ));
+            }
+        }
+    }
+    if before.2 != after.2 {
+        found.push(format!("index: was\n{}\nis\n{}", before.2, after.2));
+    }
+    found.dedup();
+    found
+}
+
+/// A small deterministic generator: the kill points differ from each other, not from run to run.
+fn points(count: u64, span_ms: u64, mut seed: u64) -> Vec<Duration> {
+    (0..count)
+        .map(|i| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let slot = span_ms / count;
+            Duration::from_millis(i * slot + seed % slot)
+        })
+        .collect()
+}
+
+/// Processes still running in `dir` (their working folder is in it).
+fn processes_in(dir: &Path) -> Vec<i32> {
+    let dir = dir.canonicalize().unwrap();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(&dir))
+                && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|stat| stat.contains(") Z "))
+        })
+        .collect()
+}
+
+#[test]
+fn kill_nine_at_twenty_points_then_recover_puts_the_tree_back_byte_for_byte() {
+    let outside = tempfile::tempdir().unwrap();
+    let started = outside.path().join("delegate-started");
+    let repo = scene(&started);
+    let before = state_of(&repo);
+    // Another seed explores other points: REFINE_LOOP_TEST_KILL_SEED=<n>.
+    let seed = std::env::var("REFINE_LOOP_TEST_KILL_SEED")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(0x5eed_1234_u64);
+    let mut interrupted = 0;
+    // Each kill falls at a point after the first delegate started: in it, in the gate verifying
+    // its change, in the rollback, or in the second cycle.
+    for (round, delay) in points(20, 1_500, seed).into_iter().enumerate() {
+        let _ = std::fs::remove_file(&started);
+        let mut child = repo
+            .command(&["run", "--max-cycles", "2"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        crate::support::wait_for(&started, "the delegate never started");
+        std::thread::sleep(delay);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let journaled = std::fs::read_dir(repo.join(".git/refine-loop/snapshots"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|entry| entry.path().join("journal.json").exists());
+        if journaled {
+            interrupted += 1;
+            let refused = repo.run(&["check"]);
+            assert_eq!(refused.status.code(), Some(4), "round {round}: {refused:?}");
+            assert!(
+                stderr(&refused).contains("refine-loop recover"),
+                "round {round}: {}",
+                stderr(&refused)
+            );
+        }
+        let recovered = repo.run(&["recover"]);
+        assert_eq!(
+            recovered.status.code(),
+            Some(0),
+            "round {round} (killed after {delay:?}, seed {seed:#x}): {recovered:?}"
+        );
+        assert!(
+            processes_in(repo.path()).is_empty(),
+            "round {round}: a process of the killed run is still running"
+        );
+        let after = state_of(&repo);
+        assert!(
+            after == before,
+            "round {round} (killed after {delay:?}, seed {seed:#x}): the tree differs: {:?}\n{}",
+            differences(&before, &after),
+            stdout(&recovered)
+        );
+    }
+    eprintln!("{interrupted} of 20 kills fell in the middle of a turn (seed {seed:#x})");
+    assert!(
+        interrupted >= 10,
+        "only {interrupted} of 20 kills fell in the middle of a turn"
+    );
+    // A run after all that works as ever.
+    let output = repo.run(&["run", "--max-cycles", "1"]);
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    assert_eq!(state_of(&repo), before);
+}
+
+#[test]
+fn recover_with_nothing_to_do_says_so_and_outside_a_repository_is_a_usage_error() {
+    let repo = scene(Path::new("/dev/null"));
+    let output = repo.run(&["recover"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(stdout(&output).contains("nothing to recover"), "{output:?}");
+    let outside = tempfile::tempdir().unwrap();
+    let output = repo.run(&["recover", "--target", &outside.path().display().to_string()]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+}
