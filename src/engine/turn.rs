@@ -55,15 +55,8 @@ pub(super) fn take_turn(
     } = *turn;
     let files = DelegateFiles::for_category(assignment.reports_dir, assignment.category);
     let own = [files.prompt, files.findings, files.verdict, files.report];
-    let watch = workspace.watch(snapshot, &own)?;
-    // The state to return to is the one before the first change not judged yet.
-    if pending.is_none() {
-        let what = format!(
-            "of delegate[{delegate}] on {} in cycle {}",
-            assignment.category, assignment.cycle
-        );
-        *pending = Some(workspace.begin_turn(&watch, snapshot, what)?);
-    }
+    let mut watch = workspace.watch(snapshot, &own)?;
+    open_journal(workspace, &mut watch, snapshot, turn, pending)?;
     let private = settings.private_variables();
     let limits = Limits {
         kill_grace: settings.gate.kill_grace,
@@ -72,6 +65,15 @@ pub(super) fn take_turn(
     };
     let run = run_delegate(spec, assignment, limits, cancel)?;
     let mut effects = workspace.after_delegate(&watch, snapshot)?;
+    if let Some(journal) = pending.as_ref()
+        && effects
+            .incidents
+            .iter()
+            .any(|i| matches!(i, Incident::StoreDamaged { .. }))
+    {
+        // The delegate removed or changed it: written again, for a kill that may follow.
+        workspace.rewrite_journal(journal)?;
+    }
     effects
         .incidents
         .extend(secrets_written(&effects.changes, workspace.store()));
@@ -115,6 +117,25 @@ pub(super) fn take_turn(
             .collect();
     }
     Ok(attempt)
+}
+
+/// Writes the journal of the turn about to begin, unless one is open already: the state to return
+/// to is the one before the first change not judged yet.
+fn open_journal(
+    workspace: &Workspace,
+    watch: &mut crate::workspace::Watch,
+    snapshot: &Snapshot,
+    turn: &Turn<'_>,
+    pending: &mut Option<Journal>,
+) -> Result<(), RunError> {
+    if pending.is_none() {
+        let what = format!(
+            "of delegate[{}] on {} in cycle {}",
+            turn.delegate, turn.assignment.category, turn.assignment.cycle
+        );
+        *pending = Some(workspace.begin_turn(watch, snapshot, what)?);
+    }
+    Ok(())
 }
 
 /// A delegate's changes, outside the scope and inside it. Beside the paths the scope does not

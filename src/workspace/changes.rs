@@ -59,7 +59,7 @@ impl Workspace {
             path: self.store.dir().to_path_buf(),
             source,
         };
-        let scratch = tempfile::tempdir_in(self.store.dir()).map_err(io_error)?;
+        let scratch = self.store.scratch().map_err(io_error)?;
         let mut index = self.repo.index()?;
         let mut checkout = git2::build::CheckoutBuilder::new();
         checkout

@@ -28,6 +28,8 @@ pub enum Incident {
     SecretWritten { path: RepoPath, what: Vec<String> },
     /// It changed a path outside the run's scope; that change is undone.
     OutOfScope { path: RepoPath },
+    /// It removed or changed the loop's kept copies (under `.git/refine-loop`).
+    StoreDamaged { path: PathBuf },
 }
 
 impl Incident {
@@ -75,6 +77,10 @@ impl Incident {
             Self::StateDirAdded { path } => {
                 format!("added `{}` to the state dir", path.display())
             }
+            Self::StoreDamaged { path } => format!(
+                "removed or changed the loop's kept copies (`{}`): the user's work comes back from the second copy",
+                path.display()
+            ),
             Self::SecretWritten { path, what } => format!(
                 "wrote a secret into `{path}` ({}): rolled back",
                 what.join(", ")

@@ -10,9 +10,10 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
+use super::listing::{files_under, stat_keys};
 use super::owner::{read_regular, write_new};
 use super::rollback::remove_new_empty_folders;
-use super::watch::{UNWATCHED_GIT_FOLDERS, files_under, put_back};
+use super::watch::{UNWATCHED_GIT_FOLDERS, put_back};
 use super::{PathState, RepoPath, Snapshot, SnapshotStore, Watch, Workspace, WorkspaceError};
 
 /// The journal's file, in the run's folder of kept bytes.
@@ -60,6 +61,26 @@ pub struct Journal {
     #[serde(with = "paths")]
     pub git_roots: Vec<PathBuf>,
     pub git_files: Vec<GitEntry>,
+    /// Where the second copies of the user's work are, if anywhere.
+    #[serde(default, with = "optional_path")]
+    pub backup: Option<PathBuf>,
+}
+
+mod optional_path {
+    use std::path::PathBuf;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    struct Item(#[serde(with = "crate::workspace::wire_bytes::path")] PathBuf);
+
+    pub fn serialize<S: Serializer>(path: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {
+        path.as_ref().map(|p| Item(p.clone())).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error> {
+        Ok(Option::<Item>::deserialize(d)?.map(|Item(path)| path))
+    }
 }
 
 mod paths {
@@ -134,7 +155,7 @@ impl Workspace {
     /// found them.
     pub fn begin_turn(
         &self,
-        watch: &Watch,
+        watch: &mut Watch,
         before: &Snapshot,
         turn: String,
     ) -> Result<Journal, WorkspaceError> {
@@ -170,15 +191,31 @@ impl Workspace {
                     state: state.clone(),
                 })
                 .collect(),
+            backup: self.store.backup().map(Path::to_path_buf),
         };
         let path = self.journal_path();
         let bytes = serde_json::to_vec(&journal).map_err(|error| WorkspaceError::Io {
             path: path.clone(),
             source: error.into(),
         })?;
-        write_new(&path, &bytes).map_err(|source| WorkspaceError::Io { path, source })?;
+        write_new(&path, &bytes).map_err(|source| WorkspaceError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        // The journal is the loop's own too: the delegate must leave it as it is.
+        watch.store_files.extend(stat_keys(self.store.dir()));
         self.turns_begun.set(true);
         Ok(journal)
+    }
+
+    /// Writes `journal` again (a delegate removed or changed it).
+    pub fn rewrite_journal(&self, journal: &Journal) -> Result<(), WorkspaceError> {
+        let path = self.journal_path();
+        let bytes = serde_json::to_vec(journal).map_err(|error| WorkspaceError::Io {
+            path: path.clone(),
+            source: error.into(),
+        })?;
+        write_new(&path, &bytes).map_err(|source| WorkspaceError::Io { path, source })
     }
 
     /// The turn was judged to its end: its journal goes.
@@ -260,11 +297,14 @@ impl Workspace {
     pub fn reopen(journal_path: &Path) -> Result<(Self, Journal), WorkspaceError> {
         let journal = Journal::read(journal_path)?;
         let store_dir = journal_path.parent().unwrap_or(Path::new("."));
-        let mut workspace = Self::open_with_store(
-            &journal.root,
-            &journal.state_dir,
-            Some(SnapshotStore::existing(store_dir)),
-        )?;
+        let mut store = SnapshotStore::existing(store_dir);
+        if let Some(backup) = &journal.backup {
+            store = store.with_backup(backup.clone()).unwrap_or_else(|error| {
+                tracing::warn!(%error, "the second copies cannot be used");
+                SnapshotStore::existing(store_dir)
+            });
+        }
+        let mut workspace = Self::open_with_store(&journal.root, &journal.state_dir, Some(store))?;
         workspace.artifacts = journal.artifacts.iter().cloned().collect();
         Ok((workspace, journal))
     }

@@ -8,6 +8,7 @@ mod changes;
 mod error;
 mod incident;
 mod journal;
+mod listing;
 mod owner;
 mod path_state;
 mod repo_path;
@@ -58,7 +59,7 @@ pub struct Workspace {
     /// Files in the git folders as last read, by their file-system identity: unchanged ones are
     /// not read again.
     known_git_files:
-        std::cell::RefCell<std::collections::HashMap<PathBuf, (watch::StatKey, PathState)>>,
+        std::cell::RefCell<std::collections::HashMap<PathBuf, (listing::StatKey, PathState)>>,
     state_dir: PathBuf,
     /// A delegate has started in this run (a journal was written).
     turns_begun: std::cell::Cell<bool>,
@@ -125,6 +126,14 @@ impl Workspace {
             Some(store) => store,
             None => {
                 let store = SnapshotStore::for_run(&repo)?;
+                let backup = SnapshotStore::backup_folder(store.dir());
+                let store = match store.clone().with_backup(backup.clone()) {
+                    Ok(store) => store,
+                    Err(error) => {
+                        tracing::warn!(%error, dir = %backup.display(), "no second copy of the user's work");
+                        store
+                    }
+                };
                 owner::write_owner(&store, &root, &state_dir)?;
                 store
             }
@@ -155,33 +164,6 @@ impl Workspace {
 
     pub fn store(&self) -> &SnapshotStore {
         &self.store
-    }
-
-    /// Removes the kept bytes: the run is over and nothing is left to put back. The folders
-    /// above go too when no other run keeps anything there.
-    pub fn discard_store(&self) {
-        let dir = self.store.dir();
-        if let Err(error) = std::fs::remove_dir_all(dir) {
-            tracing::warn!(%error, dir = %dir.display(), "could not remove the kept file contents");
-        }
-        for folder in dir.ancestors().skip(1).take(2) {
-            if std::fs::remove_dir(folder).is_err() {
-                break;
-            }
-        }
-    }
-
-    /// The run is over: the kept bytes go when it ended cleanly or before any delegate ran, and
-    /// stay (said in the log) when not.
-    pub fn end_run(&self, clean: bool) {
-        if clean || !self.turns_begun.get() {
-            self.discard_store();
-        } else {
-            tracing::warn!(
-                dir = %self.store.dir().display(),
-                "the run did not end cleanly: the kept file contents stay"
-            );
-        }
     }
 
     /// The commit HEAD named when the run began.
@@ -226,6 +208,21 @@ impl Workspace {
             if !self.protected.contains_key(&path) {
                 let state = PathState::read_at(&self.root, &path, Some(&self.store))?;
                 self.protected.insert(path, state);
+            }
+        }
+        // A second copy outside the repository, for when the store's is gone or damaged.
+        for state in self.protected.values() {
+            if let PathState::File { sha256, .. } = state {
+                self.store
+                    .back_up(sha256)
+                    .map_err(|source| WorkspaceError::Io {
+                        path: self
+                            .store
+                            .backup()
+                            .unwrap_or(self.store.dir())
+                            .to_path_buf(),
+                        source,
+                    })?;
             }
         }
         Ok(snapshot)
@@ -319,8 +316,10 @@ impl Workspace {
         watch: &Watch,
         before: &Snapshot,
     ) -> Result<Effects, WorkspaceError> {
-        // First .git: a delegate that staged its edit would otherwise hide it from the scan.
-        let mut incidents = watch.restore_git_dir(&self.store)?;
+        // The kept copies first, before the loop's own reads add to them.
+        let mut incidents = watch.store_writes();
+        // Then .git: a delegate that staged its edit would otherwise hide it from the scan.
+        incidents.extend(watch.restore_git_dir(&self.store)?);
         // Then the state dir, before the loop's own reads add to its store.
         incidents.extend(watch.state_dir_writes());
         incidents.extend(watch.outside_writes());

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::journal::{FORMAT, JOURNAL_FILE};
-use super::{SnapshotStore, WorkspaceError};
+use super::{SnapshotStore, Workspace, WorkspaceError};
 
 /// Who keeps bytes in a folder of the store: its run's mark, pid and state dir.
 pub const OWNER_FILE: &str = "owner.json";
@@ -114,4 +114,39 @@ pub(super) fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> 
 /// No symlink followed, and a FIFO opened by mistake does not block.
 fn libc_flags() -> i32 {
     (nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_NONBLOCK).bits()
+}
+
+impl Workspace {
+    /// Removes the kept bytes: the run is over and nothing is left to put back. The folders
+    /// above go too when no other run keeps anything there.
+    pub fn discard_store(&self) {
+        let dir = self.store.dir();
+        if let Err(error) = std::fs::remove_dir_all(dir) {
+            tracing::warn!(%error, dir = %dir.display(), "could not remove the kept file contents");
+        }
+        if let Some(backup) = self.store.backup()
+            && let Err(error) = std::fs::remove_dir_all(backup)
+            && error.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(%error, dir = %backup.display(), "could not remove the second copies");
+        }
+        for folder in dir.ancestors().skip(1).take(2) {
+            if std::fs::remove_dir(folder).is_err() {
+                break;
+            }
+        }
+    }
+
+    /// The run is over: the kept bytes go when it ended cleanly or before any delegate ran, and
+    /// stay (said in the log) when not.
+    pub fn end_run(&self, clean: bool) {
+        if clean || !self.turns_begun.get() {
+            self.discard_store();
+        } else {
+            tracing::warn!(
+                dir = %self.store.dir().display(),
+                "the run did not end cleanly: the kept file contents stay"
+            );
+        }
+    }
 }

@@ -2,7 +2,7 @@
 //! once, under their hash, before anything else happens to the file.
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -12,6 +12,9 @@ use crate::model::hex_digest as hex;
 #[derive(Debug, Clone)]
 pub struct SnapshotStore {
     dir: PathBuf,
+    /// A second copy of the user's own work, outside the repository: used when the copy in the
+    /// store is gone or damaged.
+    backup: Option<PathBuf>,
 }
 
 impl SnapshotStore {
@@ -19,7 +22,39 @@ impl SnapshotStore {
         std::fs::create_dir_all(dir)?;
         Ok(Self {
             dir: dir.to_path_buf(),
+            backup: None,
         })
+    }
+
+    /// The same store, with its second copies in `backup` (made owner-only when new).
+    pub fn with_backup(mut self, backup: PathBuf) -> io::Result<Self> {
+        use std::os::unix::fs::DirBuilderExt;
+        match std::fs::DirBuilder::new().mode(0o700).create(&backup) {
+            Ok(()) => {}
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(error) => return Err(error),
+        }
+        self.backup = Some(backup);
+        Ok(self)
+    }
+
+    /// Where the second copies are, if anywhere.
+    pub fn backup(&self) -> Option<&Path> {
+        self.backup.as_deref()
+    }
+
+    /// Keeps a second copy of the bytes under `hash` outside the repository.
+    pub fn back_up(&self, hash: &str) -> io::Result<()> {
+        let Some(backup) = &self.backup else {
+            return Ok(());
+        };
+        if backup.join(hash).exists() {
+            return Ok(());
+        }
+        let mut temporary = tempfile::NamedTempFile::new_in(backup)?;
+        self.copy_verified(hash, temporary.as_file_mut())?;
+        temporary.persist(backup.join(hash)).map_err(|e| e.error)?;
+        Ok(())
     }
 
     /// A new store for this run, in the common git folder (a linked worktree's own folder may be
@@ -52,16 +87,27 @@ impl SnapshotStore {
         })
     }
 
+    /// The folder for the second copies of a store in `dir`: under `$RUNNER_TEMP` (a CI job's
+    /// own temporary folder) or the system's, outside the repository.
+    pub fn backup_folder(dir: &Path) -> PathBuf {
+        let base = std::env::var_os("RUNNER_TEMP")
+            .filter(|value| !value.is_empty())
+            .map_or_else(std::env::temp_dir, PathBuf::from);
+        let name = dir.file_name().unwrap_or_default().to_string_lossy();
+        base.join(format!("refine-loop-kept-{name}"))
+    }
+
     /// The store of an earlier run, as it was left.
     pub fn existing(dir: &Path) -> Self {
         Self {
             dir: dir.to_path_buf(),
+            backup: None,
         }
     }
 
     /// Copies the file at `path` in (streaming) and returns its hash.
     pub fn put_file(&self, path: &Path) -> io::Result<String> {
-        let mut temporary = tempfile::NamedTempFile::new_in(&self.dir)?;
+        let mut temporary = self.temporary()?;
         let hash = copy_hashing(path, &mut temporary)?;
         self.keep(temporary, &hash)?;
         Ok(hash)
@@ -72,33 +118,51 @@ impl SnapshotStore {
     pub fn put_bytes(&self, bytes: &[u8]) -> io::Result<String> {
         let hash = hex(Sha256::new_with_prefix(bytes));
         if !self.path_of(&hash).exists() {
-            let mut temporary = tempfile::NamedTempFile::new_in(&self.dir)?;
+            let mut temporary = self.temporary()?;
             temporary.write_all(bytes)?;
             self.keep(temporary, &hash)?;
         }
         Ok(hash)
     }
 
-    fn keep(&self, temporary: tempfile::NamedTempFile, hash: &str) -> io::Result<()> {
-        let target = self.path_of(hash);
-        if target.exists() {
-            return Ok(());
+    /// A scratch folder in the store, removed when dropped; the store's folder is made again if
+    /// someone removed it.
+    pub fn scratch(&self) -> io::Result<tempfile::TempDir> {
+        std::fs::create_dir_all(&self.dir)?;
+        tempfile::tempdir_in(&self.dir)
+    }
+
+    /// A new file in the store; the store's folder is made again if someone removed it.
+    fn temporary(&self) -> io::Result<tempfile::NamedTempFile> {
+        match tempfile::NamedTempFile::new_in(&self.dir) {
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(&self.dir)?;
+                tempfile::NamedTempFile::new_in(&self.dir)
+            }
+            made => made,
         }
-        temporary.persist(&target).map_err(|e| e.error)?;
+    }
+
+    fn keep(&self, temporary: tempfile::NamedTempFile, hash: &str) -> io::Result<()> {
+        // Renamed over a copy already there: one someone damaged is made good again.
+        temporary.persist(self.path_of(hash)).map_err(|e| e.error)?;
         Ok(())
     }
 
-    /// Writes the bytes kept under `hash` to `out`, and fails (before the caller uses them) when
-    /// they no longer have that hash: a damaged store never puts wrong bytes back.
-    pub fn copy_verified(&self, hash: &str, out: &mut dyn Write) -> io::Result<()> {
-        let found = copy_hashing(&self.path_of(hash), out)?;
-        if found != hash {
-            return Err(io::Error::other(format!(
-                "the kept copy {} was changed (its hash is now {found}); it is not used",
-                self.path_of(hash).display()
-            )));
+    /// Writes the bytes kept under `hash` to `out` (from its start), and fails (before the caller
+    /// uses them) when they no longer have that hash: a damaged store never puts wrong bytes
+    /// back. When the store's copy is gone or damaged, the second copy is used, if there is one.
+    pub fn copy_verified(&self, hash: &str, out: &mut File) -> io::Result<()> {
+        let kept = verified_copy(&self.path_of(hash), hash, out);
+        match (&kept, &self.backup) {
+            (Err(error), Some(backup)) => {
+                tracing::warn!(%error, "the kept copy is unusable: the second copy is used");
+                out.set_len(0)?;
+                out.rewind()?;
+                verified_copy(&backup.join(hash), hash, out)
+            }
+            _ => kept,
         }
-        Ok(())
     }
 
     pub fn dir(&self) -> &Path {
@@ -108,6 +172,18 @@ impl SnapshotStore {
     pub fn path_of(&self, hash: &str) -> PathBuf {
         self.dir.join(hash)
     }
+}
+
+/// Copies the file at `path` into `out` and checks that its bytes have the hash `hash`.
+fn verified_copy(path: &Path, hash: &str, out: &mut File) -> io::Result<()> {
+    let found = copy_hashing(path, out)?;
+    if found != hash {
+        return Err(io::Error::other(format!(
+            "the kept copy {} was changed (its hash is now {found}); it is not used",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// The sha256 of a file, streaming.

@@ -4,37 +4,13 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
+use super::listing::{StatKey, files_under, stat_keys};
 use super::{
     Change, Incident, PathState, RepoPath, Snapshot, SnapshotStore, Workspace, WorkspaceError,
 };
-
-/// What identifies a file's version without reading it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct StatKey {
-    device: u64,
-    inode: u64,
-    size: u64,
-    mode: u32,
-    modified: (i64, i64),
-    changed: (i64, i64),
-}
-
-impl StatKey {
-    pub(super) fn of(metadata: &std::fs::Metadata) -> Self {
-        Self {
-            device: metadata.dev(),
-            inode: metadata.ino(),
-            size: metadata.size(),
-            mode: metadata.mode(),
-            modified: (metadata.mtime(), metadata.mtime_nsec()),
-            changed: (metadata.ctime(), metadata.ctime_nsec()),
-        }
-    }
-}
 
 /// The watch kept while one delegate runs.
 #[derive(Debug)]
@@ -50,6 +26,9 @@ pub struct Watch {
     state_dir: PathBuf,
     state_files: BTreeMap<PathBuf, StatKey>,
     own_files: Vec<PathBuf>,
+    /// The loop's kept copies (and its journal), as the delegate found them.
+    pub(super) store_files: BTreeMap<PathBuf, StatKey>,
+    store_dir: PathBuf,
 }
 
 /// Git folders not watched: object stores only grow, by content address; the loop's own folder
@@ -99,10 +78,7 @@ impl Watch {
                 (link, target, key)
             })
             .collect();
-        let state_files = files_under(&workspace.state_dir, &[], usize::MAX)
-            .into_iter()
-            .map(|(path, metadata)| (path, StatKey::of(&metadata)))
-            .collect();
+        let state_files = stat_keys(&workspace.state_dir);
         Ok(Self {
             started,
             git_files,
@@ -113,6 +89,8 @@ impl Watch {
             state_dir: workspace.state_dir.clone(),
             state_files,
             own_files: own_files.to_vec(),
+            store_files: stat_keys(workspace.store.dir()),
+            store_dir: workspace.store.dir().to_path_buf(),
         })
     }
 
@@ -186,12 +164,20 @@ impl Watch {
             .collect()
     }
 
+    /// The kept copies the delegate removed or changed (a copy it added is not used).
+    pub(super) fn store_writes(&self) -> Vec<Incident> {
+        let now = stat_keys(&self.store_dir);
+        self.store_files
+            .iter()
+            .filter(|(path, key)| now.get(*path) != Some(*key))
+            .map(|(path, _)| Incident::StoreDamaged { path: path.clone() })
+            .take(1)
+            .collect()
+    }
+
     /// The loop's files in the state dir that the delegate changed, and files it added there.
     pub(super) fn state_dir_writes(&self) -> Vec<Incident> {
-        let now: BTreeMap<PathBuf, StatKey> = files_under(&self.state_dir, &[], usize::MAX)
-            .into_iter()
-            .map(|(path, metadata)| (path, StatKey::of(&metadata)))
-            .collect();
+        let now = stat_keys(&self.state_dir);
         let own = |path: &Path| self.own_files.iter().any(|own| own == path);
         let mut incidents: Vec<Incident> = self
             .state_files
@@ -344,39 +330,6 @@ fn outside_key(target: &Path) -> Option<OutsideKey> {
         );
     }
     Some(keys)
-}
-
-/// Every file (not folder) under `root`, skipping the top-level folders named in `skip`, with
-/// its metadata; about `limit` at most.
-pub(super) fn files_under(
-    root: &Path,
-    skip: &[&str],
-    limit: usize,
-) -> Vec<(PathBuf, std::fs::Metadata)> {
-    let mut files = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(folder) = stack.pop() {
-        if files.len() >= limit {
-            break;
-        }
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let Ok(metadata) = std::fs::symlink_metadata(&path) else {
-                continue;
-            };
-            if metadata.is_dir() {
-                if folder != root || !skip.iter().any(|name| entry.file_name() == *name) {
-                    stack.push(path);
-                }
-            } else {
-                files.push((path, metadata));
-            }
-        }
-    }
-    files
 }
 
 /// The time the kernel stamps files with (its coarse clock): anything made after this moment has

@@ -217,3 +217,57 @@ fn recover_with_nothing_to_do_says_so_and_outside_a_repository_is_a_usage_error(
     let output = repo.run(&["recover", "--target", &outside.path().display().to_string()]);
     assert_eq!(output.status.code(), Some(2), "{output:?}");
 }
+
+/// The user's work: the edit, the staged file, the untracked notes.
+fn user_work(repo: &Repo) -> BTreeMap<PathBuf, Entry> {
+    let mut tree = tree_of(repo.path(), &[".git", ".refine-loop"]);
+    tree.retain(|path, _| {
+        ["docs", "staged.txt", "notes"]
+            .iter()
+            .any(|top| path.starts_with(top))
+    });
+    tree
+}
+
+/// A delegate clobbers the user's work and then damages the copies the loop keeps to put it back
+/// (removes them, or overwrites them): the work comes back from the second copy outside the
+/// repository, the rest of the change is undone, and the report names what happened.
+#[test]
+fn the_users_work_survives_a_delegate_that_damages_the_kept_copies() {
+    for damage in [
+        "rm -rf .git/refine-loop",
+        "for f in .git/refine-loop/snapshots/*/*; do printf junk > \"$f\"; done",
+    ] {
+        let repo = scene(Path::new("/dev/null"));
+        let config = std::fs::read_to_string(repo.join("refine-loop.toml")).unwrap();
+        let start = config.find("[[delegate]]").unwrap();
+        let delegate = format!(
+            "[[delegate]]\ncategories = [\"lint\"]\nrun = '''sed -i 1d findings.txt; echo clobbered > docs/guide.md; rm notes/mine.txt; printf 'more\\n' >> src/a.txt; {damage}'''\n"
+        );
+        std::fs::write(
+            repo.join("refine-loop.toml"),
+            format!("{}{delegate}", &config[..start]),
+        )
+        .unwrap();
+        let (work, before) = (user_work(&repo), state_of(&repo));
+        let output = repo.run(&["run", "--max-cycles", "1"]);
+        assert!(
+            matches!(output.status.code(), Some(1 | 3 | 4)),
+            "{damage}: {output:?}"
+        );
+        assert_eq!(user_work(&repo), work, "{damage}: the user's work changed");
+        let report =
+            std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
+                .unwrap();
+        assert!(
+            report.contains("the loop's kept copies"),
+            "{damage}: {report}"
+        );
+        let after = state_of(&repo);
+        assert!(
+            after.0.get(Path::new("src/a.txt")) == before.0.get(Path::new("src/a.txt")),
+            "{damage}: the change was not undone: {:?}",
+            differences(&before, &after)
+        );
+    }
+}
