@@ -26,6 +26,14 @@ pub fn main() -> i32 {
         tracing::warn!(%error, "cannot listen for SIGINT and SIGTERM");
         std::sync::Arc::new(Cancel::default())
     });
+    // The commands that run checks and delegates reap whatever those leave behind.
+    if matches!(
+        cli.command,
+        Command::Check(_) | Command::Run(_) | Command::Demo(_)
+    ) && let Err(error) = crate::process::contain_descendants()
+    {
+        tracing::warn!(%error, "cannot become the reaper of the processes the loop starts: processes that leave their group are not stopped");
+    }
     let mut stdout = std::io::stdout().lock();
     let result = match &cli.command {
         Command::Check(args) => command::check(args, &cancel, &mut stdout),

@@ -98,6 +98,9 @@ pub fn summarize(cycle: u32, results: &[CheckResult], flaky: Option<&Flaky>) -> 
         if let Some(note) = count_mismatch(&record) {
             notes.push(note);
         }
+        if !result.end.leftovers.is_empty() {
+            notes.push(leftovers_note(&record.name, &result.end.leftovers));
+        }
         if result.findings.omitted > 0 {
             notes.push(format!(
                 "{}: {} findings were counted but not kept (limit {})",
@@ -116,6 +119,16 @@ pub fn summarize(cycle: u32, results: &[CheckResult], flaky: Option<&Flaky>) -> 
         notes,
         ..GateSummary::of_categories(cycle, categories)
     }
+}
+
+/// The note on the processes a check left running (outside its group), which were killed.
+fn leftovers_note(check: &str, leftovers: &[crate::process::Leftover]) -> String {
+    let named: Vec<String> = leftovers.iter().map(|l| l.describe()).collect();
+    format!(
+        "{check}: left {} process(es) running after it ended, killed: {}",
+        leftovers.len(),
+        named.join(", ")
+    )
 }
 
 fn record_of(result: &CheckResult) -> CheckRecord {

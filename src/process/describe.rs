@@ -31,8 +31,16 @@ pub fn describe_end(end: &ProcessEnd, spawn_error: Option<&str>, timeout: Durati
     } else {
         ""
     };
+    let leftovers = if end.leftovers.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} process(es) it left running outside its group were killed",
+            end.leftovers.len()
+        )
+    };
     format!(
-        "{how} after {:.2}s{why}{abandoned}",
+        "{how} after {:.2}s{why}{abandoned}{leftovers}",
         end.duration.as_secs_f64()
     )
 }

@@ -1,6 +1,7 @@
 //! Runs one shell command in its own process group, with stdout and stderr on one pipe (so they
 //! interleave in arrival order, as a CI log shows them), a deadline, a grace period between SIGTERM
-//! and SIGKILL, and cancellation. When it returns, no process of the group is left.
+//! and SIGKILL, and cancellation. When it returns, no process of the group is left, nor (once the
+//! loop is their reaper, see [`contain_descendants`]) any process it started that left the group.
 
 use std::io::{self, PipeReader, Read};
 use std::os::fd::AsFd;
@@ -18,10 +19,12 @@ use nix::unistd::Pid;
 use crate::cancel::Cancel;
 
 mod describe;
+mod leftovers;
 mod mark;
 mod output;
 
 pub use describe::{describe_end, humanize};
+pub use leftovers::{Leftover, contain_descendants};
 pub use mark::{MARK_VARIABLE, kill_marked, run_mark};
 pub use output::HeadTail;
 
@@ -74,6 +77,8 @@ pub struct ProcessEnd {
     pub stopped: Option<StopReason>,
     /// The pipe was still open after SIGKILL; the rest of the output was not read.
     pub output_abandoned: bool,
+    /// Processes it started that were still running outside its group when it ended: killed.
+    pub leftovers: Vec<Leftover>,
 }
 
 /// Why a process could not be run to its end.
@@ -97,6 +102,7 @@ impl ProcessEnd {
             duration: Duration::ZERO,
             stopped: None,
             output_abandoned: false,
+            leftovers: Vec::new(),
         }
     }
 }
@@ -139,7 +145,11 @@ pub fn run_in_group(
     // The leader is not reaped yet (its zombie keeps the group id from being reused), so this
     // reaches only what is left of this group.
     drop(guard);
-    let status = child.wait().map_err(ProcessError::Supervise)?;
+    let status = child.wait().map_err(ProcessError::Supervise);
+    // Before anything the command did is looked at: whatever it left running, however it
+    // detached, is stopped.
+    let leftovers = leftovers::stop_leftovers(Some(pid));
+    let status = status?;
     let (stopped, exited_at, output_abandoned) = supervised?;
     Ok(ProcessEnd {
         exit_code: status.code(),
@@ -147,6 +157,7 @@ pub fn run_in_group(
         duration: exited_at.unwrap_or_else(Instant::now) - started,
         stopped,
         output_abandoned,
+        leftovers,
     })
 }
 

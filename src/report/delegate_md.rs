@@ -122,6 +122,7 @@ mod tests {
                 duration: Duration::from_millis(1250),
                 stopped: None,
                 output_abandoned: false,
+                leftovers: Vec::new(),
             },
             spawn_error: None,
             output,

@@ -246,6 +246,7 @@ impl Transcript {
                 duration: self.started.elapsed(),
                 stopped,
                 output_abandoned: false,
+                leftovers: Vec::new(),
             },
             output,
             verdict,
