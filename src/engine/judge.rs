@@ -5,7 +5,7 @@
 use super::policy::{CycleNumber, Judgement, Policy};
 use super::{Attempt, Engine, Kept, RunError};
 use crate::model::GateSummary;
-use crate::workspace::{Change, compose};
+use crate::workspace::{Change, Incident, compose};
 
 /// Verifies one attempt on its own: screened out by the policy, undone for its conduct, or
 /// judged by the gate and then the policy's review. Returns the judgement, and whether the gate
@@ -37,7 +37,9 @@ pub(super) fn verify_one(
     }
     engine.say(format!("cycle {}: verifying with the gate", cycle.index));
     let verified = engine.verify(cycle)?;
-    let mut reasons = verified.reasons.clone();
+    // What the gate run did that it must not is the change's doing, and comes first.
+    let mut reasons = hold_to_account(engine, attempt, &verified.incidents);
+    reasons.extend(verified.reasons.iter().cloned());
     if verified.run.cancelled {
         reasons.push("cancelled before the gate finished".into());
     }
@@ -92,7 +94,14 @@ pub(super) fn verify_together(
         engine.say(format!("cycle {}: verifying with the gate", cycle.index));
         let verified = engine.verify(cycle)?;
         measured = Some(verified.run.summary.clone());
-        if verified.keeps() {
+        let mut held = Vec::new();
+        for (_, attempt) in attempts.iter_mut().filter(|(_, a)| !a.settled) {
+            held = hold_to_account(engine, attempt, &verified.incidents);
+        }
+        if !held.is_empty() {
+            held.extend(verified.reasons);
+            (held, true)
+        } else if verified.keeps() {
             engine.kept = Kept::of(verified.run);
             (Vec::new(), true)
         } else if verified.run.cancelled {
@@ -123,4 +132,20 @@ pub(super) fn verify_together(
     }
     engine.after_gate()?;
     Ok(measured)
+}
+
+/// Holds what a gate run on `attempt`'s change did that it must not against it: the incidents
+/// join its own, and its delegate, having acted against the repository, is barred. Returns the
+/// reasons to roll the change back.
+fn hold_to_account(
+    engine: &mut Engine<'_>,
+    attempt: &mut Attempt,
+    incidents: &[Incident],
+) -> Vec<String> {
+    if incidents.is_empty() {
+        return Vec::new();
+    }
+    attempt.incidents.extend(incidents.iter().cloned());
+    engine.standing.bar(attempt.delegate);
+    incidents.iter().map(Incident::describe).collect()
 }

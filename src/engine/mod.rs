@@ -6,6 +6,7 @@
 mod accept;
 pub mod baseline;
 pub mod campaign;
+mod contain;
 mod cycle;
 mod end;
 mod head_lines;
@@ -181,7 +182,10 @@ impl<'a> Engine<'a> {
         let progress = progress::Progress::start();
         progress.say("cycle 0: the baseline gate".to_string());
         let lessons = Heuristics::read(&settings.state_dir);
-        let baseline::Baseline { run, notes } = baseline::measure_baseline(settings, cancel)?;
+        let seal = workspace.seal()?;
+        let baseline::Baseline { run, mut notes } = baseline::measure_baseline(settings, cancel)?;
+        let on = contain::GateOn::Baseline;
+        contain::after_gate_run(workspace, &mut notes, settings, &seal, Some(&run), 0, on)?;
         let snapshot = workspace.after_gate()?;
         let flaky = run.flaky.clone();
         let cancelled = run.cancelled;
@@ -354,8 +358,10 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
-    /// The gate for `cycle`, judged against the kept state.
+    /// The gate for `cycle` on a delegate's change, judged against the kept state; what it
+    /// changed that it must not is put back before, and held against the change.
     fn verify(&mut self, cycle: CycleNumber) -> Result<verify::Verified, RunError> {
+        let seal = self.workspace.seal()?;
         let started = Instant::now();
         let verified = verify::verify(
             self.settings,
@@ -365,19 +371,46 @@ impl<'a> Engine<'a> {
             &self.kept.summary,
         );
         self.outside += started.elapsed();
-        let verified = verified?;
+        let run = verified.as_ref().ok().map(|verified| &verified.run);
+        let on = contain::GateOn::Change;
+        let incidents = self.after_gate_run(&seal, run, cycle.index, on);
+        let mut verified = verified?;
+        verified.incidents = incidents?;
         self.cancelled |= verified.run.cancelled;
         Ok(verified)
     }
 
     /// The gate for `cycle`, for the record only.
     fn measure(&mut self, cycle: CycleNumber) -> Result<GateRun, RunError> {
+        let seal = self.workspace.seal()?;
         let started = Instant::now();
         let run = verify::measure(self.settings, &self.flaky, cycle.index, self.cancel);
         self.outside += started.elapsed();
+        let settled =
+            self.after_gate_run(&seal, run.as_ref().ok(), cycle.index, contain::GateOn::Kept);
         let run = run?;
+        settled?;
         self.cancelled |= run.cancelled;
         Ok(run)
+    }
+
+    /// See [`contain::after_gate_run`].
+    fn after_gate_run(
+        &mut self,
+        seal: &crate::workspace::Seal,
+        run: Option<&GateRun>,
+        cycle: u32,
+        on: contain::GateOn,
+    ) -> Result<Vec<crate::workspace::Incident>, RunError> {
+        contain::after_gate_run(
+            self.workspace,
+            &mut self.notes,
+            self.settings,
+            seal,
+            run,
+            cycle,
+            on,
+        )
     }
 
     /// The gate may have written files: the next delegate starts from what is there.

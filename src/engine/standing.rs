@@ -38,6 +38,11 @@ impl Standing {
             .or_default() += 1;
     }
 
+    /// Bars `delegate` for the rest of the run: it acted against the repository.
+    pub fn bar(&mut self, delegate: usize) {
+        self.barred.insert(delegate);
+    }
+
     /// What an attempt's own conduct costs a fix delegate (`strikes`): a strike for touching the
     /// user's work or leaving the scope; for an attempt undone whole, another strike, and a bar
     /// when it was hostile. A refine role is judged by its campaign's counters instead.

@@ -2,6 +2,7 @@
 //! must not have done (the user's work, a hostile act, a secret written into a file).
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::time::SystemTime;
 
 use super::RunError;
@@ -9,7 +10,9 @@ use crate::cancel::Cancel;
 use crate::config::Settings;
 use crate::delegate::{Assignment, DelegateFiles, DelegateRun, DelegateSpec, Limits, run_delegate};
 use crate::scope::Scope;
-use crate::workspace::{Change, Incident, Journal, PathState, Snapshot, SnapshotStore, Workspace};
+use crate::workspace::{
+    Breach, Change, Incident, Journal, PathState, Seal, Snapshot, SnapshotStore, Workspace,
+};
 
 /// One delegate's turn in a cycle.
 #[derive(Debug)]
@@ -57,6 +60,7 @@ pub(super) fn take_turn(
     let own = [files.prompt, files.findings, files.verdict, files.report];
     let mut watch = workspace.watch(snapshot, &own)?;
     open_journal(workspace, &mut watch, snapshot, turn, pending)?;
+    let seal = workspace.seal()?;
     let private = settings.private_variables();
     let limits = Limits {
         kill_grace: settings.gate.kill_grace,
@@ -74,6 +78,9 @@ pub(super) fn take_turn(
         // The delegate removed or changed it: written again, for a kill that may follow.
         workspace.rewrite_journal(journal)?;
     }
+    effects
+        .incidents
+        .extend(beyond_the_watch(workspace, &seal, &run)?);
     effects
         .incidents
         .extend(secrets_written(&effects.changes, workspace.store()));
@@ -136,6 +143,40 @@ fn open_journal(
         *pending = Some(workspace.begin_turn(watch, snapshot, what)?);
     }
     Ok(())
+}
+
+/// What else a turn did that it must not: the processes it left running (killed already), and
+/// what the watch missed of the user's work and git's steering files, checked against the
+/// baseline and put back now.
+fn beyond_the_watch(
+    workspace: &Workspace,
+    seal: &Seal,
+    run: &DelegateRun,
+) -> Result<Vec<Incident>, RunError> {
+    let mut incidents: Vec<Incident> = run
+        .end
+        .leftovers
+        .iter()
+        .map(|left| Incident::LeftProcess {
+            pid: left.pid,
+            command: left.command.clone(),
+        })
+        .collect();
+    let breaches = workspace.breaches(seal)?;
+    workspace.restore_seal(seal, &breaches)?;
+    let root = workspace.root();
+    incidents.extend(breaches.into_iter().map(|breach| {
+        match breach {
+            Breach::Protected(change) => Incident::TouchedProtected { path: change.path },
+            Breach::GitFile { path, created, .. } => Incident::GitDirWritten {
+                path: path
+                    .strip_prefix(root)
+                    .map_or(path.clone(), Path::to_path_buf),
+                created,
+            },
+        }
+    }));
+    Ok(incidents)
 }
 
 /// A delegate's changes, outside the scope and inside it. Beside the paths the scope does not

@@ -6,18 +6,21 @@ use crate::config::Settings;
 use crate::gate::{self, Flaky, SUMMARY_FILE};
 use crate::model::{Diagnostic, GateSummary};
 use crate::state;
+use crate::workspace::Incident;
 
 /// A gate run after changes, and what the accept rule says of it.
 #[derive(Debug)]
 pub struct Verified {
     pub run: gate::GateRun,
     pub reasons: Vec<String>,
+    /// What the run changed that it must not (put back already): held against the change.
+    pub incidents: Vec<Incident>,
 }
 
 impl Verified {
     /// The changes may stay: nothing got worse and the gate ran to its end.
     pub fn keeps(&self) -> bool {
-        self.reasons.is_empty() && !self.run.cancelled
+        self.reasons.is_empty() && self.incidents.is_empty() && !self.run.cancelled
     }
 }
 
@@ -31,7 +34,11 @@ pub fn verify(
 ) -> Result<Verified, RunError> {
     let run = measure(settings, flaky, cycle, cancel)?;
     let reasons = reasons_to_reject(kept, &run.summary);
-    Ok(Verified { run, reasons })
+    Ok(Verified {
+        run,
+        reasons,
+        incidents: Vec::new(),
+    })
 }
 
 /// Runs the gate for `cycle` and writes its summary.

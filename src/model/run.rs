@@ -42,6 +42,11 @@ pub struct BaselineNotes {
     pub flaky_checks: Vec<String>,
     /// Tests that failed in their suite and passed alone.
     pub flaky_tests: Vec<FlakyTestNote>,
+    /// What the loop did after a gate run, before judging anything: the processes a check left
+    /// running (killed), and the user's work or git's hooks, config, index and `info/` changed
+    /// while the gate ran (put back, or at the baseline taken as the gate's own output).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after_gate: Vec<String>,
 }
 
 /// A test that failed in its suite and passed alone.

@@ -1,5 +1,5 @@
 //! The final and campaign reports' section on the baseline: load, scope, installs, confirming
-//! runs and what was found flaky.
+//! runs and what was found flaky; then what the loop stopped or put back after a gate run.
 
 use std::fmt::Write as _;
 
@@ -54,6 +54,14 @@ pub fn report_section(notes: &BaselineNotes) -> String {
             "- flaky: `{}` ({}) failed in its suite and passed alone; not counted",
             flaky.test, flaky.check
         );
+    }
+    if !notes.after_gate.is_empty() {
+        text.push_str(
+            "\n## After the gate runs\n\nStopped or put back before anything was judged:\n\n",
+        );
+        for note in &notes.after_gate {
+            let _ = writeln!(text, "- {note}");
+        }
     }
     text
 }

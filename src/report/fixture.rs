@@ -249,6 +249,7 @@ fn run_part() -> RunPart {
                 file: Some("tests/test_cart.py".into()),
                 test: "tests/test_cart.py::test_total".into(),
             }],
+            after_gate: Vec::new(),
         },
         scope: ScopePart {
             description: "only these paths: src".into(),

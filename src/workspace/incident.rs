@@ -30,6 +30,15 @@ pub enum Incident {
     OutOfScope { path: RepoPath },
     /// It removed or changed the loop's kept copies (under `.git/refine-loop`).
     StoreDamaged { path: PathBuf },
+    /// While the gate ran on its change, the user's own work changed (code it planted that the
+    /// gate runs, or a process it left): put back as it was at the baseline.
+    GateChangedProtected { path: RepoPath },
+    /// While the gate ran on its change, a file that steers git (a hook, the config, the index,
+    /// `info/`) was written, made or deleted: put back.
+    GateWroteGitDir { path: PathBuf, created: bool },
+    /// It left a process running outside its group when it ended (`setsid`, a double fork):
+    /// killed before anything it did was looked at.
+    LeftProcess { pid: i32, command: String },
 }
 
 impl Incident {
@@ -43,6 +52,7 @@ impl Incident {
                 | Self::StateDirAdded { .. }
                 | Self::SecretWritten { .. }
                 | Self::OutOfScope { .. }
+                | Self::LeftProcess { .. }
         )
     }
 
@@ -80,6 +90,17 @@ impl Incident {
             Self::StoreDamaged { path } => format!(
                 "removed or changed the loop's kept copies (`{}`): the user's work comes back from the second copy",
                 path.display()
+            ),
+            Self::GateChangedProtected { path } => format!(
+                "while the gate ran on its change, `{path}` (the user's own work) changed: put back as it was"
+            ),
+            Self::GateWroteGitDir { path, created } => format!(
+                "while the gate ran on its change, `{}` in the git folder was written: {}",
+                path.display(),
+                if *created { "removed" } else { "put back" }
+            ),
+            Self::LeftProcess { pid, command } => format!(
+                "left a process running after it ended (pid {pid}, `{command}`): killed before its change was judged"
             ),
             Self::SecretWritten { path, what } => format!(
                 "wrote a secret into `{path}` ({}): rolled back",

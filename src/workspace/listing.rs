@@ -1,33 +1,9 @@
-//! Listing files without reading them: every file under a folder, and what identifies a file's
-//! version (its stat key).
+//! Listing files without reading them: every file under a folder, by its stat key.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-/// What identifies a file's version without reading it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct StatKey {
-    device: u64,
-    inode: u64,
-    size: u64,
-    mode: u32,
-    modified: (i64, i64),
-    changed: (i64, i64),
-}
-
-impl StatKey {
-    pub(super) fn of(metadata: &std::fs::Metadata) -> Self {
-        Self {
-            device: metadata.dev(),
-            inode: metadata.ino(),
-            size: metadata.size(),
-            mode: metadata.mode(),
-            modified: (metadata.mtime(), metadata.mtime_nsec()),
-            changed: (metadata.ctime(), metadata.ctime_nsec()),
-        }
-    }
-}
+pub(super) use super::stat_key::StatKey;
 
 /// Every file under `root` by its stat key.
 pub(super) fn stat_keys(root: &Path) -> BTreeMap<PathBuf, StatKey> {

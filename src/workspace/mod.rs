@@ -14,6 +14,8 @@ mod path_state;
 mod repo_path;
 mod rollback;
 mod scan;
+mod seal;
+mod stat_key;
 mod state_dir;
 mod store;
 mod watch;
@@ -31,6 +33,7 @@ pub use owner::{OWNER_FILE, Owner, journals_in, store_folders};
 pub use path_state::PathState;
 pub use repo_path::RepoPath;
 pub use scan::Scanner;
+pub use seal::{Breach, Seal};
 pub use state_dir::refuse_state_dir;
 pub use store::SnapshotStore;
 pub use watch::Watch;
@@ -60,6 +63,8 @@ pub struct Workspace {
     /// not read again.
     known_git_files:
         std::cell::RefCell<std::collections::HashMap<PathBuf, (listing::StatKey, PathState)>>,
+    /// Protected paths by the identity they had when last found as at the baseline.
+    sealed_work: std::cell::RefCell<std::collections::HashMap<RepoPath, listing::StatKey>>,
     state_dir: PathBuf,
     /// A delegate has started in this run (a journal was written).
     turns_begun: std::cell::Cell<bool>,
@@ -149,6 +154,7 @@ impl Workspace {
             artifacts: BTreeSet::new(),
             dirty: BTreeSet::new(),
             known_git_files: std::cell::RefCell::default(),
+            sealed_work: std::cell::RefCell::default(),
             state_dir,
             turns_begun: std::cell::Cell::new(false),
         })

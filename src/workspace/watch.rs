@@ -196,7 +196,7 @@ impl Watch {
 
 /// Whether `path` is an index file whose entries are what they were (`git status` rewrites the
 /// index to refresh its file times: that is not a change).
-fn same_index_entries(path: &Path, before: &PathState, store: &SnapshotStore) -> bool {
+pub(super) fn same_index_entries(path: &Path, before: &PathState, store: &SnapshotStore) -> bool {
     let PathState::File { sha256, .. } = before else {
         return false;
     };

@@ -23,6 +23,7 @@ mod init;
 mod install;
 mod isolate;
 mod junit_xml;
+mod leftovers;
 mod merge;
 mod network_surface;
 mod parse_command;

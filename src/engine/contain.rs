@@ -1,0 +1,92 @@
+//! After every gate run, before anything is judged: the processes its checks left running were
+//! killed (by the process runner; named here), and what the run changed of the user's work or of
+//! the files that steer git is put back at once and named. What comes of it goes to `run.json`
+//! (`after_gate`) and, after a delegate's change, to that delegate's account as incidents.
+
+use std::path::Path;
+
+use super::RunError;
+use crate::config::Settings;
+use crate::gate::GateRun;
+use crate::model::BaselineNotes;
+use crate::state;
+use crate::workspace::{Breach, Incident, Seal, Workspace};
+
+/// What the gate ran on, for the record and for whom to hold to account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum GateOn {
+    /// The tree as the run found it: what the gate changes there is its own output.
+    Baseline,
+    /// A delegate's change, being verified: what changes is that change's doing.
+    Change,
+    /// The kept state, run again to confirm it.
+    Kept,
+}
+
+/// Settles the gate run of `cycle` that began at `seal` (`run`, when it ran to its end): names
+/// what its checks left running, puts back what it changed that it must not (at the baseline
+/// it is taken as the gate's own), records both in `notes` (`run.json`), and returns the
+/// incidents to hold against the change it ran on.
+pub(super) fn after_gate_run(
+    workspace: &mut Workspace,
+    notes: &mut BaselineNotes,
+    settings: &Settings,
+    seal: &Seal,
+    run: Option<&GateRun>,
+    cycle: u32,
+    on: GateOn,
+) -> Result<Vec<Incident>, RunError> {
+    let mut lines = Vec::new();
+    for check in run.map_or(&[][..], |run| &run.checks) {
+        for leftover in &check.end.leftovers {
+            lines.push(format!(
+                "cycle {cycle}: check `{}` left {} running after it ended: killed",
+                check.check.name,
+                leftover.describe()
+            ));
+        }
+    }
+    let breaches = workspace.breaches(seal)?;
+    if on == GateOn::Baseline {
+        workspace.yield_to_gate(&breaches);
+    } else {
+        workspace.restore_seal(seal, &breaches)?;
+    }
+    let incidents: Vec<Incident> = breaches
+        .iter()
+        .map(|breach| incident_of(breach, workspace.root()))
+        .collect();
+    lines.extend(incidents.iter().map(|incident| {
+        let what = incident.describe();
+        match on {
+            GateOn::Baseline => format!(
+                "cycle {cycle}: {what} — at the baseline: taken as the gate's own output, not put back"
+            ),
+            GateOn::Change => format!("cycle {cycle}: {what}; the change was rolled back"),
+            GateOn::Kept => format!("cycle {cycle}: {what} (the gate ran on the kept state)"),
+        }
+    }));
+    if !lines.is_empty() {
+        for line in &lines {
+            tracing::warn!("{line}");
+        }
+        notes.after_gate.extend(lines);
+        state::write_json(&settings.state_dir.join(state::RUN_FILE), notes)?;
+    }
+    Ok(incidents)
+}
+
+/// The incident a breach found after a gate run is, with git files shown from the tree.
+fn incident_of(breach: &Breach, root: &Path) -> Incident {
+    match breach {
+        Breach::Protected(change) => Incident::GateChangedProtected {
+            path: change.path.clone(),
+        },
+        Breach::GitFile { path, created, .. } => Incident::GateWroteGitDir {
+            path: path
+                .strip_prefix(root)
+                .map_or_else(|_| path.clone(), Path::to_path_buf),
+            created: *created,
+        },
+    }
+}

@@ -1,0 +1,46 @@
+//! A file's identity and version as its metadata tells them (device, inode, size, mode, times):
+//! a file whose key is unchanged is not read again.
+
+use std::os::unix::fs::MetadataExt;
+use std::time::SystemTime;
+
+/// What identifies a file's version without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatKey {
+    device: u64,
+    inode: u64,
+    size: u64,
+    mode: u32,
+    modified: (i64, i64),
+    changed: (i64, i64),
+}
+
+impl StatKey {
+    /// Whether the file's inode last changed before `moment`: one changed at or after it could
+    /// change again and keep these times.
+    pub(super) fn changed_before(&self, moment: SystemTime) -> bool {
+        let Ok(since_epoch) = moment.duration_since(SystemTime::UNIX_EPOCH) else {
+            return false;
+        };
+        let moment = (
+            i64::try_from(since_epoch.as_secs()).unwrap_or(i64::MAX),
+            i64::from(since_epoch.subsec_nanos()),
+        );
+        self.changed < moment
+    }
+
+    pub(super) fn of(metadata: &std::fs::Metadata) -> Self {
+        Self {
+            device: metadata.dev(),
+            inode: metadata.ino(),
+            size: metadata.size(),
+            mode: metadata.mode(),
+            modified: (metadata.mtime(), metadata.mtime_nsec()),
+            changed: (metadata.ctime(), metadata.ctime_nsec()),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "stat_key_tests.rs"]
+mod tests;

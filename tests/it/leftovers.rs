@@ -1,0 +1,268 @@
+//! No process outlives its turn, and the user's work is checked after every step: a delegate
+//! that leaves an escaped writer behind (`setsid`, a double fork) or plants code the gate runs
+//! cannot change the user's work or the files that steer git while the gate verifies its
+//! change. The writer is killed before anything is judged; what planted code changed is put
+//! back, reported, and held against the delegate.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::PathBuf;
+
+use crate::support::{Entry, Repo, live_members_of_group, tree_of};
+
+const FINDINGS: &str = "src/lib.txt:1:1: error: one\nsrc/lib.txt:2:1: error: two\n";
+
+/// The gate: `check.sh`, which says it started (in the folder outside), waits while a writer
+/// that escaped a delegate is alive and has not written yet (none, when the loop killed it), and
+/// then reports the findings left in `findings.txt`.
+const CHECK: &str = r#"touch "$OUTSIDE/gate-started"
+for name in first second; do
+  if [ -e "$OUTSIDE/$name.pid" ]; then
+    while kill -0 "$(cat "$OUTSIDE/$name.pid")" 2>/dev/null && [ ! -e "$OUTSIDE/$name.wrote" ]; do sleep 0.02; done
+  fi
+done
+cat findings.txt; test ! -s findings.txt
+"#;
+
+/// A writer that escaped its delegate: it says its pid, waits for the gate to start, then
+/// clobbers the user's work and plants a hook.
+const ESCAPE: &str = r#"echo $$ > "$OUTSIDE/$1.pid"
+while [ ! -e "$OUTSIDE/gate-started" ]; do sleep 0.02; done
+echo clobbered > docs/guide.md
+chmod 777 scratch.txt
+printf '#!/bin/sh\nexit 0\n' > .git/hooks/pre-commit
+chmod +x .git/hooks/pre-commit
+touch "$OUTSIDE/$1.wrote"
+"#;
+
+/// A repository with a committed library and gate, the user's work in progress on top, and a
+/// folder outside it; the delegate fixes one finding and then does `fault`.
+struct Scene {
+    repo: Repo,
+    outside: tempfile::TempDir,
+}
+
+impl Scene {
+    fn new(fault: &str) -> Self {
+        let repo = Repo::new();
+        let outside = tempfile::tempdir().unwrap();
+        let outside_path = outside.path().display().to_string();
+        std::fs::write(
+            outside.path().join("escape.sh"),
+            ESCAPE.replace("$OUTSIDE", &outside_path),
+        )
+        .unwrap();
+        repo.write("findings.txt", FINDINGS);
+        repo.write(".gitignore", "/.refine-loop\n");
+        repo.write("src/lib.txt", "library\nsecond line\n");
+        repo.write("check.sh", &CHECK.replace("$OUTSIDE", &outside_path));
+        repo.write("docs/guide.md", "the guide\n");
+        let fault = fault.replace("$OUTSIDE", &outside_path);
+        repo.write(
+            "refine-loop.toml",
+            &format!(
+                "[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"sh check.sh\"\nparser = \"clippy\"\ntimeout = \"60s\"\n\n[[delegate]]\ncategories = [\"lint\"]\nrun = '''sed -i 1d findings.txt; {fault}'''\n"
+            ),
+        );
+        repo.commit("library");
+        // The user's own work in progress.
+        repo.write("docs/guide.md", "the guide\nwith the user's edit\n");
+        repo.write("scratch.txt", "user notes\n");
+        std::fs::set_permissions(
+            repo.join("scratch.txt"),
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .unwrap();
+        Self { repo, outside }
+    }
+
+    /// The user's files: bytes, mode, and owner.
+    fn user_work(&self) -> BTreeMap<PathBuf, (Entry, u32, u32)> {
+        let tree = tree_of(self.repo.path(), &[".git", ".refine-loop"]);
+        tree.into_iter()
+            .filter(|(path, _)| path.starts_with("docs") || path.starts_with("scratch.txt"))
+            .map(|(path, entry)| {
+                let metadata = std::fs::symlink_metadata(self.repo.path().join(&path)).unwrap();
+                (path, (entry, metadata.uid(), metadata.gid()))
+            })
+            .collect()
+    }
+
+    /// The git folder but its object store, the loop's own folder and its private ref.
+    fn git_folder(&self) -> BTreeMap<PathBuf, Entry> {
+        let mut tree = tree_of(&self.repo.join(".git"), &["objects", "refine-loop", "logs"]);
+        tree.retain(|path, entry| {
+            !matches!(entry, Entry::Folder { .. }) && !path.starts_with("refs/refine-loop")
+        });
+        tree
+    }
+
+    /// The folder outside, but the markers the scripts leave there.
+    fn outside(&self) -> BTreeMap<PathBuf, Entry> {
+        let mut tree = tree_of(self.outside.path(), &[]);
+        tree.retain(|path, _| {
+            !path.ends_with("gate-started")
+                && path.extension().is_none_or(|extension| extension != "pid")
+        });
+        tree
+    }
+
+    fn report(&self) -> String {
+        std::fs::read_to_string(
+            self.repo
+                .join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"),
+        )
+        .unwrap()
+    }
+
+    fn pid(&self, name: &str) -> i32 {
+        let file = self.outside.path().join(format!("{name}.pid"));
+        std::fs::read_to_string(file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    fn after_gate_notes(&self) -> String {
+        let text = std::fs::read_to_string(self.repo.join(".refine-loop/run.json")).unwrap();
+        let run: serde_json::Value = serde_json::from_str(&text).unwrap();
+        run["after_gate"].to_string()
+    }
+}
+
+/// Runs one cycle of `scene` and checks that the user's work, the git folder and the folder
+/// outside are as before.
+fn run_unharmed(scene: &Scene) {
+    let (work, git, outside) = (scene.user_work(), scene.git_folder(), scene.outside());
+    let output = scene.repo.run(&["run", "--max-cycles", "1"]);
+    assert!(matches!(output.status.code(), Some(1 | 3)), "{output:?}");
+    assert_eq!(scene.user_work(), work, "the user's work changed");
+    assert_eq!(scene.git_folder(), git, "the git folder changed");
+    assert_eq!(scene.outside(), outside, "the folder outside changed");
+    assert!(!scene.repo.join(".git/hooks/pre-commit").exists());
+}
+
+#[test]
+fn writers_that_escaped_the_delegates_group_are_killed_before_the_gate_runs() {
+    // One leaves the group by `setsid`, the other by a double fork and `setsid`; the delegate
+    // waits until both have said their pid.
+    let scene = Scene::new(
+        "rm -f $OUTSIDE/gate-started; \
+         setsid sh $OUTSIDE/escape.sh first </dev/null >/dev/null 2>&1 & \
+         (setsid sh $OUTSIDE/escape.sh second </dev/null >/dev/null 2>&1 &); \
+         while [ ! -s $OUTSIDE/first.pid ] || [ ! -s $OUTSIDE/second.pid ]; do sleep 0.01; done",
+    );
+    run_unharmed(&scene);
+    let report = scene.report();
+    for name in ["first", "second"] {
+        let pid = scene.pid(name);
+        assert_eq!(live_members_of_group(pid), Vec::<i32>::new(), "{name}");
+        assert!(
+            !scene.outside.path().join(format!("{name}.wrote")).exists(),
+            "{name} wrote"
+        );
+        assert!(
+            report.contains(&format!(
+                "left a process running after it ended (pid {pid}, `"
+            )),
+            "{name} ({pid}) is not named:\n{report}"
+        );
+    }
+    // Left processes are reported, not hostile: its fix was judged, and kept.
+    assert!(report.contains("- result: kept"), "{report}");
+}
+
+/// Runs a delegate that appends `planted` to the gate's own script; checks that what it did is
+/// put back, reported (`says`), and that the delegate's change is rolled back.
+fn planted(planted: &str, says: &str) {
+    let scene = Scene::new(&format!("printf '%s\\n' '{planted}' >> check.sh"));
+    run_unharmed(&scene);
+    assert_eq!(
+        std::fs::read_to_string(scene.repo.join("findings.txt")).unwrap(),
+        FINDINGS,
+        "{planted}: the change was not rolled back"
+    );
+    assert_eq!(
+        std::fs::read_to_string(scene.repo.join("check.sh")).unwrap(),
+        CHECK.replace("$OUTSIDE", &scene.outside.path().display().to_string()),
+        "{planted}: the gate's script was not rolled back"
+    );
+    let report = scene.report();
+    assert!(
+        report.contains("- result: rolled back"),
+        "{planted}: {report}"
+    );
+    assert!(
+        report.contains(says),
+        "{planted}: the report lacks {says:?}:\n{report}"
+    );
+    let notes = scene.after_gate_notes();
+    assert!(
+        notes.contains("the change was rolled back"),
+        "{planted}: {notes}"
+    );
+    let staged = std::process::Command::new("git")
+        .args(["diff", "--cached", "--quiet"])
+        .current_dir(scene.repo.path())
+        .status()
+        .unwrap();
+    assert!(staged.success(), "{planted}: a staged edit is left");
+}
+
+#[test]
+fn gate_code_a_delegate_planted_cannot_change_the_users_work_or_gits_config() {
+    // (the line planted in the gate's script, what the delegate's report says)
+    let cases = [
+        (
+            "echo clobbered > docs/guide.md; chmod 777 scratch.txt",
+            "while the gate ran on its change, `docs/guide.md` (the user's own work) changed: put back as it was",
+        ),
+        (
+            "git config user.name mallory",
+            "while the gate ran on its change, `.git/config` in the git folder was written: put back",
+        ),
+    ];
+    for (line, says) in cases {
+        planted(line, says);
+    }
+}
+
+#[test]
+fn a_hook_or_a_staged_edit_planted_through_the_gate_is_put_back() {
+    // (the line planted in the gate's script, what the delegate's report says)
+    let cases = [
+        (
+            "echo exit 0 > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit",
+            "while the gate ran on its change, `.git/hooks/pre-commit` in the git folder was written: removed",
+        ),
+        (
+            "git update-index --cacheinfo 100644,$(echo evil | git hash-object -w --stdin),src/lib.txt",
+            "while the gate ran on its change, `.git/index` in the git folder was written: put back",
+        ),
+    ];
+    for (line, says) in cases {
+        planted(line, says);
+    }
+}
+
+#[test]
+fn what_the_baseline_gate_writes_over_the_users_files_is_its_own_output() {
+    // An untracked report the gate rewrites on every run: not the delegate's doing.
+    let scene = Scene::new("true");
+    let check = scene.repo.join("check.sh");
+    let script = std::fs::read_to_string(&check).unwrap();
+    std::fs::write(&check, format!("date +%N > report.xml\n{script}")).unwrap();
+    scene.repo.commit("the gate writes a report");
+    scene.repo.write("report.xml", "an old report\n");
+    let output = scene.repo.run(&["run", "--max-cycles", "1"]);
+    assert!(matches!(output.status.code(), Some(1 | 3)), "{output:?}");
+    let report = scene.report();
+    assert!(report.contains("- result: kept"), "{report}");
+    let notes = scene.after_gate_notes();
+    assert!(
+        notes.contains("`report.xml` (the user's own work) changed")
+            && notes.contains("at the baseline"),
+        "{notes}"
+    );
+}
