@@ -266,3 +266,54 @@ fn what_the_baseline_gate_writes_over_the_users_files_is_its_own_output() {
         "{notes}"
     );
 }
+
+#[test]
+fn a_left_process_that_keeps_forking_is_still_stopped() {
+    // It forks a sleeper every turn of its loop, as fast as it can, from a session of its own.
+    let scene = Scene::new(
+        "setsid sh -c 'echo $$ > $OUTSIDE/first.pid; while true; do sleep 30 & done' \
+         </dev/null >/dev/null 2>&1 & \
+         while [ ! -s $OUTSIDE/first.pid ]; do sleep 0.01; done",
+    );
+    run_unharmed(&scene);
+    let pid = scene.pid("first");
+    // The session's whole group: the loop and every sleeper it made.
+    assert_eq!(live_members_of_group(pid), Vec::<i32>::new());
+    let report = scene.report();
+    assert!(
+        report.contains(&format!("(pid {pid}, `sh -c")),
+        "the forking loop is not named:\n{report}"
+    );
+}
+
+#[test]
+fn a_process_a_check_leaves_running_is_killed_and_named() {
+    let outside = tempfile::tempdir().unwrap();
+    let pid_file = outside.path().join("left.pid");
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "[[gate.check]]\nname = \"daemon\"\nrun = '''setsid sh -c 'echo $$ > {}; exec sleep 300' </dev/null >/dev/null 2>&1 & while [ ! -s {} ]; do sleep 0.01; done'''\n",
+            pid_file.display(),
+            pid_file.display()
+        ),
+    );
+    repo.commit("a gate that leaves a daemon");
+    let output = repo.run(&["check"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(live_members_of_group(pid), Vec::<i32>::new());
+    let notes = repo.summary()["notes"].to_string();
+    assert!(
+        notes.contains(&format!(
+            "daemon: left 1 process(es) running after it ended, killed: pid {pid} (`sleep 300`)"
+        )),
+        "{notes}"
+    );
+}
