@@ -134,8 +134,12 @@ impl Scene {
 /// Runs one cycle of `scene` and checks that the user's work, the git folder and the folder
 /// outside are as before.
 fn run_unharmed(scene: &Scene) {
+    run_unharmed_for(scene, "1");
+}
+
+fn run_unharmed_for(scene: &Scene, cycles: &str) {
     let (work, git, outside) = (scene.user_work(), scene.git_folder(), scene.outside());
-    let output = scene.repo.run(&["run", "--max-cycles", "1"]);
+    let output = scene.repo.run(&["run", "--max-cycles", cycles]);
     assert!(matches!(output.status.code(), Some(1 | 3)), "{output:?}");
     assert_eq!(scene.user_work(), work, "the user's work changed");
     assert_eq!(scene.git_folder(), git, "the git folder changed");
@@ -177,7 +181,15 @@ fn writers_that_escaped_the_delegates_group_are_killed_before_the_gate_runs() {
 /// put back, reported (`says`), and that the delegate's change is rolled back.
 fn planted(planted: &str, says: &str) {
     let scene = Scene::new(&format!("printf '%s\\n' '{planted}' >> check.sh"));
-    run_unharmed(&scene);
+    // Held against it: its delegate is not run again in the second cycle.
+    run_unharmed_for(&scene, "2");
+    assert!(
+        !scene
+            .repo
+            .join(".refine-loop/cycle-2/delegate-reports/fix-lint.md")
+            .exists(),
+        "{planted}: its delegate ran again"
+    );
     assert_eq!(
         std::fs::read_to_string(scene.repo.join("findings.txt")).unwrap(),
         FINDINGS,
