@@ -38,11 +38,13 @@ pub(super) fn after_gate_run(
 ) -> Result<Vec<Incident>, RunError> {
     let mut lines = Vec::new();
     for check in run.map_or(&[][..], |run| &run.checks) {
-        for leftover in &check.end.leftovers {
+        let leftovers = &check.end.leftovers;
+        if !leftovers.is_empty() {
             lines.push(format!(
-                "cycle {cycle}: check `{}` left {} running after it ended: killed",
+                "cycle {cycle}: check `{}` left {} process(es) running after it ended, killed: {}",
                 check.check.name,
-                leftover.describe()
+                leftovers.len(),
+                crate::process::name_leftovers(leftovers)
             ));
         }
     }

@@ -9,6 +9,7 @@ use super::RunError;
 use crate::cancel::Cancel;
 use crate::config::Settings;
 use crate::delegate::{Assignment, DelegateFiles, DelegateRun, DelegateSpec, Limits, run_delegate};
+use crate::process::NAMED_LEFTOVERS;
 use crate::scope::Scope;
 use crate::workspace::{
     Breach, Change, Incident, Journal, PathState, Seal, Snapshot, SnapshotStore, Workspace,
@@ -153,15 +154,20 @@ fn beyond_the_watch(
     seal: &Seal,
     run: &DelegateRun,
 ) -> Result<Vec<Incident>, RunError> {
-    let mut incidents: Vec<Incident> = run
-        .end
-        .leftovers
+    let leftovers = &run.end.leftovers;
+    let mut incidents: Vec<Incident> = leftovers
         .iter()
+        .take(NAMED_LEFTOVERS)
         .map(|left| Incident::LeftProcess {
             pid: left.pid,
             command: left.command.clone(),
         })
         .collect();
+    if leftovers.len() > NAMED_LEFTOVERS {
+        incidents.push(Incident::LeftMoreProcesses {
+            count: leftovers.len() - NAMED_LEFTOVERS,
+        });
+    }
     let breaches = workspace.breaches(seal)?;
     workspace.restore_seal(seal, &breaches)?;
     let root = workspace.root();

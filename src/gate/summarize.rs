@@ -123,11 +123,10 @@ pub fn summarize(cycle: u32, results: &[CheckResult], flaky: Option<&Flaky>) -> 
 
 /// The note on the processes a check left running (outside its group), which were killed.
 fn leftovers_note(check: &str, leftovers: &[crate::process::Leftover]) -> String {
-    let named: Vec<String> = leftovers.iter().map(|l| l.describe()).collect();
     format!(
         "{check}: left {} process(es) running after it ended, killed: {}",
         leftovers.len(),
-        named.join(", ")
+        crate::process::name_leftovers(leftovers)
     )
 }
 

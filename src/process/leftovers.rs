@@ -23,6 +23,8 @@ const GIVE_UP_AFTER: Duration = Duration::from_secs(10);
 const LOOK_AGAIN: Duration = Duration::from_millis(2);
 /// Characters of a command line kept in a report.
 const COMMAND_LINE: usize = 200;
+/// Leftovers named one by one (their command lines read); the rest are counted.
+pub const NAMED_LEFTOVERS: usize = 10;
 
 /// A process a command left running after it ended; killed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +39,19 @@ impl Leftover {
     pub fn describe(&self) -> String {
         format!("pid {} (`{}`)", self.pid, self.command)
     }
+}
+
+/// The first [`NAMED_LEFTOVERS`] of `leftovers` by pid and command line, and how many more.
+pub fn name_leftovers(leftovers: &[Leftover]) -> String {
+    let mut named: Vec<String> = leftovers
+        .iter()
+        .take(NAMED_LEFTOVERS)
+        .map(Leftover::describe)
+        .collect();
+    if leftovers.len() > NAMED_LEFTOVERS {
+        named.push(format!("and {} more", leftovers.len() - NAMED_LEFTOVERS));
+    }
+    named.join(", ")
 }
 
 /// Makes this process the reaper of every process its commands start, however they detach,
@@ -170,11 +185,14 @@ pub(super) fn stop_leftovers(group: Option<Pid>) -> Vec<Leftover> {
             new = true;
             let _ = kill(Pid::from_raw(*pid), Signal::SIGSTOP);
             if Some(entry.group) != group {
-                let leftover = Leftover {
-                    pid: *pid,
-                    command: command_line(*pid),
+                // Only those named are read: a fork bomb leaves thousands.
+                let command = if leftovers.len() < NAMED_LEFTOVERS {
+                    command_line(*pid)
+                } else {
+                    String::new()
                 };
-                tracing::warn!(leftover = %leftover.describe(), "a process was left running: killing it");
+                let leftover = Leftover { pid: *pid, command };
+                tracing::debug!(leftover = %leftover.describe(), "a process was left running: killing it");
                 leftovers.push(leftover);
             }
         }
@@ -186,6 +204,13 @@ pub(super) fn stop_leftovers(group: Option<Pid>) -> Vec<Leftover> {
         }
         reap(me);
         std::thread::sleep(LOOK_AGAIN);
+    }
+    if !leftovers.is_empty() {
+        tracing::warn!(
+            "{} process(es) were left running: killed: {}",
+            leftovers.len(),
+            name_leftovers(&leftovers)
+        );
     }
     leftovers
 }

@@ -72,3 +72,28 @@ fn without_containment_nothing_is_swept() {
     assert!(!CONTAINING.load(Ordering::SeqCst));
     assert_eq!(stop_leftovers(None), Vec::new());
 }
+
+#[test]
+fn the_first_ten_leftovers_are_named_and_the_rest_counted() {
+    let leftovers = |count: i32| -> Vec<Leftover> {
+        (1..=count)
+            .map(|pid| Leftover {
+                pid,
+                command: format!("c{pid}"),
+            })
+            .collect()
+    };
+    // (how many were left, how the list ends)
+    let table = [
+        (0, ""),
+        (1, "pid 1 (`c1`)"),
+        (10, "pid 10 (`c10`)"),
+        (11, "pid 10 (`c10`), and 1 more"),
+        (322, "pid 10 (`c10`), and 312 more"),
+    ];
+    for (count, ending) in table {
+        let named = name_leftovers(&leftovers(count));
+        assert!(named.ends_with(ending), "{count}: {named}");
+        assert!(!named.contains("pid 11 "), "{count}: {named}");
+    }
+}

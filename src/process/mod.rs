@@ -24,7 +24,7 @@ mod mark;
 mod output;
 
 pub use describe::{describe_end, humanize};
-pub use leftovers::{Leftover, contain_descendants};
+pub use leftovers::{Leftover, NAMED_LEFTOVERS, contain_descendants, name_leftovers};
 pub use mark::{MARK_VARIABLE, kill_marked, run_mark};
 pub use output::HeadTail;
 

@@ -39,6 +39,8 @@ pub enum Incident {
     /// It left a process running outside its group when it ended (`setsid`, a double fork):
     /// killed before anything it did was looked at.
     LeftProcess { pid: i32, command: String },
+    /// It left more processes than are named one by one: killed too.
+    LeftMoreProcesses { count: usize },
 }
 
 impl Incident {
@@ -53,6 +55,7 @@ impl Incident {
                 | Self::SecretWritten { .. }
                 | Self::OutOfScope { .. }
                 | Self::LeftProcess { .. }
+                | Self::LeftMoreProcesses { .. }
         )
     }
 
@@ -101,6 +104,9 @@ impl Incident {
             ),
             Self::LeftProcess { pid, command } => format!(
                 "left a process running after it ended (pid {pid}, `{command}`): killed before its change was judged"
+            ),
+            Self::LeftMoreProcesses { count } => format!(
+                "left {count} more process(es) running after it ended: killed before its change was judged"
             ),
             Self::SecretWritten { path, what } => format!(
                 "wrote a secret into `{path}` ({}): rolled back",
