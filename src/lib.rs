@@ -12,6 +12,7 @@ pub(crate) mod cli;
 pub(crate) mod clock;
 pub(crate) mod command;
 pub mod config;
+pub(crate) mod confine;
 pub(crate) mod delegate;
 pub(crate) mod deliver;
 pub(crate) mod engine;

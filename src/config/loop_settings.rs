@@ -95,6 +95,7 @@ pub(super) fn resolve_run(
             format!("\"{bad}\" is not a folder inside the repository"),
         ));
     }
+    let (confine, writable) = resolve_confine(config_file, file.confine, file.writable)?;
     Ok(RunSettings {
         max_cycles,
         time_budget: overrides.time_budget.or(file.time_budget).map(|d| d.0),
@@ -103,7 +104,35 @@ pub(super) fn resolve_run(
         isolate,
         share,
         scope,
+        confine,
+        writable,
     })
+}
+
+/// `[loop] confine` (`auto` when left out) and `writable` (the defaults when left out; no blank
+/// folder).
+fn resolve_confine(
+    config_file: &Path,
+    confine: Option<String>,
+    writable: Option<Vec<String>>,
+) -> Result<(crate::confine::ConfineMode, Option<Vec<String>>), ConfigError> {
+    let confine = match confine {
+        Some(text) => crate::confine::ConfineMode::parse(&text)
+            .map_err(|reason| invalid(config_file, "loop.confine", reason))?,
+        None => crate::confine::ConfineMode::Auto,
+    };
+    if let Some(bad) = writable
+        .iter()
+        .flatten()
+        .find(|w| w.trim().is_empty() || w.contains('\0'))
+    {
+        return Err(invalid(
+            config_file,
+            "loop.writable",
+            format!("\"{bad}\" is not a folder"),
+        ));
+    }
+    Ok((confine, writable))
 }
 
 /// Resolves the `[[delegate]]` tables in the order written; the first wrong one stops with its

@@ -100,6 +100,11 @@ pub struct RunSettings {
     pub share: Vec<String>,
     /// What the delegates may change.
     pub scope: crate::scope::Scope,
+    /// How the kernel confines command delegates.
+    pub confine: crate::confine::ConfineMode,
+    /// Folders a confined delegate may write beside the work tree, as written (`~/`, `$NAME`);
+    /// `None`: the defaults.
+    pub writable: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone)]

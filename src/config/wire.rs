@@ -40,6 +40,11 @@ pub struct LoopFile {
     pub baseline_confirm_runs: Option<u32>,
     /// Ignored folders (relative to the repository root) the worktree shares by symlink.
     pub share: Option<Vec<String>>,
+    /// `"auto"`, `"off"` or `"required"`: the kernel's confinement of command delegates.
+    pub confine: Option<String>,
+    /// Folders a confined delegate may write beside the work tree (`~/`, `$NAME` expanded);
+    /// replaces the default list.
+    pub writable: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]

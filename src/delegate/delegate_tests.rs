@@ -59,6 +59,7 @@ fn run(spec: &DelegateSpec, dir: &Path) -> DelegateRun {
             kill_grace: Duration::from_secs(1),
             protected: &BTreeMap::new(),
             private: &[],
+            confiner: None,
         },
         &Cancel::default(),
     )

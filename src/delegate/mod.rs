@@ -3,6 +3,8 @@
 //! `REFINE_LOOP_*` variables naming them; it runs in its own process group with a deadline and an
 //! idle timeout; what it printed (bounded) and its verdict are kept.
 
+mod confined;
+mod environment;
 mod http;
 mod prompt;
 mod verdict;
@@ -12,11 +14,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use prompt::{DEFAULT_TEMPLATE, render_prompt};
-pub use verdict::Verdict;
+pub use verdict::{MAX_VERDICT, Verdict, read_own_file};
 
 use crate::cancel::Cancel;
 use crate::model::{Diagnostic, TokenUsage};
-use crate::process::{HeadTail, ProcessEnd, ProcessError, ProcessSpec, run_in_group};
+use crate::process::{HeadTail, ProcessEnd, ProcessError, ProcessSpec};
 use crate::workspace::{PathState, RepoPath};
 
 /// What a delegate is for.
@@ -138,6 +140,8 @@ pub struct DelegateFiles {
     pub findings: PathBuf,
     pub verdict: PathBuf,
     pub report: PathBuf,
+    /// A discover delegate's proposals (`REFINE_LOOP_CANDIDATES_FILE`).
+    pub candidates: PathBuf,
 }
 
 impl DelegateFiles {
@@ -148,6 +152,7 @@ impl DelegateFiles {
             findings: reports_dir.join(format!("{stem}.findings.json")),
             verdict: reports_dir.join(format!("{stem}.verdict")),
             report: reports_dir.join(format!("{stem}.md")),
+            candidates: reports_dir.join(format!("{}.candidates.jsonl", file_safe(category))),
         }
     }
 }
@@ -206,6 +211,8 @@ pub struct Limits<'a> {
     pub protected: &'a BTreeMap<RepoPath, PathState>,
     /// Variables a command delegate must not see.
     pub private: &'a [String],
+    /// The kernel's hold on a command delegate, when the run confines them.
+    pub confiner: Option<&'a crate::confine::Confiner>,
 }
 
 /// Runs `spec` on `assignment` and waits for it (or its deadline, idle timeout, or a cancel).
@@ -274,42 +281,6 @@ fn write_inputs(
     Ok(prompt)
 }
 
-/// The `REFINE_LOOP_*` variables a command delegate gets, after its own.
-fn environment(
-    spec: &DelegateSpec,
-    assignment: &Assignment<'_>,
-    files: &DelegateFiles,
-) -> Vec<(String, String)> {
-    let mut env = spec.env.clone();
-    let path = |p: &Path| p.to_string_lossy().into_owned();
-    env.extend([
-        (
-            "REFINE_LOOP_CATEGORY".to_string(),
-            assignment.category.to_string(),
-        ),
-        (
-            "REFINE_LOOP_CYCLE".to_string(),
-            assignment.cycle.to_string(),
-        ),
-        (
-            "REFINE_LOOP_SCOPE".to_string(),
-            assignment.scope.env_value(),
-        ),
-        ("REFINE_LOOP_PROMPT_FILE".to_string(), path(&files.prompt)),
-        (
-            "REFINE_LOOP_FINDINGS_FILE".to_string(),
-            path(&files.findings),
-        ),
-        ("REFINE_LOOP_REPORT_FILE".to_string(), path(&files.report)),
-        ("REFINE_LOOP_VERDICT_FILE".to_string(), path(&files.verdict)),
-        (
-            "REFINE_LOOP_STATE_DIR".to_string(),
-            path(assignment.state_dir),
-        ),
-    ]);
-    env
-}
-
 /// Runs a command delegate in its own process group and reads its verdict.
 fn run_command(
     run: &str,
@@ -319,7 +290,26 @@ fn run_command(
     files: DelegateFiles,
     cancel: &Cancel,
 ) -> Result<DelegateRun, DelegateError> {
-    let env = environment(spec, assignment, &files);
+    let mut env = environment::of(spec, assignment, &files);
+    let confinement = match limits
+        .confiner
+        .map(|c| confined::Confinement::prepare(c, &files))
+    {
+        None => None,
+        Some(Ok(confinement)) => Some(confinement),
+        Some(Err(error)) => {
+            return Ok(not_started(
+                files,
+                format!("could not confine it, so it was not started: {error}"),
+            ));
+        }
+    };
+    if let Some(confinement) = &confinement {
+        env.push((
+            "TMPDIR".to_string(),
+            confinement.temp().to_string_lossy().into_owned(),
+        ));
+    }
     let process = ProcessSpec {
         shell_command: run,
         cwd: assignment.target,
@@ -331,7 +321,7 @@ fn run_command(
         stdin: spec.prompt_on_stdin.then_some(files.prompt.as_path()),
     };
     let mut output = HeadTail::default();
-    let ran = run_in_group(process, cancel, &mut |chunk| {
+    let ran = confined::run(process, confinement, cancel, &mut |chunk| {
         output.push(chunk);
         Ok(())
     });
@@ -342,13 +332,7 @@ fn run_command(
             return Err(DelegateError::Supervise(error));
         }
     };
-    let verdict = std::fs::read(&files.verdict).ok().and_then(|bytes| {
-        // The delegate's own file stays in the state dir: without the secrets it may hold.
-        if let std::borrow::Cow::Owned(clean) = crate::secrets::redacted(&bytes) {
-            let _ = std::fs::write(&files.verdict, &clean);
-        }
-        Verdict::parse(&String::from_utf8_lossy(&crate::secrets::redacted(&bytes)))
-    });
+    let verdict = verdict::take(&files.verdict);
     Ok(DelegateRun {
         end,
         spawn_error,
@@ -358,6 +342,19 @@ fn run_command(
         usage: None,
         note: None,
     })
+}
+
+/// A command delegate that was not started.
+fn not_started(files: DelegateFiles, why: String) -> DelegateRun {
+    DelegateRun {
+        end: ProcessEnd::not_started(),
+        spawn_error: Some(why),
+        output: HeadTail::default(),
+        verdict: None,
+        files,
+        usage: None,
+        note: None,
+    }
 }
 
 /// A category name made safe as part of a file name.

@@ -6,6 +6,7 @@
 mod accept;
 pub mod baseline;
 pub mod campaign;
+mod confinement;
 mod contain;
 mod cycle;
 mod end;
@@ -63,6 +64,9 @@ pub enum RunError {
     Deliver(#[from] crate::deliver::DeliverError),
     #[error(transparent)]
     Campaign(#[from] crate::campaign::state::CampaignError),
+    /// `confine = "required"` on a kernel that cannot confine the delegates.
+    #[error("{0}")]
+    Confine(String),
     #[error("the CI reports: {0}")]
     Reports(#[from] crate::report::CiReportError),
     #[error("an internal error (a panic, a bug of refine-loop): {0}")]
@@ -167,6 +171,8 @@ pub struct Engine<'a> {
     progress: progress::Progress,
     /// The journal of the turns not judged yet: what the tree returns to on any error.
     pending: Option<crate::workspace::Journal>,
+    /// The kernel's hold on command delegates, when it confines them.
+    confiner: Option<crate::confine::Confiner>,
 }
 
 impl<'a> Engine<'a> {
@@ -179,11 +185,13 @@ impl<'a> Engine<'a> {
     ) -> Result<Self, RunError> {
         let cancel = options.cancel;
         let started = Instant::now();
+        let (decision, confiner) = confinement::decide(settings, workspace)?;
         let progress = progress::Progress::start();
         progress.say("cycle 0: the baseline gate".to_string());
         let lessons = Heuristics::read(&settings.state_dir);
         let seal = workspace.seal()?;
-        let baseline::Baseline { run, mut notes } = baseline::measure_baseline(settings, cancel)?;
+        let baseline::Baseline { run, mut notes } =
+            baseline::measure_baseline(settings, decision.note(), cancel)?;
         let on = contain::GateOn::Baseline;
         contain::after_gate_run(workspace, &mut notes, settings, &seal, Some(&run), 0, on)?;
         let snapshot = workspace.after_gate()?;
@@ -221,6 +229,7 @@ impl<'a> Engine<'a> {
             outside: Duration::ZERO,
             progress,
             pending: None,
+            confiner,
         })
     }
 
@@ -328,6 +337,7 @@ impl<'a> Engine<'a> {
                 spec,
                 assignment,
             },
+            self.confiner.as_ref(),
             self.cancel,
             &mut self.pending,
         );

@@ -49,6 +49,7 @@ pub(super) fn take_turn(
     workspace: &mut Workspace,
     snapshot: &Snapshot,
     turn: &Turn<'_>,
+    confiner: Option<&crate::confine::Confiner>,
     cancel: &Cancel,
     pending: &mut Option<Journal>,
 ) -> Result<Attempt, RunError> {
@@ -58,7 +59,13 @@ pub(super) fn take_turn(
         assignment,
     } = *turn;
     let files = DelegateFiles::for_category(assignment.reports_dir, assignment.category);
-    let own = [files.prompt, files.findings, files.verdict, files.report];
+    let own = [
+        files.prompt,
+        files.findings,
+        files.verdict,
+        files.report,
+        files.candidates,
+    ];
     let mut watch = workspace.watch(snapshot, &own)?;
     open_journal(workspace, &mut watch, snapshot, turn, pending)?;
     let seal = workspace.seal()?;
@@ -67,6 +74,7 @@ pub(super) fn take_turn(
         kill_grace: settings.gate.kill_grace,
         protected: workspace.protected(),
         private: &private,
+        confiner,
     };
     let run = run_delegate(spec, assignment, limits, cancel)?;
     let mut effects = workspace.after_delegate(&watch, snapshot)?;

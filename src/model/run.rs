@@ -47,6 +47,34 @@ pub struct BaselineNotes {
     /// while the gate ran (put back, or at the baseline taken as the gate's own output).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after_gate: Vec<String>,
+    /// How the kernel held the command delegates (left out by runs before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confinement: Option<ConfinementNote>,
+}
+
+/// How the command delegates were confined, as `run.json` keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfinementNote {
+    pub state: ConfinementState,
+    /// The kernel's Landlock ABI, when it has one and confinement is not off.
+    pub abi: Option<u32>,
+    /// The write rights the kernel cannot hold delegates to (`partial`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+}
+
+/// Whether the kernel held the command delegates to their folders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConfinementState {
+    /// Every write right held by Landlock.
+    Enforced,
+    /// Landlock holds some rights; the kernel's ABI lacks the others (`missing`).
+    Partial,
+    /// The kernel has no Landlock: the watch alone.
+    Unavailable,
+    /// `confine = "off"`: the watch alone.
+    Off,
 }
 
 /// A test that failed in its suite and passed alone.

@@ -7,7 +7,7 @@ use std::io::{self, PipeReader, Read};
 use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -114,6 +114,16 @@ pub fn run_in_group(
     cancel: &Cancel,
     on_output: &mut dyn FnMut(&[u8]) -> io::Result<()>,
 ) -> Result<ProcessEnd, ProcessError> {
+    run_in_group_with(spec, &mut Command::spawn, cancel, on_output)
+}
+
+/// [`run_in_group`], with the command started by `spawn` (from a confined thread, say).
+pub fn run_in_group_with(
+    spec: ProcessSpec<'_>,
+    spawn: &mut dyn FnMut(&mut Command) -> io::Result<Child>,
+    cancel: &Cancel,
+    on_output: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+) -> Result<ProcessEnd, ProcessError> {
     let (reader, writer) = io::pipe().map_err(ProcessError::Spawn)?;
     let mut command = Command::new("sh");
     for name in spec.env_remove {
@@ -133,7 +143,7 @@ pub fn run_in_group(
         .stdout(writer)
         .process_group(0);
     let started = Instant::now();
-    let mut child = command.spawn().map_err(ProcessError::Spawn)?;
+    let mut child = spawn(&mut command).map_err(ProcessError::Spawn)?;
     // The command holds our copies of the pipe's write end: drop it, or the pipe never closes.
     drop(command);
     let pid = Pid::from_raw(

@@ -3,7 +3,31 @@
 
 use std::fmt::Write as _;
 
-use crate::model::BaselineNotes;
+use crate::model::{BaselineNotes, ConfinementNote, ConfinementState};
+
+/// How the kernel held the command delegates, in a line.
+fn confinement(note: &ConfinementNote) -> String {
+    let abi = note
+        .abi
+        .map_or(String::new(), |abi| format!("Landlock ABI {abi}"));
+    let held = "command delegates could write only in the work tree (no entry at its top \
+                created, removed or renamed), their temp folder and the caches; never `.git`, \
+                the state dir or the loop's store (the gate is not confined; an http delegate \
+                is no process: the loop writes its diff)";
+    match note.state {
+        ConfinementState::Enforced => format!("enforced ({abi}): {held}"),
+        ConfinementState::Partial => format!(
+            "partial ({abi}; the kernel cannot hold delegates to {}): {held}",
+            note.missing.join(", ")
+        ),
+        ConfinementState::Unavailable => {
+            "unavailable (this kernel has no Landlock): only the watch held the delegates".into()
+        }
+        ConfinementState::Off => {
+            "off (`confine = \"off\"`): only the watch held the delegates".into()
+        }
+    }
+}
 
 /// The final report's section on the baseline.
 pub fn report_section(notes: &BaselineNotes) -> String {
@@ -36,6 +60,9 @@ pub fn report_section(notes: &BaselineNotes) -> String {
                     "exit code {code}"
                 ))
         );
+    }
+    if let Some(note) = &notes.confinement {
+        let _ = writeln!(text, "- confinement: {}", confinement(note));
     }
     let _ = writeln!(
         text,

@@ -250,6 +250,11 @@ fn run_part() -> RunPart {
                 test: "tests/test_cart.py::test_total".into(),
             }],
             after_gate: Vec::new(),
+            confinement: Some(crate::model::ConfinementNote {
+                state: crate::model::ConfinementState::Enforced,
+                abi: Some(7),
+                missing: vec![],
+            }),
         },
         scope: ScopePart {
             description: "only these paths: src".into(),

@@ -18,7 +18,7 @@ fn the_action_script_writes_outputs_summary_and_annotations_within_githubs_limit
     repo.write(".gitignore", "/.refine-loop\n");
     repo.write(
         "refine-loop.toml",
-        "[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"cat findings.txt; ! grep -q error findings.txt\"\nparser = \"clippy\"\n\n\
+        "[loop]\nconfine = \"off\"\n[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"cat findings.txt; ! grep -q error findings.txt\"\nparser = \"clippy\"\n\n\
          [[delegate]]\ncategories = [\"lint\"]\nrun = \"sed -i 1d findings.txt\"\n",
     );
     repo.commit("findings");
@@ -267,7 +267,7 @@ fn a_run_that_ends_in_an_error_still_publishes_and_exit_zero_holds() {
     repo.write(".gitignore", "/.refine-loop\n");
     repo.write(
         "refine-loop.toml",
-        "[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"refine-loop-no-such-linter .\"\n\n\
+        "[loop]\nconfine = \"off\"\n[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"refine-loop-no-such-linter .\"\n\n\
          [[delegate]]\ncategories = [\"lint\"]\nrun = \"true\"\n",
     );
     repo.commit("a gate whose tool is missing");
@@ -361,7 +361,7 @@ fn remaining_findings_are_placed_on_the_lines_of_the_commit_ci_checked_out() {
     repo.write(".gitignore", "/.refine-loop\n");
     repo.write(
         "refine-loop.toml",
-        "[[gate.check]]\nname = \"bad\"\ncategory = \"lint\"\nparser = \"clippy\"\n\
+        "[loop]\nconfine = \"off\"\n[[gate.check]]\nname = \"bad\"\ncategory = \"lint\"\nparser = \"clippy\"\n\
          run = '''grep -n BAD app.txt | sed 's/^\\([0-9]*\\):.*/app.txt:\\1:1: error: bad/'; ! grep -q BAD app.txt'''\n\n\
          [[delegate]]\ncategories = [\"lint\"]\n\
          run = '''sed -i '3s/BAD/ok/' app.txt && sed -i '5i new1\\nnew2' app.txt'''\n",
@@ -506,7 +506,7 @@ fn the_upload_step_finds_every_file_of_the_default_hidden_state_dir() {
     repo.write(".gitignore", "/.refine-loop\n");
     repo.write(
         "refine-loop.toml",
-        "[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\n\
+        "[loop]\nconfine = \"off\"\n[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\n\
          run = \"cat findings.txt; ! grep -q error findings.txt\"\nparser = \"clippy\"\n\n\
          [[delegate]]\ncategories = [\"lint\"]\nrun = \"sed -i 1d findings.txt\"\n",
     );
@@ -573,7 +573,7 @@ fn failing_tests_are_reported_on_the_line_of_their_own_frame() {
     );
     repo.write(
         "refine-loop.toml",
-        "[[gate.check]]\nname = \"pytest\"\nrun = \"python3 -m pytest -p no:cacheprovider tests\"\n\
+        "[loop]\nconfine = \"off\"\n[[gate.check]]\nname = \"pytest\"\nrun = \"python3 -m pytest -p no:cacheprovider tests\"\n\
          parser = \"pytest\"\n",
     );
     repo.commit("two failing tests");

@@ -362,7 +362,7 @@ fn a_change_undone_outside_the_scope_takes_what_depends_on_it_along() {
     repo.write(".gitignore", "/.refine-loop\n");
     repo.write(
         "refine-loop.toml",
-        "[loop]\nscope = [\"fix.py\", \"lib\", \"config/*.py\"]\n\n\
+        "[loop]\nconfine = \"off\"\nscope = [\"fix.py\", \"lib\", \"config/*.py\"]\n\n\
          [[gate.check]]\nname = \"no-bad\"\nrun = \"! grep -q bad fix.py\"\n\n\
          [[delegate]]\n\
          run = \"sed -i s/bad/good/ fix.py && rm config && mkdir config && echo x=1 > config/settings.py && mkdir tools && mv lib/helper.py tools/\"\n",

@@ -26,7 +26,10 @@ fn refine_project(discover: &str, execute: &str, reviewer: &str) -> Repo {
     repo.write(
         "refine-loop.toml",
         &format!(
-            r#"[[gate.check]]
+            r#"[loop]
+confine = "off"
+
+[[gate.check]]
 name = "build"
 category = "build"
 run = "test -f done.txt"

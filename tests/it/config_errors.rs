@@ -146,6 +146,26 @@ const CASES: &[Case] = &[
         ],
     },
     Case {
+        name: "a confinement that is not one",
+        config: Some(
+            "[loop]\nconfine = \"on\"\n[[gate.check]]\nname = \"t\"\nrun = \"touch ran\"\n",
+        ),
+        args: &[],
+        env: &[],
+        expected: &[
+            "refine-loop.toml: loop.confine: \"on\" is not a confinement; expected auto, off or required",
+        ],
+    },
+    Case {
+        name: "a writable folder that is blank",
+        config: Some(
+            "[loop]\nwritable = [\" \"]\n[[gate.check]]\nname = \"t\"\nrun = \"touch ran\"\n",
+        ),
+        args: &[],
+        env: &[],
+        expected: &["refine-loop.toml: loop.writable: \" \" is not a folder"],
+    },
+    Case {
         name: "a broken parser file",
         config: Some("parser_dirs = [\"parsers\"]\n[[gate.check]]\nname = \"t\"\nrun = \"true\"\n"),
         args: &[],

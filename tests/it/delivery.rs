@@ -55,7 +55,7 @@ fn git_am_of_the_series_rebuilds_the_final_tree_on_a_fresh_clone() {
     repo.write(
         "refine-loop.toml",
         &format!(
-            "[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"cat findings.txt; test ! -s findings.txt\"\nparser = \"clippy\"\n\n\
+            "[loop]\nconfine = \"off\"\n[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"cat findings.txt; test ! -s findings.txt\"\nparser = \"clippy\"\n\n\
              [[delegate]]\ncategories = [\"lint\"]\nrun = '''{DELEGATE}'''\n"
         ),
     );

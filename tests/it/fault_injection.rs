@@ -56,7 +56,7 @@ impl Scene {
         repo.write(
             "refine-loop.toml",
             &format!(
-                "{GATE}\n[[delegate]]\ncategories = [\"lint\"]\nrun = '''sed -i 1d findings.txt; {fault}'''\nidle_timeout = \"{idle_timeout}\"\n"
+                "[loop]\n# The watch's own suite: with the kernel's confinement most of these\n# faults never happen (tests/it/confine.rs).\nconfine = \"off\"\n{GATE}\n[[delegate]]\ncategories = [\"lint\"]\nrun = '''sed -i 1d findings.txt; {fault}'''\nidle_timeout = \"{idle_timeout}\"\n"
             ),
         );
         repo.commit("library");
@@ -409,7 +409,7 @@ fn a_second_run_or_check_on_a_state_dir_in_use_is_refused_and_touches_nothing() 
     repo.write(
         "refine-loop.toml",
         &format!(
-            "{GATE}\n[[delegate]]\nrun = \"touch started; while [ ! -e release ]; do sleep 0.05; done; rm -f findings.txt\"\n"
+            "[loop]\nconfine = \"off\"\n{GATE}\n[[delegate]]\nrun = \"touch started; while [ ! -e release ]; do sleep 0.05; done; rm -f findings.txt\"\n"
         ),
     );
     repo.commit("a slow delegate");

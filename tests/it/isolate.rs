@@ -16,6 +16,7 @@ fn the_users_tree_is_not_written_and_the_patches_carry_the_result() {
     repo.write(
         "refine-loop.toml",
         r#"[loop]
+confine = "off"
 share = ["target"]
 
 [[gate.check]]

@@ -12,6 +12,7 @@ mod campaigns;
 mod ci_files;
 mod config_errors;
 mod config_layers;
+mod confine;
 mod delivery;
 mod fault_injection;
 mod gate_output;

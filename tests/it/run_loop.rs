@@ -60,7 +60,10 @@ fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 /// A gate of one check: `lint` failures are the lines of `findings.txt`.
-const SCRIPTED_GATE: &str = r#"[[gate.check]]
+const SCRIPTED_GATE: &str = r#"[loop]
+confine = "off"
+
+[[gate.check]]
 name = "lint"
 category = "lint"
 run = "cat findings.txt; test ! -s findings.txt"
@@ -350,7 +353,7 @@ fn per_delegate_each_fixer_is_given_the_findings_the_kept_state_has_then() {
     repo.write(".gitignore", "/.refine-loop\n");
     repo.write(
         "refine-loop.toml",
-        "parser_dirs = [\"parsers\"]\n[loop]\npriority = [\"types\", \"lint\"]\n\n\
+        "parser_dirs = [\"parsers\"]\n[loop]\nconfine = \"off\"\npriority = [\"types\", \"lint\"]\n\n\
          [[gate.check]]\nname = \"tagged\"\ncategory = \"lint\"\nrun = \"cat findings.txt; test ! -s findings.txt\"\nparser = \"tagged\"\n\n\
          [[gate.check]]\nname = \"tests\"\ncategory = \"tests\"\nrun = \"test ! -e broken\"\n\n\
          [[delegate]]\ncategories = [\"types\"]\nrun = \"sed -i '/t1/d; /l1/d' findings.txt\"\n\n\

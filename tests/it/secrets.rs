@@ -29,7 +29,10 @@ fn a_gate_that_prints_a_secret_leaves_no_file_with_it() {
     repo.write("findings.txt", "one\ntwo\n");
     repo.write(
         "refine-loop.toml",
-        r#"[[gate.check]]
+        r#"[loop]
+confine = "off"
+
+[[gate.check]]
 name = "lint"
 category = "lint"
 run = "echo \"deploying with $DEPLOY_TOKEN and $OTHER\"; while read -r f; do echo \"src/a.rs:1:1: error: $f uses $DEPLOY_TOKEN\"; done < findings.txt; test ! -s findings.txt"
@@ -77,7 +80,10 @@ fn a_delegate_that_writes_a_secret_into_the_code_is_rolled_back_and_nothing_reco
     repo.write("config.py", "TOKEN = None\n");
     repo.write(
         "refine-loop.toml",
-        r#"[[gate.check]]
+        r#"[loop]
+confine = "off"
+
+[[gate.check]]
 name = "lint"
 category = "lint"
 run = "cat findings.txt; test ! -s findings.txt"
@@ -124,7 +130,10 @@ fn a_secret_the_gate_prints_appears_in_no_output_file_or_annotation() {
     repo.write("findings.txt", "one\n");
     repo.write(
         "refine-loop.toml",
-        r#"[[gate.check]]
+        r#"[loop]
+confine = "off"
+
+[[gate.check]]
 name = "lint"
 category = "lint"
 run = "echo \"using $DEPLOY_TOKEN and $GITLAB_PAT\"; while read -r f; do echo \"src/a.rs:1:1: error: $f $DEPLOY_TOKEN $GITLAB_PAT $DB_PASSWORD\"; done < findings.txt; test ! -s findings.txt"

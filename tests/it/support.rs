@@ -194,14 +194,15 @@ pub fn wait_for(path: &Path, what: &str) {
 }
 
 /// A repository whose `build` check (clippy's line format) fails until `fixed.txt` exists;
-/// `delegates` are the config's `[[delegate]]` tables.
+/// `delegates` are the config's `[[delegate]]` tables. They make `fixed.txt` at the top of the
+/// tree, which a confined delegate cannot (tests/it/confine.rs): confinement is off.
 pub fn build_repo(delegates: &str) -> Repo {
     let repo = Repo::new();
     repo.write(".gitignore", "/.refine-loop\n");
     repo.write(
         "refine-loop.toml",
         &format!(
-            "[[gate.check]]\nname = \"build\"\ncategory = \"build\"\n\
+            "[loop]\nconfine = \"off\"\n\n[[gate.check]]\nname = \"build\"\ncategory = \"build\"\n\
              run = \"test -f fixed.txt || {{ echo 'fixed.txt:1:1: error: missing'; exit 1; }}\"\n\
              parser = \"clippy\"\n\n{delegates}"
         ),

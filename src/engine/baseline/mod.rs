@@ -17,7 +17,9 @@ use super::verify::measure;
 use crate::cancel::Cancel;
 use crate::config::{CheckSettings, Settings};
 use crate::gate::{self, CheckResult, Excused, Flaky, GateRun, SUMMARY_FILE};
-use crate::model::{BaselineNotes, CheckStatus, FlakyTestNote, Installed, Severity};
+use crate::model::{
+    BaselineNotes, CheckStatus, ConfinementNote, FlakyTestNote, Installed, Severity,
+};
 use crate::process::{self, HeadTail, ProcessSpec};
 use crate::secrets::RedactingWriter;
 use crate::state;
@@ -39,7 +41,11 @@ pub struct Baseline {
 }
 
 /// Runs the baseline gate with its confirmations; see the module's text.
-pub fn measure_baseline(settings: &Settings, cancel: &Cancel) -> Result<Baseline, RunError> {
+pub fn measure_baseline(
+    settings: &Settings,
+    confinement: ConfinementNote,
+    cancel: &Cancel,
+) -> Result<Baseline, RunError> {
     let mut notes = BaselineNotes {
         format_version: state::format::RUN,
         recorded_at: crate::clock::now_iso8601(),
@@ -47,6 +53,7 @@ pub fn measure_baseline(settings: &Settings, cancel: &Cancel) -> Result<Baseline
         cpus: std::thread::available_parallelism().map_or(1, usize::from),
         confirm_runs: settings.gate.confirm_runs,
         scope: settings.run.scope.patterns().to_vec(),
+        confinement: Some(confinement),
         ..BaselineNotes::default()
     };
     let mut run = measure(settings, &Flaky::default(), 0, cancel)?;

@@ -79,7 +79,7 @@ fn ask_lens(
     let settings = engine.settings;
     let reports_dir = engine.reports_dir(cycle)?;
     let category = format!("discover-{lens}");
-    let output = reports_dir.join(format!("{category}.candidates.jsonl"));
+    let output = crate::delegate::DelegateFiles::for_category(&reports_dir, &category).candidates;
     let _ = std::fs::remove_file(&output);
     let mut spec = spec.clone();
     if spec.template == crate::delegate::DEFAULT_TEMPLATE {
@@ -117,7 +117,9 @@ fn ask_lens(
         ));
     }
     engine.settle()?;
-    let text = std::fs::read_to_string(&output).unwrap_or_default();
+    let text = crate::delegate::read_own_file(&output, 16 << 20)
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default();
     let (found, bad) = candidates::parse_lines(&text, lens);
     discovered.proposals.extend(found);
     discovered.rejected.extend(bad);

@@ -94,7 +94,9 @@ pub fn review(
         ));
     }
     let verdict_file = DelegateFiles::for_category(reports_dir, &category).verdict;
-    let text = std::fs::read_to_string(&verdict_file).unwrap_or_default();
+    let text = crate::delegate::read_own_file(&verdict_file, crate::delegate::MAX_VERDICT)
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default();
     Ok(parse_decision(&text))
 }
 

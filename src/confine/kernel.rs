@@ -1,0 +1,137 @@
+//! The Landlock side: the kernel's ABI, and a ruleset built from the grants that a fresh thread
+//! takes on before it starts the delegate. Landlock restricts the calling thread, and every
+//! process it starts inherits the restriction and can never shed it; the loop's own threads stay
+//! free. So no code runs between fork and exec, and every path is opened before.
+
+use std::io;
+use std::os::unix::fs::OpenOptionsExt;
+use std::process::{Child, Command};
+
+use landlock::{
+    ABI, AccessFs, BitFlags, LandlockStatus, PathBeneath, Ruleset, RulesetAttr, RulesetCreated,
+    RulesetCreatedAttr, RulesetStatus,
+};
+
+use super::walls::Grant;
+
+/// The newest ABI whose write rights the loop asks for (`ioctl_dev` came with 5; later ones add
+/// no write right).
+const WANTED: ABI = ABI::V5;
+
+/// The write rights a delegate is held to; reads, execution and the rest stay free.
+fn handled() -> BitFlags<AccessFs> {
+    AccessFs::from_write(WANTED)
+}
+
+/// The rights on a single file: write in place.
+fn file_rights() -> BitFlags<AccessFs> {
+    AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev
+}
+
+/// The kernel's Landlock ABI, `None` without Landlock. Found by restricting a throwaway thread
+/// (no write anywhere), which also shows that restricting works.
+pub fn kernel_abi() -> Option<u32> {
+    let probe = std::thread::spawn(|| -> Option<u32> {
+        let status = Ruleset::default()
+            .handle_access(AccessFs::WriteFile)
+            .ok()?
+            .create()
+            .ok()?
+            .restrict_self()
+            .ok()?;
+        if status.ruleset == RulesetStatus::NotEnforced {
+            return None;
+        }
+        match status.landlock {
+            LandlockStatus::Available {
+                effective_abi,
+                kernel_abi,
+            } => kernel_abi
+                .and_then(|abi| u32::try_from(abi).ok())
+                .or_else(|| u32::try_from(effective_abi as i32).ok()),
+            _ => None,
+        }
+    });
+    probe.join().ok().flatten()
+}
+
+/// A ruleset ready to be taken on by the thread that starts one delegate.
+#[derive(Debug)]
+pub struct Prepared {
+    ruleset: RulesetCreated,
+    /// Every right the loop asks for is in the kernel.
+    full: bool,
+}
+
+impl Prepared {
+    /// Opens every granted path (without following a link at its end) and adds its rule. A path
+    /// that is gone, or changed kind since it was planned, is left out: fewer rights, never more.
+    pub fn new(grants: &[Grant], full: bool) -> io::Result<Self> {
+        let mut ruleset = Ruleset::default()
+            .handle_access(handled())
+            .and_then(Ruleset::create)
+            .map_err(io::Error::other)?;
+        for grant in grants {
+            let (path, folder) = match grant {
+                Grant::Beneath(path) => (path, true),
+                Grant::File(path) => (path, false),
+            };
+            let Ok(opened) = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(nix::libc::O_PATH | nix::libc::O_NOFOLLOW)
+                .open(path)
+            else {
+                continue;
+            };
+            let Ok(meta) = opened.metadata() else {
+                continue;
+            };
+            let rights = if folder && meta.is_dir() {
+                handled()
+            } else if !folder && (meta.is_file() || is_char_device(&meta)) {
+                file_rights()
+            } else {
+                continue;
+            };
+            ruleset = ruleset
+                .add_rule(PathBeneath::new(opened, rights))
+                .map_err(io::Error::other)?;
+        }
+        Ok(Self { ruleset, full })
+    }
+
+    /// Starts `command` from a fresh thread that takes the ruleset on first; refuses to start it
+    /// when the kernel enforced less than it was found able to.
+    pub fn spawn(self, command: &mut Command) -> io::Result<Child> {
+        let Self { ruleset, full } = self;
+        std::thread::scope(|scope| {
+            scope
+                .spawn(move || {
+                    let status = ruleset.restrict_self().map_err(io::Error::other)?;
+                    let enforced = match status.ruleset {
+                        RulesetStatus::FullyEnforced => true,
+                        RulesetStatus::PartiallyEnforced => !full,
+                        RulesetStatus::NotEnforced => false,
+                    };
+                    if !enforced || !status.no_new_privs {
+                        return Err(io::Error::other(format!(
+                            "the kernel did not confine the delegate as it was found able to \
+                             ({:?}); it was not started",
+                            status.ruleset
+                        )));
+                    }
+                    command.spawn()
+                })
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the confining thread panicked")))
+        })
+    }
+}
+
+fn is_char_device(meta: &std::fs::Metadata) -> bool {
+    std::os::unix::fs::FileTypeExt::is_char_device(&meta.file_type())
+}
+
+#[cfg(test)]
+#[path = "kernel_tests.rs"]
+mod tests;

@@ -1,0 +1,105 @@
+//! Kernel confinement of command delegates (Landlock): a delegate, and every process it starts,
+//! may write only beneath the work tree's entries, its own temp folder, the temp folder and the
+//! caches the config lists; never `.git`, the state dir, the loop's store, or anything else. The
+//! gate is not confined; an http delegate is no process (the loop applies its diff).
+
+mod decide;
+mod kernel;
+mod walls;
+
+use std::path::{Path, PathBuf};
+
+pub use decide::{ConfineMode, Decision, decide};
+pub use kernel::{Prepared, kernel_abi};
+pub use walls::{Walls, plan};
+
+/// Device files every delegate may write in place.
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/ptmx",
+];
+/// Device folders every delegate may write beneath (shared memory, terminals).
+const DEVICE_FOLDERS: &[&str] = &["/dev/shm", "/dev/pts"];
+
+/// The run's walls, before one delegate's own files and temp folder are added.
+#[derive(Debug, Clone)]
+pub struct Confiner {
+    /// Every right the loop asks for is in the kernel.
+    full: bool,
+    walls: Walls,
+}
+
+impl Confiner {
+    /// Confines as `decision` says (`None` when it does not confine), within `walls` (the work
+    /// tree, the caches and temp folder; what is sealed and fenced).
+    pub fn new(decision: &Decision, mut walls: Walls) -> Option<Self> {
+        let Decision::Confine { missing, .. } = decision else {
+            return None;
+        };
+        walls
+            .writable
+            .extend(DEVICE_FOLDERS.iter().map(PathBuf::from));
+        walls.files.extend(DEVICES.iter().map(PathBuf::from));
+        Some(Self {
+            full: missing.is_empty(),
+            walls,
+        })
+    }
+
+    /// The ruleset for one delegate: the run's walls, its own `files` to write in place, and
+    /// `temp`, its own temp folder.
+    pub fn prepare(&self, files: &[&Path], temp: &Path) -> std::io::Result<Prepared> {
+        let mut walls = self.walls.clone();
+        walls.files.extend(files.iter().map(|f| f.to_path_buf()));
+        walls.writable.push(temp.to_path_buf());
+        Prepared::new(&plan(&walls), self.full)
+    }
+}
+
+/// `[loop] writable` when left out: the temp folders and the usual caches of cargo, rustup, npm
+/// and the XDG cache.
+pub const DEFAULT_WRITABLE: &[&str] = &[
+    "$TMPDIR",
+    "/tmp",
+    "/var/tmp",
+    "$CARGO_HOME",
+    "~/.cargo",
+    "$RUSTUP_HOME",
+    "~/.rustup",
+    "$XDG_CACHE_HOME",
+    "~/.cache",
+    "$npm_config_cache",
+    "~/.npm",
+];
+
+/// A `writable` entry as a folder: `~/` is the home folder, a leading `$NAME` the variable's
+/// value (the entry is left out when it is unset or empty), a relative one is under `root`.
+pub fn expand(
+    entry: &str,
+    root: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Option<PathBuf> {
+    let nonempty = |name: &str| lookup(name).filter(|value| !value.is_empty());
+    let path = if let Some(rest) = entry.strip_prefix("~/") {
+        PathBuf::from(nonempty("HOME")?).join(rest)
+    } else if entry == "~" {
+        PathBuf::from(nonempty("HOME")?)
+    } else if let Some(variable) = entry.strip_prefix('$') {
+        let (name, rest) = variable
+            .split_once('/')
+            .map_or((variable, ""), |(name, rest)| (name, rest));
+        PathBuf::from(nonempty(name)?).join(rest)
+    } else {
+        root.join(entry)
+    };
+    Some(path)
+}
+
+#[cfg(test)]
+#[path = "confine_tests.rs"]
+mod tests;

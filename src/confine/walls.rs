@@ -1,0 +1,88 @@
+//! Where a confined delegate may write, as a list of grants. Landlock only allows, and what it
+//! allows on a folder holds for everything beneath it; so a folder that holds a sealed path (the
+//! work tree holds `.git`) is never granted itself: each of its entries is, but the sealed one,
+//! a folder beneath, an existing file in place (write and truncate, no create, remove or rename).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// What a delegate may write and what it never may.
+#[derive(Debug, Clone, Default)]
+pub struct Walls {
+    /// Folders to write beneath: the work tree, the temp folders, the caches.
+    pub writable: Vec<PathBuf>,
+    /// Never written, and no folder holding one is granted whole: the git dirs, the state dir,
+    /// the loop's store. A writable folder inside one of them is dropped.
+    pub sealed: Vec<PathBuf>,
+    /// Never granted whole, but writable folders inside them stay (the user's tree in worktree
+    /// mode, with the folders it shares).
+    pub fenced: Vec<PathBuf>,
+    /// Single files to write in place (the delegate's verdict and report; `/dev/null`).
+    pub files: Vec<PathBuf>,
+}
+
+/// One rule for the kernel.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Grant {
+    /// Everything beneath this folder.
+    Beneath(PathBuf),
+    /// This existing file, written in place.
+    File(PathBuf),
+}
+
+/// The grants for `walls`. Paths are resolved first (a link never widens a grant); what does
+/// not exist is left out; a link met while splitting a folder is not followed, nor granted.
+pub fn plan(walls: &Walls) -> Vec<Grant> {
+    let resolve = |paths: &[PathBuf]| -> Vec<PathBuf> {
+        paths
+            .iter()
+            .filter_map(|path| path.canonicalize().ok())
+            .collect()
+    };
+    let sealed = resolve(&walls.sealed);
+    let mut blocked = sealed.clone();
+    blocked.extend(resolve(&walls.fenced));
+    let mut grants = BTreeSet::new();
+    for root in resolve(&walls.writable) {
+        if sealed.iter().any(|seal| root.starts_with(seal)) {
+            tracing::debug!(folder = %root.display(), "not writable: inside a sealed folder");
+            continue;
+        }
+        grant(&root, &blocked, &mut grants);
+    }
+    for file in resolve(&walls.files) {
+        if std::fs::metadata(&file).is_ok_and(|meta| !meta.is_dir()) {
+            grants.insert(Grant::File(file));
+        }
+    }
+    grants.into_iter().collect()
+}
+
+/// Grants `folder` whole, or, when it holds a blocked path, each of its entries but those.
+fn grant(folder: &Path, blocked: &[PathBuf], grants: &mut BTreeSet<Grant>) {
+    if blocked.iter().any(|b| b == folder) {
+        return;
+    }
+    if !blocked.iter().any(|b| b.starts_with(folder)) {
+        grants.insert(Grant::Beneath(folder.to_path_buf()));
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            grant(&path, blocked, grants);
+        } else if kind.is_file() && !blocked.contains(&path) {
+            grants.insert(Grant::File(path));
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "walls_tests.rs"]
+mod tests;

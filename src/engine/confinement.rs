@@ -1,0 +1,81 @@
+//! The run's confinement, decided once before the baseline: the setting and the kernel's
+//! Landlock make the decision (`required` that cannot be met ends the run before any delegate),
+//! and the work tree, the git dirs, the state dir and the store make the walls.
+
+use std::path::{Path, PathBuf};
+
+use super::RunError;
+use crate::config::Settings;
+use crate::confine::{self, ConfineMode, Confiner, DEFAULT_WRITABLE, Decision, Walls};
+use crate::workspace::Workspace;
+
+/// Decides how the run's command delegates are confined, and their walls.
+pub fn decide(
+    settings: &Settings,
+    workspace: &Workspace,
+) -> Result<(Decision, Option<Confiner>), RunError> {
+    let mode = settings.run.confine;
+    let abi = if mode == ConfineMode::Off {
+        None
+    } else {
+        confine::kernel_abi()
+    };
+    let decision = confine::decide(mode, abi).map_err(RunError::Confine)?;
+    match &decision {
+        Decision::Unavailable => tracing::warn!(
+            "this kernel cannot confine delegates (no Landlock): only the watch holds them"
+        ),
+        Decision::Confine { abi, missing } if !missing.is_empty() => tracing::warn!(
+            abi,
+            missing = %missing.join(", "),
+            "delegates are confined in part: the kernel's Landlock lacks some rights"
+        ),
+        _ => {}
+    }
+    let confiner = Confiner::new(&decision, walls(settings, workspace));
+    Ok((decision, confiner))
+}
+
+/// The work tree (and the folders a worktree shares), the temp folders and caches; sealed: the
+/// git dirs, the tree's `.git`, the state dir and the store; fenced: the user's tree when the
+/// run is in a worktree.
+fn walls(settings: &Settings, workspace: &Workspace) -> Walls {
+    let root = workspace.root();
+    let repo = workspace.repository();
+    let lookup = |name: &str| std::env::var(name).ok();
+    let mut writable = vec![root.to_path_buf()];
+    let listed: Vec<&str> = match &settings.run.writable {
+        Some(listed) => listed.iter().map(String::as_str).collect(),
+        None => DEFAULT_WRITABLE.to_vec(),
+    };
+    writable.extend(
+        listed
+            .into_iter()
+            .filter_map(|entry| confine::expand(entry, root, &lookup)),
+    );
+    let mut fenced = Vec::new();
+    if repo.is_worktree()
+        && let Some(main) = main_tree(repo.commondir())
+    {
+        writable.extend(settings.run.share.iter().map(|shared| main.join(shared)));
+        fenced.push(main);
+    }
+    Walls {
+        writable,
+        sealed: vec![
+            repo.path().to_path_buf(),
+            repo.commondir().to_path_buf(),
+            root.join(".git"),
+            settings.state_dir.clone(),
+            workspace.store().dir().to_path_buf(),
+        ],
+        fenced,
+        files: Vec::new(),
+    }
+}
+
+/// The user's work tree of a worktree's repository: the folder holding its common `.git`.
+fn main_tree(common_dir: &Path) -> Option<PathBuf> {
+    let common = common_dir.canonicalize().ok()?;
+    (common.file_name()? == ".git").then(|| common.parent().map(Path::to_path_buf))?
+}

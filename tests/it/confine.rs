@@ -1,0 +1,231 @@
+//! Containment by the kernel: a command delegate runs under Landlock and may write only beneath
+//! the work tree's entries, its temp folder and the caches; what it tries elsewhere (outside the
+//! repository, `.git`, the state dir, a hard link from outside) the kernel refuses, and nothing
+//! there changes. With `confine = "off"` the same delegate is caught by the watch and rolled
+//! back. These tests need a kernel with Landlock: without it they fail, never skip.
+
+use std::path::Path;
+
+use crate::run_loop::json;
+use crate::support::{Repo, tree_of};
+
+const GATE: &str = r#"[[gate.check]]
+name = "lint"
+category = "lint"
+run = "mkdir -p .tool_cache; cat src/findings.txt; test ! -s src/findings.txt"
+parser = "clippy"
+"#;
+
+/// The fix (empty the findings in place), then every write a delegate must not make, each
+/// followed by a marker so the log shows which were refused.
+const HOSTILE: &str = "\
+: > src/findings.txt; \
+echo pwned > \"$OUTSIDE/new.txt\" && echo WROTE-OUTSIDE; \
+echo pwned >> \"$OUTSIDE/secret.txt\" && echo APPENDED-OUTSIDE; \
+printf '#!/bin/sh\\nexit 0\\n' > .git/hooks/pre-commit && echo WROTE-HOOK; \
+echo stray > \"$REFINE_LOOP_STATE_DIR/stray.txt\" && echo WROTE-STATE; \
+echo junk > \"$REFINE_LOOP_STATE_DIR/run.json\" && echo CLOBBERED-STATE; \
+ln \"$OUTSIDE/secret.txt\" src/linked.txt && echo LINKED; \
+echo fixed > \"$REFINE_LOOP_VERDICT_FILE\"; \
+true";
+
+/// A repository whose gate fails until `src/findings.txt` is empty, a folder outside it, and a
+/// delegate running `script` (`$OUTSIDE` names the folder outside).
+struct Scene {
+    repo: Repo,
+    outside: tempfile::TempDir,
+}
+
+impl Scene {
+    fn new(confine: &str, script: &str) -> Self {
+        let repo = Repo::new();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "outside\n").unwrap();
+        repo.write(".gitignore", "/.refine-loop\n/.tool_cache\n");
+        repo.write("src/findings.txt", "src/lib.txt:1:1: error: one\n");
+        repo.write("src/lib.txt", "library\n");
+        repo.write(
+            "refine-loop.toml",
+            &format!(
+                "[loop]\nmax_cycles = 1\n{confine}\n{GATE}\n[[delegate]]\ncategories = [\"lint\"]\n\
+                 run = '''{script}'''\nenv = {{ OUTSIDE = \"{}\" }}\n",
+                outside.path().display()
+            ),
+        );
+        repo.commit("library");
+        Self { repo, outside }
+    }
+
+    /// What the delegate printed, from its report.
+    fn delegate_output(&self) -> String {
+        let report = self.delegate_report();
+        report
+            .split_once("## Its output")
+            .map_or(String::new(), |(_, output)| output.to_string())
+    }
+
+    fn delegate_report(&self) -> String {
+        std::fs::read_to_string(
+            self.repo
+                .join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"),
+        )
+        .unwrap()
+    }
+
+    fn confinement(&self) -> serde_json::Value {
+        json(&self.repo, "run.json")["confinement"].clone()
+    }
+}
+
+fn hooks(repo: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(repo.join(".git/hooks"))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn the_kernel_refuses_every_write_outside_the_work_tree() {
+    // The folder outside is a temp folder: only the tree is writable here.
+    let scene = Scene::new("writable = []", HOSTILE);
+    let hooks_before = hooks(scene.repo.path());
+    let outside_before = tree_of(scene.outside.path(), &[]);
+    let config_before = std::fs::read(scene.repo.join(".git/config")).unwrap();
+    let output = scene.repo.run(&["run"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let report = scene.delegate_report();
+    assert_eq!(output.status.code(), Some(0), "{stderr}\n{report}");
+    assert_eq!(
+        scene.confinement()["state"],
+        "enforced",
+        "this test needs a kernel with Landlock ABI 5 or later: {}",
+        scene.confinement()
+    );
+    assert!(scene.confinement()["abi"].as_u64().unwrap() >= 5);
+    for marker in [
+        "WROTE-OUTSIDE",
+        "APPENDED-OUTSIDE",
+        "WROTE-HOOK",
+        "WROTE-STATE",
+        "CLOBBERED-STATE",
+        "LINKED",
+    ] {
+        assert!(
+            !scene.delegate_output().contains(marker),
+            "{marker} in the log:\n{report}"
+        );
+    }
+    assert_eq!(
+        report.matches("Permission denied").count(),
+        5,
+        "the kernel's refusals in the log:\n{report}"
+    );
+    // A link across folders that the kernel refuses reads as one across file systems.
+    assert!(report.contains("Invalid cross-device link"), "{report}");
+    // Nothing outside, in .git or in the state dir changed; the fix itself was kept.
+    assert_eq!(tree_of(scene.outside.path(), &[]), outside_before);
+    assert_eq!(hooks(scene.repo.path()), hooks_before);
+    assert_eq!(
+        std::fs::read(scene.repo.join(".git/config")).unwrap(),
+        config_before
+    );
+    assert!(!scene.repo.join(".refine-loop/stray.txt").exists());
+    assert_eq!(scene.confinement()["state"], "enforced", "run.json intact");
+    assert!(!scene.repo.join("src/linked.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(scene.repo.join("src/findings.txt")).unwrap(),
+        ""
+    );
+    // Its verdict was its own to write.
+    assert!(report.contains("fixed"), "{report}");
+    let final_report =
+        std::fs::read_to_string(scene.repo.join(".refine-loop/REFINE-LOOP-FINAL.md")).unwrap();
+    assert!(
+        final_report.contains("- confinement: enforced (Landlock ABI"),
+        "{final_report}"
+    );
+}
+
+#[test]
+fn with_confinement_off_the_watch_catches_the_same_delegate_and_rolls_it_back() {
+    let scene = Scene::new("confine = \"off\"\nwritable = []", HOSTILE);
+    let hooks_before = hooks(scene.repo.path());
+    let output = scene.repo.run(&["run"]);
+    let report = scene.delegate_report();
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "{}\n{report}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(scene.delegate_output().contains("WROTE-HOOK"), "{report}");
+    assert!(report.contains("wrote into the git folder"), "{report}");
+    assert!(report.contains("- result: rolled back"), "{report}");
+    // Rolled back: the fix, the hard link and the hook are gone.
+    assert_eq!(hooks(scene.repo.path()), hooks_before);
+    assert!(!scene.repo.join("src/linked.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(scene.repo.join("src/findings.txt")).unwrap(),
+        "src/lib.txt:1:1: error: one\n"
+    );
+    // What the watch cannot see: outside the repository the writes went through.
+    assert!(scene.outside.path().join("new.txt").exists());
+    let final_report =
+        std::fs::read_to_string(scene.repo.join(".refine-loop/REFINE-LOOP-FINAL.md")).unwrap();
+    assert!(
+        final_report.contains("- confinement: off"),
+        "{final_report}"
+    );
+}
+
+#[test]
+fn a_confined_delegate_can_do_what_fixers_do() {
+    let script = "\
+        : > src/findings.txt; \
+        sed -i 's/library/a library/' src/lib.txt && echo RENAMED-OVER; \
+        mkdir -p src/new/deeper && echo new > src/new/deeper/file.txt && echo CREATED; \
+        echo more >> README.md && echo IN-PLACE; \
+        echo cache > .tool_cache/entry && echo CACHED; \
+        t=$(mktemp) && echo temp > \"$t\" && echo TEMP-IN-$TMPDIR; \
+        echo to-stderr > /dev/stderr && echo STDERR; \
+        echo gone > /dev/null && echo NULL; \
+        echo new > NEW.txt || echo TOP-LEVEL-REFUSED; \
+        true";
+    let scene = Scene::new("confine = \"required\"", script);
+    let output = scene.repo.run(&["run"]);
+    let report = scene.delegate_report();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}\n{report}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for marker in [
+        "RENAMED-OVER",
+        "CREATED",
+        "IN-PLACE",
+        "CACHED",
+        "TEMP-IN-",
+        "STDERR",
+        "NULL",
+        "TOP-LEVEL-REFUSED",
+    ] {
+        assert!(
+            scene.delegate_output().contains(marker),
+            "{marker} not in the log:\n{report}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(scene.repo.join("src/lib.txt")).unwrap(),
+        "a library\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(scene.repo.join("src/new/deeper/file.txt")).unwrap(),
+        "new\n"
+    );
+    assert!(!scene.repo.join("NEW.txt").exists());
+    assert_eq!(scene.confinement()["state"], "enforced");
+}
