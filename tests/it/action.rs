@@ -16,6 +16,7 @@ fn the_action_script_writes_outputs_summary_and_annotations_within_githubs_limit
     repo.write("findings.txt", &findings);
     repo.write("src/lib.rs", "fn main() {}\n");
     repo.write(".gitignore", "/.refine-loop\n");
+    // Its delegate rewrites a file at the top of the tree, which a confined one cannot.
     repo.write(
         "refine-loop.toml",
         "[loop]\nconfine = \"off\"\n[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"cat findings.txt; ! grep -q error findings.txt\"\nparser = \"clippy\"\n\n\
@@ -267,7 +268,7 @@ fn a_run_that_ends_in_an_error_still_publishes_and_exit_zero_holds() {
     repo.write(".gitignore", "/.refine-loop\n");
     repo.write(
         "refine-loop.toml",
-        "[loop]\nconfine = \"off\"\n[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"refine-loop-no-such-linter .\"\n\n\
+        "[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"refine-loop-no-such-linter .\"\n\n\
          [[delegate]]\ncategories = [\"lint\"]\nrun = \"true\"\n",
     );
     repo.commit("a gate whose tool is missing");
@@ -359,6 +360,7 @@ fn remaining_findings_are_placed_on_the_lines_of_the_commit_ci_checked_out() {
     let repo = Repo::new();
     repo.write("app.txt", "a\nb\nBAD one\nc\nd\nBAD two\n");
     repo.write(".gitignore", "/.refine-loop\n");
+    // Its delegate rewrites a file at the top of the tree, which a confined one cannot.
     repo.write(
         "refine-loop.toml",
         "[loop]\nconfine = \"off\"\n[[gate.check]]\nname = \"bad\"\ncategory = \"lint\"\nparser = \"clippy\"\n\
@@ -504,6 +506,7 @@ fn the_upload_step_finds_every_file_of_the_default_hidden_state_dir() {
     );
     repo.write("src/lib.rs", "fn main() {}\n");
     repo.write(".gitignore", "/.refine-loop\n");
+    // Its delegate rewrites a file at the top of the tree, which a confined one cannot.
     repo.write(
         "refine-loop.toml",
         "[loop]\nconfine = \"off\"\n[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\n\
@@ -573,7 +576,7 @@ fn failing_tests_are_reported_on_the_line_of_their_own_frame() {
     );
     repo.write(
         "refine-loop.toml",
-        "[loop]\nconfine = \"off\"\n[[gate.check]]\nname = \"pytest\"\nrun = \"python3 -m pytest -p no:cacheprovider tests\"\n\
+        "[[gate.check]]\nname = \"pytest\"\nrun = \"python3 -m pytest -p no:cacheprovider tests\"\n\
          parser = \"pytest\"\n",
     );
     repo.commit("two failing tests");

@@ -360,6 +360,7 @@ fn a_change_undone_outside_the_scope_takes_what_depends_on_it_along() {
     repo.write("config", "setting = 1\n");
     repo.write("lib/helper.py", "def help():\n    return 1\n");
     repo.write(".gitignore", "/.refine-loop\n");
+    // Its delegate rewrites a file at the top of the tree, which a confined one cannot.
     repo.write(
         "refine-loop.toml",
         "[loop]\nconfine = \"off\"\nscope = [\"fix.py\", \"lib\", \"config/*.py\"]\n\n\

@@ -52,6 +52,7 @@ fn git_am_of_the_series_rebuilds_the_final_tree_on_a_fresh_clone() {
     ] {
         repo.write(file, text);
     }
+    // Its delegate rewrites a file at the top of the tree, which a confined one cannot.
     repo.write(
         "refine-loop.toml",
         &format!(
