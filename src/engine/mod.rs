@@ -43,7 +43,7 @@ pub use work::in_scope;
 
 use crate::cancel::Cancel;
 use crate::config::Settings;
-use crate::delegate::{Assignment, DelegateError, DelegateSpec};
+use crate::delegate::DelegateError;
 use crate::deliver::Recorder;
 use crate::gate::{CheckResult, Flaky, GateError, GateRun};
 use crate::model::{CategoryHistory, Diagnostic, GateSummary, StopReason, Trend};
@@ -317,40 +317,6 @@ impl<'a> Engine<'a> {
         self.progress.above(|| {
             let _ = writeln!(console, "{line}");
         });
-    }
-
-    /// One delegate's turn on `assignment`, from the tree as last seen; what it must not have
-    /// done is undone at once (see [`turn`]).
-    pub fn take_turn(
-        &mut self,
-        delegate: usize,
-        spec: &DelegateSpec,
-        assignment: &Assignment<'_>,
-    ) -> Result<Attempt, RunError> {
-        let started = Instant::now();
-        let attempt = turn::take_turn(
-            self.settings,
-            self.workspace,
-            &self.snapshot,
-            &turn::Turn {
-                delegate,
-                spec,
-                assignment,
-            },
-            self.confiner.as_ref(),
-            self.cancel,
-            &mut self.pending,
-        );
-        self.outside += started.elapsed();
-        attempt
-    }
-
-    /// Every change so far was judged (kept or rolled back): nothing is left to put back.
-    pub fn settle(&mut self) -> Result<(), RunError> {
-        if self.pending.take().is_some() {
-            self.workspace.end_turn()?;
-        }
-        Ok(())
     }
 
     /// Undoes an attempt that was not undone already.

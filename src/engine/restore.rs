@@ -1,9 +1,46 @@
-//! Restore first: a run that ends in an error or a panic while a change is not judged yet puts
-//! the tree back from the turn's journal before it ends.
+//! A turn and its journal, and restore first: a run that ends in an error or a panic while a
+//! change is not judged yet puts the tree back from the turn's journal before it ends.
 
-use super::{Engine, RunError};
+use std::time::Instant;
+
+use super::{Attempt, Engine, RunError, turn};
+use crate::delegate::{Assignment, DelegateSpec};
 
 impl Engine<'_> {
+    /// One delegate's turn on `assignment`, from the tree as last seen; what it must not have
+    /// done is undone at once (see [`turn`]).
+    pub fn take_turn(
+        &mut self,
+        delegate: usize,
+        spec: &DelegateSpec,
+        assignment: &Assignment<'_>,
+    ) -> Result<Attempt, RunError> {
+        let started = Instant::now();
+        let attempt = turn::take_turn(
+            self.settings,
+            self.workspace,
+            &self.snapshot,
+            &turn::Turn {
+                delegate,
+                spec,
+                assignment,
+            },
+            self.confiner.as_ref(),
+            self.cancel,
+            &mut self.pending,
+        );
+        self.outside += started.elapsed();
+        attempt
+    }
+
+    /// Every change so far was judged (kept or rolled back): nothing is left to put back.
+    pub fn settle(&mut self) -> Result<(), RunError> {
+        if self.pending.take().is_some() {
+            self.workspace.end_turn()?;
+        }
+        Ok(())
+    }
+
     /// The run ends in `error` (or a panic): the tree goes back to the state before the changes
     /// not judged yet, and then the error is returned; when that fails too, both are.
     pub(super) fn restore_pending(&mut self, error: RunError) -> RunError {

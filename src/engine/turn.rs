@@ -93,19 +93,7 @@ pub(super) fn take_turn(
     effects
         .incidents
         .extend(secrets_written(&effects.changes, workspace.store()));
-    // A change outside the scope is undone at once; the rest of the change is judged as usual.
-    if !settings.run.scope.is_everything() && !effects.hostile() {
-        let (outside_scope, inside) = split_by_scope(&settings.run.scope, effects.changes);
-        if !outside_scope.is_empty() {
-            workspace.roll_back(&outside_scope, watch.started())?;
-            effects
-                .incidents
-                .extend(outside_scope.iter().map(|change| Incident::OutOfScope {
-                    path: change.path.clone(),
-                }));
-        }
-        effects.changes = inside;
-    }
+    undo_out_of_scope(settings, workspace, &mut effects, watch.started())?;
     let hostile = effects.hostile();
     let vetoed = effects
         .incidents
@@ -133,6 +121,31 @@ pub(super) fn take_turn(
             .collect();
     }
     Ok(attempt)
+}
+
+/// A change outside the scope is undone at once (unless the whole change goes anyway); the rest
+/// of the change is judged as usual.
+fn undo_out_of_scope(
+    settings: &Settings,
+    workspace: &Workspace,
+    effects: &mut crate::workspace::Effects,
+    started: SystemTime,
+) -> Result<(), RunError> {
+    if settings.run.scope.is_everything() || effects.hostile() {
+        return Ok(());
+    }
+    let changes = std::mem::take(&mut effects.changes);
+    let (outside_scope, inside) = split_by_scope(&settings.run.scope, changes);
+    if !outside_scope.is_empty() {
+        workspace.roll_back(&outside_scope, started)?;
+        effects
+            .incidents
+            .extend(outside_scope.iter().map(|change| Incident::OutOfScope {
+                path: change.path.clone(),
+            }));
+    }
+    effects.changes = inside;
+    Ok(())
 }
 
 /// Writes the journal of the turn about to begin, unless one is open already: the state to return

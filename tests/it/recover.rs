@@ -241,8 +241,10 @@ fn the_users_work_survives_a_delegate_that_damages_the_kept_copies() {
         let repo = scene(Path::new("/dev/null"));
         let config = std::fs::read_to_string(repo.join("refine-loop.toml")).unwrap();
         let start = config.find("[[delegate]]").unwrap();
+        // Without the kernel's confinement (which refuses these writes), the watch and the
+        // second copy are what hold.
         let delegate = format!(
-            "[[delegate]]\ncategories = [\"lint\"]\nrun = '''sed -i 1d findings.txt; echo clobbered > docs/guide.md; rm notes/mine.txt; printf 'more\\n' >> src/a.txt; {damage}'''\n"
+            "[loop]\nconfine = \"off\"\n\n[[delegate]]\ncategories = [\"lint\"]\nrun = '''sed -i 1d findings.txt; echo clobbered > docs/guide.md; rm notes/mine.txt; printf 'more\\n' >> src/a.txt; {damage}'''\n"
         );
         std::fs::write(
             repo.join("refine-loop.toml"),
