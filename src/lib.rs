@@ -17,6 +17,7 @@ pub(crate) mod delegate;
 pub(crate) mod deliver;
 pub(crate) mod engine;
 pub mod exit_code;
+pub(crate) mod files;
 pub(crate) mod gate;
 pub mod model;
 pub(crate) mod net;

@@ -166,7 +166,8 @@ fn error_report(
         .and_then(|metadata| metadata.modified())
         .is_ok_and(|modified| modified >= began);
     let baseline: Option<crate::model::GateSummary> = this_run
-        .then(|| std::fs::read(&path).ok())
+        .then(|| crate::state::read_own(&path, crate::state::OWN_FILE_LIMIT).ok())
+        .flatten()
         .flatten()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok());
     let measured = baseline.is_some();

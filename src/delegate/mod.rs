@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use prompt::{DEFAULT_TEMPLATE, render_prompt};
-pub use verdict::{MAX_VERDICT, Verdict, read_own_file};
+pub use verdict::{MAX_VERDICT, Verdict};
 
 use crate::cancel::Cancel;
 use crate::model::{Diagnostic, TokenUsage};
@@ -165,6 +165,8 @@ pub struct DelegateRun {
     pub spawn_error: Option<String>,
     pub output: HeadTail,
     pub verdict: Option<Verdict>,
+    /// Why its verdict file was not read (a symlink, a FIFO, a device, too long).
+    pub verdict_refused: Option<String>,
     pub files: DelegateFiles,
     /// Tokens the endpoint reported (an http delegate).
     pub usage: Option<TokenUsage>,
@@ -240,6 +242,7 @@ pub fn run_delegate(
                 spawn_error: None,
                 output: asked.output,
                 verdict: asked.verdict,
+                verdict_refused: None,
                 files,
                 usage: asked.usage,
                 note: asked.note,
@@ -332,12 +335,24 @@ fn run_command(
             return Err(DelegateError::Supervise(error));
         }
     };
-    let verdict = verdict::take(&files.verdict);
+    let (bytes, verdict_refused) = match read_verdict(&files.verdict) {
+        Ok(bytes) => (bytes, None),
+        Err(refused) => (None, Some(refused)),
+    };
+    let verdict = bytes.and_then(|bytes| {
+        // The delegate's own file stays in the state dir: without the secrets it may hold. Its
+        // path is replaced, never written through.
+        if let std::borrow::Cow::Owned(clean) = crate::secrets::redacted(&bytes) {
+            let _ = crate::state::write_atomic(&files.verdict, &clean);
+        }
+        Verdict::parse(&String::from_utf8_lossy(&crate::secrets::redacted(&bytes)))
+    });
     Ok(DelegateRun {
         end,
         spawn_error,
         output,
         verdict,
+        verdict_refused,
         files,
         usage: None,
         note: None,
@@ -354,7 +369,20 @@ fn not_started(files: DelegateFiles, why: String) -> DelegateRun {
         files,
         usage: None,
         note: None,
+        verdict_refused: None,
     }
+}
+
+/// The bytes of a delegate's verdict file (`None` when there is none), when it is a regular
+/// file of at most [`MAX_VERDICT`] bytes (empty, as the loop made it for a confined delegate, is
+/// none); a symlink, a FIFO or a device there is not read, and the error says why.
+pub(crate) fn read_verdict(path: &Path) -> Result<Option<Vec<u8>>, String> {
+    crate::state::read_own(path, MAX_VERDICT)
+        .map(|bytes| bytes.filter(|bytes| !bytes.is_empty()))
+        .map_err(|error| {
+            tracing::warn!(%error, "the delegate's verdict is not read");
+            error.to_string()
+        })
 }
 
 /// A category name made safe as part of a file name.

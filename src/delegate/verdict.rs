@@ -2,43 +2,10 @@
 //! `no-change`, or `needs-fix` followed by one finding a line. The loop trusts git, not this, for
 //! what changed; the verdict is recorded, and `needs-fix` findings go to a person.
 
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 
 /// The most of a verdict the loop reads.
 pub const MAX_VERDICT: u64 = 64 * 1024;
-
-/// Reads a file the delegate writes in the state dir (its verdict, its candidates): never
-/// through a link, only a regular file (a FIFO is not waited on), at most `max` bytes. `None`
-/// when it is missing, empty (as the loop made it), or anything but a regular file.
-pub fn read_own_file(path: &Path, max: u64) -> Option<Vec<u8>> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    file.take(max).read_to_end(&mut bytes).ok()?;
-    (!bytes.is_empty()).then_some(bytes)
-}
-
-/// Reads the verdict a command delegate wrote (see [`read_own_file`]) and leaves its file without
-/// the secrets it may hold.
-pub fn take(path: &Path) -> Option<Verdict> {
-    read_own_file(path, MAX_VERDICT).and_then(|bytes| {
-        let clean = crate::secrets::redacted(&bytes);
-        if let std::borrow::Cow::Owned(clean) = &clean {
-            let _ = crate::state::write_atomic(path, clean);
-        }
-        Verdict::parse(&String::from_utf8_lossy(&clean))
-    })
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "verdict", content = "findings")]
@@ -104,11 +71,15 @@ mod tests {
             ("link", None),
             ("fifo", None),
             ("folder", None),
-            ("large", Some(64 * 1024)),
+            // Longer than a verdict may be: refused, not cut.
+            ("large", None),
         ];
         for (name, expected) in table {
             assert_eq!(
-                read_own_file(&path(name), MAX_VERDICT).map(|b| b.len()),
+                crate::delegate::read_verdict(&path(name))
+                    .ok()
+                    .flatten()
+                    .map(|b| b.len()),
                 expected,
                 "{name}"
             );

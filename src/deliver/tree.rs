@@ -102,6 +102,12 @@ fn plan(changes: &[PathChange]) -> Result<Vec<Edit<'_>>, DeliverError> {
         edits.push(match &change.after {
             PathState::Absent => Edit::Remove(path),
             PathState::Directory => Edit::RemoveFile(path),
+            PathState::Special { .. } => {
+                return Err(DeliverError::InvalidPath {
+                    path: String::from_utf8_lossy(path).into_owned(),
+                    problem: "a FIFO, a socket or a device: never recorded",
+                });
+            }
             PathState::File { sha256, mode } => Edit::Put {
                 path,
                 mode: if mode & 0o111 != 0 {

@@ -147,10 +147,14 @@ impl Heuristics {
 
     /// The lessons an earlier run left in `state_dir` (none when there is no readable file).
     pub fn read(state_dir: &Path) -> Self {
-        std::fs::read(state_dir.join(HEURISTICS_FILE))
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or_default()
+        crate::state::read_own(
+            &state_dir.join(HEURISTICS_FILE),
+            crate::state::OWN_FILE_LIMIT,
+        )
+        .ok()
+        .flatten()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
     }
 
     /// The lessons, to go on in this run's file (what a run learns about cycles starts anew).

@@ -37,13 +37,12 @@ pub fn delegate_report(attempt: &DelegateReport<'_>) -> String {
         None => describe_end(&run.end, None, attempt.timeout),
     };
     let _ = writeln!(text, "- ended: {end}");
-    let _ = writeln!(
-        text,
-        "- verdict: {}",
-        run.verdict
-            .as_ref()
-            .map_or("(none written)", |v| v.as_str())
-    );
+    let verdict = match (&run.verdict, &run.verdict_refused) {
+        (Some(verdict), _) => verdict.as_str().to_string(),
+        (None, Some(refused)) => format!("(not read: {refused})"),
+        (None, None) => "(none written)".to_string(),
+    };
+    let _ = writeln!(text, "- verdict: {verdict}");
     let outcome = if attempt.changes.is_empty() {
         "no change".to_string()
     } else if attempt.kept {
@@ -126,6 +125,7 @@ mod tests {
             },
             spawn_error: None,
             output,
+            verdict_refused: None,
             verdict: Some(Verdict::NeedsFix(vec![
                 "total() rounds half-cents down".into(),
             ])),

@@ -49,6 +49,19 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
     Ok(())
 }
 
+/// The most of one of the loop's own files that is read.
+pub const OWN_FILE_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// Reads one of the loop's own files in the state dir (or a delegate's file there, such as its
+/// verdict), at most `limit` bytes: `Ok(None)` when it is missing. Every read of a file in the
+/// state dir goes through here: a symlink is never followed (a delegate could point one at any
+/// file), a FIFO or a device is never opened (either could hang the run), and a file longer than
+/// `limit` is an error. Writes go through [`write_atomic`], whose rename replaces whatever is at
+/// the path (a symlink too) and never writes through it.
+pub fn read_own(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+    crate::files::read_regular(path, limit)
+}
+
 /// Writes `value` as pretty JSON with a final newline, atomically.
 pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), StateError> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(|source| StateError {

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use super::RepoPath;
+use crate::files::SpecialKind;
 
 /// Something a delegate did that it must not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +27,8 @@ pub enum Incident {
     /// It wrote a secret (a secret variable's value or a credential shape) into a file: the
     /// change is rolled back, never recorded.
     SecretWritten { path: RepoPath, what: Vec<String> },
+    /// It made a FIFO, a socket or a device in the tree: never opened, removed.
+    SpecialFile { path: RepoPath, kind: SpecialKind },
     /// It changed a path outside the run's scope; that change is undone.
     OutOfScope { path: RepoPath },
     /// It removed or changed the loop's kept copies (under `.git/refine-loop`).
@@ -107,6 +110,10 @@ impl Incident {
             ),
             Self::LeftMoreProcesses { count } => format!(
                 "left {count} more process(es) running after it ended: killed before its change was judged"
+            ),
+            Self::SpecialFile { path, kind } => format!(
+                "made `{path}` {}, which the loop never opens: removed",
+                kind.describe()
             ),
             Self::SecretWritten { path, what } => format!(
                 "wrote a secret into `{path}` ({}): rolled back",

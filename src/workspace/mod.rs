@@ -3,6 +3,7 @@
 //! not from the delegate's word), what they held before, and an exact rollback.
 //! Nothing here runs `git stash`, `reset` or `checkout`: files are read and written one by one.
 
+mod after_delegate;
 mod change;
 mod changes;
 mod error;
@@ -15,6 +16,7 @@ mod repo_path;
 mod rollback;
 mod scan;
 mod seal;
+mod special;
 mod stat_key;
 mod state_dir;
 mod store;
@@ -68,6 +70,8 @@ pub struct Workspace {
     state_dir: PathBuf,
     /// A delegate has started in this run (a journal was written).
     turns_begun: std::cell::Cell<bool>,
+    /// FIFOs, sockets and devices in the tree before the run: the user's, left alone.
+    special_at_baseline: BTreeSet<RepoPath>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -157,6 +161,7 @@ impl Workspace {
             sealed_work: std::cell::RefCell::default(),
             state_dir,
             turns_begun: std::cell::Cell::new(false),
+            special_at_baseline: BTreeSet::new(),
         })
     }
 
@@ -209,6 +214,11 @@ impl Workspace {
             return Err(WorkspaceError::NestedRepository { path: path.clone() });
         }
         self.protected.clone_from(&snapshot.paths);
+        self.special_at_baseline = self
+            .special_files(std::time::UNIX_EPOCH)
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect();
         // Staged work (the index differs from HEAD) is the user's too, though it is not dirty.
         for path in self.staged_paths()? {
             if !self.protected.contains_key(&path) {
@@ -312,76 +322,6 @@ impl Workspace {
     /// point to, and the state dir (but `own_files`, the delegate's to write).
     pub fn watch(&self, before: &Snapshot, own_files: &[PathBuf]) -> Result<Watch, WorkspaceError> {
         Watch::start(self, before, own_files)
-    }
-
-    /// After a delegate: puts back what it wrote into `.git`, finds what it changed in the tree
-    /// since `before`, undoes its changes to the user's own work, and reports all it did that it
-    /// must not.
-    pub fn after_delegate(
-        &mut self,
-        watch: &Watch,
-        before: &Snapshot,
-    ) -> Result<Effects, WorkspaceError> {
-        // The kept copies first, before the loop's own reads add to them.
-        let mut incidents = watch.store_writes();
-        // Then .git: a delegate that staged its edit would otherwise hide it from the scan.
-        incidents.extend(watch.restore_git_dir(&self.store)?);
-        // Then the state dir, before the loop's own reads add to its store.
-        incidents.extend(watch.state_dir_writes());
-        incidents.extend(watch.outside_writes());
-        let changes = self.changes_since(before)?;
-        let mut effects = Effects::default();
-        let mut touched_protected = Vec::new();
-        let protected_contents: BTreeMap<&String, &RepoPath> = self
-            .protected
-            .iter()
-            .filter_map(|(path, state)| match state {
-                PathState::File { sha256, .. } if sha256 != EMPTY_SHA256 => Some((sha256, path)),
-                _ => None,
-            })
-            .collect();
-        for change in changes {
-            if let Some(incident) = watch::escape_of(&change, &self.root, self.repo.path()) {
-                incidents.push(incident);
-            }
-            let copied_from = match &change.after {
-                PathState::File { sha256, .. } if change.before != change.after => {
-                    protected_contents.get(sha256).copied()
-                }
-                _ => None,
-            };
-            if self.protected.contains_key(&change.path) {
-                incidents.push(Incident::TouchedProtected {
-                    path: change.path.clone(),
-                });
-                touched_protected.push(change);
-            } else if let Some(from) = copied_from {
-                // The user's work carried to another path (a move, a copy) is not the loop's to
-                // keep or record.
-                incidents.push(Incident::CopiedProtected {
-                    from: from.clone(),
-                    to: change.path.clone(),
-                });
-                touched_protected.push(change);
-            } else {
-                effects.changes.push(change);
-            }
-        }
-        // What the delegate put where a folder of the user's work was (a file, a link) goes too:
-        // nothing could be put back beneath it otherwise.
-        let (above, rest): (Vec<Change>, Vec<Change>) = std::mem::take(&mut effects.changes)
-            .into_iter()
-            .partition(|change| {
-                touched_protected.iter().any(|undone| {
-                    undone.path != change.path && undone.path.is_within(change.path.as_bytes())
-                })
-            });
-        touched_protected.extend(above);
-        effects.changes = rest;
-        // The user's work goes back as it was at baseline (which is what `before` holds for it).
-        self.roll_back(&touched_protected, watch.started())?;
-        effects.incidents = incidents;
-        Ok(effects)
     }
 
     /// Puts every changed path back as it was before, and removes folders the changes created

@@ -8,9 +8,10 @@ use std::path::Path;
 
 use super::store::{SnapshotStore, hash_file};
 use super::{RepoPath, WorkspaceError};
+use crate::files::SpecialKind;
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum PathState {
     Absent,
     File {
@@ -23,6 +24,10 @@ pub enum PathState {
         target: Vec<u8>,
     },
     Directory,
+    /// A FIFO, a socket or a device: never opened, never kept, never made again.
+    Special {
+        kind: SpecialKind,
+    },
 }
 
 impl PathState {
@@ -46,6 +51,9 @@ impl PathState {
         }
         if kind.is_dir() {
             return Ok(Self::Directory);
+        }
+        if let Some(kind) = SpecialKind::of(&kind) {
+            return Ok(Self::Special { kind });
         }
         let sha256 = match store {
             Some(store) => store.put_file(path),
@@ -94,6 +102,7 @@ impl PathState {
                     .collect::<String>()
             ),
             Self::Directory => "folder".into(),
+            Self::Special { kind } => format!("special:{}", kind.name()),
         }
     }
 
@@ -106,6 +115,7 @@ impl PathState {
                 format!("symlink to {}", RepoPath::new(target.clone()))
             }
             Self::Directory => "a folder".into(),
+            Self::Special { kind } => kind.describe().into(),
         }
     }
 
@@ -132,6 +142,10 @@ impl PathState {
         }
         match self {
             Self::Absent => Ok(()),
+            Self::Special { kind } => Err(io::Error::other(format!(
+                "{path} was {} before: the loop does not make one again",
+                kind.describe()
+            ))),
             Self::Directory => make_folders(&full),
             Self::Symlink { target } => {
                 create_folders(&full)?;

@@ -191,9 +191,10 @@ pub fn hash_file(path: &Path) -> io::Result<String> {
     copy_hashing(path, &mut io::sink())
 }
 
-/// Streams the file at `path` into `out` and returns its sha256.
+/// Streams the file at `path` into `out` and returns its sha256: 64 KiB at a time, whatever its
+/// size. Only a regular file is opened (see [`crate::files::open_regular`]).
 fn copy_hashing(path: &Path, out: &mut dyn Write) -> io::Result<String> {
-    let mut source = File::open(path)?;
+    let mut source: File = crate::files::open_regular(path)?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 64 * 1024];
     loop {

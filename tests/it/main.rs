@@ -15,6 +15,7 @@ mod config_layers;
 mod confine;
 mod delivery;
 mod fault_injection;
+mod file_kinds;
 mod gate_output;
 mod gate_process;
 mod http_delegate;

@@ -269,9 +269,18 @@ pub fn read_pid(repo: &Repo, relative: &str) -> i32 {
 /// What one path of a tree holds, as a rollback must restore it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {
-    File { bytes: Vec<u8>, mode: u32 },
+    File {
+        bytes: Vec<u8>,
+        mode: u32,
+    },
     Symlink(PathBuf),
-    Folder { mode: u32 },
+    Folder {
+        mode: u32,
+    },
+    /// A FIFO, a socket or a device: never opened (a FIFO would block the read).
+    Special {
+        mode: u32,
+    },
 }
 
 /// Every path under `root` (but the top-level names in `skip`) with what it holds, by relative
@@ -294,6 +303,8 @@ pub fn tree_of(root: &Path, skip: &[&str]) -> std::collections::BTreeMap<PathBuf
             } else if metadata.is_dir() {
                 stack.push(path.clone());
                 Entry::Folder { mode }
+            } else if !metadata.is_file() {
+                Entry::Special { mode }
             } else {
                 Entry::File {
                     bytes: std::fs::read(&path).expect("read file"),

@@ -129,7 +129,9 @@ fn record_base(campaign: &Campaign, repository: &git2::Repository, head: git2::O
 
 /// The cards this run wrote to the worklog (from byte `start` on), for the report.
 fn cards_since(campaign: &Campaign, start: u64) -> Vec<String> {
-    std::fs::read(campaign.worklog_path())
+    crate::state::read_own(&campaign.worklog_path(), crate::state::OWN_FILE_LIMIT)
+        .ok()
+        .flatten()
         .map(|bytes| {
             let start = usize::try_from(start).unwrap_or(0).min(bytes.len());
             String::from_utf8_lossy(&bytes[start..])

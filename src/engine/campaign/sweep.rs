@@ -17,8 +17,9 @@ pub(super) fn sweep_segment(
     let path = crate::state::Layout::new(&settings.state_dir).sweep();
     let segment = campaign.backlog.counters.segment;
     if campaign.backlog.swept_segment == Some(segment)
-        && let Some(sweep) = std::fs::read(&path)
+        && let Some(sweep) = crate::state::read_own(&path, crate::state::OWN_FILE_LIMIT)
             .ok()
+            .flatten()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
     {
         return Ok(sweep);

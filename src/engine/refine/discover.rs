@@ -117,7 +117,9 @@ fn ask_lens(
         ));
     }
     engine.settle()?;
-    let text = crate::delegate::read_own_file(&output, 16 << 20)
+    let text = crate::state::read_own(&output, crate::state::OWN_FILE_LIMIT)
+        .ok()
+        .flatten()
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .unwrap_or_default();
     let (found, bad) = candidates::parse_lines(&text, lens);

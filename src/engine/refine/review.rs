@@ -94,7 +94,9 @@ pub fn review(
         ));
     }
     let verdict_file = DelegateFiles::for_category(reports_dir, &category).verdict;
-    let text = crate::delegate::read_own_file(&verdict_file, crate::delegate::MAX_VERDICT)
+    let text = crate::delegate::read_verdict(&verdict_file)
+        .ok()
+        .flatten()
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .unwrap_or_default();
     Ok(parse_decision(&text))
@@ -126,7 +128,7 @@ fn diff_of(changes: &[Change], store: &SnapshotStore) -> String {
                 std::fs::read(store.path_of(sha256)).unwrap_or_default()
             }
             PathState::Symlink { target } => target.clone(),
-            PathState::Absent | PathState::Directory => Vec::new(),
+            PathState::Absent | PathState::Directory | PathState::Special { .. } => Vec::new(),
         }
     };
     let mut out = String::new();

@@ -1,0 +1,134 @@
+//! Opening a file someone else may have made or replaced (a delegate, or anything it left
+//! behind), without being led anywhere: the path is looked at (`lstat`) before it is opened, a
+//! symlink at its last part is never followed, and only a regular file is ever opened. A FIFO
+//! would block the open (or the read) forever, a device such as `/dev/zero` never ends, and
+//! opening a device may act on it: none is opened, whatever the caller wants of it.
+
+use std::fs::{File, FileType};
+use std::io::{self, Read};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+
+use nix::fcntl::OFlag;
+
+/// What a path holds that is neither a regular file, a folder nor a symlink.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SpecialKind {
+    Fifo,
+    Socket,
+    CharDevice,
+    BlockDevice,
+}
+
+impl SpecialKind {
+    /// The kind of a file type, when it is a special one.
+    pub fn of(kind: &FileType) -> Option<Self> {
+        if kind.is_fifo() {
+            Some(Self::Fifo)
+        } else if kind.is_socket() {
+            Some(Self::Socket)
+        } else if kind.is_char_device() {
+            Some(Self::CharDevice)
+        } else if kind.is_block_device() {
+            Some(Self::BlockDevice)
+        } else {
+            None
+        }
+    }
+
+    /// A short, stable name (`fifo`, `socket`, `char-device`, `block-device`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Fifo => "fifo",
+            Self::Socket => "socket",
+            Self::CharDevice => "char-device",
+            Self::BlockDevice => "block-device",
+        }
+    }
+
+    /// The kind as a report says it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Fifo => "a FIFO (named pipe)",
+            Self::Socket => "a socket",
+            Self::CharDevice => "a character device",
+            Self::BlockDevice => "a block device",
+        }
+    }
+}
+
+/// The error for a path that is not a regular file; its kind is `InvalidInput`.
+fn not_regular(path: &Path, what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{} is {what}, not a regular file: it is not opened",
+            path.display()
+        ),
+    )
+}
+
+/// What a path that is not a regular file is, for an error.
+fn what_is(kind: &FileType) -> &'static str {
+    match SpecialKind::of(kind) {
+        Some(special) => special.describe(),
+        None if kind.is_symlink() => "a symlink",
+        None if kind.is_dir() => "a folder",
+        None => "not a regular file",
+    }
+}
+
+/// Opens `path` for reading when it is a regular file. Its last part is looked at first and
+/// never followed when it is a symlink; the open does not block (a FIFO swapped in meanwhile
+/// cannot hang it), and the opened file is checked again to be a regular file.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    let kind = std::fs::symlink_metadata(path)?.file_type();
+    if !kind.is_file() {
+        return Err(not_regular(path, what_is(&kind)));
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC).bits())
+        .open(path)
+        .map_err(|error| {
+            if error.raw_os_error() == Some(nix::libc::ELOOP) {
+                not_regular(path, "a symlink")
+            } else {
+                error
+            }
+        })?;
+    let opened = file.metadata()?.file_type();
+    if !opened.is_file() {
+        return Err(not_regular(path, what_is(&opened)));
+    }
+    Ok(file)
+}
+
+/// Reads a regular file at `path` (as [`open_regular`] opens it), at most `limit` bytes of it:
+/// `Ok(None)` when it is missing. A file longer than `limit` is an error, never read whole.
+pub fn read_regular(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    let file = match open_regular(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(error),
+    };
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{} is longer than {limit} bytes: it is not read",
+                path.display()
+            ),
+        ));
+    }
+    Ok(Some(bytes))
+}
+
+#[cfg(test)]
+#[path = "files_tests.rs"]
+mod tests;

@@ -1,0 +1,112 @@
+//! What a delegate did, found after it ran: its writes into `.git` put back, its changes to the
+//! tree found, its changes to the user's own work undone, and all it must not have done reported.
+
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+use super::{
+    Change, EMPTY_SHA256, Effects, Incident, PathState, RepoPath, Snapshot, Watch, Workspace,
+    WorkspaceError, special, watch,
+};
+use crate::files::SpecialKind;
+
+impl Workspace {
+    /// After a delegate: puts back what it wrote into `.git`, finds what it changed in the tree
+    /// since `before`, undoes its changes to the user's own work, and reports all it did that it
+    /// must not.
+    pub fn after_delegate(
+        &mut self,
+        watch: &Watch,
+        before: &Snapshot,
+    ) -> Result<Effects, WorkspaceError> {
+        // The kept copies first, before the loop's own reads add to them.
+        let mut incidents = watch.store_writes();
+        // Then .git: a delegate that staged its edit would otherwise hide it from the scan.
+        incidents.extend(watch.restore_git_dir(&self.store)?);
+        // Then the state dir, before the loop's own reads add to its store.
+        incidents.extend(watch.state_dir_writes());
+        incidents.extend(watch.outside_writes());
+        let mut changes = self.changes_since(before)?;
+        self.add_special_files(&mut changes, watch.started());
+        let mut effects = Effects::default();
+        let mut touched_protected = Vec::new();
+        let protected_contents: BTreeMap<&String, &RepoPath> = self
+            .protected
+            .iter()
+            .filter_map(|(path, state)| match state {
+                PathState::File { sha256, .. } if sha256 != EMPTY_SHA256 => Some((sha256, path)),
+                _ => None,
+            })
+            .collect();
+        for change in changes {
+            if let Some(incident) = watch::escape_of(&change, &self.root, self.repo.path()) {
+                incidents.push(incident);
+            }
+            if let PathState::Special { kind } = change.after {
+                incidents.push(Incident::SpecialFile {
+                    path: change.path.clone(),
+                    kind,
+                });
+            }
+            let copied_from = match &change.after {
+                PathState::File { sha256, .. } if change.before != change.after => {
+                    protected_contents.get(sha256).copied()
+                }
+                _ => None,
+            };
+            if self.protected.contains_key(&change.path) {
+                incidents.push(Incident::TouchedProtected {
+                    path: change.path.clone(),
+                });
+                touched_protected.push(change);
+            } else if let Some(from) = copied_from {
+                // The user's work carried to another path (a move, a copy) is not the loop's to
+                // keep or record.
+                incidents.push(Incident::CopiedProtected {
+                    from: from.clone(),
+                    to: change.path.clone(),
+                });
+                touched_protected.push(change);
+            } else {
+                effects.changes.push(change);
+            }
+        }
+        // What the delegate put where a folder of the user's work was (a file, a link) goes too:
+        // nothing could be put back beneath it otherwise.
+        let (above, rest): (Vec<Change>, Vec<Change>) = std::mem::take(&mut effects.changes)
+            .into_iter()
+            .partition(|change| {
+                touched_protected.iter().any(|undone| {
+                    undone.path != change.path && undone.path.is_within(change.path.as_bytes())
+                })
+            });
+        touched_protected.extend(above);
+        effects.changes = rest;
+        // The user's work goes back as it was at baseline (which is what `before` holds for it).
+        self.roll_back(&touched_protected, watch.started())?;
+        effects.incidents = incidents;
+        Ok(effects)
+    }
+
+    /// Adds the FIFOs, sockets and devices made at new paths since `since`, which git does not
+    /// list, to `changes`.
+    fn add_special_files(&self, changes: &mut Vec<Change>, since: SystemTime) {
+        for (path, kind) in self.special_files(since) {
+            if !self.special_at_baseline.contains(&path) && !changes.iter().any(|c| c.path == path)
+            {
+                changes.push(Change {
+                    path,
+                    before: PathState::Absent,
+                    after: PathState::Special { kind },
+                });
+            }
+        }
+    }
+
+    /// FIFOs, sockets and devices in the tree, in folders changed since `since`; the git folder
+    /// and the state dir are left out.
+    pub(super) fn special_files(&self, since: SystemTime) -> Vec<(RepoPath, SpecialKind)> {
+        let skip = [self.root.join(".git"), self.state_dir.clone()];
+        special::special_files(&self.root, since, &skip)
+    }
+}
