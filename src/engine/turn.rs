@@ -239,16 +239,14 @@ fn secrets_written(changes: &[Change], store: &SnapshotStore) -> Vec<Incident> {
     let Some(redactor) = crate::secrets::process_redactor() else {
         return Vec::new();
     };
+    // Streamed from the kept copy: a file of any size costs the same memory.
     let kinds = |state: &PathState| -> HashMap<String, usize> {
-        let mut counts = HashMap::new();
-        if let PathState::File { sha256, .. } = state
-            && let Ok(bytes) = std::fs::read(store.path_of(sha256))
-        {
-            for finding in redactor.findings(&bytes) {
-                *counts.entry(finding.what).or_default() += 1;
-            }
+        match state {
+            PathState::File { sha256, .. } => crate::files::open_regular(&store.path_of(sha256))
+                .and_then(|file| redactor.count_in(file))
+                .unwrap_or_default(),
+            _ => HashMap::new(),
         }
-        counts
     };
     changes
         .iter()

@@ -14,6 +14,7 @@
 //! Matches that overlap are merged into one marker, named after the one that starts first (the
 //! longest when two start together, a variable before a shape), so no byte of either survives.
 
+mod count;
 mod environment;
 mod shapes;
 mod writer;

@@ -12,7 +12,7 @@ const MAX_TAKE: usize = 64 * 1024;
 
 /// A pass is made once this many bytes wait, so that writes of single lines are not scanned one
 /// by one.
-const PASS_AT: usize = 16 * 1024;
+pub(super) const PASS_AT: usize = 16 * 1024;
 
 /// A secret that starts further than this before the settled limit (a run of overlapping
 /// secrets) is not held back whole; see [`RedactingWriter`].
@@ -63,9 +63,9 @@ pub struct RedactingWriter<'r, W: Write> {
 /// The bytes of a stream that a [`RedactingWriter`] has received and not yet written, and where
 /// it is in them.
 #[derive(Default)]
-struct Stream {
+pub(super) struct Stream {
     /// The bytes not yet passed on, after a few that were, kept for context.
-    buffer: Vec<u8>,
+    pub(super) buffer: Vec<u8>,
     /// How many bytes at the front of `buffer` have been passed on: written redacted, or dropped
     /// inside a private key block.
     passed: usize,
@@ -73,6 +73,8 @@ struct Stream {
     /// How far before `passed` the next pass searches: 0, or the longest secret after a cut
     /// inside one.
     lookback: usize,
+    /// The secrets passed on so far, by kind (the redactor's index): counted for a scan.
+    pub(super) found: Vec<usize>,
 }
 
 /// Where a pass ends.
@@ -182,12 +184,20 @@ impl Redactor {
 }
 
 impl Stream {
-    fn waiting(&self) -> usize {
+    /// A stream that counts the secrets it passes on, by kind (of `kinds`).
+    pub(super) fn counting(kinds: usize) -> Self {
+        Self {
+            found: vec![0; kinds],
+            ..Self::default()
+        }
+    }
+
+    pub(super) fn waiting(&self) -> usize {
         self.buffer.len() - self.passed
     }
 
     /// One pass as the rule on [`RedactingWriter`] says; `at_end` when no more bytes will come.
-    fn pass_on(
+    pub(super) fn pass_on(
         &mut self,
         redactor: &Redactor,
         inner: &mut impl Write,
@@ -213,6 +223,11 @@ impl Stream {
             redactor.for_each_piece(&self.buffer, self.passed, to, &spans[..written], |piece| {
                 inner.write_all(piece)
             })?;
+            for span in &spans[..written] {
+                if let Some(count) = self.found.get_mut(span.kind) {
+                    *count += 1;
+                }
+            }
             self.passed = to;
             self.lookback = 0;
             match cut {
