@@ -68,6 +68,7 @@ impl EngineEnd {
                     .iter()
                     .map(|h| h.message.clone())
                     .collect(),
+                set_aside: Vec::new(),
             }),
             campaign: None,
             sweep: None,

@@ -190,7 +190,10 @@ fn run_in(
         end.reason.outcome().as_str(),
         end.reason.as_str(),
     )?;
-    let report = end.report(settings, Preset::Refactoring, delivery);
+    let mut report = end.report(settings, Preset::Refactoring, delivery);
+    if let Some(run) = report.run.as_mut() {
+        run.set_aside = workspace.set_aside();
+    }
     end.write_state_files(&report)?;
     crate::report::write_report_files(&report)?;
     Ok(report)

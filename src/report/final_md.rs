@@ -66,6 +66,12 @@ fn refactoring_report(report: &Report, run: &RunPart) -> String {
     if !run.scope.everything || !run.scope.violations.is_empty() {
         text.push_str(&scope_section(&run.scope));
     }
+    if !run.set_aside.is_empty() {
+        text.push_str("\n## Set aside, not deleted\n\n");
+        for line in &run.set_aside {
+            let _ = writeln!(text, "- {line}");
+        }
+    }
     text.push_str(&baseline_md::report_section(&run.notes));
     record_section(&mut text, run);
     next_steps(&mut text, report, run);

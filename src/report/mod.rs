@@ -119,6 +119,8 @@ pub struct RunPart {
     pub delivery: DeliveryNote,
     /// Lessons the run drew from its record.
     pub heuristics: Vec<String>,
+    /// Folders rollbacks set aside (never deleted), and where they are.
+    pub set_aside: Vec<String>,
 }
 
 /// The run's scope, as the report tells it.

@@ -46,6 +46,10 @@ const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495
 /// Where, in the git folder, the bytes for rollbacks are kept.
 pub const STORE_FOLDER: &str = "refine-loop/snapshots";
 
+/// Where, in the git folder, folders a rollback could not delete (the loop did not make them)
+/// are put, one folder per run. Never deleted by the loop.
+pub const SET_ASIDE_FOLDER: &str = "refine-loop/set-aside";
+
 /// A git working tree, with the user's work and the loop's own folder left out of every change.
 pub struct Workspace {
     repo: git2::Repository,
@@ -72,6 +76,9 @@ pub struct Workspace {
     turns_begun: std::cell::Cell<bool>,
     /// FIFOs, sockets and devices in the tree before the run: the user's, left alone.
     special_at_baseline: BTreeSet<RepoPath>,
+    /// Where this run sets folders aside, and those it did: (where each was, where it is).
+    set_aside_dir: PathBuf,
+    set_aside: std::cell::RefCell<Vec<(PathBuf, PathBuf)>>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -147,6 +154,10 @@ impl Workspace {
                 store
             }
         };
+        let set_aside_dir = repo
+            .commondir()
+            .join(SET_ASIDE_FOLDER)
+            .join(store.dir().file_name().unwrap_or_default());
         Ok(Self {
             repo,
             scanner,
@@ -162,6 +173,8 @@ impl Workspace {
             state_dir,
             turns_begun: std::cell::Cell::new(false),
             special_at_baseline: BTreeSet::new(),
+            set_aside_dir,
+            set_aside: std::cell::RefCell::default(),
         })
     }
 
@@ -333,7 +346,29 @@ impl Workspace {
         changes: &[Change],
         since: std::time::SystemTime,
     ) -> Result<(), WorkspaceError> {
-        rollback::roll_back(&self.root, &self.store, changes, since)
+        let mut aside = rollback::SetAside {
+            dir: &self.set_aside_dir,
+            moved: Vec::new(),
+        };
+        let rolled_back = rollback::roll_back(&self.root, &self.store, changes, since, &mut aside);
+        self.set_aside.borrow_mut().extend(aside.moved);
+        rolled_back
+    }
+
+    /// The folders rollbacks set aside so far (the loop did not make them, so it deleted none):
+    /// one line each, saying where it was and where it is now.
+    pub fn set_aside(&self) -> Vec<String> {
+        self.set_aside
+            .borrow()
+            .iter()
+            .map(|(was, is)| {
+                format!(
+                    "`{}` (a folder the loop did not make) is set aside at `{}`",
+                    was.strip_prefix(&self.root).unwrap_or(was).display(),
+                    is.display()
+                )
+            })
+            .collect()
     }
 }
 

@@ -7,11 +7,20 @@ use std::time::SystemTime;
 
 use super::{Change, PathState, RepoPath, SnapshotStore, WorkspaceError};
 
+/// Where a folder the loop did not make is put instead of being deleted, and what was put there:
+/// (where it was, where it is now).
+#[derive(Debug)]
+pub struct SetAside<'a> {
+    pub dir: &'a Path,
+    pub moved: Vec<(PathBuf, PathBuf)>,
+}
+
 pub fn roll_back(
     root: &Path,
     store: &SnapshotStore,
     changes: &[Change],
     since: SystemTime,
+    aside: &mut SetAside<'_>,
 ) -> Result<(), WorkspaceError> {
     let mut ordered: Vec<&Change> = changes.iter().collect();
     ordered.sort_by(|a, b| a.path.cmp(&b.path));
@@ -38,7 +47,7 @@ pub fn roll_back(
         let full = change.path.under(root);
         if change.after == PathState::Directory {
             // A repository the delegate made inside the tree (git shows it as one folder).
-            clear_folder(&full, since, store).map_err(io_error(&change.path))?;
+            clear_folder(&full, since, aside).map_err(io_error(&change.path))?;
         } else {
             remove(&full).map_err(io_error(&change.path))?;
         }
@@ -48,7 +57,7 @@ pub fn roll_back(
         if change.after == PathState::Directory && change.before != PathState::Directory {
             // A folder where a file was is the delegate's, and so is all that is in it now (the
             // changes in it were removed above; what is left is ignored output).
-            clear_folder(&change.path.under(root), since, store).map_err(io_error(&change.path))?;
+            clear_folder(&change.path.under(root), since, aside).map_err(io_error(&change.path))?;
         }
         change
             .before
@@ -59,8 +68,8 @@ pub fn roll_back(
 }
 
 /// Clears a folder that is the delegate's: removed when it was made since `since`; otherwise
-/// (moved there) set aside beside the kept file contents, never deleted.
-fn clear_folder(full: &Path, since: SystemTime, store: &SnapshotStore) -> std::io::Result<()> {
+/// (moved there) set aside in `aside`, which outlives the kept file contents: never deleted.
+fn clear_folder(full: &Path, since: SystemTime, aside: &mut SetAside<'_>) -> std::io::Result<()> {
     let Ok(metadata) = std::fs::symlink_metadata(full) else {
         return Ok(());
     };
@@ -73,19 +82,20 @@ fn clear_folder(full: &Path, since: SystemTime, store: &SnapshotStore) -> std::i
     if metadata.created().is_ok_and(|born| born >= since) {
         return std::fs::remove_dir_all(full);
     }
-    let aside = store.dir().join("set-aside");
-    std::fs::create_dir_all(&aside)?;
-    let mut target = aside.join(full.file_name().unwrap_or_default());
+    std::fs::create_dir_all(aside.dir)?;
+    let mut target = aside.dir.join(full.file_name().unwrap_or_default());
     let mut n = 0;
-    while target.exists() {
+    while std::fs::symlink_metadata(&target).is_ok() {
         n += 1;
-        target = aside.join(format!(
+        target = aside.dir.join(format!(
             "{}.{n}",
             full.file_name().unwrap_or_default().to_string_lossy()
         ));
     }
     tracing::warn!(folder = %full.display(), aside = %target.display(), "set a folder aside");
-    std::fs::rename(full, target)
+    std::fs::rename(full, &target)?;
+    aside.moved.push((full.to_path_buf(), target));
+    Ok(())
 }
 
 /// Removes a file or a symlink, or a folder when it is empty.

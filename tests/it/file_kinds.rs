@@ -243,3 +243,36 @@ fn a_one_gib_sparse_file_is_streamed_and_rolled_back() {
     assert!(!scene.repo.join("src/big.bin").exists());
     assert!(report.contains("src/big.bin"), "{report}");
 }
+
+#[test]
+fn a_folder_moved_into_the_tree_is_set_aside_and_outlives_the_run() {
+    // A repository made outside before the delegate runs; it moves it into the tree, where git
+    // shows it as one folder. The loop did not make it: it is set aside, never deleted.
+    let scene = Scene::new("mv $OUTSIDE/nested src/nested");
+    let nested = scene.outside.path().join("nested");
+    std::fs::create_dir(&nested).unwrap();
+    crate::support::git_in(&nested, &["init", "-q"]);
+    std::fs::write(nested.join("kept.txt"), "not the loop's to delete\n").unwrap();
+    crate::support::git_in(&nested, &["add", "-A"]);
+    crate::support::git_in(&nested, &["commit", "-q", "-m", "nested"]);
+    let before = scene.look();
+    let output = scene.run();
+    assert!(matches!(output.status.code(), Some(1 | 3)), "{output:?}");
+    assert_eq!(scene.look().tree, before.tree);
+    let report =
+        std::fs::read_to_string(scene.repo.join(".refine-loop/REFINE-LOOP-FINAL.md")).unwrap();
+    let line = report
+        .lines()
+        .find(|line| line.contains("is set aside at"))
+        .unwrap_or_else(|| panic!("the report does not say where:\n{report}"));
+    assert!(line.contains("`src/nested`"), "{line}");
+    let aside = line
+        .rsplit_once("set aside at `")
+        .and_then(|(_, rest)| rest.strip_suffix('`'))
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(Path::new(aside).join("kept.txt")).unwrap(),
+        "not the loop's to delete\n"
+    );
+    assert!(!scene.repo.join(".git/refine-loop/snapshots").exists());
+}

@@ -95,6 +95,9 @@ fn run_in(
     }
     let delivery = ledger::write_delivery(&recorder, settings, outcome.as_str(), &reason)?;
     let mut report = end.report(settings, preset, delivery);
+    if let Some(run) = report.run.as_mut() {
+        run.set_aside = workspace.set_aside();
+    }
     report.campaign = Some(CampaignPart {
         intent: campaign.segment_config.intent.clone(),
         backlog: campaign.backlog.clone(),
