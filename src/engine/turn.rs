@@ -95,10 +95,7 @@ pub(super) fn take_turn(
         .extend(secrets_written(&effects.changes, workspace.store()));
     undo_out_of_scope(settings, workspace, &mut effects, watch.started())?;
     let hostile = effects.hostile();
-    let vetoed = effects
-        .incidents
-        .iter()
-        .any(|i| matches!(i, Incident::SecretWritten { .. }));
+    let vetoed = effects.incidents.iter().any(Incident::is_veto);
     let mut attempt = Attempt {
         delegate,
         category: assignment.category.to_string(),
@@ -116,7 +113,7 @@ pub(super) fn take_turn(
         attempt.rejected_because = attempt
             .incidents
             .iter()
-            .filter(|i| i.is_hostile() || matches!(i, Incident::SecretWritten { .. }))
+            .filter(|i| i.is_hostile() || i.is_veto())
             .map(Incident::describe)
             .collect();
     }
@@ -234,7 +231,8 @@ fn split_by_scope(scope: &Scope, changes: Vec<Change>) -> (Vec<Change>, Vec<Chan
 }
 
 /// Files into which a change brought a secret it did not hold before (a secret variable's value
-/// or a credential shape, counted by kind).
+/// or a credential shape, counted by kind), and changed paths whose name (or link target) holds
+/// one.
 fn secrets_written(changes: &[Change], store: &SnapshotStore) -> Vec<Incident> {
     let Some(redactor) = crate::secrets::process_redactor() else {
         return Vec::new();
@@ -248,7 +246,26 @@ fn secrets_written(changes: &[Change], store: &SnapshotStore) -> Vec<Incident> {
             _ => HashMap::new(),
         }
     };
-    changes
+    let in_paths = changes.iter().filter_map(|change| {
+        // A path (or a link's target) with a secret in it would carry the secret into the
+        // record's tree and message and into the patches, whatever the file holds.
+        let mut named: Vec<String> = redactor
+            .findings(change.path.as_bytes())
+            .into_iter()
+            .chain(match &change.after {
+                PathState::Symlink { target } => redactor.findings(target),
+                _ => Vec::new(),
+            })
+            .map(|finding| finding.what)
+            .collect();
+        named.sort();
+        named.dedup();
+        (!named.is_empty()).then(|| Incident::SecretInPath {
+            path: String::from_utf8_lossy(&redactor.redact(change.path.as_bytes())).into_owned(),
+            what: named,
+        })
+    });
+    let in_contents = changes
         .iter()
         .filter_map(|change| {
             let (before, after) = (kinds(&change.before), kinds(&change.after));
@@ -263,5 +280,6 @@ fn secrets_written(changes: &[Change], store: &SnapshotStore) -> Vec<Incident> {
                 what: added,
             })
         })
-        .collect()
+        .collect::<Vec<_>>();
+    in_paths.chain(in_contents).collect()
 }

@@ -27,6 +27,9 @@ pub enum Incident {
     /// It wrote a secret (a secret variable's value or a credential shape) into a file: the
     /// change is rolled back, never recorded.
     SecretWritten { path: RepoPath, what: Vec<String> },
+    /// It changed a path whose name holds a secret (`path` is shown redacted): the whole change
+    /// is rolled back, never recorded.
+    SecretInPath { path: String, what: Vec<String> },
     /// It made a FIFO, a socket or a device in the tree: never opened, removed.
     SpecialFile { path: RepoPath, kind: SpecialKind },
     /// It changed a path outside the run's scope; that change is undone.
@@ -56,10 +59,17 @@ impl Incident {
                 | Self::CopiedProtected { .. }
                 | Self::StateDirAdded { .. }
                 | Self::SecretWritten { .. }
+                | Self::SecretInPath { .. }
                 | Self::OutOfScope { .. }
                 | Self::LeftProcess { .. }
                 | Self::LeftMoreProcesses { .. }
         )
+    }
+
+    /// A secret brought into the tree: the whole change is rolled back and never recorded (in
+    /// the private ref or a patch), though the delegate may run again.
+    pub fn is_veto(&self) -> bool {
+        matches!(self, Self::SecretWritten { .. } | Self::SecretInPath { .. })
     }
 
     /// One line for reports.
@@ -110,6 +120,11 @@ impl Incident {
             ),
             Self::LeftMoreProcesses { count } => format!(
                 "left {count} more process(es) running after it ended: killed before its change was judged"
+            ),
+            Self::SecretInPath { path, what } => format!(
+                "named a path with a secret in it (`{path}`, {}): the whole change is rolled back \
+                 and kept out of the record and the patches",
+                what.join(", ")
             ),
             Self::SpecialFile { path, kind } => format!(
                 "made `{path}` {}, which the loop never opens: removed",

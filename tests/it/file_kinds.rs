@@ -276,3 +276,71 @@ fn a_folder_moved_into_the_tree_is_set_aside_and_outlives_the_run() {
     );
     assert!(!scene.repo.join(".git/refine-loop/snapshots").exists());
 }
+
+#[test]
+fn a_secret_in_a_file_name_keeps_the_whole_change_out_of_the_record() {
+    let variable = "s3cr3t-in-a-name-4242";
+    let shape = format!("ghp_{}", "n4Me".repeat(9));
+    // (what, the name the delegate makes, the secret that must not appear)
+    let cases = [
+        (
+            "a variable's value",
+            "notes/$API_TOKEN.txt".to_string(),
+            variable,
+        ),
+        (
+            "a credential shape",
+            format!("notes/{shape}/notes.txt"),
+            shape.as_str(),
+        ),
+    ];
+    // Outside src/, the gate would pass: the change would be kept but for its name.
+    for (what, name, secret) in cases {
+        let scene = Scene::new(&format!(
+            "mkdir -p \"$(dirname \"{name}\")\" && echo harmless > \"{name}\""
+        ));
+        let before = scene.look();
+        let output = scene
+            .repo
+            .command(&["run", "--max-cycles", "1"])
+            .env("API_TOKEN", variable)
+            .output()
+            .unwrap();
+        assert!(
+            matches!(output.status.code(), Some(1 | 3)),
+            "{what}: {output:?}"
+        );
+        assert!(scene.look() == before, "{what}: not rolled back");
+        let report = scene.report();
+        assert!(
+            report.contains("named a path with a secret in it"),
+            "{what}: {report}"
+        );
+        // Nowhere: not in the state dir, the private ref's trees and messages, or the patches.
+        let mut files = vec![];
+        let mut stack = vec![scene.repo.join(".refine-loop")];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                if entry.file_type().unwrap().is_dir() {
+                    stack.push(entry.path());
+                } else {
+                    files.push(entry.path());
+                }
+            }
+        }
+        for file in files {
+            let bytes = std::fs::read(&file).unwrap();
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains(secret),
+                "{what}: {} holds the secret",
+                file.display()
+            );
+        }
+        let record = crate::support::git_in(
+            scene.repo.path(),
+            &["log", "--all", "--format=%B", "--name-only"],
+        );
+        assert!(!record.contains(secret), "{what}: the record holds it");
+        assert!(!record.contains("harmless"), "{what}: {record}");
+    }
+}
