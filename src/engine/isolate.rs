@@ -97,22 +97,33 @@ impl Isolation {
 }
 
 impl Drop for Isolation {
+    /// Removes only what `enter` made: the folder of the tree (never following a link in it),
+    /// git's record of the worktree in `.git/worktrees/<name>` (found by its name, never by the
+    /// `gitdir` it holds, which anything in the worktree could have rewritten to point at any
+    /// folder), and the branch.
     fn drop(&mut self) {
-        // The files first, then git's record of the worktree, then its branch.
         drop(self.folder.take());
         let removed = git2::Repository::open(&self.repository).and_then(|repo| {
-            if let Ok(worktree) = repo.find_worktree(&self.name) {
-                worktree.prune(Some(
-                    git2::WorktreePruneOptions::new()
-                        .valid(true)
-                        .working_tree(true),
-                ))?;
-            }
+            let record = repo.commondir().join("worktrees").join(&self.name);
+            remove_record(&record).map_err(|error| {
+                git2::Error::from_str(&format!("{}: {error}", record.display()))
+            })?;
             repo.find_branch(&self.branch, git2::BranchType::Local)?
                 .delete()
         });
         if let Err(error) = removed {
             tracing::warn!(%error, worktree = %self.name, "could not remove the run's worktree");
         }
+    }
+}
+
+/// Removes git's record of a worktree: a folder, removed with what is in it, no link followed;
+/// anything else there (a link put in its place) is removed itself.
+fn remove_record(record: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(record) {
+        Ok(metadata) if metadata.is_dir() => std::fs::remove_dir_all(record),
+        Ok(_) => std::fs::remove_file(record),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(error) => Err(error),
     }
 }

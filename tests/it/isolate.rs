@@ -89,3 +89,53 @@ run = "sed -i 1d findings.txt; echo fixed >> src/lib.txt; mkdir -p src/new; echo
         ""
     );
 }
+
+#[test]
+fn cleanup_never_follows_a_rewritten_gitdir_out_of_the_git_folder() {
+    let repo = Repo::new();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    std::fs::write(victim.join("precious.txt"), "outside the repository\n").unwrap();
+    // What git's prune looks for before it removes a worktree's folder.
+    std::fs::write(victim.join(".git"), "gitdir: elsewhere\n").unwrap();
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write("findings.txt", "a.rs:1:1: error: one\n");
+    // The gate (not watched as a delegate is) points the worktree's record at the outside
+    // folder: a cleanup that trusted it would delete that folder as the worktree's.
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            r#"[[gate.check]]
+name = "lint"
+category = "lint"
+run = "gd=$(sed -n 's/^gitdir: //p' .git); echo {}/.git > \"$gd/gitdir\"; cat findings.txt; test ! -s findings.txt"
+parser = "clippy"
+
+[[delegate]]
+categories = ["lint"]
+run = "true"
+"#,
+            victim.display()
+        ),
+    );
+    repo.commit("base");
+    let before = tree_of(outside.path(), &[]);
+    let output = repo.run(&["run", "--isolate", "worktree", "--max-cycles", "1"]);
+    assert!(matches!(output.status.code(), Some(1 | 3)), "{output:?}");
+    assert_eq!(
+        tree_of(outside.path(), &[]),
+        before,
+        "the outside folder changed"
+    );
+    assert_eq!(
+        git_in(repo.path(), &["worktree", "list"]).lines().count(),
+        1
+    );
+    assert!(
+        !repo
+            .join(".git/worktrees")
+            .read_dir()
+            .is_ok_and(|mut d| d.next().is_some())
+    );
+}
