@@ -99,6 +99,9 @@ pub(super) struct Before {
     absent_folders: Vec<PathBuf>,
 }
 
+/// The most of one file a model's diff may change that is kept to put back.
+const BEFORE_LIMIT: u64 = 64 * 1024 * 1024;
+
 impl Before {
     pub(super) fn take(root: &Path, paths: &[Vec<u8>]) -> Result<Self, String> {
         let mut files = Vec::new();
@@ -107,8 +110,11 @@ impl Before {
             let full = root.join(std::ffi::OsStr::from_bytes(path));
             let kept = match std::fs::symlink_metadata(&full) {
                 Ok(metadata) => {
-                    let bytes = std::fs::read(&full)
-                        .map_err(|error| format!("cannot read {}: {error}", display(path)))?;
+                    // A regular file only: never a FIFO (it would block), a device, or what a
+                    // symlink leads to.
+                    let bytes = crate::files::read_regular(&full, BEFORE_LIMIT)
+                        .map_err(|error| format!("cannot read {}: {error}", display(path)))?
+                        .ok_or_else(|| format!("{} is gone", display(path)))?;
                     Some((bytes, metadata.permissions().mode()))
                 }
                 Err(_) => {

@@ -220,6 +220,22 @@ fn what_a_failed_apply_wrote_is_put_back() {
 }
 
 #[test]
+fn a_fifo_or_a_symlink_in_a_diffs_way_is_never_read() {
+    let dir = repository();
+    let root = dir.path();
+    nix::unistd::mkfifo(&root.join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", root.join("link")).unwrap();
+    // (path, what the refusal says)
+    let cases: [(&[u8], &str); 2] = [(b"pipe", "a FIFO"), (b"link", "a symlink")];
+    for (path, says) in cases {
+        let Err(error) = apply::Before::take(root, &[path.to_vec()]) else {
+            panic!("{says} was read");
+        };
+        assert!(error.contains(says), "{error}");
+    }
+}
+
+#[test]
 fn a_broken_hunk_does_not_parse() {
     let dir = repository();
     let text = "--- a/src/app.py\n+++ b/src/app.py\n@@ -1,3 +1,9 @@\n-import os\n";

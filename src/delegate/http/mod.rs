@@ -367,12 +367,19 @@ fn files_for(
                 continue;
             }
         }
-        match std::fs::read(&full).map(String::from_utf8) {
-            Ok(Ok(text)) => files.push((relative, text)),
-            _ => omitted.push(format!("{relative} (not UTF-8 text)")),
+        match text_of(&full, http.max_file_bytes) {
+            Some(text) => files.push((relative, text)),
+            None => omitted.push(format!("{relative} (not UTF-8 text)")),
         }
     }
     (files, omitted)
+}
+
+/// The text of a regular file of at most `limit` bytes: it may have changed since it was looked
+/// at, and is never opened as anything else.
+fn text_of(full: &Path, limit: u64) -> Option<String> {
+    let bytes = crate::files::read_regular(full, limit).ok().flatten()?;
+    String::from_utf8(bytes).ok()
 }
 
 #[cfg(test)]
