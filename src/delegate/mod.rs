@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use prompt::{DEFAULT_TEMPLATE, render_prompt};
-pub use verdict::{MAX_VERDICT, Verdict};
+pub use verdict::Verdict;
+pub(crate) use verdict::read_verdict;
 
 use crate::cancel::Cancel;
 use crate::model::{Diagnostic, TokenUsage};
@@ -371,18 +372,6 @@ fn not_started(files: DelegateFiles, why: String) -> DelegateRun {
         note: None,
         verdict_refused: None,
     }
-}
-
-/// The bytes of a delegate's verdict file (`None` when there is none), when it is a regular
-/// file of at most [`MAX_VERDICT`] bytes (empty, as the loop made it for a confined delegate, is
-/// none); a symlink, a FIFO or a device there is not read, and the error says why.
-pub(crate) fn read_verdict(path: &Path) -> Result<Option<Vec<u8>>, String> {
-    crate::state::read_own(path, MAX_VERDICT)
-        .map(|bytes| bytes.filter(|bytes| !bytes.is_empty()))
-        .map_err(|error| {
-            tracing::warn!(%error, "the delegate's verdict is not read");
-            error.to_string()
-        })
 }
 
 /// A category name made safe as part of a file name.
