@@ -6,6 +6,7 @@
 mod after_delegate;
 mod change;
 mod changes;
+mod clean_files;
 mod error;
 mod incident;
 mod journal;
@@ -65,6 +66,8 @@ pub struct Workspace {
     artifacts: BTreeSet<RepoPath>,
     /// The dirty paths at the last look.
     dirty: BTreeSet<RepoPath>,
+    /// The clean tracked files as last seen (recorded with the first snapshot).
+    clean: Option<clean_files::CleanFiles>,
     /// Files in the git folders as last read, by their file-system identity: unchanged ones are
     /// not read again.
     known_git_files:
@@ -168,6 +171,7 @@ impl Workspace {
             protected: BTreeMap::new(),
             artifacts: BTreeSet::new(),
             dirty: BTreeSet::new(),
+            clean: None,
             known_git_files: std::cell::RefCell::default(),
             sealed_work: std::cell::RefCell::default(),
             state_dir,
@@ -284,6 +288,7 @@ impl Workspace {
                 .cloned(),
         );
         self.dirty = now;
+        self.look_at_clean_files()?;
         self.snapshot_of(self.dirty.clone())
     }
 
@@ -316,7 +321,26 @@ impl Workspace {
     /// store.
     pub fn snapshot(&mut self) -> Result<Snapshot, WorkspaceError> {
         self.dirty = self.dirty_paths()?;
+        self.look_at_clean_files()?;
         self.snapshot_of(self.dirty.clone())
+    }
+
+    /// Records the clean tracked files the first time; later, looks again at those whose
+    /// identity changed.
+    fn look_at_clean_files(&mut self) -> Result<(), WorkspaceError> {
+        match &mut self.clean {
+            Some(clean) => clean.refresh(&self.root, &self.dirty, &self.store),
+            None => {
+                let clean = clean_files::CleanFiles::record(
+                    &self.repo,
+                    &self.root,
+                    &self.dirty,
+                    &self.store,
+                )?;
+                self.clean = Some(clean);
+                Ok(())
+            }
+        }
     }
 
     fn snapshot_of(&self, paths: BTreeSet<RepoPath>) -> Result<Snapshot, WorkspaceError> {

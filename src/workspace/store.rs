@@ -114,7 +114,6 @@ impl SnapshotStore {
     }
 
     /// Keeps `bytes` and returns their hash.
-    #[cfg(test)]
     pub fn put_bytes(&self, bytes: &[u8]) -> io::Result<String> {
         let hash = hex(Sha256::new_with_prefix(bytes));
         if !self.path_of(&hash).exists() {
@@ -123,13 +122,6 @@ impl SnapshotStore {
             self.keep(temporary, &hash)?;
         }
         Ok(hash)
-    }
-
-    /// A scratch folder in the store, removed when dropped; the store's folder is made again if
-    /// someone removed it.
-    pub fn scratch(&self) -> io::Result<tempfile::TempDir> {
-        std::fs::create_dir_all(&self.dir)?;
-        tempfile::tempdir_in(&self.dir)
     }
 
     /// A new file in the store; the store's folder is made again if someone removed it.

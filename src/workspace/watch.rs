@@ -121,12 +121,17 @@ impl Watch {
                 continue;
             }
             let current = PathState::read(path, None)?;
-            if current != *state && !same_index_entries(path, state, store) {
+            if current != *state {
+                // An index rewritten by a refresh (`git status`) goes back too, silently: its
+                // file times could otherwise vouch for an edit git would then not show.
+                let refreshed = same_index_entries(path, state, store);
                 put_back(path, state, &self.put_back_roots(), store)?;
-                incidents.push(Incident::GitDirWritten {
-                    path: self.shown(path),
-                    created: false,
-                });
+                if !refreshed {
+                    incidents.push(Incident::GitDirWritten {
+                        path: self.shown(path),
+                        created: false,
+                    });
+                }
             }
         }
         for path in now.keys().filter(|p| !self.git_files.contains_key(*p)) {
@@ -194,8 +199,8 @@ impl Watch {
     }
 }
 
-/// Whether `path` is an index file whose entries are what they were (`git status` rewrites the
-/// index to refresh its file times: that is not a change).
+/// Whether `path` is an index file whose entries are what they were but for their file times
+/// and ids (`git status` rewrites the index to refresh them: not hostile, though undone).
 pub(super) fn same_index_entries(path: &Path, before: &PathState, store: &SnapshotStore) -> bool {
     let PathState::File { sha256, .. } = before else {
         return false;

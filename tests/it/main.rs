@@ -36,6 +36,7 @@ mod readme;
 mod real_tools;
 mod recover;
 mod repository_shapes;
+mod rollback_exact;
 mod run_fixers;
 mod run_loop;
 mod sarif_report;

@@ -1,0 +1,218 @@
+//! The tracked files git calls clean, as the loop last saw them: each one's file-system identity
+//! and what it held. That is the raw blob (written back from the object store, no filter
+//! applied) where nothing converts between the index and the tree; where attributes or config
+//! could (line endings, a smudge filter, an `ident`, an encoding) and the bytes on disk are not
+//! the blob's, the bytes on disk themselves, kept in the store when the baseline is recorded.
+//! A clean file's state before a change is read from here, never re-derived from the index, and
+//! a file whose identity changed is looked at whatever git says of it (an edit hidden from
+//! `git status` by a rewritten index or by attributes is still found).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::time::SystemTime;
+
+use super::listing::StatKey;
+use super::watch::coarse_now;
+use super::{PathState, RepoPath, SnapshotStore, WorkspaceError};
+
+/// The attributes under which git may write a file's bytes other than its blob's.
+const CONVERTING_ATTRIBUTES: [&str; 6] = [
+    "text",
+    "eol",
+    "crlf",
+    "filter",
+    "ident",
+    "working-tree-encoding",
+];
+
+/// Git's modes of the index entries that are files or symlinks in the tree.
+const FILE_MODES: [u32; 3] = [0o100_644, 0o100_755, 0o120_000];
+
+#[derive(Debug, Default)]
+pub(super) struct CleanFiles {
+    entries: BTreeMap<RepoPath, Entry>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    stat: StatKey,
+    /// Written in the same tick as it was looked at: its identity proves nothing.
+    racy: bool,
+    held: Held,
+}
+
+#[derive(Debug)]
+enum Held {
+    /// The blob's bytes exactly, with the file's mode on disk; written to the store when needed.
+    Blob { id: git2::Oid, mode: u32 },
+    /// What was read from the tree (a file's bytes are in the store).
+    Read(PathState),
+}
+
+impl CleanFiles {
+    /// Looks at every file the index tracks that is not in `dirty`: its identity, and whether
+    /// its bytes are its blob's (else they are kept in `store`).
+    pub(super) fn record(
+        repo: &git2::Repository,
+        root: &Path,
+        dirty: &BTreeSet<RepoPath>,
+        store: &SnapshotStore,
+    ) -> Result<Self, WorkspaceError> {
+        let converts_everything = autocrlf_converts(repo)?;
+        let taken = coarse_now();
+        let mut entries = BTreeMap::new();
+        for entry in repo.index()?.iter() {
+            let path = RepoPath::new(entry.path.clone());
+            let stage = (entry.flags >> 12) & 0b11;
+            if stage != 0 || !FILE_MODES.contains(&entry.mode) || dirty.contains(&path) {
+                continue;
+            }
+            let full = path.under(root);
+            let Ok(metadata) = std::fs::symlink_metadata(&full) else {
+                continue;
+            };
+            let held = if metadata.file_type().is_symlink() {
+                Held::Read(PathState::read(&full, None)?)
+            } else if !metadata.is_file() {
+                continue;
+            } else if (converts_everything || converts(repo, &path)?)
+                && !holds_blob(&full, entry.id)
+            {
+                Held::Read(PathState::read(&full, Some(store))?)
+            } else {
+                Held::Blob {
+                    id: entry.id,
+                    mode: metadata.permissions().mode() & 0o7777,
+                }
+            };
+            entries.insert(
+                path,
+                Entry {
+                    stat: StatKey::of(&metadata),
+                    racy: is_racy(&metadata, taken),
+                    held,
+                },
+            );
+        }
+        Ok(Self { entries })
+    }
+
+    /// The recorded files whose identity is not what it was (or proves nothing): whatever git
+    /// says, each may have been written.
+    pub(super) fn touched(&self, root: &Path) -> BTreeSet<RepoPath> {
+        self.entries
+            .iter()
+            .filter(|(path, entry)| {
+                entry.racy
+                    || std::fs::symlink_metadata(path.under(root))
+                        .map_or(true, |metadata| StatKey::of(&metadata) != entry.stat)
+            })
+            .map(|(path, _)| path.clone())
+            .collect()
+    }
+
+    /// What `path` held when it was last seen clean, `None` when it is not a recorded file. A
+    /// blob's bytes go to the store now.
+    pub(super) fn state_of(
+        &mut self,
+        path: &RepoPath,
+        repo: &git2::Repository,
+        store: &SnapshotStore,
+    ) -> Result<Option<PathState>, WorkspaceError> {
+        let Some(entry) = self.entries.get_mut(path) else {
+            return Ok(None);
+        };
+        if let Held::Blob { id, mode } = entry.held {
+            let blob = repo.find_blob(id)?;
+            let sha256 = store
+                .put_bytes(blob.content())
+                .map_err(|source| WorkspaceError::Io {
+                    path: store.dir().to_path_buf(),
+                    source,
+                })?;
+            entry.held = Held::Read(PathState::File { sha256, mode });
+        }
+        Ok(match &entry.held {
+            Held::Read(state) => Some(state.clone()),
+            Held::Blob { .. } => None,
+        })
+    }
+
+    /// Looks again at the recorded files that are not in `dirty` and whose identity changed
+    /// (a rollback rewrote them, the gate touched them): what they hold now is what the next
+    /// change starts from.
+    pub(super) fn refresh(
+        &mut self,
+        root: &Path,
+        dirty: &BTreeSet<RepoPath>,
+        store: &SnapshotStore,
+    ) -> Result<(), WorkspaceError> {
+        let taken = coarse_now();
+        for path in self.touched(root) {
+            if dirty.contains(&path) {
+                continue;
+            }
+            let full = path.under(root);
+            let Ok(metadata) = std::fs::symlink_metadata(&full) else {
+                continue;
+            };
+            let state = PathState::read_at(root, &path, Some(store))?;
+            // The state is read after the identity: a write in between makes the next look
+            // read it again, never keeps it unseen.
+            if let Some(entry) = self.entries.get_mut(&path) {
+                entry.stat = StatKey::of(&metadata);
+                entry.racy = is_racy(&metadata, taken);
+                entry.held = Held::Read(state);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a file changed at or after `taken` (the tick its identity was read in): a write
+/// later in the same tick would leave every time the same.
+fn is_racy(metadata: &std::fs::Metadata, taken: SystemTime) -> bool {
+    let changed = SystemTime::UNIX_EPOCH
+        .checked_add(std::time::Duration::new(
+            u64::try_from(metadata.ctime()).unwrap_or(0),
+            u32::try_from(metadata.ctime_nsec()).unwrap_or(0),
+        ))
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    changed >= taken
+}
+
+/// Whether `core.autocrlf` is anything but off: then any file's bytes may be its blob's with
+/// other line endings.
+fn autocrlf_converts(repo: &git2::Repository) -> Result<bool, WorkspaceError> {
+    let config = repo.config()?;
+    Ok(match config.get_string("core.autocrlf") {
+        Ok(value) => !matches!(
+            value.to_ascii_lowercase().as_str(),
+            "false" | "no" | "off" | "0" | ""
+        ),
+        Err(error) if error.code() == git2::ErrorCode::NotFound => false,
+        Err(error) => return Err(error.into()),
+    })
+}
+
+/// Whether any attribute that converts between the index and the tree is set, unset or given a
+/// value for `path` (as the attributes read now, at the baseline, say).
+fn converts(repo: &git2::Repository, path: &RepoPath) -> Result<bool, WorkspaceError> {
+    let relative = Path::new(std::ffi::OsStr::from_bytes(path.as_bytes()));
+    for name in CONVERTING_ATTRIBUTES {
+        if repo
+            .get_attr_bytes(relative, name, git2::AttrCheckFlags::FILE_THEN_INDEX)?
+            .is_some()
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Whether the bytes at `full` are exactly the blob `id` (hashed raw, no filter applied).
+fn holds_blob(full: &Path, id: git2::Oid) -> bool {
+    git2::Oid::hash_file(git2::ObjectType::Blob, full).is_ok_and(|hashed| hashed == id)
+}
