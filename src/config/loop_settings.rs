@@ -96,7 +96,14 @@ pub(super) fn resolve_run(
         ));
     }
     let (confine, writable) = resolve_confine(config_file, file.confine, file.writable)?;
+    let (protect_ignored_max, protect_ignored_skip) = resolve_protect_ignored(
+        config_file,
+        file.protect_ignored_max,
+        file.protect_ignored_skip,
+    )?;
     Ok(RunSettings {
+        protect_ignored_max,
+        protect_ignored_skip,
         max_cycles,
         time_budget: overrides.time_budget.or(file.time_budget).map(|d| d.0),
         verify,
@@ -133,6 +140,35 @@ fn resolve_confine(
         ));
     }
     Ok((confine, writable))
+}
+
+/// `protect_ignored_max` and `protect_ignored_skip`, defaults applied; a skipped name must be one
+/// folder's name.
+fn resolve_protect_ignored(
+    config_file: &Path,
+    max: Option<super::units::ByteSize>,
+    skip: Option<Vec<String>>,
+) -> Result<(u64, Vec<String>), ConfigError> {
+    let protect_ignored_skip = skip.unwrap_or_else(|| {
+        defaults::PROTECT_IGNORED_SKIP
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    });
+    if let Some(bad) = protect_ignored_skip
+        .iter()
+        .find(|name| name.is_empty() || name.contains('/') || *name == "." || *name == "..")
+    {
+        return Err(invalid(
+            config_file,
+            "loop.protect_ignored_skip",
+            format!("\"{bad}\" is not a folder name"),
+        ));
+    }
+    Ok((
+        max.map_or(defaults::PROTECT_IGNORED_MAX, |size| size.0),
+        protect_ignored_skip,
+    ))
 }
 
 /// Resolves the `[[delegate]]` tables in the order written; the first wrong one stops with its

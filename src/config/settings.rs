@@ -29,6 +29,26 @@ pub mod defaults {
     pub const CONFIRM_RUNS_LIMIT: u32 = 5;
     /// The largest file an http delegate sends.
     pub const HTTP_MAX_FILE_BYTES: u64 = 64 * 1024;
+    /// Bytes of ignored files kept for the run.
+    pub const PROTECT_IGNORED_MAX: u64 = 16 << 20;
+    /// Folders whose ignored files are never kept: build output and caches.
+    pub const PROTECT_IGNORED_SKIP: &[&str] = &[
+        "target",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".cache",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+        ".gradle",
+        ".next",
+        "build",
+        "dist",
+    ];
     /// The refactoring loop's order: what blocks the most first.
     pub const PRIORITY: &[&str] = &[
         "syntax",
@@ -105,6 +125,10 @@ pub struct RunSettings {
     /// Folders a confined delegate may write beside the work tree, as written (`~/`, `$NAME`);
     /// `None`: the defaults.
     pub writable: Option<Vec<String>>,
+    /// Bytes of ignored files kept and put back when a delegate deletes or changes them.
+    pub protect_ignored_max: u64,
+    /// Folder names whose ignored files are not kept.
+    pub protect_ignored_skip: Vec<String>,
 }
 
 #[derive(Debug, Clone)]

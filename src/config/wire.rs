@@ -45,6 +45,11 @@ pub struct LoopFile {
     /// Folders a confined delegate may write beside the work tree (`~/`, `$NAME` expanded);
     /// replaces the default list.
     pub writable: Option<Vec<String>>,
+    /// Bytes of ignored files (`.env`, local config) kept and put back when a delegate deletes
+    /// or changes them.
+    pub protect_ignored_max: Option<ByteSize>,
+    /// Folder names (at any depth) whose ignored files are never kept: build output, caches.
+    pub protect_ignored_skip: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]

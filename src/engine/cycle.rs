@@ -111,6 +111,9 @@ fn work(
         engine
             .scope_violations
             .extend(record::scope_violations(&attempt, cycle, engine.settings));
+        engine
+            .ignored_restored
+            .extend(record::ignored_restored(&attempt, cycle));
         let mut attempt = attempt;
         let kept = match verification {
             Verification::Together => {

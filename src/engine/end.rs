@@ -61,6 +61,10 @@ impl EngineEnd {
                         .count(),
                     violations: self.scope_violations.clone(),
                 },
+                ignored: crate::report::IgnoredPart {
+                    restored: self.ignored_restored.clone(),
+                    not_protected: self.ignored_not_protected.clone(),
+                },
                 delivery,
                 heuristics: self
                     .heuristics

@@ -142,6 +142,9 @@ pub struct EngineEnd {
     pub notes: crate::model::BaselineNotes,
     /// Changes delegates made outside the scope, each undone: one line each.
     pub scope_violations: Vec<String>,
+    /// Ignored files put back after a delegate, and those not protected: one line each.
+    pub ignored_restored: Vec<String>,
+    pub ignored_not_protected: Vec<String>,
 }
 
 /// The engine's state while it runs: the kept state, the tree as last seen, who may run, and
@@ -164,6 +167,7 @@ pub struct Engine<'a> {
     trend: Trend,
     history: CategoryHistory,
     scope_violations: Vec<String>,
+    ignored_restored: Vec<String>,
     cancelled: bool,
     started: Instant,
     /// Time of the current cycle spent in the gate and the delegates.
@@ -224,6 +228,7 @@ impl<'a> Engine<'a> {
             trend,
             history,
             scope_violations: Vec::new(),
+            ignored_restored: Vec::new(),
             cancelled,
             started,
             outside: Duration::ZERO,
@@ -265,6 +270,8 @@ impl<'a> Engine<'a> {
             kept: self.kept,
             notes: self.notes,
             scope_violations: self.scope_violations,
+            ignored_restored: self.ignored_restored,
+            ignored_not_protected: self.workspace.ignored_not_protected(),
         })
     }
 

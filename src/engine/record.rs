@@ -160,3 +160,17 @@ fn record_trend(engine: &mut Engine<'_>, record: &CycleRecord<'_>) -> Result<(),
     );
     Ok(())
 }
+
+/// The ignored files put back after `attempt`, one line each.
+pub fn ignored_restored(attempt: &Attempt, cycle: CycleNumber) -> Vec<String> {
+    attempt
+        .incidents
+        .iter()
+        .filter_map(|incident| match incident {
+            crate::workspace::Incident::IgnoredRestored { path } => {
+                Some(format!("`{path}` (cycle {})", cycle.index))
+            }
+            _ => None,
+        })
+        .collect()
+}

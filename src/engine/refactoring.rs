@@ -181,6 +181,10 @@ fn run_in(
     )?;
     // The user's own work, before anything runs: protected for the whole run.
     workspace.record_baseline()?;
+    workspace.protect_ignored(&crate::workspace::IgnoredBudget {
+        max_bytes: settings.run.protect_ignored_max,
+        skip: settings.run.protect_ignored_skip.clone(),
+    })?;
     let engine = Engine::start(settings, workspace, options)?;
     let mut policy = Refactoring::new(&engine);
     let end = engine.drive(&mut policy, &mut recorder, console)?;

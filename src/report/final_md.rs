@@ -72,6 +72,7 @@ fn refactoring_report(report: &Report, run: &RunPart) -> String {
             let _ = writeln!(text, "- {line}");
         }
     }
+    ignored_section(&mut text, &run.ignored);
     text.push_str(&baseline_md::report_section(&run.notes));
     record_section(&mut text, run);
     next_steps(&mut text, report, run);
@@ -120,6 +121,23 @@ pub(super) fn scope_section(scope: &ScopePart) -> String {
         let _ = writeln!(text, "- scope violation: {violation}");
     }
     text
+}
+
+/// Ignored files put back, and those not protected; nothing when there are neither.
+fn ignored_section(text: &mut String, ignored: &super::IgnoredPart) {
+    if ignored.restored.is_empty() && ignored.not_protected.is_empty() {
+        return;
+    }
+    text.push_str("\n## Ignored files\n\n");
+    for line in &ignored.restored {
+        let _ = writeln!(
+            text,
+            "- put back after a delegate deleted or changed it: {line}"
+        );
+    }
+    for line in &ignored.not_protected {
+        let _ = writeln!(text, "- not protected (over `protect_ignored_max`): {line}");
+    }
 }
 
 fn record_section(text: &mut String, run: &RunPart) {

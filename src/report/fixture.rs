@@ -256,6 +256,7 @@ fn run_part() -> RunPart {
                 missing: vec![],
             }),
         },
+        ignored: super::IgnoredPart::default(),
         scope: ScopePart {
             description: "only these paths: src".into(),
             everything: false,

@@ -116,11 +116,23 @@ pub struct RunPart {
     pub max_cycles: u32,
     pub notes: BaselineNotes,
     pub scope: ScopePart,
+    /// Files git ignores, as the run protected them.
+    pub ignored: IgnoredPart,
     pub delivery: DeliveryNote,
     /// Lessons the run drew from its record.
     pub heuristics: Vec<String>,
     /// Folders rollbacks set aside (never deleted), and where they are.
     pub set_aside: Vec<String>,
+}
+
+/// Files git ignored at the baseline: put back after a delegate deleted or changed them, or not
+/// protected (over `protect_ignored_max`).
+#[derive(Debug, Clone, Default)]
+pub struct IgnoredPart {
+    /// One line each: the cycle and the path.
+    pub restored: Vec<String>,
+    /// One line each: the path and its size.
+    pub not_protected: Vec<String>,
 }
 
 /// The run's scope, as the report tells it.

@@ -23,6 +23,13 @@ impl Workspace {
         let mut incidents = watch.store_writes();
         // Then .git: a delegate that staged its edit would otherwise hide it from the scan.
         incidents.extend(watch.restore_git_dir(&self.store)?);
+        // Then what git ignores, before the scan: a file it made visible is compared as it was.
+        incidents.extend(
+            self.ignored
+                .restore_changed(&self.root, &self.store)?
+                .into_iter()
+                .map(|path| Incident::IgnoredRestored { path }),
+        );
         // Then the state dir, before the loop's own reads add to its store.
         incidents.extend(watch.state_dir_writes());
         incidents.extend(watch.outside_writes());

@@ -32,7 +32,11 @@ impl Workspace {
         for path in candidates {
             let was = match before.paths.get(&path) {
                 Some(state) => state.clone(),
-                None => self.clean_state(&path)?.unwrap_or(PathState::Absent),
+                None => match self.clean_state(&path)? {
+                    Some(state) => state,
+                    // An ignored file the delegate made visible is not its own.
+                    None => self.ignored.state_of(&path).unwrap_or(PathState::Absent),
+                },
             };
             // Kept in the store too: a later change may have to be rolled back to this state.
             let is = PathState::read_at(&self.root, &path, Some(&self.store))?;

@@ -47,6 +47,9 @@ pub enum Incident {
     LeftProcess { pid: i32, command: String },
     /// It left more processes than are named one by one: killed too.
     LeftMoreProcesses { count: usize },
+    /// It deleted or changed a file git ignores that was there before the run (`.env`); put
+    /// back.
+    IgnoredRestored { path: RepoPath },
 }
 
 impl Incident {
@@ -63,6 +66,7 @@ impl Incident {
                 | Self::OutOfScope { .. }
                 | Self::LeftProcess { .. }
                 | Self::LeftMoreProcesses { .. }
+                | Self::IgnoredRestored { .. }
         )
     }
 
@@ -129,6 +133,9 @@ impl Incident {
             Self::SpecialFile { path, kind } => format!(
                 "made `{path}` {}, which the loop never opens: removed",
                 kind.describe()
+            ),
+            Self::IgnoredRestored { path } => format!(
+                "deleted or changed `{path}`, a file git ignores that was there before the run: put back as it was"
             ),
             Self::SecretWritten { path, what } => format!(
                 "wrote a secret into `{path}` ({}): rolled back",

@@ -8,6 +8,7 @@ mod change;
 mod changes;
 mod clean_files;
 mod error;
+mod ignored;
 mod incident;
 mod journal;
 mod listing;
@@ -30,6 +31,7 @@ use std::path::{Path, PathBuf};
 
 pub use change::{Change, Effects, Snapshot, compose};
 pub use error::WorkspaceError;
+pub use ignored::IgnoredBudget;
 pub use incident::Incident;
 pub use journal::{JOURNAL_FILE, Journal};
 pub use owner::{OWNER_FILE, Owner, journals_in, store_folders};
@@ -68,6 +70,8 @@ pub struct Workspace {
     dirty: BTreeSet<RepoPath>,
     /// The clean tracked files as last seen (recorded with the first snapshot).
     clean: Option<clean_files::CleanFiles>,
+    /// Files git ignored at the baseline, kept within a budget.
+    ignored: ignored::IgnoredFiles,
     /// Files in the git folders as last read, by their file-system identity: unchanged ones are
     /// not read again.
     known_git_files:
@@ -172,6 +176,7 @@ impl Workspace {
             artifacts: BTreeSet::new(),
             dirty: BTreeSet::new(),
             clean: None,
+            ignored: ignored::IgnoredFiles::default(),
             known_git_files: std::cell::RefCell::default(),
             sealed_work: std::cell::RefCell::default(),
             state_dir,
@@ -289,6 +294,7 @@ impl Workspace {
         );
         self.dirty = now;
         self.look_at_clean_files()?;
+        self.ignored.refresh(&self.root, &self.store)?;
         self.snapshot_of(self.dirty.clone())
     }
 

@@ -7,7 +7,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
-use super::listing::{StatKey, files_under, stat_keys};
+pub(super) use super::listing::StatKey;
+use super::listing::{files_under, stat_keys};
 use super::{
     Change, Incident, PathState, RepoPath, Snapshot, SnapshotStore, Workspace, WorkspaceError,
 };

@@ -20,6 +20,7 @@ mod gate_output;
 mod gate_process;
 mod http_delegate;
 mod http_server;
+mod ignored_files;
 mod image;
 mod init;
 mod install;

@@ -56,6 +56,10 @@ fn run_in(
 ) -> Result<CampaignEnd, RunError> {
     let cancel = options.cancel;
     workspace.record_baseline()?;
+    workspace.protect_ignored(&crate::workspace::IgnoredBudget {
+        max_bytes: settings.run.protect_ignored_max,
+        skip: settings.run.protect_ignored_skip.clone(),
+    })?;
     let mut campaign = match open::open(settings, preset, request, workspace)? {
         Opening::Open(campaign) => campaign,
         Opening::Ended(campaign) => return Ok(open::already_ended(&campaign, preset, console)),

@@ -1,0 +1,214 @@
+//! Files git ignores that were there when the run began (`.env`, local config): kept in the
+//! store up to a budget, and put back when a delegate deletes or changes them. Build folders and
+//! caches (by name, at any depth) are left out; files over the budget are named, not kept.
+
+use std::collections::BTreeMap;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use super::watch::StatKey;
+use super::{PathState, RepoPath, SnapshotStore, Workspace, WorkspaceError};
+
+/// At most this many ignored files are looked at; the rest are named as not protected.
+const MAX_FILES: usize = 20_000;
+
+/// How much of what git ignores is kept.
+#[derive(Debug, Clone)]
+pub struct IgnoredBudget {
+    /// Bytes in all, at most.
+    pub max_bytes: u64,
+    /// Names of folders never kept, at any depth (`target`, `node_modules`).
+    pub skip: Vec<String>,
+}
+
+/// The ignored files kept, and those that were not.
+#[derive(Debug, Default)]
+pub(super) struct IgnoredFiles {
+    kept: BTreeMap<RepoPath, (StatKey, PathState)>,
+    /// Over the budget (with their sizes), or past the count looked at: not kept.
+    not_kept: Vec<(RepoPath, u64)>,
+}
+
+impl IgnoredFiles {
+    /// Keeps the ignored files of the tree (but `excluded` paths and the folders `budget`
+    /// skips), in path order, each that still fits the budget.
+    pub(super) fn record(
+        repo: &git2::Repository,
+        root: &Path,
+        excluded: &dyn Fn(&[u8]) -> bool,
+        budget: &IgnoredBudget,
+        store: &SnapshotStore,
+    ) -> Result<Self, WorkspaceError> {
+        let mut record = Self::default();
+        let mut total = 0u64;
+        let skipped = |path: &[u8]| {
+            excluded(path)
+                || path
+                    .split(|byte| *byte == b'/')
+                    .any(|name| budget.skip.iter().any(|skip| skip.as_bytes() == name))
+        };
+        let mut files = Vec::new();
+        for path in ignored_entries(repo)? {
+            if skipped(&path) {
+                continue;
+            }
+            collect(root, RepoPath::new(path), &skipped, &mut files);
+        }
+        for (index, (path, metadata)) in files.into_iter().enumerate() {
+            let size = if metadata.is_file() {
+                metadata.len()
+            } else {
+                0
+            };
+            if index >= MAX_FILES || total.saturating_add(size) > budget.max_bytes {
+                record.not_kept.push((path, size));
+                continue;
+            }
+            let state = PathState::read_at(root, &path, Some(store))?;
+            total += size;
+            record.kept.insert(path, (StatKey::of(&metadata), state));
+        }
+        Ok(record)
+    }
+
+    /// Puts back every kept file whose state changed; returns their paths.
+    pub(super) fn restore_changed(
+        &self,
+        root: &Path,
+        store: &SnapshotStore,
+    ) -> Result<Vec<RepoPath>, WorkspaceError> {
+        let mut restored = Vec::new();
+        for (path, state) in self.changed(root)? {
+            state
+                .restore(&path, root, store)
+                .map_err(|source| WorkspaceError::Io {
+                    path: path.under(root),
+                    source,
+                })?;
+            restored.push(path);
+        }
+        Ok(restored)
+    }
+
+    /// After the gate: what it wrote to kept files is their state from now on.
+    pub(super) fn refresh(
+        &mut self,
+        root: &Path,
+        store: &SnapshotStore,
+    ) -> Result<(), WorkspaceError> {
+        for (path, _) in self.changed(root)? {
+            // The identity first: a write after it makes the next look read the file again.
+            let stat = std::fs::symlink_metadata(path.under(root)).map(|m| StatKey::of(&m));
+            let state = PathState::read_at(root, &path, Some(store))?;
+            if let Some(entry) = self.kept.get_mut(&path) {
+                if let Ok(stat) = stat {
+                    entry.0 = stat;
+                }
+                entry.1 = state;
+            }
+        }
+        Ok(())
+    }
+
+    /// The kept files whose state is not the kept one, with the kept state.
+    fn changed(&self, root: &Path) -> Result<Vec<(RepoPath, PathState)>, WorkspaceError> {
+        let mut changed = Vec::new();
+        for (path, (stat, state)) in &self.kept {
+            let same_identity = std::fs::symlink_metadata(path.under(root))
+                .is_ok_and(|metadata| StatKey::of(&metadata) == *stat);
+            if same_identity {
+                continue;
+            }
+            if PathState::read_at(root, path, None)? != *state {
+                changed.push((path.clone(), state.clone()));
+            }
+        }
+        Ok(changed)
+    }
+
+    /// What a kept file held.
+    pub(super) fn state_of(&self, path: &RepoPath) -> Option<PathState> {
+        self.kept.get(path).map(|(_, state)| state.clone())
+    }
+
+    /// The ignored files not kept, with their sizes.
+    pub(super) fn not_kept(&self) -> &[(RepoPath, u64)] {
+        &self.not_kept
+    }
+}
+
+impl Workspace {
+    /// Keeps the files git ignores now (but the state dir), within `budget`: each one a
+    /// delegate deletes or changes is put back.
+    pub fn protect_ignored(&mut self, budget: &IgnoredBudget) -> Result<(), WorkspaceError> {
+        let excluded = |path: &[u8]| self.is_excluded(path);
+        self.ignored =
+            IgnoredFiles::record(&self.repo, &self.root, &excluded, budget, &self.store)?;
+        Ok(())
+    }
+
+    /// The ignored files not protected (over the budget), each with its size.
+    pub fn ignored_not_protected(&self) -> Vec<String> {
+        self.ignored
+            .not_kept()
+            .iter()
+            .map(|(path, size)| format!("{path} ({size} bytes)"))
+            .collect()
+    }
+}
+
+/// What git ignores, as its status lists it: files, and folders (`name/`) not entered.
+fn ignored_entries(repo: &git2::Repository) -> Result<Vec<Vec<u8>>, WorkspaceError> {
+    let mut options = git2::StatusOptions::new();
+    options
+        .show(git2::StatusShow::Workdir)
+        .include_untracked(false)
+        .include_ignored(true)
+        .recurse_ignored_dirs(false)
+        .exclude_submodules(true);
+    let statuses = repo.statuses(Some(&mut options))?;
+    Ok(statuses
+        .iter()
+        .filter(|entry| entry.status().is_ignored())
+        .map(|entry| entry.path_bytes().to_vec())
+        .collect())
+}
+
+/// The files and symlinks at and beneath `path` (a folder when it ends in `/`), but skipped
+/// ones, up to [`MAX_FILES`] and one more.
+fn collect(
+    root: &Path,
+    path: RepoPath,
+    skipped: &dyn Fn(&[u8]) -> bool,
+    files: &mut Vec<(RepoPath, std::fs::Metadata)>,
+) {
+    let mut stack = vec![path];
+    while let Some(path) = stack.pop() {
+        if files.len() > MAX_FILES {
+            return;
+        }
+        let trimmed = path
+            .as_bytes()
+            .strip_suffix(b"/")
+            .unwrap_or(path.as_bytes());
+        let path = RepoPath::new(trimmed.to_vec());
+        let full = path.under(root);
+        let Ok(metadata) = std::fs::symlink_metadata(&full) else {
+            continue;
+        };
+        if metadata.is_dir() {
+            let Ok(entries) = std::fs::read_dir(&full) else {
+                continue;
+            };
+            let mut children: Vec<Vec<u8>> = entries
+                .flatten()
+                .map(|entry| [path.as_bytes(), b"/", entry.file_name().as_bytes()].concat())
+                .filter(|child| !skipped(child))
+                .collect();
+            children.sort_unstable_by(|a, b| b.cmp(a));
+            stack.extend(children.into_iter().map(RepoPath::new));
+        } else if metadata.is_file() || metadata.file_type().is_symlink() {
+            files.push((path, metadata));
+        }
+    }
+}

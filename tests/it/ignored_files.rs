@@ -1,0 +1,65 @@
+//! Files git ignores that were there before the run (`.env`, local config): a delegate that
+//! deletes or changes them has them put back to the byte, within `protect_ignored_max`; the
+//! report names what was put back and what was too big to protect.
+
+use std::os::unix::fs::PermissionsExt;
+
+use crate::support::{Entry, build_repo, tree_of};
+
+#[test]
+fn git_clean_fdx_takes_nothing_the_budget_protects() {
+    let repo = build_repo(
+        "[loop]\nprotect_ignored_max = \"1KiB\"\n\n[[delegate]]\n\
+         run = \"git clean -fdqx -e /.refine-loop; printf changed > local/settings.toml; touch fixed.txt\"\n",
+    );
+    repo.write(
+        ".gitignore",
+        "/.refine-loop\n.env\nlocal/\nbig.bin\ntarget/\n",
+    );
+    repo.commit("ignore");
+    repo.write(".env", "API_TOKEN=user-secret\n");
+    std::fs::set_permissions(repo.join(".env"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    repo.write("local/settings.toml", "mine = true\n");
+    std::os::unix::fs::symlink("settings.toml", repo.join("local/link")).unwrap();
+    // Over the budget (1 KiB in all), and a build folder: neither is protected.
+    repo.write("big.bin", &"x".repeat(2048));
+    repo.write("target/out.o", "built\n");
+    let tree = |repo: &crate::support::Repo| {
+        let mut tree = tree_of(repo.path(), &[".git", ".refine-loop"]);
+        tree.retain(|path, _| path.starts_with(".env") || path.starts_with("local"));
+        tree
+    };
+    let before = tree(&repo);
+    assert_eq!(before.len(), 4, "{before:?}");
+
+    let output = repo.run(&["run", "--max-cycles", "1"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+
+    assert_eq!(tree(&repo), before);
+    assert!(matches!(
+        tree_of(repo.path(), &[]).get(std::path::Path::new(".env")),
+        Some(Entry::File { mode: 0o600, .. })
+    ));
+    assert!(!repo.join("big.bin").exists());
+    assert!(!repo.join("target").exists());
+    let delegate =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-build.md"))
+            .unwrap();
+    for path in [".env", "local/settings.toml", "local/link"] {
+        assert!(
+            delegate.contains(&format!("deleted or changed `{path}`, a file git ignores")),
+            "{delegate}"
+        );
+    }
+    let report = std::fs::read_to_string(repo.join(".refine-loop/REFINE-LOOP-FINAL.md")).unwrap();
+    assert!(report.contains("## Ignored files"), "{report}");
+    assert!(
+        report.contains("put back after a delegate deleted or changed it: `.env` (cycle 1)"),
+        "{report}"
+    );
+    assert!(
+        report.contains("not protected (over `protect_ignored_max`): big.bin (2048 bytes)"),
+        "{report}"
+    );
+    assert!(!report.contains("target/out.o"), "{report}");
+}
