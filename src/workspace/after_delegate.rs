@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use super::{
     Change, EMPTY_SHA256, Effects, Incident, PathState, RepoPath, Snapshot, Watch, Workspace,
-    WorkspaceError, special, watch,
+    WorkspaceError, hard_link, special, watch,
 };
 use crate::files::SpecialKind;
 
@@ -35,6 +35,7 @@ impl Workspace {
         incidents.extend(watch.outside_writes());
         let mut changes = self.changes_since(before)?;
         self.add_special_files(&mut changes, watch.started());
+        incidents.extend(hard_link::hard_links(&changes, &self.root));
         let mut effects = Effects::default();
         let mut touched_protected = Vec::new();
         let protected_contents: BTreeMap<&String, &RepoPath> = self

@@ -47,6 +47,9 @@ pub enum Incident {
     LeftProcess { pid: i32, command: String },
     /// It left more processes than are named one by one: killed too.
     LeftMoreProcesses { count: usize },
+    /// It left a file in the tree that is a hard link to a file elsewhere (`links` names in
+    /// all): what it wrote through it reached that file too.
+    HardLinked { path: RepoPath, links: u64 },
     /// It deleted or changed a file git ignores that was there before the run (`.env`); put
     /// back.
     IgnoredRestored { path: RepoPath },
@@ -133,6 +136,9 @@ impl Incident {
             Self::SpecialFile { path, kind } => format!(
                 "made `{path}` {}, which the loop never opens: removed",
                 kind.describe()
+            ),
+            Self::HardLinked { path, links } => format!(
+                "made `{path}` a hard link to a file elsewhere ({links} names): rolled back; what it wrote through the link outside the tree is not the loop's to put back"
             ),
             Self::IgnoredRestored { path } => format!(
                 "deleted or changed `{path}`, a file git ignores that was there before the run: put back as it was"

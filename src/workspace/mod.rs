@@ -8,6 +8,7 @@ mod change;
 mod changes;
 mod clean_files;
 mod error;
+mod hard_link;
 mod ignored;
 mod incident;
 mod journal;

@@ -1,5 +1,5 @@
 //! What a delegate must not do, watched while it runs: write into `.git`, write through a symlink
-//! to a file outside the tree, link out of the tree, rewrite the loop's own files in the state
+//! to a file outside the tree, link out of the tree (by a symlink or a hard link), rewrite the loop's own files in the state
 //! dir, or touch the user's own work. Each is an incident; most make the delegate hostile.
 
 use std::collections::BTreeMap;

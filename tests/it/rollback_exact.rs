@@ -230,3 +230,25 @@ fn an_edit_hidden_by_rewriting_only_the_index_file_times_is_found_and_rolled_bac
         ""
     );
 }
+
+#[test]
+fn a_hard_link_to_a_file_outside_is_hostile_and_rolled_back() {
+    // Without the kernel's confinement nothing stops the write through the link; the loop finds
+    // the link, undoes the whole change and says what it could not undo.
+    let scene = Scene::new(
+        |repo| {
+            repo.write("data/a.txt", "one\ntwo\n");
+            repo.commit("data");
+        },
+        "printf 'outside\\n' > $SUMS_DIR/victim; rm data/a.txt; \
+         ln $SUMS_DIR/victim data/a.txt; printf 'through the link\\n' >> data/a.txt",
+    );
+    let report = scene.run_and_roll_back();
+    assert!(
+        report.contains("made `data/a.txt` a hard link to a file elsewhere (2 names)"),
+        "{report}"
+    );
+    let metadata = std::fs::metadata(scene.repo.join("data/a.txt")).unwrap();
+    assert_eq!(std::os::unix::fs::MetadataExt::nlink(&metadata), 1);
+    assert_eq!(scene.bytes("data/a.txt"), b"one\ntwo\n");
+}
