@@ -30,26 +30,39 @@ impl Workspace {
             .collect();
         let mut changes = Vec::new();
         for path in candidates {
-            let was = match before.paths.get(&path) {
-                Some(state) => state.clone(),
-                None => match self.clean_state(&path)? {
-                    Some(state) => state,
-                    // An ignored file the delegate made visible is not its own.
-                    None => self.ignored.state_of(&path).unwrap_or(PathState::Absent),
-                },
-            };
-            // Kept in the store too: a later change may have to be rolled back to this state.
-            let is = PathState::read_at(&self.root, &path, Some(&self.store))?;
-            if was != is {
-                changes.push(Change {
-                    path,
-                    before: was,
-                    after: is,
-                });
+            changes.extend(self.change_of(path, before)?);
+        }
+        // Files the delegate hid behind ignore rules it wrote are its change too.
+        for path in self.hidden_by_new_rules(&changes)? {
+            if !changes.iter().any(|change| change.path == path) {
+                changes.extend(self.change_of(path, before)?);
             }
         }
         self.dirty = now;
         Ok(changes)
+    }
+
+    /// How `path` changed since `before`, if it did.
+    fn change_of(
+        &mut self,
+        path: RepoPath,
+        before: &Snapshot,
+    ) -> Result<Option<Change>, WorkspaceError> {
+        let was = match before.paths.get(&path) {
+            Some(state) => state.clone(),
+            None => match self.clean_state(&path)? {
+                Some(state) => state,
+                // An ignored file the delegate made visible is not its own.
+                None => self.ignored.state_of(&path).unwrap_or(PathState::Absent),
+            },
+        };
+        // Kept in the store too: a later change may have to be rolled back to this state.
+        let is = PathState::read_at(&self.root, &path, Some(&self.store))?;
+        Ok((was != is).then_some(Change {
+            path,
+            before: was,
+            after: is,
+        }))
     }
 
     /// What a clean tracked file held when last seen, exactly as it was on disk.

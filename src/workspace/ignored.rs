@@ -27,6 +27,8 @@ pub(super) struct IgnoredFiles {
     kept: BTreeMap<RepoPath, (StatKey, PathState)>,
     /// Over the budget (with their sizes), or past the count looked at: not kept.
     not_kept: Vec<(RepoPath, u64)>,
+    /// Names of folders never kept.
+    skip: Vec<String>,
 }
 
 impl IgnoredFiles {
@@ -39,7 +41,10 @@ impl IgnoredFiles {
         budget: &IgnoredBudget,
         store: &SnapshotStore,
     ) -> Result<Self, WorkspaceError> {
-        let mut record = Self::default();
+        let mut record = Self {
+            skip: budget.skip.clone(),
+            ..Self::default()
+        };
         let mut total = 0u64;
         let skipped = |path: &[u8]| {
             excluded(path)
@@ -131,6 +136,11 @@ impl IgnoredFiles {
         self.kept.get(path).map(|(_, state)| state.clone())
     }
 
+    /// Names of folders whose files are never kept.
+    pub(super) fn skip(&self) -> &[String] {
+        &self.skip
+    }
+
     /// The ignored files not kept, with their sizes.
     pub(super) fn not_kept(&self) -> &[(RepoPath, u64)] {
         &self.not_kept
@@ -158,11 +168,13 @@ impl Workspace {
 }
 
 /// What git ignores, as its status lists it: files, and folders (`name/`) not entered.
-fn ignored_entries(repo: &git2::Repository) -> Result<Vec<Vec<u8>>, WorkspaceError> {
+pub(super) fn ignored_entries(repo: &git2::Repository) -> Result<Vec<Vec<u8>>, WorkspaceError> {
     let mut options = git2::StatusOptions::new();
     options
         .show(git2::StatusShow::Workdir)
-        .include_untracked(false)
+        // Untracked folders are entered: a file in one may be ignored by a rule beside it.
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
         .include_ignored(true)
         .recurse_ignored_dirs(false)
         .exclude_submodules(true);
@@ -176,7 +188,7 @@ fn ignored_entries(repo: &git2::Repository) -> Result<Vec<Vec<u8>>, WorkspaceErr
 
 /// The files and symlinks at and beneath `path` (a folder when it ends in `/`), but skipped
 /// ones, up to [`MAX_FILES`] and one more.
-fn collect(
+pub(super) fn collect(
     root: &Path,
     path: RepoPath,
     skipped: &dyn Fn(&[u8]) -> bool,

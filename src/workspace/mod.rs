@@ -9,6 +9,7 @@ mod changes;
 mod clean_files;
 mod error;
 mod hard_link;
+mod hidden;
 mod ignored;
 mod incident;
 mod journal;
@@ -73,6 +74,8 @@ pub struct Workspace {
     clean: Option<clean_files::CleanFiles>,
     /// Files git ignored at the baseline, kept within a budget.
     ignored: ignored::IgnoredFiles,
+    /// What git ignored at the last look (files, and folders as `name/`).
+    ignored_seen: BTreeSet<Vec<u8>>,
     /// Files in the git folders as last read, by their file-system identity: unchanged ones are
     /// not read again.
     known_git_files:
@@ -178,6 +181,7 @@ impl Workspace {
             dirty: BTreeSet::new(),
             clean: None,
             ignored: ignored::IgnoredFiles::default(),
+            ignored_seen: BTreeSet::new(),
             known_git_files: std::cell::RefCell::default(),
             sealed_work: std::cell::RefCell::default(),
             state_dir,
@@ -345,7 +349,7 @@ impl Workspace {
                     &self.store,
                 )?;
                 self.clean = Some(clean);
-                Ok(())
+                self.look_at_ignored()
             }
         }
     }

@@ -63,3 +63,52 @@ fn git_clean_fdx_takes_nothing_the_budget_protects() {
     );
     assert!(!report.contains("target/out.o"), "{report}");
 }
+
+#[test]
+fn files_hidden_behind_ignore_rules_the_delegate_wrote_do_not_survive_its_rollback() {
+    // Table: a folder that ignores itself; a pattern appended to the root .gitignore. Each also
+    // writes a log that a rule of the user's ignores: beside a folder's own rules it is build
+    // output, left alone; under a .gitignore the delegate changed, it is part of its change.
+    for (fault, hidden, log_stays) in [
+        (
+            "mkdir -p hidden/deeper && printf '*\\\\n' > hidden/.gitignore && echo planted > hidden/deeper/conftest.py",
+            "hidden",
+            true,
+        ),
+        (
+            "printf '*.secret\\\\n' >> .gitignore && echo planted > notes.secret",
+            "notes.secret",
+            false,
+        ),
+    ] {
+        // The gate fails when what was hidden is there: the change is rolled back.
+        let repo = build_repo(&format!(
+            "[[gate.check]]\nname = \"clean\"\nrun = \"test ! -e {hidden}\"\n\n\
+             [[delegate]]\nrun = \"{fault}; echo output > debug.log\"\n"
+        ));
+        repo.write(".gitignore", "/.refine-loop\n*.log\n");
+        repo.commit("ignore");
+        let before = tree_of(repo.path(), &[".git", ".refine-loop"]);
+
+        let output = repo.run(&["run", "--max-cycles", "1"]);
+        assert_eq!(output.status.code(), Some(3), "{fault}: {output:?}");
+
+        let delegate = std::fs::read_to_string(
+            repo.join(".refine-loop/cycle-1/delegate-reports/fix-build.md"),
+        )
+        .unwrap();
+        assert!(
+            delegate.contains("- result: rolled back"),
+            "{fault}: {delegate}"
+        );
+        assert!(
+            delegate.contains(&format!("`{hidden}")),
+            "{fault}: {delegate}"
+        );
+        assert!(!repo.join(hidden).exists(), "{fault}: {hidden} survived");
+        let mut after = tree_of(repo.path(), &[".git", ".refine-loop"]);
+        let log = after.remove(std::path::Path::new("debug.log"));
+        assert_eq!(log.is_some(), log_stays, "{fault}: {delegate}");
+        assert_eq!(after, before, "{fault}");
+    }
+}

@@ -1,0 +1,80 @@
+//! Files a delegate hides behind ignore rules it wrote: a `.gitignore` it added or changed (even
+//! one that ignores itself, `hidden/.gitignore` holding `*`). What git newly ignores beneath
+//! such a file is part of the delegate's change, so a rollback removes it like any new file.
+//! What pre-existing rules ignore elsewhere (build output) is left alone, as before; beneath a
+//! changed ignore file, what the delegate made that git newly ignores is all its change (its
+//! build output too: which rule ignores a file is not told apart).
+
+use std::collections::BTreeSet;
+
+use super::{Change, RepoPath, Workspace, WorkspaceError, ignored};
+
+const IGNORE_FILE: &[u8] = b".gitignore";
+
+impl Workspace {
+    /// The files git ignores now that it did not at the last look and that lie beneath an
+    /// ignore file `changes` touch or that is itself newly ignored (the state dir and the
+    /// skipped build folders left out). The listing becomes the last look.
+    pub(super) fn hidden_by_new_rules(
+        &mut self,
+        changes: &[Change],
+    ) -> Result<BTreeSet<RepoPath>, WorkspaceError> {
+        let now: BTreeSet<Vec<u8>> = ignored::ignored_entries(&self.repo)?
+            .into_iter()
+            .filter(|path| !self.is_excluded(path))
+            .collect();
+        let new: Vec<&Vec<u8>> = now.difference(&self.ignored_seen).collect();
+        let mut rule_folders: Vec<Vec<u8>> = changes
+            .iter()
+            .map(|change| change.path.as_bytes())
+            .chain(new.iter().map(|path| path.as_slice()))
+            .filter_map(folder_of_ignore_file)
+            .collect();
+        rule_folders.sort();
+        rule_folders.dedup();
+        let mut hidden = BTreeSet::new();
+        if !rule_folders.is_empty() {
+            let skip = self.ignored.skip().to_vec();
+            let skipped = |path: &[u8]| {
+                self.is_excluded(path)
+                    || path
+                        .split(|byte| *byte == b'/')
+                        .any(|name| skip.iter().any(|skip| skip.as_bytes() == name))
+            };
+            for entry in new {
+                let under_rule = rule_folders.iter().any(|folder| {
+                    folder.is_empty() || RepoPath::new(entry.clone()).is_within(folder)
+                });
+                if under_rule && !skipped(entry) {
+                    let mut files = Vec::new();
+                    ignored::collect(
+                        &self.root,
+                        RepoPath::new(entry.clone()),
+                        &skipped,
+                        &mut files,
+                    );
+                    hidden.extend(files.into_iter().map(|(path, _)| path));
+                }
+            }
+        }
+        self.ignored_seen = now;
+        Ok(hidden)
+    }
+
+    /// Remembers what git ignores now (the first look).
+    pub(super) fn look_at_ignored(&mut self) -> Result<(), WorkspaceError> {
+        self.ignored_seen = ignored::ignored_entries(&self.repo)?
+            .into_iter()
+            .filter(|path| !self.is_excluded(path))
+            .collect();
+        Ok(())
+    }
+}
+
+/// The folder an ignore file at `path` rules over (empty for the root), when it is one.
+fn folder_of_ignore_file(path: &[u8]) -> Option<Vec<u8>> {
+    match path.iter().rposition(|byte| *byte == b'/') {
+        Some(at) => (&path[at + 1..] == IGNORE_FILE).then(|| path[..at].to_vec()),
+        None => (path == IGNORE_FILE).then(Vec::new),
+    }
+}
