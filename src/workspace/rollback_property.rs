@@ -12,8 +12,9 @@ use proptest::prelude::*;
 use super::Workspace;
 
 /// Names the operations pick from: files at the top and nested, a script, a link, a name that
-/// is not UTF-8, and paths under folders that do not exist yet.
-const NAMES: [&[u8]; 14] = [
+/// is not UTF-8, paths under folders that do not exist yet, and a file git writes with CRLF
+/// (its blob has LF) with the attributes that say so.
+const NAMES: [&[u8]; 16] = [
     b"a.txt",
     b"b.txt",
     b"dir/c.txt",
@@ -28,6 +29,8 @@ const NAMES: [&[u8]; 14] = [
     b"new/deeper/y.txt",
     b"new",
     b"dir/sub/e f.txt",
+    b"crlf.txt",
+    b".gitattributes",
 ];
 
 /// Where links may point: inside, outside, nowhere, into a folder.
@@ -125,6 +128,9 @@ fn repository() -> tempfile::TempDir {
         (b"run.sh", b"#!/bin/sh\n"),
         (b"caf\xe9.txt", b"not utf-8\n"),
         (b"dir/sub/e f.txt", b"spaced\n"),
+        (b".gitattributes", b"crlf.txt text eol=crlf\n"),
+        // Committed as "one\ntwo\n" (the text filter), left on disk with CRLF: clean.
+        (b"crlf.txt", b"one\r\ntwo\r\n"),
     ] {
         std::fs::write(root.join(OsStr::from_bytes(name)), bytes).unwrap();
     }
@@ -144,6 +150,17 @@ fn repository() -> tempfile::TempDir {
     let signature = git2::Signature::now("t", "t@example.invalid").unwrap();
     repo.commit(Some("HEAD"), &signature, &signature, "base", &tree, &[])
         .unwrap();
+    // Clean as git sees it, though its bytes on disk are not its blob's.
+    assert_eq!(
+        repo.status_file(Path::new("crlf.txt")).unwrap(),
+        git2::Status::CURRENT
+    );
+    assert_eq!(
+        repo.find_blob(index.get_path(Path::new("crlf.txt"), 0).unwrap().id)
+            .unwrap()
+            .content(),
+        b"one\ntwo\n"
+    );
     std::fs::write(root.join("b.txt"), "beta\nthe user's edit\n").unwrap();
     std::fs::write(root.join("untracked.txt"), "the user's notes\n").unwrap();
     dir
