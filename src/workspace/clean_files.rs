@@ -27,6 +27,10 @@ const CONVERTING_ATTRIBUTES: [&str; 6] = [
     "working-tree-encoding",
 ];
 
+/// Files up to this size are hashed (to see whether they hold their blob) without looking up
+/// their attributes first.
+const HASH_WITHOUT_LOOKUP: u64 = 256 * 1024;
+
 /// Git's modes of the index entries that are files or symlinks in the tree.
 const FILE_MODES: [u32; 3] = [0o100_644, 0o100_755, 0o120_000];
 
@@ -61,9 +65,11 @@ impl CleanFiles {
         store: &SnapshotStore,
     ) -> Result<Self, WorkspaceError> {
         let converts_everything = autocrlf_converts(repo)?;
+        let index = repo.index()?;
+        let attributed = converts_everything || has_attributes(repo, &index, dirty);
         let taken = coarse_now();
         let mut entries = BTreeMap::new();
-        for entry in repo.index()?.iter() {
+        for entry in index.iter() {
             let path = RepoPath::new(entry.path.clone());
             let stage = (entry.flags >> 12) & 0b11;
             if stage != 0 || !FILE_MODES.contains(&entry.mode) || dirty.contains(&path) {
@@ -77,7 +83,11 @@ impl CleanFiles {
                 Held::Read(PathState::read(&full, None)?)
             } else if !metadata.is_file() {
                 continue;
-            } else if (converts_everything || converts(repo, &path)?)
+            } else if attributed
+                && (converts_everything
+                    // A small file is hashed sooner than its attributes are looked up.
+                    || metadata.len() <= HASH_WITHOUT_LOOKUP
+                    || converts(repo, &path)?)
                 && !holds_blob(&full, entry.id)
             {
                 Held::Read(PathState::read(&full, Some(store))?)
@@ -195,6 +205,34 @@ fn autocrlf_converts(repo: &git2::Repository) -> Result<bool, WorkspaceError> {
         Err(error) if error.code() == git2::ErrorCode::NotFound => false,
         Err(error) => return Err(error.into()),
     })
+}
+
+/// Whether any file of attributes may apply: a `.gitattributes` in the index or the tree's
+/// dirty paths, the repository's `info/attributes`, `core.attributesFile`, or a user's or the
+/// system's attributes file. Without one, no attribute converts anything.
+fn has_attributes(
+    repo: &git2::Repository,
+    index: &git2::Index,
+    dirty: &BTreeSet<RepoPath>,
+) -> bool {
+    let named = |path: &[u8]| path == b".gitattributes" || path.ends_with(b"/.gitattributes");
+    let configured = repo.config().map_or(true, |config| {
+        config.get_path("core.attributesFile").is_ok()
+    });
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let user_files = [
+        std::env::var_os("XDG_CONFIG_HOME")
+            .map(|dir| std::path::PathBuf::from(dir).join("git/attributes")),
+        home.map(|home| home.join(".config/git/attributes")),
+    ];
+    configured
+        || index.iter().any(|entry| named(&entry.path))
+        || dirty.iter().any(|path| named(path.as_bytes()))
+        || repo.path().join("info/attributes").exists()
+        || user_files.iter().flatten().any(|file| file.exists())
+        || ["/etc/gitattributes", "/usr/local/etc/gitattributes"]
+            .iter()
+            .any(|file| Path::new(file).exists())
 }
 
 /// Whether any attribute that converts between the index and the tree is set, unset or given a
