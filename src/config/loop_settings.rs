@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::ConfigError;
 use super::load::{Entry, Overrides, invalid};
+use super::loop_guards as guards;
 use super::settings::{Isolate, RunSettings, Verify, defaults};
 use super::wire::{DelegateFile, LoopFile};
 use crate::delegate::{DEFAULT_TEMPLATE, DelegateSpec, HttpSpec, Launch, Role};
@@ -31,6 +32,29 @@ pub fn parse_isolate(text: &str) -> Result<Isolate, String> {
             "\"{text}\" is not an isolation; expected none or worktree"
         )),
     }
+}
+
+/// `[loop] share`: folders inside the repository, named relative to it.
+fn resolve_share(
+    config_file: &Path,
+    share: Option<Vec<String>>,
+) -> Result<Vec<String>, ConfigError> {
+    let share = share.unwrap_or_default();
+    if let Some(bad) = share.iter().find(|folder| {
+        let path = Path::new(folder.as_str());
+        folder.is_empty()
+            || path.is_absolute()
+            || path
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+    }) {
+        return Err(invalid(
+            config_file,
+            "loop.share",
+            format!("\"{bad}\" is not a folder inside the repository"),
+        ));
+    }
+    Ok(share)
 }
 
 pub(super) fn resolve_run(
@@ -80,23 +104,9 @@ pub(super) fn resolve_run(
         }
         (None, None) => Isolate::None,
     };
-    let share = file.share.unwrap_or_default();
-    if let Some(bad) = share.iter().find(|folder| {
-        let path = Path::new(folder.as_str());
-        folder.is_empty()
-            || path.is_absolute()
-            || path
-                .components()
-                .any(|c| !matches!(c, std::path::Component::Normal(_)))
-    }) {
-        return Err(invalid(
-            config_file,
-            "loop.share",
-            format!("\"{bad}\" is not a folder inside the repository"),
-        ));
-    }
-    let (confine, writable) = resolve_confine(config_file, file.confine, file.writable)?;
-    let (protect_ignored_max, protect_ignored_skip) = resolve_protect_ignored(
+    let share = resolve_share(config_file, file.share)?;
+    let (confine, writable) = guards::resolve_confine(config_file, file.confine, file.writable)?;
+    let (protect_ignored_max, protect_ignored_skip) = guards::resolve_protect_ignored(
         config_file,
         file.protect_ignored_max,
         file.protect_ignored_skip,
@@ -114,61 +124,6 @@ pub(super) fn resolve_run(
         confine,
         writable,
     })
-}
-
-/// `[loop] confine` (`auto` when left out) and `writable` (the defaults when left out; no blank
-/// folder).
-fn resolve_confine(
-    config_file: &Path,
-    confine: Option<String>,
-    writable: Option<Vec<String>>,
-) -> Result<(crate::confine::ConfineMode, Option<Vec<String>>), ConfigError> {
-    let confine = match confine {
-        Some(text) => crate::confine::ConfineMode::parse(&text)
-            .map_err(|reason| invalid(config_file, "loop.confine", reason))?,
-        None => crate::confine::ConfineMode::Auto,
-    };
-    if let Some(bad) = writable
-        .iter()
-        .flatten()
-        .find(|w| w.trim().is_empty() || w.contains('\0'))
-    {
-        return Err(invalid(
-            config_file,
-            "loop.writable",
-            format!("\"{bad}\" is not a folder"),
-        ));
-    }
-    Ok((confine, writable))
-}
-
-/// `protect_ignored_max` and `protect_ignored_skip`, defaults applied; a skipped name must be one
-/// folder's name.
-fn resolve_protect_ignored(
-    config_file: &Path,
-    max: Option<super::units::ByteSize>,
-    skip: Option<Vec<String>>,
-) -> Result<(u64, Vec<String>), ConfigError> {
-    let protect_ignored_skip = skip.unwrap_or_else(|| {
-        defaults::PROTECT_IGNORED_SKIP
-            .iter()
-            .map(ToString::to_string)
-            .collect()
-    });
-    if let Some(bad) = protect_ignored_skip
-        .iter()
-        .find(|name| name.is_empty() || name.contains('/') || *name == "." || *name == "..")
-    {
-        return Err(invalid(
-            config_file,
-            "loop.protect_ignored_skip",
-            format!("\"{bad}\" is not a folder name"),
-        ));
-    }
-    Ok((
-        max.map_or(defaults::PROTECT_IGNORED_MAX, |size| size.0),
-        protect_ignored_skip,
-    ))
 }
 
 /// Resolves the `[[delegate]]` tables in the order written; the first wrong one stops with its

@@ -5,6 +5,7 @@
 mod checks;
 mod error;
 mod load;
+mod loop_guards;
 mod loop_settings;
 mod settings;
 pub mod units;

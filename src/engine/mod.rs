@@ -326,21 +326,6 @@ impl<'a> Engine<'a> {
         });
     }
 
-    /// Undoes an attempt that was not undone already.
-    pub fn roll_back(&mut self, attempt: &Attempt) -> Result<(), RunError> {
-        if !attempt.settled && !attempt.changes.is_empty() {
-            self.workspace
-                .roll_back(&attempt.changes, attempt.started)?;
-        }
-        Ok(())
-    }
-
-    /// Looks at the tree afresh: what a delegate leaves from now on is its own.
-    pub fn refresh(&mut self) -> Result<(), RunError> {
-        self.snapshot = self.workspace.snapshot()?;
-        Ok(())
-    }
-
     /// The gate for `cycle` on a delegate's change, judged against the kept state; what it
     /// changed that it must not is put back before, and held against the change.
     fn verify(&mut self, cycle: CycleNumber) -> Result<verify::Verified, RunError> {

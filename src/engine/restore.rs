@@ -7,6 +7,21 @@ use super::{Attempt, Engine, RunError, turn};
 use crate::delegate::{Assignment, DelegateSpec};
 
 impl Engine<'_> {
+    /// Undoes an attempt that was not undone already.
+    pub fn roll_back(&mut self, attempt: &Attempt) -> Result<(), RunError> {
+        if !attempt.settled && !attempt.changes.is_empty() {
+            self.workspace
+                .roll_back(&attempt.changes, attempt.started)?;
+        }
+        Ok(())
+    }
+
+    /// Looks at the tree afresh: what a delegate leaves from now on is its own.
+    pub fn refresh(&mut self) -> Result<(), RunError> {
+        self.snapshot = self.workspace.snapshot()?;
+        Ok(())
+    }
+
     /// One delegate's turn on `assignment`, from the tree as last seen; what it must not have
     /// done is undone at once (see [`turn`]).
     pub fn take_turn(

@@ -19,9 +19,9 @@ impl Workspace {
         watch: &Watch,
         before: &Snapshot,
     ) -> Result<Effects, WorkspaceError> {
-        // The kept copies first, before the loop's own reads add to them.
+        // The kept copies first, before the loop's own reads add to them; then .git: a delegate
+        // that staged its edit would otherwise hide it from the scan.
         let mut incidents = watch.store_writes();
-        // Then .git: a delegate that staged its edit would otherwise hide it from the scan.
         incidents.extend(watch.restore_git_dir(&self.store)?);
         // Then what git ignores, before the scan: a file it made visible is compared as it was.
         incidents.extend(

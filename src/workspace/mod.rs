@@ -4,6 +4,7 @@
 //! Nothing here runs `git stash`, `reset` or `checkout`: files are read and written one by one.
 
 mod after_delegate;
+mod baseline;
 mod change;
 mod changes;
 mod clean_files;
@@ -212,79 +213,6 @@ impl Workspace {
     /// The user's own work: what was dirty or untracked before the run, as it was.
     pub fn protected(&self) -> &BTreeMap<RepoPath, PathState> {
         &self.protected
-    }
-
-    /// Gives up the protection of the paths whose baseline state `owned` names (by
-    /// [`PathState::key`]): an earlier run of the same campaign left them so, they are its own.
-    /// Returns the paths released.
-    pub fn release_owned(&mut self, owned: &BTreeMap<String, String>) -> Vec<RepoPath> {
-        let released: Vec<RepoPath> = self
-            .protected
-            .iter()
-            .filter(|(path, state)| owned.get(&path.to_string()) == Some(&state.key()))
-            .map(|(path, _)| path.clone())
-            .collect();
-        for path in &released {
-            self.protected.remove(path);
-        }
-        released
-    }
-
-    /// Records the user's work before anything runs; it is protected for the whole run.
-    pub fn record_baseline(&mut self) -> Result<Snapshot, WorkspaceError> {
-        let snapshot = self.snapshot()?;
-        if let Some((path, _)) = snapshot
-            .paths
-            .iter()
-            .find(|(_, state)| **state == PathState::Directory)
-        {
-            return Err(WorkspaceError::NestedRepository { path: path.clone() });
-        }
-        self.protected.clone_from(&snapshot.paths);
-        self.special_at_baseline = self
-            .special_files(std::time::UNIX_EPOCH)
-            .into_iter()
-            .map(|(path, _)| path)
-            .collect();
-        // Staged work (the index differs from HEAD) is the user's too, though it is not dirty.
-        for path in self.staged_paths()? {
-            if !self.protected.contains_key(&path) {
-                let state = PathState::read_at(&self.root, &path, Some(&self.store))?;
-                self.protected.insert(path, state);
-            }
-        }
-        // A second copy outside the repository, for when the store's is gone or damaged.
-        for state in self.protected.values() {
-            if let PathState::File { sha256, .. } = state {
-                self.store
-                    .back_up(sha256)
-                    .map_err(|source| WorkspaceError::Io {
-                        path: self
-                            .store
-                            .backup()
-                            .unwrap_or(self.store.dir())
-                            .to_path_buf(),
-                        source,
-                    })?;
-            }
-        }
-        Ok(snapshot)
-    }
-
-    /// Paths whose index entry differs from HEAD.
-    fn staged_paths(&self) -> Result<BTreeSet<RepoPath>, WorkspaceError> {
-        let mut options = git2::StatusOptions::new();
-        options
-            .show(git2::StatusShow::Index)
-            .include_untracked(false)
-            .exclude_submodules(true)
-            .renames_head_to_index(false);
-        let statuses = self.repo.statuses(Some(&mut options))?;
-        Ok(statuses
-            .iter()
-            .map(|entry| RepoPath::new(entry.path_bytes().to_vec()))
-            .filter(|path| !self.is_excluded(path.as_bytes()))
-            .collect())
     }
 
     /// After a gate run: paths that became dirty while it ran are its own files from now on.
