@@ -38,14 +38,7 @@ impl Workspace {
         incidents.extend(hard_link::hard_links(&changes, &self.root));
         let mut effects = Effects::default();
         let mut touched_protected = Vec::new();
-        let protected_contents: BTreeMap<&String, &RepoPath> = self
-            .protected
-            .iter()
-            .filter_map(|(path, state)| match state {
-                PathState::File { sha256, .. } if sha256 != EMPTY_SHA256 => Some((sha256, path)),
-                _ => None,
-            })
-            .collect();
+        let protected_contents = self.protected_contents();
         for change in changes {
             if let Some(incident) = watch::escape_of(&change, &self.root, self.repo.path()) {
                 incidents.push(incident);
@@ -94,6 +87,18 @@ impl Workspace {
         self.roll_back(&touched_protected, watch.started())?;
         effects.incidents = incidents;
         Ok(effects)
+    }
+
+    /// The user's files by their contents (but empty ones: an empty file is nobody's work in
+    /// particular).
+    fn protected_contents(&self) -> BTreeMap<&String, &RepoPath> {
+        self.protected
+            .iter()
+            .filter_map(|(path, state)| match state {
+                PathState::File { sha256, .. } if sha256 != EMPTY_SHA256 => Some((sha256, path)),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Adds the FIFOs, sockets and devices made at new paths since `since`, which git does not
