@@ -56,8 +56,10 @@ impl Workspace {
                 None => self.ignored.state_of(&path).unwrap_or(PathState::Absent),
             },
         };
-        // Kept in the store too: a later change may have to be rolled back to this state.
-        let is = PathState::read_at(&self.root, &path, Some(&self.store))?;
+        // Kept in the store too: a later change may have to be rolled back to this state (but
+        // not while the tree is put back from a journal: nothing after that goes back to it).
+        let store = (!self.restoring).then_some(&self.store);
+        let is = PathState::read_at(&self.root, &path, store)?;
         Ok((was != is).then_some(Change {
             path,
             before: was,

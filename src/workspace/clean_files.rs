@@ -41,7 +41,8 @@ pub(super) struct CleanFiles {
 
 #[derive(Debug)]
 struct Entry {
-    stat: StatKey,
+    /// `None` when not known (rebuilt from a journal): git's status says what changed.
+    stat: Option<StatKey>,
     /// Written in the same tick as it was looked at: its identity proves nothing.
     racy: bool,
     held: Held,
@@ -100,8 +101,77 @@ impl CleanFiles {
             entries.insert(
                 path,
                 Entry {
-                    stat: StatKey::of(&metadata),
+                    stat: Some(StatKey::of(&metadata)),
                     racy: is_racy(&metadata, taken),
+                    held,
+                },
+            );
+        }
+        Ok(Self { entries })
+    }
+
+    /// What a journal keeps of the record: the files whose state is not their blob's with git's
+    /// usual mode (kept bytes, a symlink, another mode).
+    pub(super) fn exceptions(&self, repo: &git2::Repository) -> Vec<(RepoPath, PathState)> {
+        let index = repo.index().ok();
+        self.entries
+            .iter()
+            .filter_map(|(path, entry)| match &entry.held {
+                Held::Read(state) => Some((path.clone(), state.clone())),
+                Held::Blob { mode, .. } => {
+                    let usual = index
+                        .as_ref()
+                        .and_then(|index| {
+                            index.get_path(
+                                Path::new(std::ffi::OsStr::from_bytes(path.as_bytes())),
+                                0,
+                            )
+                        })
+                        .is_some_and(|indexed| usual_mode(indexed.mode) == *mode);
+                    // Another mode: said as a state with no bytes kept (the blob has them).
+                    (!usual).then(|| {
+                        (
+                            path.clone(),
+                            PathState::File {
+                                sha256: String::new(),
+                                mode: *mode,
+                            },
+                        )
+                    })
+                }
+            })
+            .collect()
+    }
+
+    /// The record rebuilt from the index and a journal's `exceptions`, for a run that was
+    /// killed: every tracked file held its blob with git's usual mode, but those.
+    pub(super) fn from_index(
+        repo: &git2::Repository,
+        exceptions: &BTreeMap<RepoPath, PathState>,
+    ) -> Result<Self, WorkspaceError> {
+        let mut entries = BTreeMap::new();
+        for entry in repo.index()?.iter() {
+            let path = RepoPath::new(entry.path.clone());
+            let stage = (entry.flags >> 12) & 0b11;
+            if stage != 0 || !FILE_MODES.contains(&entry.mode) {
+                continue;
+            }
+            let held = match exceptions.get(&path) {
+                Some(PathState::File { sha256, mode }) if sha256.is_empty() => Held::Blob {
+                    id: entry.id,
+                    mode: *mode,
+                },
+                Some(state) => Held::Read(state.clone()),
+                None => Held::Blob {
+                    id: entry.id,
+                    mode: usual_mode(entry.mode),
+                },
+            };
+            entries.insert(
+                path,
+                Entry {
+                    stat: None,
+                    racy: false,
                     held,
                 },
             );
@@ -115,9 +185,10 @@ impl CleanFiles {
         self.entries
             .iter()
             .filter(|(path, entry)| {
-                entry.racy
-                    || std::fs::symlink_metadata(path.under(root))
-                        .map_or(true, |metadata| StatKey::of(&metadata) != entry.stat)
+                entry.stat.is_some()
+                    && (entry.racy
+                        || std::fs::symlink_metadata(path.under(root))
+                            .map_or(true, |metadata| Some(StatKey::of(&metadata)) != entry.stat))
             })
             .map(|(path, _)| path.clone())
             .collect()
@@ -172,13 +243,18 @@ impl CleanFiles {
             // The state is read after the identity: a write in between makes the next look
             // read it again, never keeps it unseen.
             if let Some(entry) = self.entries.get_mut(&path) {
-                entry.stat = StatKey::of(&metadata);
+                entry.stat = Some(StatKey::of(&metadata));
                 entry.racy = is_racy(&metadata, taken);
                 entry.held = Held::Read(state);
             }
         }
         Ok(())
     }
+}
+
+/// The mode git gives a file of index mode `indexed` in a new checkout.
+fn usual_mode(indexed: u32) -> u32 {
+    if indexed == 0o100_755 { 0o755 } else { 0o644 }
 }
 
 /// Whether a file changed at or after `taken` (the tick its identity was read in): a write

@@ -5,6 +5,7 @@
 //! killed (SIGKILL, the OOM killer), and no run starts while one is on disk.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -61,6 +62,10 @@ pub struct Journal {
     #[serde(with = "paths")]
     pub git_roots: Vec<PathBuf>,
     pub git_files: Vec<GitEntry>,
+    /// The clean tracked files whose state is not their blob's with git's usual mode (a
+    /// `File` with no hash: the blob's bytes, with this mode).
+    #[serde(default)]
+    pub clean: Vec<Entry>,
     /// Where the second copies of the user's work are, if anywhere.
     #[serde(default, with = "optional_path")]
     pub backup: Option<PathBuf>,
@@ -192,6 +197,14 @@ impl Workspace {
                 })
                 .collect(),
             backup: self.store.backup().map(Path::to_path_buf),
+            clean: self
+                .clean
+                .as_ref()
+                .map(|clean| clean.exceptions(&self.repo))
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(path, state)| Entry { path, state })
+                .collect(),
         };
         let path = self.journal_path();
         let bytes = serde_json::to_vec(&journal).map_err(|error| WorkspaceError::Io {
@@ -236,13 +249,43 @@ impl Workspace {
     /// what is clean), then every path that differs from its state then, the user's work as the
     /// baseline found it. Checks the result and removes the journal; returns the paths put back.
     pub fn restore(&mut self, journal: &Journal) -> Result<Vec<String>, WorkspaceError> {
+        self.restoring = true;
+        let restored = self.restore_from(journal);
+        self.restoring = false;
+        restored
+    }
+
+    fn restore_from(&mut self, journal: &Journal) -> Result<Vec<String>, WorkspaceError> {
         let mut restored = self.restore_git_files(journal)?;
+        // A run that was killed: its record of the clean files comes from the index (put back
+        // just now) and the journal.
+        if self.clean.is_none() {
+            let exceptions = journal
+                .clean
+                .iter()
+                .map(|entry| (entry.path.clone(), entry.state.clone()))
+                .collect();
+            self.clean = Some(super::clean_files::CleanFiles::from_index(
+                &self.repo,
+                &exceptions,
+            )?);
+        }
+        // Ignored files (`.env`) as the baseline kept them: known to this run only, so not after
+        // a kill.
+        restored.extend(
+            self.ignored
+                .restore_changed(&self.root, &self.store)?
+                .iter()
+                .map(ToString::to_string),
+        );
         self.artifacts.extend(journal.artifacts.iter().cloned());
         for entry in &journal.protected {
             self.protected
                 .insert(entry.path.clone(), entry.state.clone());
         }
         let target = journal.target();
+        // What the turn made goes first: it may be what filled the disk.
+        restored.extend(self.remove_made(&target, journal.since())?);
         let changes = self.changes_since(&target)?;
         restored.extend(changes.iter().map(|change| change.path.to_string()));
         self.roll_back(&changes, journal.since())?;
@@ -259,6 +302,33 @@ impl Workspace {
         }
         self.end_turn()?;
         Ok(restored)
+    }
+
+    /// Removes the untracked paths that `target` does not hold (but the gate's files): the turn
+    /// made them. Returns them.
+    fn remove_made(
+        &self,
+        target: &Snapshot,
+        since: SystemTime,
+    ) -> Result<Vec<String>, WorkspaceError> {
+        let index = self.repo.index()?;
+        let mut made = Vec::new();
+        for path in self.dirty_paths()? {
+            let tracked = index
+                .get_path(Path::new(std::ffi::OsStr::from_bytes(path.as_bytes())), 0)
+                .is_some();
+            if tracked || target.paths.contains_key(&path) || self.artifacts.contains(&path) {
+                continue;
+            }
+            let after = PathState::read_at(&self.root, &path, None)?;
+            made.push(super::Change {
+                path,
+                before: PathState::Absent,
+                after,
+            });
+        }
+        self.roll_back(&made, since)?;
+        Ok(made.iter().map(|change| change.path.to_string()).collect())
     }
 
     fn restore_git_files(&self, journal: &Journal) -> Result<Vec<String>, WorkspaceError> {

@@ -86,6 +86,9 @@ pub struct Workspace {
     state_dir: PathBuf,
     /// A delegate has started in this run (a journal was written).
     turns_begun: std::cell::Cell<bool>,
+    /// Putting the tree back from a journal: what paths hold now is not kept (the disk may be
+    /// full), only compared.
+    restoring: bool,
     /// FIFOs, sockets and devices in the tree before the run: the user's, left alone.
     special_at_baseline: BTreeSet<RepoPath>,
     /// Where this run sets folders aside, and those it did: (where each was, where it is).
@@ -187,6 +190,7 @@ impl Workspace {
             sealed_work: std::cell::RefCell::default(),
             state_dir,
             turns_begun: std::cell::Cell::new(false),
+            restoring: false,
             special_at_baseline: BTreeSet::new(),
             set_aside_dir,
             set_aside: std::cell::RefCell::default(),

@@ -273,3 +273,105 @@ fn the_users_work_survives_a_delegate_that_damages_the_kept_copies() {
         );
     }
 }
+
+/// A small file system of its own (tmpfs, which needs root), unmounted when dropped.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn new(size: &str) -> Self {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let euid = status
+            .lines()
+            .find_map(|line| line.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1))
+            .unwrap();
+        assert!(
+            euid == "0",
+            "the full-disk test mounts a small tmpfs, which needs root: run the tests as root (in a \
+             container or a VM), or leave it out with `--skip recover::a_full_disk`"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(mounted.success(), "mount -t tmpfs");
+        Self { dir }
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// The disk fills up after a delegate clobbered the user's work (a full disk in CI is ordinary):
+/// the run ends, but only after the user's work and the tree are put back.
+#[test]
+fn a_full_disk_after_the_users_work_was_clobbered_loses_none_of_it() {
+    let disk = SmallDisk::new("6m");
+    let root = disk.dir.path().join("repo");
+    std::fs::create_dir(&root).unwrap();
+    let git = |args: &[&str]| crate::support::git_in(&root, args);
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(root.join(".gitignore"), "/.refine-loop\n").unwrap();
+    std::fs::write(root.join("findings.txt"), FINDINGS).unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/a.txt"), "first\nsecond\n").unwrap();
+    std::fs::create_dir_all(root.join("docs")).unwrap();
+    std::fs::write(root.join("docs/guide.md"), "the guide\n").unwrap();
+    std::fs::write(
+        root.join("refine-loop.toml"),
+        format!(
+            "{GATE}\n[[delegate]]\ncategories = [\"lint\"]\n\
+             run = '''echo clobbered > docs/guide.md; rm notes/mine.txt; printf 'more\\n' >> src/a.txt; \
+             dd if=/dev/zero of=src/fill bs=64k 2>/dev/null; true'''\n"
+        ),
+    )
+    .unwrap();
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "library"]);
+    std::fs::write(
+        root.join("docs/guide.md"),
+        "the guide\nwith the user's edit\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("notes")).unwrap();
+    std::fs::write(root.join("notes/mine.txt"), "user notes\n").unwrap();
+    let before = tree_of(&root, &[".git", ".refine-loop"]);
+    let output = std::process::Command::new(crate::support::binary())
+        .args(["run", "--max-cycles", "1"])
+        .current_dir(&root)
+        // The second copies on the full disk too: nothing to fall back on but the order of work.
+        .env("RUNNER_TEMP", disk.dir.path())
+        .env("PATH", crate::support::path_with_tools())
+        .env_remove("REFINE_LOOP_CONFIG")
+        .output()
+        .unwrap();
+    // The disk filled while the loop kept the delegate's change: an error, after which the
+    // tree was put back.
+    assert_eq!(output.status.code(), Some(4), "{output:?}");
+    assert!(
+        stderr(&output).contains("No space left on device"),
+        "{}",
+        stderr(&output)
+    );
+    let after = tree_of(&root, &[".git", ".refine-loop"]);
+    let differs: Vec<_> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|path| before.get(*path) != after.get(*path))
+        .collect();
+    assert!(
+        differs.is_empty(),
+        "the tree differs after a full disk: {differs:?}\n{}",
+        stderr(&output)
+    );
+}

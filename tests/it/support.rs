@@ -199,10 +199,15 @@ pub fn wait_for(path: &Path, what: &str) {
 pub fn build_repo(delegates: &str) -> Repo {
     let repo = Repo::new();
     repo.write(".gitignore", "/.refine-loop\n");
+    // A `[loop]` table at the start of `delegates` joins the one here.
+    let (more_loop, delegates) = match delegates.strip_prefix("[loop]\n") {
+        Some(rest) => rest.split_once("\n\n").unwrap_or((rest, "")),
+        None => ("", delegates),
+    };
     repo.write(
         "refine-loop.toml",
         &format!(
-            "[loop]\nconfine = \"off\"\n\n[[gate.check]]\nname = \"build\"\ncategory = \"build\"\n\
+            "[loop]\nconfine = \"off\"\n{more_loop}\n\n[[gate.check]]\nname = \"build\"\ncategory = \"build\"\n\
              run = \"test -f fixed.txt || {{ echo 'fixed.txt:1:1: error: missing'; exit 1; }}\"\n\
              parser = \"clippy\"\n\n{delegates}"
         ),
