@@ -94,26 +94,10 @@ pub(super) fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Reads a regular file of at most `limit` bytes, never through a symlink and never opening a
-/// FIFO or a device.
+/// FIFO or a device; a missing file is an error here.
 pub(super) fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc_flags())
-        .open(path)?;
-    let metadata = file.metadata()?;
-    if !metadata.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    file.take(limit).read_to_end(&mut bytes)?;
-    Ok(bytes)
-}
-
-/// No symlink followed, and a FIFO opened by mistake does not block.
-fn libc_flags() -> i32 {
-    (nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_NONBLOCK).bits()
+    crate::files::read_regular(path, limit)?
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "not found"))
 }
 
 impl Workspace {

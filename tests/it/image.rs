@@ -34,17 +34,9 @@ fn manifest_dir() -> &'static Path {
 }
 
 fn require_root() {
-    // The effective uid: the second field of /proc/self/status's `Uid:` line.
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let euid = status
-        .lines()
-        .find_map(|line| line.strip_prefix("Uid:"))
-        .and_then(|ids| ids.split_whitespace().nth(1))
-        .unwrap();
-    assert!(
-        euid == "0",
+    crate::support::require_root(
         "tests/it/image.rs builds a chroot and runs the binary as other uids, which needs root: \
-         run the tests as root (in a container or a VM), or leave these out with `--skip image::`"
+         run the tests as root (in a container or a VM), or leave these out with `--skip image::`",
     );
 }
 

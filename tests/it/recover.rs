@@ -281,16 +281,9 @@ struct SmallDisk {
 
 impl SmallDisk {
     fn new(size: &str) -> Self {
-        let status = std::fs::read_to_string("/proc/self/status").unwrap();
-        let euid = status
-            .lines()
-            .find_map(|line| line.strip_prefix("Uid:"))
-            .and_then(|ids| ids.split_whitespace().nth(1))
-            .unwrap();
-        assert!(
-            euid == "0",
-            "the full-disk test mounts a small tmpfs, which needs root: run the tests as root (in a \
-             container or a VM), or leave it out with `--skip recover::a_full_disk`"
+        crate::support::require_root(
+            "the full-disk test mounts a small tmpfs, which needs root: run the tests as root (in \
+             a container or a VM), or leave it out with `--skip recover::a_full_disk`",
         );
         let dir = tempfile::tempdir().unwrap();
         let mounted = std::process::Command::new("mount")

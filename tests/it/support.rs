@@ -335,3 +335,15 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
     assert!(output.status.success(), "git {args:?}: {output:?}");
     String::from_utf8_lossy(&output.stdout).trim().to_string()
 }
+
+/// Fails the test unless it runs as root (the effective uid, from /proc/self/status), saying
+/// `why` it needs root.
+pub fn require_root(why: &str) {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let euid = status
+        .lines()
+        .find_map(|line| line.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().nth(1))
+        .expect("the Uid: line");
+    assert!(euid == "0", "{why}");
+}
