@@ -128,3 +128,24 @@ fn every_parser_reads_its_fixtures_exactly_and_auto_names_it() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A bare path is not ESLint's file header unless ESLint lints such a file: pyright prints each
+/// file alone on its line before its findings (real output, pyright 1.1 on the python sample),
+/// and `auto` once chose eslint for it, with 0 findings.
+#[test]
+fn eslint_takes_no_header_of_a_file_it_does_not_lint() {
+    let pyright = "/fixture/python/app/calc.py\n  \
+        /fixture/python/app/calc.py:19:17 - error: \"split\" is not a known attribute of \"None\" (reportOptionalMemberAccess)\n\
+        /fixture/python/app/storage.py\n  \
+        /fixture/python/app/storage.py:37:25 - error: \"missing_name\" is not defined (reportUndefinedVariable)\n\
+        2 errors, 0 warnings, 0 informations \n";
+    let catalogue = Catalogue::built_in().unwrap();
+    let context = ParseContext {
+        target: PathBuf::from("/fixture/python"),
+        cwd_relative: String::new(),
+    };
+    let (ranked, _) = rank(&catalogue, &context, &mut pyright.as_bytes()).unwrap();
+    let eslint = ranked.iter().find(|r| r.parser.name() == "eslint").unwrap();
+    assert_eq!(eslint.explained, 0, "eslint explained pyright's headers");
+    assert_ne!(ranked[0].parser.name(), "eslint");
+}
