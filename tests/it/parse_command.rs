@@ -87,7 +87,7 @@ fn json_output_has_the_documented_shape() {
     assert_eq!(first["fingerprint"].as_str().unwrap().len(), 64);
     assert_eq!(
         report["counts"]["error"].as_u64().unwrap() + report["counts"]["warning"].as_u64().unwrap(),
-        11
+        14
     );
 }
 
