@@ -79,6 +79,12 @@ struct ContinuationFile {
     /// Prepended to a captured `code` (`clippy::` before a lint name read from a URL).
     #[serde(default)]
     code_prefix: String,
+    /// Only a line naming the entry's own file and line belongs to it (mypy's notes).
+    #[serde(default)]
+    same_place: bool,
+    /// Its message continues the entry's message, after a space (a message wrapped by the tool).
+    #[serde(default)]
+    wraps: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -93,6 +99,8 @@ struct PatternFile {
     category: Option<String>,
     /// Message when the pattern has no `message` group.
     message: Option<String>,
+    /// Code when the pattern has no `code` group (`would-reformat`).
+    code: Option<String>,
     /// Lines that continue a multi-line entry started by this pattern.
     #[serde(default)]
     continuation: Vec<ContinuationFile>,
@@ -190,6 +198,7 @@ fn compile_pattern(
         severity: pattern.severity.as_deref().map(Severity::from_label),
         category: pattern.category.clone(),
         message: pattern.message.clone(),
+        code: pattern.code.clone(),
         continuations,
         end,
     })
@@ -261,6 +270,8 @@ fn compile_continuations(
                     )
                 })?,
                 code_prefix: continuation.code_prefix.clone(),
+                same_place: continuation.same_place,
+                wraps: continuation.wraps,
             })
         })
         .collect()

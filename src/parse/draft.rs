@@ -56,6 +56,35 @@ impl Draft {
     }
 }
 
+impl Draft {
+    /// Whether the `file` and `line` groups of `captures` (those it has) name this entry's place.
+    pub fn at_place_of(&self, captures: &Captures<'_>) -> bool {
+        let file = captures.name("file").map(|m| m.as_str().trim());
+        let line = captures
+            .name("line")
+            .and_then(|m| m.as_str().parse::<u32>().ok());
+        file.is_none_or(|file| self.file.as_deref() == Some(file))
+            && line.is_none_or(|line| self.line == Some(line))
+    }
+
+    /// Continues the message with the `message` group of `captures`, after a space (a message
+    /// the tool wrapped onto the next line); the other groups fill what the entry lacks.
+    pub fn wrap(&mut self, captures: &Captures<'_>) {
+        let more = captures.name("message").map(|m| m.as_str().trim());
+        match (&mut self.message, more) {
+            (Some(message), Some(more)) if !more.is_empty() && message.len() < MAX_BODY_BYTES => {
+                message.push(' ');
+                message.push_str(more);
+            }
+            (None, Some(more)) if !more.is_empty() => self.message = Some(more.to_string()),
+            _ => {}
+        }
+        let message = self.message.take();
+        self.fill(captures, "");
+        self.message = message;
+    }
+}
+
 fn fill<T>(slot: &mut Option<T>, value: impl FnOnce() -> Option<T>) {
     if slot.is_none() {
         *slot = value();

@@ -31,11 +31,14 @@ pub enum PatternKind {
 }
 
 /// A line inside a multi-line entry: its groups fill what the entry lacks; a `message` group
-/// appends to the entry's body.
+/// appends to the entry's body, or to its message when the continuation `wraps`. A `same_place`
+/// continuation takes only a line whose `file` and `line` groups are the entry's.
 #[derive(Debug)]
 pub struct Continuation {
     pub regex: Regex,
     pub code_prefix: String,
+    pub same_place: bool,
+    pub wraps: bool,
 }
 
 #[derive(Debug)]
@@ -45,6 +48,8 @@ pub struct CompiledPattern {
     pub severity: Option<Severity>,
     pub category: Option<String>,
     pub message: Option<String>,
+    /// The code of findings whose line has no `code` group.
+    pub code: Option<String>,
     pub continuations: Vec<Continuation>,
     pub end: Option<Regex>,
 }

@@ -282,3 +282,68 @@ kind = "location"
         "{error}"
     );
 }
+
+/// mypy-like notes: `same_place` keeps a note at another place out of the error before it;
+/// `wraps` joins a wrapped message back into one; a fixed `code` fills a line without one.
+const WRAPPED_AND_PLACED: &str = r#"
+name = "mypy-like"
+[[pattern]]
+regex = '^(?P<file>[^\s:][^:]*?):(?P<line>\d+): (?P<severity>error): (?P<message>.+?)(?:  \[(?P<code>[a-z-]+)\])?$'
+[[pattern.continuation]]
+regex = '^(?P<file>[^\s:][^:]*?):(?P<line>\d+): note: (?P<message>.+)$'
+same_place = true
+[[pattern.continuation]]
+regex = '^(?P<message>[^\s:\[](?:[^:]|:\D)*?)?\s*(?:\[(?P<code>[a-z-]+)\])?$'
+wraps = true
+[[pattern]]
+regex = '^(?P<file>[^\s:][^:]*?):(?P<line>\d+): (?P<severity>note): (?P<message>.+)$'
+[[pattern]]
+regex = '^would reformat (?P<file>.+)$'
+code = "would-reformat"
+message = "would reformat"
+"#;
+
+#[test]
+fn same_place_wraps_and_fixed_codes() {
+    let cases: &[(&str, &[&str], Option<&str>)] = &[
+        // a note at the error's place is its body; at another line, a finding of its own
+        (
+            "a.py:1: error: bad  [x]\na.py:1: note: hint\na.py:3: note: Revealed type",
+            &[
+                "a.py:1:- error x bad [-]",
+                "a.py:3:- note - Revealed type [-]",
+            ],
+            Some("hint"),
+        ),
+        (
+            "a.py:1: error: bad  [x]\nb.py:1: note: elsewhere",
+            &["a.py:1:- error x bad [-]", "b.py:1:- note - elsewhere [-]"],
+            None,
+        ),
+        // a message wrapped on two and three lines, the code alone on the last
+        (
+            "a.py:2: error: Incompatible types (got\n\"float\", expected \"int\")  [return-value]",
+            &[
+                "a.py:2:- error return-value Incompatible types (got \"float\", expected \"int\") [-]",
+            ],
+            None,
+        ),
+        (
+            "a.py:2: error: one\ntwo \n[typeddict-item]\na.py:2: note: hint",
+            &["a.py:2:- error typeddict-item one two [-]"],
+            Some("hint"),
+        ),
+        // a fixed code; a code group wins over it
+        (
+            "would reformat /repo/a b.py",
+            &["a b.py:-:- error would-reformat would reformat [-]"],
+            None,
+        ),
+    ];
+    for (input, want, body) in cases {
+        let findings = parse(WRAPPED_AND_PLACED, input);
+        let got: Vec<String> = findings.diagnostics().iter().map(brief).collect();
+        assert_eq!(&got, want, "{input}");
+        assert_eq!(findings.diagnostics()[0].body.as_deref(), *body, "{input}");
+    }
+}

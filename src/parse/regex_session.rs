@@ -189,7 +189,7 @@ impl RegexSession<'_> {
                     .name("code")
                     .and_then(|code| self.parser.category_of_code(code.as_str()))
             });
-        let has_code = captures.name("code").is_some();
+        let has_code = captures.name("code").is_some() || pattern.code.is_some();
         findings.count(self.severity_of(pattern, word), category, has_code);
     }
 
@@ -222,11 +222,16 @@ impl RegexSession<'_> {
             continuation
                 .regex
                 .captures(line)
-                .map(|captures| (captures, continuation.code_prefix.as_str()))
+                .filter(|captures| !continuation.same_place || open.draft.at_place_of(captures))
+                .map(|captures| (captures, continuation))
         });
         match continued {
-            Some((captures, prefix)) => {
-                open.draft.fill(&captures, prefix);
+            Some((captures, continuation)) => {
+                if continuation.wraps {
+                    open.draft.wrap(&captures);
+                } else {
+                    open.draft.fill(&captures, &continuation.code_prefix);
+                }
                 if open.lines >= MAX_ENTRY_LINES {
                     self.close_entry(findings);
                 }
@@ -252,7 +257,10 @@ impl RegexSession<'_> {
             .unwrap_or(Severity::Error)
     }
 
-    fn emit(&self, pattern: &CompiledPattern, draft: Draft, findings: &mut Findings) {
+    fn emit(&self, pattern: &CompiledPattern, mut draft: Draft, findings: &mut Findings) {
+        if draft.code.is_none() {
+            draft.code.clone_from(&pattern.code);
+        }
         let severity = self.severity_of(pattern, draft.severity.as_deref());
         let category = draft
             .category
