@@ -99,7 +99,7 @@ fn auto_reads_stdin_and_says_what_it_chose() {
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(text.starts_with("auto: chose parser \"ruff\""), "{text}");
     assert!(
-        text.contains("parser ruff: 15 errors, 0 warnings, 0 notes"),
+        text.contains("parser ruff: 23 errors, 0 warnings, 0 notes"),
         "{text}"
     );
 }
