@@ -106,6 +106,10 @@ struct PatternFile {
     continuation: Vec<ContinuationFile>,
     /// The line that ends a multi-line entry (it belongs to the entry).
     end: Option<String>,
+    /// Frames outside the user's code (installed packages, standard libraries, the runtime) give
+    /// no place: the next frame inside the repository does.
+    #[serde(default)]
+    user_frames: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -201,6 +205,7 @@ fn compile_pattern(
         code: pattern.code.clone(),
         continuations,
         end,
+        user_frames: pattern.user_frames,
     })
 }
 
@@ -237,6 +242,11 @@ fn check_kind(
             origin,
             key,
             "a context pattern needs a (?P<file>…) group".into(),
+        )),
+        PatternKind::Context | PatternKind::Heading if pattern.user_frames => Err(invalid(
+            origin,
+            format!("pattern[{index}].user_frames"),
+            "only finding and location patterns take `user_frames`".into(),
         )),
         PatternKind::Location | PatternKind::Context | PatternKind::Heading
             if !pattern.continuation.is_empty() || pattern.end.is_some() =>

@@ -33,6 +33,16 @@ fn bad_definitions_name_the_key() {
             "summary",
             "at least one",
         ),
+        (
+            "name = \"x\"\n[[pattern]]\nregex = '(?P<code>.*)'\nkind = \"heading\"\nuser_frames = true\n",
+            "pattern[0].user_frames",
+            "only finding and location patterns",
+        ),
+        (
+            "name = \"x\"\n[[pattern]]\nregex = '(?P<file>.*)'\nkind = \"context\"\nuser_frames = true\n",
+            "pattern[0].user_frames",
+            "only finding and location patterns",
+        ),
         ("name = \"x\"\nbogus = 1\n", "bogus", "unknown field"),
         ("name = \"\"\n", "name", "must not be empty"),
         (

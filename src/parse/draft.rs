@@ -24,8 +24,9 @@ pub struct Draft {
 }
 
 impl Draft {
-    /// Fills what is still missing from `captures`.
-    pub fn fill(&mut self, captures: &Captures<'_>, code_prefix: &str) {
+    /// Fills what is still missing from `captures`; their place (file, line, column) only when
+    /// `place` (a frame outside the user's code gives none: see [`super::frames`]).
+    pub fn fill_placed(&mut self, captures: &Captures<'_>, code_prefix: &str, place: bool) {
         let text = |name: &str| {
             captures
                 .name(name)
@@ -33,11 +34,13 @@ impl Draft {
                 .filter(|s| !s.is_empty())
         };
         let number = |name: &str| text(name).and_then(|s| s.parse::<u32>().ok());
-        fill(&mut self.file, || text("file"));
-        fill(&mut self.line, || number("line"));
-        fill(&mut self.column, || number("column"));
-        fill(&mut self.end_line, || number("end_line"));
-        fill(&mut self.end_column, || number("end_column"));
+        if place {
+            fill(&mut self.file, || text("file"));
+            fill(&mut self.line, || number("line"));
+            fill(&mut self.column, || number("column"));
+            fill(&mut self.end_line, || number("end_line"));
+            fill(&mut self.end_column, || number("end_column"));
+        }
         fill(&mut self.severity, || text("severity"));
         fill(&mut self.code, || {
             text("code").map(|c| format!("{code_prefix}{c}"))

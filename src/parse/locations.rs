@@ -23,7 +23,7 @@ pub fn unnamed_location(patterns: &[CompiledPattern]) -> Option<usize> {
     })
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Location {
     pub file: String,
     pub line: Option<u32>,
@@ -41,6 +41,9 @@ pub struct Locations {
     by_code: HashMap<String, Location>,
     /// By (the location's file, the heading's name).
     by_heading: HashMap<(String, String), Location>,
+    /// By the heading's name alone, for findings that have no file (cargo test's
+    /// `---- tests::adds stdout ----`, whose panic may be on a thread of another name).
+    by_name: HashMap<String, Location>,
 }
 
 impl Locations {
@@ -48,9 +51,13 @@ impl Locations {
         self.by_code.is_empty() && self.by_heading.is_empty()
     }
 
+    fn len(&self) -> usize {
+        self.by_code.len() + self.by_heading.len()
+    }
+
     /// Keeps `location` for `key`; the first location for a key wins.
     pub fn remember(&mut self, key: Key, location: Location) {
-        if self.by_code.len() + self.by_heading.len() >= MAX_LOCATIONS {
+        if self.len() >= MAX_LOCATIONS {
             return;
         }
         match key {
@@ -58,6 +65,9 @@ impl Locations {
                 self.by_code.entry(code).or_insert(location);
             }
             Key::Heading(name) if name.len() <= MAX_KEY => {
+                self.by_name
+                    .entry(name.clone())
+                    .or_insert_with(|| location.clone());
                 self.by_heading
                     .entry((location.file.clone(), name))
                     .or_insert(location);
@@ -82,7 +92,8 @@ impl Locations {
             }
             return;
         }
-        if let Some(location) = self.by_code.get(code) {
+        // The first panic in the test's own output block, else the one on the test's thread.
+        if let Some(location) = self.by_name.get(code).or_else(|| self.by_code.get(code)) {
             diagnostic.file = Some(location.file.clone());
             diagnostic.line = location.line;
             diagnostic.column = location.column;
@@ -97,14 +108,17 @@ impl Locations {
 
     /// The location a heading gave for the finding with `code` in `file`: a heading names the
     /// code's tail after a `::`, with `.` for each further `::` (pytest's `TestCart.test_total`
-    /// for `tests/test_cart.py::TestCart::test_total`).
+    /// for `tests/test_cart.py::TestCart::test_total`), or the whole code (a module that failed
+    /// to load: `tests/test_broken.py`).
     fn under_heading(&self, code: &str, file: &str) -> Option<&Location> {
         if self.by_heading.is_empty() {
             return None;
         }
-        code.match_indices("::").find_map(|(at, _)| {
-            let name = code[at + 2..].replace("::", ".");
-            self.by_heading.get(&(file.to_string(), name))
-        })
+        code.match_indices("::")
+            .find_map(|(at, _)| {
+                let name = code[at + 2..].replace("::", ".");
+                self.by_heading.get(&(file.to_string(), name))
+            })
+            .or_else(|| self.by_heading.get(&(file.to_string(), code.to_string())))
     }
 }

@@ -9,6 +9,7 @@ mod draft;
 mod ecmascript;
 mod error;
 mod findings;
+mod frames;
 mod locations;
 mod matcher_pattern;
 mod paths;

@@ -52,6 +52,8 @@ pub struct CompiledPattern {
     pub code: Option<String>,
     pub continuations: Vec<Continuation>,
     pub end: Option<Regex>,
+    /// Only frames in the user's code give the finding its place (see [`super::frames`]).
+    pub user_frames: bool,
 }
 
 impl CompiledPattern {

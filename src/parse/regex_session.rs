@@ -5,6 +5,7 @@
 use regex::{Captures, SetMatches};
 
 use super::draft::{Draft, apply_summary};
+use super::frames::gives_place;
 use super::locations::{Key, Location, Locations, MAX_KEY};
 use super::regex_parser::{CompiledPattern, PatternKind, RegexParser};
 use super::{Findings, LineOutcome, ParseContext, ParseSession, resolve_path};
@@ -135,7 +136,9 @@ impl RegexSession<'_> {
             PatternKind::Finding => LineOutcome::Finding(index),
         };
         match pattern.kind {
-            PatternKind::Finding if pattern.is_multi_line() => self.open_entry(index, captures),
+            PatternKind::Finding if pattern.is_multi_line() => {
+                self.open_entry(index, pattern, captures)
+            }
             PatternKind::Finding
                 if !findings.accepts(
                     self.severity_of(pattern, captures.name("severity").map(|m| m.as_str())),
@@ -145,10 +148,10 @@ impl RegexSession<'_> {
             }
             PatternKind::Finding => {
                 let mut draft = Draft::default();
-                draft.fill(captures, "");
+                draft.fill_placed(captures, "", gives_place(pattern, captures, self.context));
                 self.emit(pattern, draft, findings);
             }
-            PatternKind::Location => self.remember_location(captures),
+            PatternKind::Location => self.remember_location(pattern, captures),
             PatternKind::Context => self.set_context(captures),
             PatternKind::Heading => {
                 self.heading = captures
@@ -161,9 +164,9 @@ impl RegexSession<'_> {
     }
 
     /// Starts a multi-line entry with the line the pattern at `index` matched with `captures`.
-    fn open_entry(&mut self, index: usize, captures: &Captures<'_>) {
+    fn open_entry(&mut self, index: usize, pattern: &CompiledPattern, captures: &Captures<'_>) {
         let mut draft = Draft::default();
-        draft.fill(captures, "");
+        draft.fill_placed(captures, "", gives_place(pattern, captures, self.context));
         self.open = Some(OpenEntry {
             pattern: index,
             draft,
@@ -214,7 +217,8 @@ impl RegexSession<'_> {
         if let Some(end) = &pattern.end
             && let Some(captures) = end.captures(line)
         {
-            open.draft.fill(&captures, "");
+            let place = gives_place(pattern, &captures, self.context);
+            open.draft.fill_placed(&captures, "", place);
             self.close_entry(findings);
             return Some(index);
         }
@@ -230,7 +234,9 @@ impl RegexSession<'_> {
                 if continuation.wraps {
                     open.draft.wrap(&captures);
                 } else {
-                    open.draft.fill(&captures, &continuation.code_prefix);
+                    let place = gives_place(pattern, &captures, self.context);
+                    open.draft
+                        .fill_placed(&captures, &continuation.code_prefix, place);
                 }
                 if open.lines >= MAX_ENTRY_LINES {
                     self.close_entry(findings);
@@ -323,18 +329,19 @@ impl RegexSession<'_> {
     /// Remembers the place a location line gives: for the code it names, or else for the test
     /// the last heading named (only the first location after a heading counts: the test's own
     /// frame, before the frames it called).
-    fn remember_location(&mut self, captures: &Captures<'_>) {
+    fn remember_location(&mut self, pattern: &CompiledPattern, captures: &Captures<'_>) {
         let Some(file) = captures.name("file") else {
             return;
         };
-        let key = match captures.name("code") {
-            Some(code) => Key::Code(code.as_str().to_string()),
-            None => match self.heading.take() {
-                Some(heading) => Key::Heading(heading),
-                None => return,
-            },
-        };
-        if file.as_str().len() > MAX_KEY {
+        // A frame outside the user's code leaves the heading for the next frame.
+        if !gives_place(pattern, captures, self.context) {
+            return;
+        }
+        let heading = self.heading.take().map(Key::Heading);
+        let code = captures
+            .name("code")
+            .map(|code| Key::Code(code.as_str().to_string()));
+        if file.as_str().len() > MAX_KEY || (heading.is_none() && code.is_none()) {
             return;
         }
         let number = |name: &str| captures.name(name).and_then(|m| m.as_str().parse().ok());
@@ -348,6 +355,9 @@ impl RegexSession<'_> {
             line: number("line"),
             column: number("column"),
         };
-        self.locations.remember(key, location);
+        // Both keys when a line names its code under a heading (a panic on a test's thread).
+        for key in [heading, code].into_iter().flatten() {
+            self.locations.remember(key, location.clone());
+        }
     }
 }
