@@ -4,6 +4,7 @@
 use regex::Captures;
 
 use super::Findings;
+use super::frames::Place;
 
 /// Bytes of continuation text kept per entry.
 const MAX_BODY_BYTES: usize = 4 * 1024;
@@ -24,9 +25,11 @@ pub struct Draft {
 }
 
 impl Draft {
-    /// Fills what is still missing from `captures`; their place (file, line, column) only when
-    /// `place` (a frame outside the user's code gives none: see [`super::frames`]).
-    pub fn fill_placed(&mut self, captures: &Captures<'_>, code_prefix: &str, place: bool) {
+    /// Fills what is still missing from `captures`; their place (file, line, column) as `place`
+    /// says (see [`super::frames`]): a frame outside the user's code gives none, and a frame of
+    /// the user's with a line replaces a place that had none (a suite's file, named before the
+    /// frame that says where in it loading failed).
+    pub fn fill_placed(&mut self, captures: &Captures<'_>, code_prefix: &str, place: Place) {
         let text = |name: &str| {
             captures
                 .name(name)
@@ -34,7 +37,14 @@ impl Draft {
                 .filter(|s| !s.is_empty())
         };
         let number = |name: &str| text(name).and_then(|s| s.parse::<u32>().ok());
-        if place {
+        if place == Place::UserFrame
+            && self.line.is_none()
+            && captures.name("file").is_some()
+            && number("line").is_some()
+        {
+            self.file = None;
+        }
+        if place != Place::None {
             fill(&mut self.file, || text("file"));
             fill(&mut self.line, || number("line"));
             fill(&mut self.column, || number("column"));

@@ -42,17 +42,31 @@ pub fn is_user_frame(raw: &str, context: &ParseContext) -> bool {
         && !is_rust_library(&resolved.path)
 }
 
-/// Whether the place `captures` give (their `file`) may place a finding of `pattern`: always,
-/// unless the pattern takes only the user's frames and this one is not.
+/// What the place a line gives may do for a finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// Nothing: a frame outside the user's code, for a pattern that takes only the user's.
+    None,
+    /// Fill what is missing.
+    Fill,
+    /// A frame in the user's code: fills what is missing, or replaces a place without a line.
+    UserFrame,
+}
+
+/// What the place `captures` give (their `file`) may do for a finding of `pattern`.
 pub fn gives_place(
     pattern: &CompiledPattern,
     captures: &Captures<'_>,
     context: &ParseContext,
-) -> bool {
-    !pattern.user_frames
-        || captures
-            .name("file")
-            .is_none_or(|file| is_user_frame(file.as_str(), context))
+) -> Place {
+    if !pattern.user_frames {
+        return Place::Fill;
+    }
+    match captures.name("file") {
+        Some(file) if !is_user_frame(file.as_str(), context) => Place::None,
+        Some(_) => Place::UserFrame,
+        None => Place::Fill,
+    }
 }
 
 /// `python3.11`, `python3`, `Python311`: a folder of a Python installation's library.

@@ -5,7 +5,7 @@
 use regex::{Captures, SetMatches};
 
 use super::draft::{Draft, apply_summary};
-use super::frames::gives_place;
+use super::frames::{Place, gives_place};
 use super::locations::{Key, Location, Locations, MAX_KEY};
 use super::regex_parser::{CompiledPattern, PatternKind, RegexParser};
 use super::{Findings, LineOutcome, ParseContext, ParseSession, resolve_path};
@@ -334,7 +334,7 @@ impl RegexSession<'_> {
             return;
         };
         // A frame outside the user's code leaves the heading for the next frame.
-        if !gives_place(pattern, captures, self.context) {
+        if gives_place(pattern, captures, self.context) == Place::None {
             return;
         }
         let heading = self.heading.take().map(Key::Heading);
