@@ -326,9 +326,9 @@ impl RegexSession<'_> {
         });
     }
 
-    /// Remembers the place a location line gives: for the code it names, or else for the test
-    /// the last heading named (only the first location after a heading counts: the test's own
-    /// frame, before the frames it called).
+    /// Remembers the place a location line gives: for the code it names and for the test the
+    /// last heading named (only the first location after a heading counts: the test's own frame,
+    /// before the frames it called; with `user_frames`, the first in the user's code).
     fn remember_location(&mut self, pattern: &CompiledPattern, captures: &Captures<'_>) {
         let Some(file) = captures.name("file") else {
             return;
