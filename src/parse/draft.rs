@@ -93,7 +93,7 @@ impl Draft {
             _ => {}
         }
         let message = self.message.take();
-        self.fill(captures, "");
+        self.fill_placed(captures, "", Place::Fill);
         self.message = message;
     }
 }
