@@ -13,21 +13,31 @@ use crate::cli::{ParseArgs, ParseFormat, ParserSources, ParsersArgs};
 use crate::config::ConfigError;
 use crate::exit_code;
 use crate::model::{Diagnostic, ExpectedCount, SeverityCounts, TestCounts};
-use crate::parse::{Catalogue, Findings, LineOutcome, ParseContext, Parser, parse_reader, rank};
+use crate::parse::{
+    Catalogue, Choice, Findings, LineOutcome, ParseContext, Parser, RegionSpan, Several, choose,
+    parse_reader, rank,
+};
 use crate::state::format::PARSE as FORMAT_VERSION;
 
 /// Parses the input and prints its findings; returns the exit code.
 pub fn parse(args: &ParseArgs, stdout: &mut dyn Write) -> Result<i32, CommandError> {
-    let catalogue = load_catalogue(&args.sources)?;
+    let mut catalogue = load_catalogue(&args.sources)?;
+    if args.parser.contains(',') {
+        catalogue
+            .add_combination(&args.parser)
+            .map_err(|reason| CommandError::Usage(format!("--parser {}: {reason}", args.parser)))?;
+    }
+    let catalogue = catalogue;
     let context = parse_context(args.target.as_deref())?;
     let mut input = open_input(args.input.as_deref())?;
     let input_error = input_error(args.input.as_deref());
 
-    let parser: &dyn Parser = if args.parser == "auto" {
+    let picked = if args.parser == "auto" {
         auto_parser(args, &catalogue, &context, &mut input, stdout)?
     } else {
-        named_parser(&catalogue, &args.parser)?
+        Picked::named(named_parser(&catalogue, &args.parser)?)
     };
+    let parser = picked.parser();
 
     let mut out = BufWriter::new(stdout);
     let mut observe = |number: u64, line: &str, outcome: LineOutcome| {
@@ -40,7 +50,7 @@ pub fn parse(args: &ParseArgs, stdout: &mut dyn Write) -> Result<i32, CommandErr
         parse_reader(parser, &context, &mut input, &mut observe).map_err(&input_error)?;
     let diagnostics = diagnostics_of(&findings, parser);
     let text = match args.format {
-        ParseFormat::Json => json_text(parser, &diagnostics, &findings),
+        ParseFormat::Json => json_text(&picked, &diagnostics, &findings),
         ParseFormat::Jsonl => diagnostics
             .iter()
             .map(|d| format!("{}\n", to_json(d)))
@@ -50,6 +60,31 @@ pub fn parse(args: &ParseArgs, stdout: &mut dyn Write) -> Result<i32, CommandErr
     print(&mut out, &text);
     let _ = out.flush();
     Ok(exit_code::SUCCESS)
+}
+
+/// The parser that reads the input, and what `auto` said of its choice.
+struct Picked<'c> {
+    one: Option<&'c dyn Parser>,
+    regions: Option<(Several, Vec<RegionSpan>)>,
+    notes: Vec<String>,
+}
+
+impl<'c> Picked<'c> {
+    fn named(parser: &'c dyn Parser) -> Self {
+        Self {
+            one: Some(parser),
+            regions: None,
+            notes: Vec::new(),
+        }
+    }
+
+    fn parser(&self) -> &dyn Parser {
+        match (&self.regions, self.one) {
+            (Some((several, _)), _) => several,
+            (None, Some(one)) => one,
+            (None, None) => unreachable!("a pick has a parser"),
+        }
+    }
 }
 
 /// Where the findings' paths are anchored: `target` (the current folder when not given), made
@@ -77,47 +112,75 @@ fn input_error(path: Option<&Path>) -> impl Fn(io::Error) -> CommandError + '_ {
 }
 
 /// `--parser auto`: the parser that explains the most lines of the input (read once, then
-/// rewound), or the default one when none explains any. With `--format summary` or `--explain`,
-/// the choice and the runner-up are printed first.
+/// rewound), regions of it that different parsers explain far better, or the default parser with
+/// a note when none recognises it. With `--format summary` or `--explain`, the choice and the
+/// runner-up are printed first; the note goes to stderr whatever the format.
 fn auto_parser<'c>(
     args: &ParseArgs,
     catalogue: &'c Catalogue,
     context: &ParseContext,
     input: &mut File,
     stdout: &mut dyn Write,
-) -> Result<&'c dyn Parser, CommandError> {
+) -> Result<Picked<'c>, CommandError> {
     let input_error = input_error(args.input.as_deref());
     let (ranked, lines) = rank(catalogue, context, input).map_err(&input_error)?;
     input.rewind().map_err(&input_error)?;
-    let best = ranked
+    let says = args.format == ParseFormat::Summary || args.explain;
+    let picked = match choose(catalogue, &ranked, lines) {
+        Choice::One(best) => {
+            let explained = ranked
+                .iter()
+                .find(|r| r.parser.name() == best.name())
+                .map_or(0, |r| r.explained);
+            tracing::info!(parser = best.name(), explained, lines, "auto chose a parser");
+            if says {
+                let runner_up = ranked
+                    .iter()
+                    .find(|r| r.parser.name() != best.name())
+                    .map(|r| format!("; next best: {} ({} lines)", r.parser.name(), r.explained))
+                    .unwrap_or_default();
+                print(
+                    stdout,
+                    &format!(
+                        "auto: chose parser \"{}\" (it explains {explained} of {lines} lines{runner_up})\n",
+                        best.name()
+                    ),
+                );
+            }
+            Picked::named(best)
+        }
+        Choice::Regions(several, spans) => {
+            let described = describe_regions(&spans);
+            tracing::info!(regions = %described, "auto read the log in regions");
+            if says {
+                print(stdout, &format!("auto: the log reads in regions: {described}\n"));
+            }
+            Picked {
+                one: None,
+                regions: Some((several, spans)),
+                notes: Vec::new(),
+            }
+        }
+        Choice::NotRecognised(note) => {
+            let fallback = fallback(catalogue)?;
+            let note = format!("auto: {note}; reading it by exit code (parser {})", fallback.name());
+            eprintln!("{note}");
+            Picked {
+                notes: vec![note],
+                ..Picked::named(fallback)
+            }
+        }
+    };
+    Ok(picked)
+}
+
+/// `lines 1-40 ruff, lines 41-120 pytest`.
+fn describe_regions(spans: &[RegionSpan]) -> String {
+    spans
         .iter()
-        .find(|r| r.explained > 0)
-        .map_or_else(|| fallback(catalogue), |r| Ok(r.parser))?;
-    let explained = ranked
-        .iter()
-        .find(|r| r.parser.name() == best.name())
-        .map_or(0, |r| r.explained);
-    tracing::info!(
-        parser = best.name(),
-        explained,
-        lines,
-        "auto chose a parser"
-    );
-    if args.format == ParseFormat::Summary || args.explain {
-        let runner_up = ranked
-            .iter()
-            .find(|r| r.parser.name() != best.name())
-            .map(|r| format!("; next best: {} ({} lines)", r.parser.name(), r.explained))
-            .unwrap_or_default();
-        print(
-            stdout,
-            &format!(
-                "auto: chose parser \"{}\" (it explains {explained} of {lines} lines{runner_up})\n",
-                best.name()
-            ),
-        );
-    }
-    Ok(best)
+        .map(|span| format!("lines {}-{} {}", span.first_line, span.last_line, span.parser))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The parser of the catalogue named `name`; a usage error listing the names when there is none.
@@ -145,14 +208,16 @@ fn diagnostics_of(findings: &Findings, parser: &dyn Parser) -> Vec<Diagnostic> {
 }
 
 /// `parse --format json`: the report as one JSON document.
-fn json_text(parser: &dyn Parser, diagnostics: &[Diagnostic], findings: &Findings) -> String {
+fn json_text(picked: &Picked<'_>, diagnostics: &[Diagnostic], findings: &Findings) -> String {
     let report = ParseReport {
         format_version: FORMAT_VERSION,
-        parser: parser.name(),
+        parser: picked.parser().name(),
+        regions: picked.regions.as_ref().map(|(_, spans)| spans.as_slice()),
         diagnostics,
         counts: findings.counts,
         expected_count: findings.expected,
         tests: findings.tests,
+        notes: &picked.notes,
     };
     format!("{}\n", to_json(&report))
 }
@@ -201,10 +266,14 @@ fn summary_text(parser: &dyn Parser, diagnostics: &[Diagnostic], findings: &Find
 struct ParseReport<'a> {
     format_version: u32,
     parser: &'a str,
+    /// The stretches of the log each parser read, when `auto` read it in regions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    regions: Option<&'a [RegionSpan]>,
     diagnostics: &'a [Diagnostic],
     counts: SeverityCounts,
     expected_count: Option<ExpectedCount>,
     tests: Option<TestCounts>,
+    notes: &'a [String],
 }
 
 fn to_json<T: Serialize>(value: &T) -> String {

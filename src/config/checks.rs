@@ -25,10 +25,24 @@ struct CheckContext<'a> {
 pub(super) fn resolve_checks(
     config_file: &Path,
     target: &Path,
-    parsers: &Catalogue,
+    parsers: &mut Catalogue,
     checks: Vec<CheckFile>,
     default_timeout: Duration,
 ) -> Result<Vec<CheckSettings>, ConfigError> {
+    // `parser = "ruff,pytest"`: both parsers read the check's output.
+    for (index, check) in checks.iter().enumerate() {
+        if let Some(names) = check.parser.as_deref().filter(|name| name.contains(',')) {
+            let at = Entry {
+                config_file,
+                array: "gate.check",
+                index,
+            };
+            parsers
+                .add_combination(names)
+                .map_err(|reason| at.invalid("parser", format!("\"{names}\": {reason}")))?;
+        }
+    }
+    let parsers = &*parsers;
     if checks.is_empty() {
         return Err(invalid(
             config_file,

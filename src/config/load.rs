@@ -133,14 +133,14 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let parsers = load_parsers(&config_dir, file.parser_dirs.as_deref())?;
+    let mut parsers = load_parsers(&config_dir, file.parser_dirs.as_deref())?;
 
     let gate_file = file.gate.unwrap_or_default();
     let limits = GateLimits::resolve(overrides, &gate_file);
     let mut checks = resolve_checks(
         &config_file,
         &target,
-        &parsers,
+        &mut parsers,
         gate_file.check,
         limits.default_timeout,
     )?;

@@ -1,10 +1,15 @@
 //! `auto`: runs every parser over the same output at once and ranks them by how much of it each
 //! explains (lines its finding, continuation, context, location or summary rules took; skips
-//! count half).
+//! count half); then [`choose`] reads the ranking: one parser, regions of the log that different
+//! parsers read, or nothing recognised.
 
 use std::io::{self, Read};
 
-use super::{Catalogue, Findings, LineAssembler, LineOutcome, ParseContext, ParseSession, Parser};
+use super::regions::{self, Tally};
+use super::{
+    Catalogue, Findings, LineAssembler, LineOutcome, ParseContext, ParseSession, Parser, Part,
+    Several,
+};
 
 /// How well one parser explained the output.
 #[derive(Debug)]
@@ -15,6 +20,11 @@ pub struct Ranked<'a> {
     pub findings: u64,
     /// Findings with a code: between equals, the parser that reads more of each line wins.
     pub with_code: u64,
+    /// Lines read as findings, their further lines, or the tool's summary: what only the tool
+    /// itself prints (a context or location line alone may be any path).
+    pub substantive: u64,
+    /// The score per block of lines, for [`choose`] to find regions.
+    tally: Tally,
 }
 
 impl Ranked<'_> {
@@ -30,14 +40,30 @@ struct Entrant<'a> {
     raw: bool,
     explained: u64,
     skipped: u64,
+    substantive: u64,
+    tally: Tally,
 }
 
-fn feed_line(entrants: &mut [Entrant<'_>], line: &str) {
+/// Feeds the line at 0-based `index` to every line parser.
+fn feed_line(entrants: &mut [Entrant<'_>], index: u64, line: &str) {
     for entrant in entrants.iter_mut().filter(|e| !e.raw) {
-        match entrant.session.line(line, &mut entrant.findings) {
-            LineOutcome::Skipped(_) => entrant.skipped += 1,
-            outcome if outcome.is_explained() => entrant.explained += 1,
-            _ => {}
+        let outcome = entrant.session.line(line, &mut entrant.findings);
+        match outcome {
+            LineOutcome::Unmatched => {}
+            LineOutcome::Skipped(_) => {
+                entrant.skipped += 1;
+                entrant.tally.add(index, 1);
+            }
+            _ => {
+                entrant.explained += 1;
+                entrant.tally.add(index, 2);
+            }
+        }
+        if matches!(
+            outcome,
+            LineOutcome::Finding(_) | LineOutcome::Continued(_) | LineOutcome::Summary(_)
+        ) {
+            entrant.substantive += 1;
         }
     }
 }
@@ -58,6 +84,8 @@ pub fn rank<'a>(
             raw: parser.reads_documents(),
             explained: 0,
             skipped: 0,
+            substantive: 0,
+            tally: Tally::default(),
         })
         .collect();
     let mut lines = 0u64;
@@ -75,13 +103,13 @@ pub fn rank<'a>(
             entrant.session.bytes(chunk, &mut entrant.findings);
         }
         assembler.push(chunk, &mut |line| {
+            feed_line(&mut entrants, lines, line);
             lines += 1;
-            feed_line(&mut entrants, line);
         });
     }
     assembler.finish(&mut |line| {
+        feed_line(&mut entrants, lines, line);
         lines += 1;
-        feed_line(&mut entrants, line);
     });
     for entrant in &mut entrants {
         entrant.session.finish(&mut entrant.findings);
@@ -89,19 +117,25 @@ pub fn rank<'a>(
         entrant.explained = entrant
             .explained
             .max(entrant.session.explained_lines(lines));
+        if entrant.raw && entrant.explained > 0 {
+            entrant.substantive = entrant.explained;
+        }
+        entrant.tally.settle(lines);
     }
-    let tallies: Vec<(u64, u64)> = entrants.iter().map(|e| (e.explained, e.skipped)).collect();
-    let findings: Vec<Findings> = entrants.into_iter().map(|e| e.findings).collect();
     let mut ranked: Vec<Ranked<'a>> = parsers
         .into_iter()
-        .zip(tallies)
-        .zip(&findings)
-        .map(|((parser, (explained, skipped)), sink)| Ranked {
-            parser,
-            explained,
-            skipped,
-            findings: sink.counts.error + sink.counts.warning + sink.counts.note,
-            with_code: sink.with_code,
+        .zip(entrants)
+        .map(|(parser, entrant)| {
+            let sink = &entrant.findings;
+            Ranked {
+                parser,
+                explained: entrant.explained,
+                skipped: entrant.skipped,
+                findings: sink.counts.error + sink.counts.warning + sink.counts.note,
+                with_code: sink.with_code,
+                substantive: entrant.substantive,
+                tally: entrant.tally,
+            }
         })
         .collect();
     // Best score first; then more findings with a code; then more findings; then name, so that
@@ -114,4 +148,89 @@ pub fn rank<'a>(
             .then(a.parser.name().cmp(b.parser.name()))
     });
     Ok((ranked, lines))
+}
+
+/// A stretch of the log and the parser `auto` gave it (1-based lines, inclusive).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RegionSpan {
+    pub parser: String,
+    pub first_line: u64,
+    pub last_line: u64,
+}
+
+/// What `auto` makes of an output.
+#[derive(Debug)]
+pub enum Choice<'a> {
+    /// One parser reads it.
+    One(&'a dyn Parser),
+    /// Different parsers read different stretches of it (each reads a block of lines beyond its
+    /// own on either side, so that a boundary between blocks loses nothing).
+    Regions(Several, Vec<RegionSpan>),
+    /// No parser recognises it: the one-line note says which came nearest.
+    NotRecognised(String),
+}
+
+/// Reads a ranking of the output's `lines` lines (from [`rank`]); `catalogue` is the one ranked.
+pub fn choose<'a>(catalogue: &'a Catalogue, ranked: &[Ranked<'a>], lines: u64) -> Choice<'a> {
+    // The best that reads at least one finding or summary: context or location lines alone
+    // (a path on a line of its own) are no sign of a tool.
+    let Some(best) = ranked.iter().find(|r| r.substantive > 0) else {
+        return Choice::NotRecognised(not_recognised(ranked, lines));
+    };
+    if best.parser.reads_documents() {
+        return Choice::One(best.parser);
+    }
+    let candidates: Vec<&Ranked<'a>> = ranked
+        .iter()
+        .filter(|r| !r.parser.reads_documents() && r.explained > 0)
+        .collect();
+    let tallies: Vec<&Tally> = candidates.iter().map(|r| &r.tally).collect();
+    let single = candidates
+        .iter()
+        .position(|r| r.parser.name() == best.parser.name())
+        .unwrap_or_default();
+    let Some(found) = regions::attribute(&tallies, single, lines) else {
+        return Choice::One(best.parser);
+    };
+    let mut parts = Vec::new();
+    let mut spans = Vec::new();
+    for region in found {
+        let entry = candidates[region.parser];
+        let Some(parser) = catalogue.shared(entry.parser.name()) else {
+            return Choice::One(best.parser);
+        };
+        let margin = entry.tally.block_lines();
+        parts.push(Part {
+            parser,
+            lines: Some((
+                region.first_line.saturating_sub(margin).max(1),
+                region.last_line + margin,
+            )),
+        });
+        spans.push(RegionSpan {
+            parser: entry.parser.name().to_string(),
+            first_line: region.first_line,
+            last_line: region.last_line,
+        });
+    }
+    Choice::Regions(Several::new(parts), spans)
+}
+
+/// The one line saying that nothing recognised the output, naming the nearest candidates.
+fn not_recognised(ranked: &[Ranked<'_>], lines: u64) -> String {
+    let nearest: Vec<String> = ranked
+        .iter()
+        .filter(|r| r.explained > 0)
+        .take(3)
+        .map(|r| format!("{} explained {} of {lines} lines", r.parser.name(), r.explained))
+        .collect();
+    if nearest.is_empty() {
+        format!("no parser recognises this output: none explained any of its {lines} lines")
+    } else {
+        format!(
+            "no parser recognises this output: none read a finding or a summary in it \
+             (nearest: {})",
+            nearest.join(", ")
+        )
+    }
 }

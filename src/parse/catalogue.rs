@@ -3,8 +3,10 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::error::DefinitionError;
+use super::several::{Part, Several};
 use super::{Parser, RuleHelp, definition, problem_matcher};
 
 /// The built-in definitions (every file in `gate-parsers/`), embedded by `build.rs`.
@@ -12,7 +14,9 @@ const BUILT_IN: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/built_in_p
 
 #[derive(Debug)]
 pub struct Catalogue {
-    parsers: BTreeMap<String, (String, Box<dyn Parser>)>,
+    parsers: BTreeMap<String, (String, Arc<dyn Parser>)>,
+    /// Parsers named together (`ruff,pytest`), by the name as written; not listed with the rest.
+    combinations: BTreeMap<String, Arc<dyn Parser>>,
 }
 
 impl Catalogue {
@@ -25,12 +29,13 @@ impl Catalogue {
     pub fn load(dirs: &[PathBuf]) -> Result<Self, DefinitionError> {
         let mut catalogue = Self {
             parsers: BTreeMap::new(),
+            combinations: BTreeMap::new(),
         };
         for reader in super::structured::readers() {
             let name = reader.name().to_string();
             catalogue
                 .parsers
-                .insert(name, ("structured reader (built in)".to_string(), reader));
+                .insert(name, ("structured reader (built in)".to_string(), reader.into()));
         }
         for (file, text) in BUILT_IN {
             catalogue.add(&format!("gate-parsers/{file} (built in)"), text, false)?;
@@ -55,7 +60,9 @@ impl Catalogue {
                         }
                         None => {}
                     }
-                    catalogue.parsers.insert(name, (origin.clone(), parser));
+                    catalogue
+                        .parsers
+                        .insert(name, (origin.clone(), parser.into()));
                 }
             }
         }
@@ -83,14 +90,58 @@ impl Catalogue {
                 return Err(duplicate(origin, &name, first));
             }
             self.parsers
-                .insert(name.clone(), (origin.to_string(), parser));
+                .insert(name.clone(), (origin.to_string(), parser.into()));
             names.push(name);
         }
         Ok(names)
     }
 
+    /// The parser `name`, or the parsers it names together once
+    /// [added](Self::add_combination).
     pub fn get(&self, name: &str) -> Option<&dyn Parser> {
-        self.parsers.get(name).map(|(_, parser)| parser.as_ref())
+        self.parsers
+            .get(name)
+            .map(|(_, parser)| parser.as_ref())
+            .or_else(|| self.combinations.get(name).map(AsRef::as_ref))
+    }
+
+    /// The parser `name` shared, to be one part of several.
+    pub fn shared(&self, name: &str) -> Option<Arc<dyn Parser>> {
+        self.parsers.get(name).map(|(_, parser)| Arc::clone(parser))
+    }
+
+    /// Adds the parsers a comma-separated `names` lists (`ruff,pytest`) as one parser of that
+    /// name, each reading the whole output; a no-op when it is there already. The error says
+    /// which name is unknown or cannot share an output.
+    pub fn add_combination(&mut self, names: &str) -> Result<(), String> {
+        if self.combinations.contains_key(names) {
+            return Ok(());
+        }
+        let mut parts = Vec::new();
+        for name in names.split(',').map(str::trim) {
+            let parser = self
+                .shared(name)
+                .ok_or_else(|| format!("\"{name}\" is not a parser"))?;
+            if parser.reads_documents() {
+                return Err(format!(
+                    "\"{name}\" reads a whole document (JSON or XML): it cannot share an output"
+                ));
+            }
+            if parts.iter().any(|part: &Part| part.parser.name() == name) {
+                return Err(format!("\"{name}\" is named twice"));
+            }
+            parts.push(Part {
+                parser,
+                lines: None,
+            });
+        }
+        if parts.len() < 2 {
+            return Err("name two parsers or more, separated by commas".into());
+        }
+        let several = Several::new(parts);
+        self.combinations
+            .insert(names.to_string(), Arc::new(several));
+        Ok(())
     }
 
     pub fn names(&self) -> impl Iterator<Item = &str> {

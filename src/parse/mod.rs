@@ -17,12 +17,14 @@ mod preprocess;
 mod problem_matcher;
 mod regex_parser;
 mod regex_session;
+mod regions;
 mod rule_help;
+mod several;
 mod structured;
 
 use std::path::PathBuf;
 
-pub use auto::{Ranked, rank};
+pub use auto::{Choice, Ranked, RegionSpan, choose, rank};
 pub use catalogue::Catalogue;
 pub use error::{DefinitionError, InvalidValue, line_and_column, one_line};
 pub use findings::Findings;
@@ -31,6 +33,7 @@ pub use preprocess::{LineAssembler, MAX_LINE_BYTES, clean_line, without_escapes}
 pub use problem_matcher::{ProblemMatcher, compile_matchers};
 pub use regex_parser::RegexParser;
 pub use rule_help::RuleHelp;
+pub use several::{Part, Several};
 
 /// Where the output came from, so that paths can be made relative to the target.
 #[derive(Debug, Clone)]

@@ -65,6 +65,7 @@ fn json_output_has_the_documented_shape() {
         "counts",
         "expected_count",
         "tests",
+        "notes",
     ];
     expected.sort_unstable();
     assert_eq!(keys, expected);
@@ -102,6 +103,97 @@ fn auto_reads_stdin_and_says_what_it_chose() {
         text.contains("parser ruff: 23 errors, 0 warnings, 0 notes"),
         "{text}"
     );
+}
+
+/// The gate script of tests/fixtures/parsers/ruff-then-pytest: ruff's findings, then pytest's.
+fn two_tools(args: &[&str]) -> (Output, serde_json::Value) {
+    let path = fixture("ruff-then-pytest/gate.txt");
+    let mut all = vec!["parse", "--target", "/fixture/python"];
+    all.extend_from_slice(args);
+    all.extend(["--format", "json", path.to_str().unwrap()]);
+    let output = refine_loop(&all, None);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let report = serde_json::from_slice(&output.stdout).unwrap();
+    (output, report)
+}
+
+fn codes_by_category(report: &serde_json::Value) -> Vec<(String, usize)> {
+    let mut counts = std::collections::BTreeMap::new();
+    for diagnostic in report["diagnostics"].as_array().unwrap() {
+        let category = diagnostic["category"].as_str().unwrap().to_string();
+        *counts.entry(category).or_insert(0) += 1;
+    }
+    counts.into_iter().collect()
+}
+
+#[test]
+fn auto_reads_a_log_of_two_tools_in_regions_and_says_which() {
+    let (_, report) = two_tools(&[]);
+    assert_eq!(report["parser"], "ruff,pytest");
+    let regions = report["regions"].as_array().unwrap();
+    assert_eq!(regions.len(), 2, "{regions:?}");
+    assert_eq!(regions[0]["parser"], "ruff");
+    assert_eq!(regions[0]["first_line"], 1);
+    assert_eq!(regions[1]["parser"], "pytest");
+    assert_eq!(
+        regions[1]["first_line"].as_u64().unwrap(),
+        regions[0]["last_line"].as_u64().unwrap() + 1
+    );
+    // Each tool's findings keep their own parser's category.
+    assert_eq!(
+        codes_by_category(&report),
+        [("lint".to_string(), 15), ("tests".to_string(), 3)]
+    );
+    assert_eq!(report["tests"]["failed"], 3);
+
+    let path = fixture("ruff-then-pytest/gate.txt");
+    let summary = refine_loop(
+        &["parse", "--target", "/fixture/python", path.to_str().unwrap()],
+        None,
+    );
+    let text = String::from_utf8(summary.stdout).unwrap();
+    assert!(
+        text.starts_with("auto: the log reads in regions: lines 1-"),
+        "{text}"
+    );
+}
+
+#[test]
+fn two_parsers_named_together_read_the_whole_log() {
+    let (_, report) = two_tools(&["--parser", "ruff,pytest"]);
+    assert_eq!(report["parser"], "ruff,pytest");
+    assert!(report.get("regions").is_none());
+    assert_eq!(
+        codes_by_category(&report),
+        [("lint".to_string(), 15), ("tests".to_string(), 3)]
+    );
+    // A name that is not a parser, or a reader of whole documents, is a usage error.
+    for (parsers, says) in [
+        ("ruff,nope", "\"nope\" is not a parser"),
+        ("ruff,sarif", "cannot share an output"),
+        ("ruff,ruff", "named twice"),
+    ] {
+        let output = refine_loop(&["parse", "--parser", parsers, "-"], Some(b""));
+        assert_eq!(output.status.code(), Some(2), "{parsers}: {output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(says), "{parsers}: {stderr}");
+    }
+}
+
+#[test]
+fn output_no_parser_knows_gets_a_one_line_note_and_the_exit_code() {
+    let log = b"Uploading build artefacts to the cache\nthree archives, 12 MB in all\n\
+                Deploying to staging... done\nall done in 2 minutes\n";
+    let output = refine_loop(&["parse", "--format", "json", "-"], Some(log));
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let notes: Vec<&str> = stderr.lines().filter(|l| l.starts_with("auto: ")).collect();
+    assert_eq!(notes.len(), 1, "{stderr}");
+    assert!(notes[0].contains("no parser recognises this output"), "{stderr}");
+    assert!(notes[0].contains("reading it by exit code"), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["parser"], "exit-code");
+    assert_eq!(report["notes"][0].as_str().unwrap(), notes[0]);
 }
 
 #[test]
