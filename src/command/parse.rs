@@ -132,7 +132,12 @@ fn auto_parser<'c>(
                 .iter()
                 .find(|r| r.parser.name() == best.name())
                 .map_or(0, |r| r.explained);
-            tracing::info!(parser = best.name(), explained, lines, "auto chose a parser");
+            tracing::info!(
+                parser = best.name(),
+                explained,
+                lines,
+                "auto chose a parser"
+            );
             if says {
                 let runner_up = ranked
                     .iter()
@@ -153,7 +158,10 @@ fn auto_parser<'c>(
             let described = describe_regions(&spans);
             tracing::info!(regions = %described, "auto read the log in regions");
             if says {
-                print(stdout, &format!("auto: the log reads in regions: {described}\n"));
+                print(
+                    stdout,
+                    &format!("auto: the log reads in regions: {described}\n"),
+                );
             }
             Picked {
                 one: None,
@@ -163,7 +171,10 @@ fn auto_parser<'c>(
         }
         Choice::NotRecognised(note) => {
             let fallback = fallback(catalogue)?;
-            let note = format!("auto: {note}; reading it by exit code (parser {})", fallback.name());
+            let note = format!(
+                "auto: {note}; reading it by exit code (parser {})",
+                fallback.name()
+            );
             eprintln!("{note}");
             Picked {
                 notes: vec![note],
@@ -178,7 +189,12 @@ fn auto_parser<'c>(
 fn describe_regions(spans: &[RegionSpan]) -> String {
     spans
         .iter()
-        .map(|span| format!("lines {}-{} {}", span.first_line, span.last_line, span.parser))
+        .map(|span| {
+            format!(
+                "lines {}-{} {}",
+                span.first_line, span.last_line, span.parser
+            )
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }

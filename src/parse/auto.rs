@@ -222,7 +222,13 @@ fn not_recognised(ranked: &[Ranked<'_>], lines: u64) -> String {
         .iter()
         .filter(|r| r.explained > 0)
         .take(3)
-        .map(|r| format!("{} explained {} of {lines} lines", r.parser.name(), r.explained))
+        .map(|r| {
+            format!(
+                "{} explained {} of {lines} lines",
+                r.parser.name(),
+                r.explained
+            )
+        })
         .collect();
     if nearest.is_empty() {
         format!("no parser recognises this output: none explained any of its {lines} lines")

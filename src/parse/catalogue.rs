@@ -33,9 +33,10 @@ impl Catalogue {
         };
         for reader in super::structured::readers() {
             let name = reader.name().to_string();
-            catalogue
-                .parsers
-                .insert(name, ("structured reader (built in)".to_string(), reader.into()));
+            catalogue.parsers.insert(
+                name,
+                ("structured reader (built in)".to_string(), reader.into()),
+            );
         }
         for (file, text) in BUILT_IN {
             catalogue.add(&format!("gate-parsers/{file} (built in)"), text, false)?;

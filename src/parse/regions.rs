@@ -52,7 +52,8 @@ impl Tally {
         while lines.div_ceil(self.block_lines) > MAX_BLOCKS as u64 {
             self.halve();
         }
-        self.scores.resize(lines.div_ceil(self.block_lines) as usize, 0);
+        self.scores
+            .resize(lines.div_ceil(self.block_lines) as usize, 0);
     }
 
     /// Lines per block.
@@ -107,7 +108,8 @@ pub fn attribute(tallies: &[&Tally], single: usize, lines: u64) -> Option<Vec<Re
         return None;
     }
     let far_better = regions.iter().all(|r| {
-        r.score >= MIN_REGION_SCORE && (r.parser == single || r.score >= FAR_BETTER * r.single_score)
+        r.score >= MIN_REGION_SCORE
+            && (r.parser == single || r.score >= FAR_BETTER * r.single_score)
     });
     let total: u64 = regions.iter().map(|r| r.score).sum();
     let gain = total.saturating_sub(tallies[single].score(0..blocks));
@@ -134,10 +136,7 @@ fn region(
 /// The parser per block that maximises the total score less a toll per switch (Viterbi).
 fn best_path(tallies: &[&Tally], blocks: usize) -> Vec<usize> {
     let parsers = tallies.len();
-    let mut best: Vec<u64> = tallies
-        .iter()
-        .map(|t| u64::from(t.scores[0]))
-        .collect();
+    let mut best: Vec<u64> = tallies.iter().map(|t| u64::from(t.scores[0])).collect();
     // came_from[block][parser]: the parser of the block before, on the best path.
     let mut came_from = vec![vec![0u16; parsers]; blocks];
     for block in 1..blocks {

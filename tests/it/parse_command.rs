@@ -142,13 +142,22 @@ fn auto_reads_a_log_of_two_tools_in_regions_and_says_which() {
     // Each tool's findings keep their own parser's category.
     assert_eq!(
         codes_by_category(&report),
-        [("lint".to_string(), 15), ("tests".to_string(), 3)]
+        [
+            ("lint".to_string(), 14),
+            ("syntax".to_string(), 1),
+            ("tests".to_string(), 3)
+        ]
     );
     assert_eq!(report["tests"]["failed"], 3);
 
     let path = fixture("ruff-then-pytest/gate.txt");
     let summary = refine_loop(
-        &["parse", "--target", "/fixture/python", path.to_str().unwrap()],
+        &[
+            "parse",
+            "--target",
+            "/fixture/python",
+            path.to_str().unwrap(),
+        ],
         None,
     );
     let text = String::from_utf8(summary.stdout).unwrap();
@@ -165,7 +174,11 @@ fn two_parsers_named_together_read_the_whole_log() {
     assert!(report.get("regions").is_none());
     assert_eq!(
         codes_by_category(&report),
-        [("lint".to_string(), 15), ("tests".to_string(), 3)]
+        [
+            ("lint".to_string(), 14),
+            ("syntax".to_string(), 1),
+            ("tests".to_string(), 3)
+        ]
     );
     // A name that is not a parser, or a reader of whole documents, is a usage error.
     for (parsers, says) in [
@@ -189,7 +202,10 @@ fn output_no_parser_knows_gets_a_one_line_note_and_the_exit_code() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     let notes: Vec<&str> = stderr.lines().filter(|l| l.starts_with("auto: ")).collect();
     assert_eq!(notes.len(), 1, "{stderr}");
-    assert!(notes[0].contains("no parser recognises this output"), "{stderr}");
+    assert!(
+        notes[0].contains("no parser recognises this output"),
+        "{stderr}"
+    );
     assert!(notes[0].contains("reading it by exit code"), "{stderr}");
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["parser"], "exit-code");
