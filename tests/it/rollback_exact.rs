@@ -32,7 +32,13 @@ impl Scene {
         repo.write(
             "refine-loop.toml",
             &format!(
-                r#"[[gate.check]]
+                r#"# The watch on its own: what the loop finds and undoes when the kernel does not
+# prevent it (tests/it/confine.rs shows the kernel preventing it). Confined, the delegate could
+# neither edit findings.out in place with `sed -i` nor write .git/index.
+[loop]
+confine = "off"
+
+[[gate.check]]
 name = "lint"
 category = "lint"
 run = "cat findings.out; test ! -s findings.out"
