@@ -126,6 +126,7 @@ fn clippy_short_matches_cargo_json() {
         ("clippy/warnings.txt", "clippy/warnings.json", 0, 7, Some(7)),
         ("clippy/deny.txt", "clippy/deny.json", 7, 0, None),
         ("clippy/broken.txt", "clippy/broken.json", 2, 1, Some(1)),
+        ("clippy/paths.txt", "clippy/paths.json", 0, 6, Some(6)),
     ];
     for (human, json, errors, warnings, reported) in table {
         let findings = parse("clippy", human);
