@@ -138,11 +138,12 @@ pub fn rank<'a>(
             }
         })
         .collect();
-    // Best score first; then more findings with a code; then more findings; then name, so that
-    // the choice is stable.
+    // Best score first; on a tie, a parser of the tool itself before a fallback (`generic`); then
+    // more findings with a code; then more findings; then name, so that the choice is stable.
     ranked.sort_by(|a, b| {
         b.score()
             .cmp(&a.score())
+            .then(a.parser.is_fallback().cmp(&b.parser.is_fallback()))
             .then(b.with_code.cmp(&a.with_code))
             .then(b.findings.cmp(&a.findings))
             .then(a.parser.name().cmp(b.parser.name()))

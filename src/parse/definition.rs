@@ -62,6 +62,9 @@ struct ParserFile {
     /// first match wins.
     #[serde(default)]
     rule_help: Vec<RuleHelpFile>,
+    /// A parser of shapes many tools share (`generic`): `auto` ranks it below the others.
+    #[serde(default)]
+    fallback: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -154,6 +157,7 @@ pub fn compile(origin: &str, text: &str) -> Result<RegexParser, DefinitionError>
         rule_help,
         name: file.name,
         description: file.description,
+        fallback: file.fallback,
         category: file.category,
         command: file.command,
         patterns,

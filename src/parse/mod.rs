@@ -64,6 +64,12 @@ pub trait Parser: std::fmt::Debug + Send + Sync {
     fn reads_documents(&self) -> bool {
         false
     }
+
+    /// Whether the parser reads shapes many tools share rather than one tool's (`generic`):
+    /// `auto` puts a parser of the tool itself first when both explain as much.
+    fn is_fallback(&self) -> bool {
+        false
+    }
 }
 
 /// What one line was to the parser; `--explain` prints it, `auto` scores with it.

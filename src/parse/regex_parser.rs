@@ -82,6 +82,8 @@ pub struct RegexParser {
     pub code_categories: Vec<(Regex, String)>,
     /// Where the tool documents its codes.
     pub rule_help: RuleHelp,
+    /// Reads shapes many tools share: `auto` ranks it below a parser of the tool itself.
+    pub fallback: bool,
 }
 
 impl RegexParser {
@@ -127,6 +129,10 @@ impl Parser for RegexParser {
 
     fn session<'a>(&'a self, context: &'a ParseContext) -> Box<dyn ParseSession + 'a> {
         Box::new(RegexSession::new(self, context))
+    }
+
+    fn is_fallback(&self) -> bool {
+        self.fallback
     }
 }
 

@@ -32,6 +32,7 @@ mod network_surface;
 mod parse_command;
 mod parser_catalogue;
 mod parser_fixtures;
+mod parser_generic;
 mod problem_matchers;
 mod readme;
 mod real_tools;
