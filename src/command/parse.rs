@@ -15,7 +15,7 @@ use crate::exit_code;
 use crate::model::{Diagnostic, ExpectedCount, SeverityCounts, TestCounts};
 use crate::parse::{
     Catalogue, Choice, Findings, LineOutcome, ParseContext, Parser, RegionSpan, Several, choose,
-    parse_reader, rank,
+    parse_reader_framed, rank,
 };
 use crate::state::format::PARSE as FORMAT_VERSION;
 
@@ -46,8 +46,14 @@ pub fn parse(args: &ParseArgs, stdout: &mut dyn Write) -> Result<i32, CommandErr
             let _ = writeln!(out, "{number:>7}  {rule:<22} | {line}");
         }
     };
-    let findings =
-        parse_reader(parser, &context, &mut input, &mut observe).map_err(&input_error)?;
+    let (findings, framing) =
+        parse_reader_framed(parser, &context, &mut input, &mut observe).map_err(&input_error)?;
+    if framing.touched() {
+        tracing::info!(framing = ?framing.framing, "CI framing stripped");
+        if args.explain {
+            print(&mut out, &format!("{}\n", framing.summary()));
+        }
+    }
     let diagnostics = diagnostics_of(&findings, parser);
     let text = match args.format {
         ParseFormat::Json => json_text(&picked, &diagnostics, &findings),

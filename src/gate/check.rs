@@ -90,6 +90,9 @@ pub fn run_check<W: Write>(
         session.line(line, &mut findings);
     });
     session.finish(&mut findings);
+    if let Some(framing) = assembler.framing().framing {
+        tracing::info!(check = %check.name, ?framing, "CI framing stripped from the output");
+    }
     let output = bounded.finish().map_err(log_error)?;
 
     let (end, spawn_error) = match ran {

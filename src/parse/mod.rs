@@ -10,6 +10,7 @@ mod ecmascript;
 mod error;
 mod findings;
 mod frames;
+mod framing;
 mod locations;
 mod matcher_pattern;
 mod paths;
@@ -28,6 +29,7 @@ pub use auto::{Choice, Ranked, RegionSpan, choose, rank};
 pub use catalogue::Catalogue;
 pub use error::{DefinitionError, InvalidValue, line_and_column, one_line};
 pub use findings::Findings;
+pub use framing::{FrameReport, Framing};
 pub use paths::{NormalizedPath, normalize_path, normalize_path_marked, resolve_path};
 pub use preprocess::{LineAssembler, MAX_LINE_BYTES, clean_line, without_escapes};
 pub use problem_matcher::{ProblemMatcher, compile_matchers};
@@ -130,6 +132,17 @@ pub fn parse_reader(
     input: &mut dyn std::io::Read,
     observe: &mut dyn FnMut(u64, &str, LineOutcome),
 ) -> std::io::Result<Findings> {
+    parse_reader_framed(parser, context, input, observe).map(|(findings, _)| findings)
+}
+
+/// [`parse_reader`], and what the CI framing stage stripped (`--explain` says it). Line
+/// numbers count the lines the parser saw.
+pub fn parse_reader_framed(
+    parser: &dyn Parser,
+    context: &ParseContext,
+    input: &mut dyn std::io::Read,
+    observe: &mut dyn FnMut(u64, &str, LineOutcome),
+) -> std::io::Result<(Findings, FrameReport)> {
     let mut findings = Findings::default();
     let mut session = parser.session(context);
     let mut assembler = LineAssembler::default();
@@ -159,5 +172,5 @@ pub fn parse_reader(
         observe(number, line, outcome);
     });
     session.finish(&mut findings);
-    Ok(findings)
+    Ok((findings, assembler.framing().clone()))
 }

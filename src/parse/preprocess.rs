@@ -1,19 +1,25 @@
 //! Turns a raw byte stream into clean text lines: split on `\n`, accept CRLF, keep the last
 //! `\r` overwrite of a progress line, strip ANSI/ECMA-48 escapes, drop a BOM, decode invalid UTF-8
-//! lossily, and cut absurdly long lines with a marker. Memory is bounded by the longest line kept.
+//! lossily, and cut absurdly long lines with a marker; then strip the CI framing around them
+//! ([`super::framing`]), so that every reader of output (`parse`, `auto`, the gate's checks) gets
+//! the same lines. Memory is bounded by the longest line kept (and the framing's look-ahead).
 
 use std::borrow::Cow;
+
+use super::framing::{FrameReport, Framer};
 
 /// Lines longer than this are cut, the rest of the line dropped and counted.
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
 
-/// Collects chunks of output into lines, holding at most one (bounded) partial line.
+/// Collects chunks of output into lines, holding at most one (bounded) partial line, and passes
+/// them through the CI framing stage.
 #[derive(Debug)]
 pub struct LineAssembler {
     pending: Vec<u8>,
     dropped_from_pending: u64,
     max_line: usize,
     lines_cut: u64,
+    framer: Framer,
 }
 
 impl Default for LineAssembler {
@@ -29,7 +35,13 @@ impl LineAssembler {
             dropped_from_pending: 0,
             max_line,
             lines_cut: 0,
+            framer: Framer::new(max_line),
         }
+    }
+
+    /// The CI framing recognised, and what stripping it did so far.
+    pub fn framing(&self) -> &FrameReport {
+        self.framer.report()
     }
 
     /// How many lines were cut so far.
@@ -45,7 +57,7 @@ impl LineAssembler {
                 && self.dropped_from_pending == 0
                 && part.len() <= self.max_line
             {
-                on_line(&clean_line(part));
+                self.framer.line(part, 0, on_line);
             } else {
                 self.append(part);
                 self.emit(on_line);
@@ -55,11 +67,13 @@ impl LineAssembler {
         self.append(chunk);
     }
 
-    /// Emits the last line if the stream did not end with a newline.
+    /// Emits the last line if the stream did not end with a newline, and what the framing stage
+    /// still holds.
     pub fn finish(&mut self, on_line: &mut dyn FnMut(&str)) {
         if !self.pending.is_empty() || self.dropped_from_pending > 0 {
             self.emit(on_line);
         }
+        self.framer.finish(on_line);
     }
 
     fn append(&mut self, part: &[u8]) {
@@ -73,15 +87,11 @@ impl LineAssembler {
     }
 
     fn emit(&mut self, on_line: &mut dyn FnMut(&str)) {
-        let mut line = clean_line(&self.pending).into_owned();
         if self.dropped_from_pending > 0 {
             self.lines_cut += 1;
-            line.push_str(&format!(
-                " [refine-loop: line cut, {} more bytes left out]",
-                self.dropped_from_pending
-            ));
         }
-        on_line(&line);
+        self.framer
+            .line(&self.pending, self.dropped_from_pending, on_line);
         self.pending.clear();
         self.dropped_from_pending = 0;
     }
