@@ -10,6 +10,7 @@ mod action;
 mod baseline_and_scope;
 mod campaigns;
 mod ci_files;
+mod ci_framing;
 mod config_errors;
 mod config_layers;
 mod confine;
