@@ -1,15 +1,13 @@
-//! `refine-loop parse` and `refine-loop parsers`: the parser engine on its own, for a saved log or
-//! a pipe, and the catalogue it draws from.
+//! `refine-loop parse`: the parser engine on its own, for a saved log or a pipe.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::json;
 
 use super::CommandError;
-use crate::cli::{ParseArgs, ParseFormat, ParserSources, ParsersArgs};
+use crate::cli::{ParseArgs, ParseFormat, ParserSources};
 use crate::config::ConfigError;
 use crate::exit_code;
 use crate::model::{Diagnostic, ExpectedCount, SeverityCounts, TestCounts};
@@ -302,46 +300,7 @@ fn to_json<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"))
 }
 
-/// Lists the catalogue; returns the exit code.
-pub fn parsers(args: &ParsersArgs, stdout: &mut dyn Write) -> Result<i32, CommandError> {
-    let catalogue = load_catalogue(&args.sources)?;
-    let text = if args.json {
-        let list: Vec<_> = catalogue
-            .iter()
-            .map(|(parser, origin)| {
-                json!({
-                    "name": parser.name(),
-                    "category": parser.category(),
-                    "description": parser.description(),
-                    "command": parser.command(),
-                    "source": origin,
-                })
-            })
-            .collect();
-        format!(
-            "{}\n",
-            json!({"format_version": FORMAT_VERSION, "parsers": list})
-        )
-    } else {
-        let width = catalogue.names().map(str::len).max().unwrap_or(4).max(4);
-        let mut text = format!("{:<width$}  {:<10}  COMMAND\n", "NAME", "CATEGORY");
-        for (parser, _) in catalogue.iter() {
-            let line = format!(
-                "{:<width$}  {:<10}  {}",
-                parser.name(),
-                parser.category().unwrap_or("-"),
-                parser.command()
-            );
-            text.push_str(line.trim_end());
-            text.push('\n');
-        }
-        text
-    };
-    print(stdout, &text);
-    Ok(exit_code::SUCCESS)
-}
-
-fn load_catalogue(sources: &ParserSources) -> Result<Catalogue, CommandError> {
+pub(super) fn load_catalogue(sources: &ParserSources) -> Result<Catalogue, CommandError> {
     let mut catalogue = Catalogue::load(&sources.parser_dirs).map_err(ConfigError::from)?;
     for definition in &sources.definitions {
         catalogue
@@ -407,7 +366,7 @@ fn describe(outcome: LineOutcome) -> String {
     }
 }
 
-fn print(out: &mut dyn Write, text: &str) {
+pub(super) fn print(out: &mut dyn Write, text: &str) {
     if let Err(error) = out.write_all(text.as_bytes())
         && error.kind() != io::ErrorKind::BrokenPipe
     {

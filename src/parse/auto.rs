@@ -44,6 +44,21 @@ struct Entrant<'a> {
     tally: Tally,
 }
 
+impl<'a> Entrant<'a> {
+    fn new(parser: &'a dyn Parser, context: &'a ParseContext) -> Self {
+        Self {
+            session: parser.session(context),
+            // Counting only: no diagnostic is kept while ranking.
+            findings: Findings::with_limit(0),
+            raw: parser.reads_documents(),
+            explained: 0,
+            skipped: 0,
+            substantive: 0,
+            tally: Tally::default(),
+        }
+    }
+}
+
 /// Feeds the line at 0-based `index` to every line parser.
 fn feed_line(entrants: &mut [Entrant<'_>], index: u64, line: &str) {
     for entrant in entrants.iter_mut().filter(|e| !e.raw) {
@@ -77,16 +92,7 @@ pub fn rank<'a>(
     let parsers: Vec<&dyn Parser> = catalogue.iter().map(|(parser, _)| parser).collect();
     let mut entrants: Vec<Entrant<'_>> = parsers
         .iter()
-        .map(|parser| Entrant {
-            session: parser.session(context),
-            // Counting only: no diagnostic is kept while ranking.
-            findings: Findings::with_limit(0),
-            raw: parser.reads_documents(),
-            explained: 0,
-            skipped: 0,
-            substantive: 0,
-            tally: Tally::default(),
-        })
+        .map(|parser| Entrant::new(*parser, context))
         .collect();
     let mut lines = 0u64;
     let mut assembler = LineAssembler::default();

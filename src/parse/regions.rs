@@ -139,21 +139,21 @@ fn best_path(tallies: &[&Tally], blocks: usize) -> Vec<usize> {
     let mut best: Vec<u64> = tallies.iter().map(|t| u64::from(t.scores[0])).collect();
     // came_from[block][parser]: the parser of the block before, on the best path.
     let mut came_from = vec![vec![0u16; parsers]; blocks];
-    for block in 1..blocks {
+    for (block, from_here) in came_from.iter_mut().enumerate().skip(1) {
         let (leader, lead) = best
             .iter()
             .enumerate()
             .max_by_key(|(index, score)| (**score, std::cmp::Reverse(*index)))
             .map(|(index, score)| (index, *score))
             .unwrap_or_default();
-        for parser in 0..parsers {
+        for (parser, tally) in tallies.iter().enumerate() {
             let (from, score) = if best[parser] + SWITCH_TOLL >= lead {
                 (parser, best[parser])
             } else {
                 (leader, lead - SWITCH_TOLL)
             };
-            came_from[block][parser] = from as u16;
-            best[parser] = score + u64::from(tallies[parser].scores[block]);
+            from_here[parser] = from as u16;
+            best[parser] = score + u64::from(tally.scores[block]);
         }
     }
     let mut parser = best
@@ -207,7 +207,9 @@ mod tests {
     fn when_one_parser_reads_it_all_there_is_no_split() {
         // (what the second explains in the first part, what the first explains there):
         // the second only a little better, or the first explaining everything.
-        let table: [(&[(u32, usize)], &[(u32, usize)]); 4] = [
+        // (score, lines) runs of the single parser, and of the other.
+        type Runs = &'static [(u32, usize)];
+        let table: [(Runs, Runs); 4] = [
             (&[(2, 120)], &[(0, 120)]),
             (&[(2, 120)], &[(2, 40), (0, 80)]),
             // skips of the single parser against the other's findings: 1 vs 2 is not 3x
