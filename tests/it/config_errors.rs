@@ -74,6 +74,15 @@ const CASES: &[Case] = &[
         ],
     },
     Case {
+        name: "unknown parser among several",
+        config: Some("[[gate.check]]\nname = \"t\"\nrun = \"true\"\nparser = \"ruff,pytset\"\n"),
+        args: &[],
+        env: &[],
+        expected: &[
+            "refine-loop.toml: gate.check[0].parser: \"ruff,pytset\": \"pytset\" is not a parser",
+        ],
+    },
+    Case {
         name: "empty run",
         config: Some("[[gate.check]]\nname = \"t\"\nrun = \"  \"\n"),
         args: &[],

@@ -133,3 +133,29 @@ fn huge_findings_are_cut_and_all_counted() {
         "{notes}"
     );
 }
+
+#[test]
+fn a_check_reads_a_ci_framed_log_of_two_tools_with_both_parsers() {
+    // The two-tool fixture (ruff, then pytest, from one gate script) as a GitHub Actions log
+    // prints it, read by a check that names both parsers: the framing is stripped before the
+    // parsers see a line, and each finding keeps its own parser's category.
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/parsers/ruff-then-pytest/gate.txt");
+    let framed: String = std::fs::read_to_string(fixture)
+        .unwrap()
+        .lines()
+        .map(|line| format!("2026-11-30T10:00:00.0041100Z {line}\n"))
+        .collect();
+    let repo = Repo::new();
+    repo.write("ci.log", &framed);
+    repo.write(
+        "refine-loop.toml",
+        "[[gate.check]]\nname = \"gate\"\nparser = \"ruff,pytest\"\nrun = \"cat ci.log; exit 1\"\n",
+    );
+    let output = repo.run(&["check"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let categories = &repo.summary()["categories"];
+    assert_eq!(categories["lint"]["failures"], 14, "{categories}");
+    assert_eq!(categories["syntax"]["failures"], 1, "{categories}");
+    assert_eq!(categories["tests"]["failures"], 3, "{categories}");
+}
