@@ -1,32 +1,58 @@
 #!/usr/bin/env bash
-# Throughput and peak memory of `refine-loop parse` on a large log, against ripgrep in the same run.
+# Throughput and peak memory of `refine-loop parse` on a large log, against ripgrep (and reviewdog's
+# errorformat) in the same run, on the same file.
 #
 # Usage: bench/parse-throughput.sh [SIZE_MIB] [--sizes 100,1000] [--parser NAME] [--fixtures DIR]
-#                                  [--interleave file|line] [--runs N] [--rg-arg ARG]...
+#                                  [--layouts noise,dense] [--interleave file|line] [--runs N]
+#                                  [--rg-arg ARG]... [--efm EFM]... [--efm-name NAME]
 #   SIZE_MIB      size of the log in MiB (default 500); --sizes runs several sizes in one go
 #   --parser      the parser to bench (default clippy): `refine-loop parse -p NAME`, and the
 #                 `regex` of the [[pattern]] and [[summary]] entries of gate-parsers/NAME.toml for rg
 #   --fixtures    the folder of real tool output (default tests/fixtures/parsers/NAME); its *.txt
 #                 files but TOOLS.txt
-#   --interleave  file (default): each fixture file stays whole (multi-line formats stay intact)
-#                 after 9 noise lines per line of it; line: 9 noise lines before every fixture line
-#   --runs        runs per program and size; the table shows the fastest time, the highest RSS
+#   --layouts     which logs to make (default both): noise = 90% build-log noise lines, 10%
+#                 fixture lines; dense = the fixture files repeated, no noise at all
+#   --interleave  (noise layout) file (default): each fixture file stays whole (multi-line formats
+#                 stay intact) after 9 noise lines per line of it; line: 9 noise lines before every
+#                 fixture line
+#   --runs        runs per program, layout and size; the table shows the lowest CPU and wall times
+#                 and the highest RSS
 #   --rg-arg      one more argument for rg, repeatable (e.g. --rg-arg=--no-mmap: without it, the
 #                 pages of the memory-mapped log count in rg's RSS)
+#   --efm, --efm-name  errorformat's format (repeatable) or one of its named formats; the default
+#                 depends on the parser and fixtures (below)
 #
-# The log: 90% build-log noise (Compiling lines, timestamped lines, progress lines with \r, make
-# percentages, ANSI colours), generated deterministically, 10% fixture lines; a ~10 MiB block
-# repeated up to the size. Both programs read the same log, warm in the page cache.
-# Timed (wall clock; peak RSS from GNU time -v): `refine-loop parse -p NAME --format summary LOG`
-# (stdout to a file, read for the summary line: the findings kept are bounded, so it is small)
-# and `rg -c -e PAT... LOG` (rg's default: the file memory-mapped).
+# The noise log: 90% build-log noise (Compiling lines, timestamped lines, progress lines with \r,
+# make percentages, ANSI colours), generated deterministically, 10% fixture lines; a ~10 MiB block
+# repeated up to the size. The dense log: the fixture files one after the other, repeated up to
+# ~10 MiB, that block repeated up to the size. Every program reads the same log, warm in the page
+# cache.
+# Timed with GNU time -v: CPU time (user + sys), wall clock and peak RSS of
+#   refine-loop parse -p NAME --format summary LOG   (stdout to a file, read for the summary line)
+#   rg -c -e PAT... LOG                              (rg's default: the file memory-mapped)
+#   errorformat EFM... <LOG                          (one short line per entry, to a file)
+# rg counts the lines of the parser's [[pattern]]/[[summary]] shapes (not its continuation lines:
+# rg has no notion of an entry). "rl/rg cpu" is the bar; "ef/rl wall" is how much slower
+# errorformat is.
+#
+# errorformat (https://github.com/reviewdog/errorformat, Go) is the second reference: the binary
+# named by $ERRORFORMAT, else one built by bench/build-errorformat.sh from $ERRORFORMAT_SRC (a
+# folder with the errorformat, go-checkstyle and go-sarif checkouts), else its columns show "-"
+# with a note. Its format, unless --efm/--efm-name: for clippy's short format, errorformat's own
+# `-name=clippy` (`%f:%l:%c: %m`); for clippy's human format (fixtures in a folder named
+# clippy-human) a multi-line set after Vim's rustc compiler file (errorformat ships none):
+#   %-G%\s%#Checking %.%#  %-Gerror: could not compile %.%#  %Eerror[E%n]: %m  %Eerror: %m
+#   %Wwarning: %m  %C %#--> %f:%l:%c  %Z  %C%.%#
+# (an entry starts at error:/warning:, takes its place from the --> line, ends at a blank line);
+# for eslint, errorformat's own `-name=eslint`. Other parsers: --efm, or no errorformat column.
 # Needs: cargo, python3 >= 3.11 (tomllib), rg, GNU time (/usr/bin/time). Temp files go under
 # $TMPDIR (default /tmp) and are deleted on exit.
 set -euo pipefail
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 
-sizes=500 parser=clippy fixtures='' interleave=file runs=1 rg_extra=()
+sizes=500 parser=clippy fixtures='' interleave=file runs=1 rg_extra=() layouts=noise,dense
+efm=() efm_name=''
 while (($#)); do
   case $1 in
     --sizes) sizes=$2; shift 2 ;;
@@ -41,6 +67,12 @@ while (($#)); do
     --runs=*) runs=${1#*=}; shift ;;
     --rg-arg) rg_extra+=("$2"); shift 2 ;;
     --rg-arg=*) rg_extra+=("${1#*=}"); shift ;;
+    --layouts) layouts=$2; shift 2 ;;
+    --layouts=*) layouts=${1#*=}; shift ;;
+    --efm) efm+=("$2"); shift 2 ;;
+    --efm=*) efm+=("${1#*=}"); shift ;;
+    --efm-name) efm_name=$2; shift 2 ;;
+    --efm-name=*) efm_name=${1#*=}; shift ;;
     -h | --help) usage; exit 0 ;;
     [0-9]*) sizes=$1; shift ;;
     *) echo "parse-throughput: unknown argument: $1" >&2; usage >&2; exit 2 ;;
@@ -49,6 +81,7 @@ done
 [[ $sizes =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "parse-throughput: bad size list: $sizes" >&2; exit 2; }
 [[ $interleave == file || $interleave == line ]] || { echo "parse-throughput: --interleave file|line" >&2; exit 2; }
 [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "parse-throughput: --runs N (N >= 1)" >&2; exit 2; }
+[[ $layouts =~ ^(noise|dense)(,(noise|dense))*$ ]] || { echo "parse-throughput: --layouts noise,dense" >&2; exit 2; }
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 fixtures=${fixtures:-$root/tests/fixtures/parsers/$parser}
@@ -73,6 +106,38 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/parse-throughput.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# 1b. errorformat, the second reference: $ERRORFORMAT, else built from $ERRORFORMAT_SRC.
+ef_bin='' ef_args=() ef_note=''
+if [[ -n ${ERRORFORMAT:-} ]]; then
+  [[ -x $ERRORFORMAT ]] || { echo "parse-throughput: ERRORFORMAT=$ERRORFORMAT is not executable" >&2; exit 2; }
+  ef_bin=$ERRORFORMAT
+elif [[ -n ${ERRORFORMAT_SRC:-} ]]; then
+  echo "building errorformat from $ERRORFORMAT_SRC" >&2
+  "$root/bench/build-errorformat.sh" "$ERRORFORMAT_SRC" "$work/errorformat"
+  ef_bin=$work/errorformat
+else
+  ef_note="not run: set ERRORFORMAT (a built errorformat binary) or ERRORFORMAT_SRC (checkouts to build it from, see bench/build-errorformat.sh)"
+fi
+if [[ -n $ef_bin ]]; then
+  if ((${#efm[@]})); then
+    ef_args=("${efm[@]}")
+  elif [[ -n $efm_name ]]; then
+    ef_args=(-name="$efm_name")
+  elif [[ $parser == clippy && $(basename "$fixtures") == clippy-human ]]; then
+    # After Vim's rustc compiler file; errorformat ships no format for the human output.
+    ef_args=('%-G%\s%#Checking %.%#' '%-Gerror: could not compile %.%#' '%Eerror[E%n]: %m'
+      '%Eerror: %m' '%Wwarning: %m' '%C %#--> %f:%l:%c' '%Z' '%C%.%#')
+  elif [[ $parser == clippy || $parser == eslint ]]; then
+    ef_args=(-name="$parser")
+  fi
+  if ((${#ef_args[@]})); then
+    ef_note="$ef_bin ${ef_args[*]}"
+  else
+    ef_bin='' ef_note="not run: no errorformat format for parser $parser (give --efm or --efm-name)"
+  fi
+fi
+echo "errorformat: $ef_note" >&2
 
 # 3a. rg's patterns: the `regex` of each [[pattern]] and [[summary]] entry (not continuations,
 # skips or ends), NUL-separated; the ones rg rejects are dropped and named. Named groups become
@@ -108,7 +173,8 @@ fi
 echo "rg patterns (${#rg_patterns[@]}):" >&2
 for pattern in "${rg_patterns[@]}"; do echo "  $pattern" >&2; done
 
-# 2. A ~10 MiB block: 9 noise lines per fixture line, whole rounds over the fixtures.
+# 2. The ~10 MiB blocks: noise = 9 noise lines per fixture line, whole rounds over the fixtures;
+# dense = whole rounds over the fixtures, nothing else.
 python3 - "$work/block" "$interleave" "${fixture_files[@]}" <<'PY'
 import random, sys
 out, interleave, paths = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -152,96 +218,124 @@ def noise(i):
     if kind == 8:
         return b" ---> Running in %012x\n" % rng.getrandbits(48)
     return b"%s   Downloaded %s %s (%d.%d KB)\n" % (ts(i), c, v, rng.randrange(900), rng.randrange(10))
-block, size, i = [], 0, 0
-while size < 10 << 20:
-    for unit in units:
-        for _ in range(9 * len(unit)):
-            line = noise(i); i += 1
-            block.append(line); size += len(line)
-        block += unit; size += sum(map(len, unit))
-with open(out, "wb") as f:
-    f.writelines(block)
+for layout, noisy in (("noise", 9), ("dense", 0)):
+    block, size, i = [], 0, 0
+    while size < 10 << 20:
+        for unit in units:
+            for _ in range(noisy * len(unit)):
+                line = noise(i); i += 1
+                block.append(line); size += len(line)
+            block += unit; size += sum(map(len, unit))
+    with open(f"{out}.{layout}", "wb") as f:
+        f.writelines(block)
 PY
-block_bytes=$(stat -c %s "$work/block")
-
 field() { awk -F': ' -v key="$2" 'index($0, key) {print $NF}' "$1"; }
+cpu() { # cpu TIME_FILE: user + sys seconds
+  awk -F': ' '/User time \(seconds\)/ {u = $NF} /System time \(seconds\)/ {s = $NF}
+    END {printf "%.2f", u + s}' "$1"
+}
 now() { date +%s%N; }
 seconds() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", (b - a) / 1e9}'; } # seconds START END
-best() { # best FILE SECONDS RSS_KB: keeps the fastest time and the highest RSS
-  local t=$2 rss=$3
+best() { # best FILE CPU WALL RSS_KB: keeps the lowest times and the highest RSS
+  local c=$2 t=$3 rss=$4
   if [[ -s $1 ]]; then
-    read -r old_t old_rss <"$1"
+    read -r old_c old_t old_rss <"$1"
+    c=$(awk -v a="$c" -v b="$old_c" 'BEGIN {print (a < b ? a : b)}')
     t=$(awk -v a="$t" -v b="$old_t" 'BEGIN {print (a < b ? a : b)}')
     ((old_rss > rss)) && rss=$old_rss
   fi
-  echo "$t $rss" >"$1"
+  echo "$c $t $rss" >"$1"
+}
+timed() { # timed NAME CMD...: runs CMD under GNU time, stdout to $work/NAME.out; keeps the best
+  local name=$1 status=0 start end
+  shift
+  start=$(now)
+  /usr/bin/time -v -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err" || status=$?
+  end=$(now)
+  best "$work/$name.best" "$(cpu "$work/$name.time")" "$(seconds "$start" "$end")" \
+    "$(field "$work/$name.time" "Maximum resident set size")"
+  return "$status"
 }
 
 rows=$work/rows.tsv
 : >"$rows"
 IFS=, read -r -a size_list <<<"$sizes"
-for size in "${size_list[@]}"; do
-  copies=$(((size * 1048576 + block_bytes - 1) / block_bytes))
-  log=$work/log.txt
-  for ((c = 0; c < copies; c++)); do cat "$work/block"; done >"$log"
-  log_bytes=$(stat -c %s "$log")
-  cat "$log" >/dev/null # warm in the page cache for both programs
-  rm -f "$work/rl.best" "$work/rg.best"
-  rl_summary=- rg_count=-
-  for ((run = 0; run < runs; run++)); do
-    # 3b. refine-loop
-    start=$(now)
-    if ! /usr/bin/time -v -o "$work/rl.time" "$bin" parse -p "$parser" --format summary "$log" \
-      >"$work/rl.out" 2>"$work/rl.err"; then
-      echo "refine-loop parse failed:" >&2; cat "$work/rl.err" "$work/rl.time" >&2; exit 1
-    fi
-    end=$(now)
-    best "$work/rl.best" "$(seconds "$start" "$end")" "$(field "$work/rl.time" "Maximum resident set size")"
-    rl_summary=$(tail -n 1 "$work/rl.out")
-    # 3c. ripgrep
-    if ((${#rg_args[@]})); then
-      status=0 start=$(now)
-      /usr/bin/time -v -o "$work/rg.time" rg -c ${rg_extra[@]+"${rg_extra[@]}"} "${rg_args[@]}" "$log" \
-        >"$work/rg.out" 2>"$work/rg.err" || status=$?
-      end=$(now)
-      ((status <= 1)) || { echo "rg failed:" >&2; cat "$work/rg.err" >&2; exit 1; }
-      best "$work/rg.best" "$(seconds "$start" "$end")" "$(field "$work/rg.time" "Maximum resident set size")"
-      rg_count=$(cat "$work/rg.out"); rg_count=${rg_count:-0}
-    fi
+IFS=, read -r -a layout_list <<<"$layouts"
+for layout in "${layout_list[@]}"; do
+  block=$work/block.$layout
+  block_bytes=$(stat -c %s "$block")
+  for size in "${size_list[@]}"; do
+    copies=$(((size * 1048576 + block_bytes - 1) / block_bytes))
+    log=$work/log.txt
+    for ((c = 0; c < copies; c++)); do cat "$block"; done >"$log"
+    log_bytes=$(stat -c %s "$log")
+    cat "$log" >/dev/null # warm in the page cache for every program
+    rm -f "$work"/*.best
+    rl_summary=- rg_count=- ef_count=-
+    for ((run = 0; run < runs; run++)); do
+      # 3b. refine-loop
+      if ! timed rl "$bin" parse -p "$parser" --format summary "$log"; then
+        echo "refine-loop parse failed:" >&2; cat "$work/rl.err" "$work/rl.time" >&2; exit 1
+      fi
+      rl_summary=$(tail -n 1 "$work/rl.out")
+      # 3c. ripgrep
+      if ((${#rg_args[@]})); then
+        status=0
+        timed rg rg -c ${rg_extra[@]+"${rg_extra[@]}"} "${rg_args[@]}" "$log" || status=$?
+        ((status <= 1)) || { echo "rg failed:" >&2; cat "$work/rg.err" >&2; exit 1; }
+        rg_count=$(cat "$work/rg.out"); rg_count=${rg_count:-0}
+      fi
+      # 3d. errorformat: one short line per valid entry (an empty line for the others)
+      if [[ -n $ef_bin ]]; then
+        if ! timed ef "$ef_bin" -f '{{if .Valid}}{{.Filename}}:{{.Lnum}}:{{.Col}}{{end}}' \
+          "${ef_args[@]}" <"$log"; then
+          echo "errorformat failed:" >&2; cat "$work/ef.err" >&2; exit 1
+        fi
+        ef_count=$(grep -c . "$work/ef.out" || true)
+        rm -f "$work/ef.out"
+      fi
+    done
+    read -r rl_c rl_s rl_rss <"$work/rl.best"
+    if [[ -s $work/rg.best ]]; then read -r rg_c rg_s rg_rss <"$work/rg.best"; else rg_c=- rg_s=- rg_rss=-; fi
+    if [[ -s $work/ef.best ]]; then read -r ef_c ef_s ef_rss <"$work/ef.best"; else ef_c=- ef_s=- ef_rss=-; fi
+    printf '%s\t' "$layout" "$log_bytes" "$rl_c" "$rl_s" "$rl_rss" "$rg_c" "$rg_s" "$rg_rss" \
+      "$ef_c" "$ef_s" "$ef_rss" "$rl_summary" "$rg_count" "$ef_count" >>"$rows"
+    echo >>"$rows"
+    rm -f "$log"
   done
-  read -r rl_s rl_rss <"$work/rl.best"
-  if [[ -s $work/rg.best ]]; then read -r rg_s rg_rss <"$work/rg.best"; else rg_s=- rg_rss=-; fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$log_bytes" "$rl_s" "$rl_rss" "$rg_s" "$rg_rss" \
-    "$rl_summary" "$rg_count" "$copies" >>"$rows"
-  rm -f "$log"
 done
 
 # 4. One table.
-python3 - "$rows" "$parser" "$block_bytes" "$interleave" "$runs" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "${rg_extra[*]-}" <<'PY'
+python3 - "$rows" "$parser" "$fixtures" "$interleave" "$runs" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "${rg_extra[*]-}" "$ef_note" <<'PY'
 import re, sys
-rows, parser, block, interleave, runs, cores, load, rg_extra = sys.argv[1:]
+rows, parser, fixtures, interleave, runs, cores, load, rg_extra, ef_note = sys.argv[1:]
 MiB = 1 << 20
-print(f"parser {parser}: log of a {int(block) / MiB:.1f} MiB block repeated (90% noise, fixtures "
-      f"interleaved by {interleave}); best of {runs} run(s); {cores} cores, load {load}"
-      + (f"; rg {rg_extra}" if rg_extra else ""))
-head = ("log MiB", "rl s", "rl MiB/s", "rl RSS MiB", "rg s", "rg MiB/s", "rg RSS MiB",
-        "rl/rg time", "rl findings", "rg lines")
+print(f"parser {parser} on {fixtures}: noise = 90% noise lines (fixtures interleaved by "
+      f"{interleave}), dense = the fixtures repeated; best of {runs} run(s); {cores} cores, "
+      f"load {load}" + (f"; rg {rg_extra}" if rg_extra else ""))
+print(f"errorformat: {ef_note}")
+head = ("layout", "log MiB", "rl cpu s", "rl wall s", "rl MiB/s", "rl RSS MiB", "rg cpu s",
+        "rg wall s", "rg RSS MiB", "rl/rg cpu", "rl/rg wall", "ef cpu s", "ef wall s",
+        "ef RSS MiB", "ef/rl wall", "rl findings", "rg lines", "ef entries")
 table, summaries = [head], []
+num = lambda s: float(s) if s not in ("-", "") else None
+ratio = lambda a, b: f"{num(a) / num(b):.1f}x" if num(a) is not None and num(b) else "-"
+mib_of = lambda kb: f"{int(kb) / 1024:.1f}" if kb != "-" else "-"
 for line in open(rows):
-    size, rl_s, rl_rss, rg_s, rg_rss, summary, rg_count, copies = line.rstrip("\n").split("\t")
+    (layout, size, rl_c, rl_s, rl_rss, rg_c, rg_s, rg_rss, ef_c, ef_s, ef_rss, summary, rg_count,
+     ef_count) = line.rstrip("\n").split("\t")[:14]
     mib = int(size) / MiB
-    rate = lambda s: f"{mib / float(s):.0f}" if s != "-" and float(s) > 0 else "-"
     m = re.search(r": (\d+) errors, (\d+) warnings, (\d+) notes", summary)
     found = str(sum(map(int, m.groups()))) if m else "?"
-    table.append((f"{mib:.0f}", rl_s, rate(rl_s), f"{int(rl_rss) / 1024:.1f}",
-                  rg_s, rate(rg_s), f"{int(rg_rss) / 1024:.1f}" if rg_rss != "-" else "-",
-                  f"{float(rl_s) / float(rg_s):.1f}x" if rg_s != "-" and float(rg_s) > 0 else "-",
-                  found, rg_count))
-    summaries.append(f"  {mib:.0f} MiB: {summary}")
+    rate = f"{mib / num(rl_s):.0f}" if num(rl_s) else "-"
+    table.append((layout, f"{mib:.0f}", rl_c, rl_s, rate, mib_of(rl_rss), rg_c, rg_s,
+                  mib_of(rg_rss), ratio(rl_c, rg_c), ratio(rl_s, rg_s), ef_c, ef_s,
+                  mib_of(ef_rss), ratio(ef_s, rl_s), found, rg_count, ef_count))
+    summaries.append(f"  {layout} {mib:.0f} MiB: {summary}")
 widths = [max(len(r[i]) for r in table) for i in range(len(head))]
 for r in table:
     print("  ".join(c.rjust(w) for c, w in zip(r, widths)))
 print("refine-loop's summary lines (rl findings = errors + warnings + notes; rg lines = lines "
-      "matching any pattern):")
+      "matching any pattern; ef entries = errorformat's valid entries):")
 print("\n".join(summaries))
 PY
