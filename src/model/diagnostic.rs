@@ -16,10 +16,26 @@ impl Severity {
     /// Maps a tool's own word for a severity. Unknown words are kept as errors (never dropped),
     /// because a finding the loop cannot classify must not silently pass the gate.
     pub fn from_label(label: &str) -> Self {
-        match label.trim().to_ascii_lowercase().as_str() {
-            "warning" | "warn" | "w" => Self::Warning,
-            "note" | "help" | "info" | "information" | "hint" | "i" | "n" | "notice" => Self::Note,
-            _ => Self::Error,
+        const WARNING: [&str; 3] = ["warning", "warn", "w"];
+        const NOTE: [&str; 8] = [
+            "note",
+            "help",
+            "info",
+            "information",
+            "hint",
+            "i",
+            "n",
+            "notice",
+        ];
+        // Without a lowercase copy: this runs for every finding of a large log.
+        let label = label.trim();
+        let is = |words: &[&str]| words.iter().any(|word| label.eq_ignore_ascii_case(word));
+        if is(&WARNING) {
+            Self::Warning
+        } else if is(&NOTE) {
+            Self::Note
+        } else {
+            Self::Error
         }
     }
 

@@ -6,9 +6,10 @@ use std::collections::{BTreeMap, HashMap};
 use regex::Regex;
 use serde::Deserialize;
 
+use super::draft::Groups;
 use super::error::DefinitionError;
 use super::locations::unnamed_location;
-use super::regex_parser::{CompiledPattern, Continuation, PatternKind, RegexParser};
+use super::regex_parser::{CompiledPattern, Continuation, EntryRules, PatternKind, RegexParser};
 use super::rule_help::{RuleHelp, RuleHelpFile};
 use crate::model::Severity;
 
@@ -200,7 +201,10 @@ fn compile_pattern(
         .map(|end| compile_regex(end, FINDING_GROUPS))
         .transpose()
         .map_err(|reason| invalid(origin, format!("pattern[{index}].end"), reason))?;
+    let entry = EntryRules::new(end.as_ref(), &continuations)
+        .map_err(|error| invalid(origin, format!("pattern[{index}]"), one_line_error(&error)))?;
     Ok(CompiledPattern {
+        groups: Groups::of(&regex),
         regex,
         kind: pattern.kind,
         severity: pattern.severity.as_deref().map(Severity::from_label),
@@ -210,6 +214,7 @@ fn compile_pattern(
         continuations,
         end,
         user_frames: pattern.user_frames,
+        entry,
     })
 }
 
@@ -275,17 +280,17 @@ fn compile_continuations(
         .iter()
         .enumerate()
         .map(|(inner, continuation)| {
+            let regex = compile_regex(&continuation.regex, FINDING_GROUPS).map_err(|reason| {
+                invalid(
+                    origin,
+                    format!("pattern[{index}].continuation[{inner}].regex"),
+                    reason,
+                )
+            })?;
             Ok(Continuation {
-                regex: compile_regex(&continuation.regex, FINDING_GROUPS).map_err(|reason| {
-                    invalid(
-                        origin,
-                        format!("pattern[{index}].continuation[{inner}].regex"),
-                        reason,
-                    )
-                })?,
-                code_prefix: continuation.code_prefix.clone(),
                 same_place: continuation.same_place,
                 wraps: continuation.wraps,
+                ..Continuation::new(regex, continuation.code_prefix.clone())
             })
         })
         .collect()

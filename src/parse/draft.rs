@@ -1,7 +1,7 @@
 //! What the `regex` kind assembles: a finding from one or more lines, and the counts of a
 //! summary line.
 
-use regex::Captures;
+use regex::{Captures, Regex};
 
 use super::Findings;
 use super::frames::Place;
@@ -24,77 +24,222 @@ pub struct Draft {
     pub body: String,
 }
 
+/// Where a regex's named groups are: looked up once when the parser is compiled rather than by
+/// name on every line, and telling which lines need their groups read at all.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Groups {
+    pub file: Option<usize>,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub end_line: Option<usize>,
+    pub end_column: Option<usize>,
+    pub severity: Option<usize>,
+    pub code: Option<usize>,
+    pub message: Option<usize>,
+    pub category: Option<usize>,
+}
+
+impl Groups {
+    /// The named groups of `regex` (unknown names were refused when it was compiled).
+    pub fn of(regex: &Regex) -> Self {
+        let mut groups = Self::default();
+        for (index, name) in regex.capture_names().enumerate() {
+            let slot = match name {
+                Some("file") => &mut groups.file,
+                Some("line") => &mut groups.line,
+                Some("column") => &mut groups.column,
+                Some("end_line") => &mut groups.end_line,
+                Some("end_column") => &mut groups.end_column,
+                Some("severity") => &mut groups.severity,
+                Some("code") => &mut groups.code,
+                Some("message") => &mut groups.message,
+                Some("category") => &mut groups.category,
+                _ => continue,
+            };
+            *slot = Some(index);
+        }
+        groups
+    }
+}
+
+/// What a draft reads from its lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reads {
+    /// Everything: the finding will be stored.
+    All,
+    /// Only what counting a finding that will not be stored needs: severity, code, category.
+    Counting,
+    /// What counting needs and the place, which a `same_place` continuation compares (so that
+    /// a finding left out takes the same lines as one kept, and is counted the same).
+    CountingAndPlace,
+}
+
 impl Draft {
-    /// Fills what is still missing from `captures`; their place (file, line, column) as `place`
-    /// says (see [`super::frames`]): a frame outside the user's code gives none, and a frame of
-    /// the user's with a line replaces a place that had none (a suite's file, named before the
-    /// frame that says where in it loading failed).
-    pub fn fill_placed(&mut self, captures: &Captures<'_>, code_prefix: &str, place: Place) {
-        let text = |name: &str| {
+    /// Fills what is still missing from `captures`, the match of a regex with `groups`, as far as
+    /// `reads` says; their place (file, line, column) as `place` says (see [`super::frames`]): a
+    /// frame outside the user's code gives none, and a frame of the user's with a line replaces a
+    /// place that had none (a suite's file, named before the frame that says where in it loading
+    /// failed).
+    pub fn fill_placed(
+        &mut self,
+        captures: &Captures<'_>,
+        groups: &Groups,
+        code_prefix: &str,
+        place: Place,
+        reads: Reads,
+    ) {
+        let text = |group: Option<usize>| {
             captures
-                .name(name)
-                .map(|m| m.as_str().trim().to_string())
+                .get(group?)
+                .map(|m| m.as_str().trim())
                 .filter(|s| !s.is_empty())
         };
-        let number = |name: &str| text(name).and_then(|s| s.parse::<u32>().ok());
-        if place == Place::UserFrame
-            && self.line.is_none()
-            && captures.name("file").is_some()
-            && number("line").is_some()
-        {
-            self.file = None;
-        }
-        if place != Place::None {
-            fill(&mut self.file, || text("file"));
-            fill(&mut self.line, || number("line"));
-            fill(&mut self.column, || number("column"));
-            fill(&mut self.end_line, || number("end_line"));
-            fill(&mut self.end_column, || number("end_column"));
-        }
-        fill(&mut self.severity, || text("severity"));
+        let owned = |group: Option<usize>| text(group).map(str::to_string);
+        fill(&mut self.severity, || owned(groups.severity));
         fill(&mut self.code, || {
-            text("code").map(|c| format!("{code_prefix}{c}"))
+            text(groups.code).map(|c| format!("{code_prefix}{c}"))
         });
-        fill(&mut self.category, || text("category"));
+        fill(&mut self.category, || owned(groups.category));
+        if reads != Reads::Counting {
+            self.fill_place(captures, groups, place);
+        }
+        if reads != Reads::All {
+            return;
+        }
         if self.message.is_none() {
-            self.message = text("message");
-        } else if let Some(more) = text("message")
+            self.message = owned(groups.message);
+        } else if let Some(more) = text(groups.message)
             && self.body.len() + more.len() < MAX_BODY_BYTES
         {
             if !self.body.is_empty() {
                 self.body.push('\n');
             }
-            self.body.push_str(&more);
+            self.body.push_str(more);
         }
+    }
+
+    /// Fills the place (file, line, column, end) from `captures` as `place` says.
+    fn fill_place(&mut self, captures: &Captures<'_>, groups: &Groups, place: Place) {
+        let text = |group: Option<usize>| {
+            captures
+                .get(group?)
+                .map(|m| m.as_str().trim())
+                .filter(|s| !s.is_empty())
+        };
+        let number = |group: Option<usize>| text(group).and_then(|s| s.parse::<u32>().ok());
+        if place == Place::UserFrame
+            && self.line.is_none()
+            && groups.file.and_then(|group| captures.get(group)).is_some()
+            && number(groups.line).is_some()
+        {
+            self.file = None;
+        }
+        if place != Place::None {
+            fill(&mut self.file, || text(groups.file).map(str::to_string));
+            fill(&mut self.line, || number(groups.line));
+            fill(&mut self.column, || number(groups.column));
+            fill(&mut self.end_line, || number(groups.end_line));
+            fill(&mut self.end_column, || number(groups.end_column));
+        }
+    }
+
+    /// Whether a line matched by a regex with `groups` can add anything to this draft, as far as
+    /// `reads` says: what counting needs (severity, code, category), the place, and for a finding
+    /// that will be stored a `message` group (it adds to the body, or to the message when the
+    /// line `wraps`).
+    pub fn wants(&self, groups: &Groups, reads: Reads, wraps: bool) -> bool {
+        let missing = |group: Option<usize>, slot_empty: bool| group.is_some() && slot_empty;
+        let counted = missing(groups.severity, self.severity.is_none())
+            || missing(groups.code, self.code.is_none())
+            || missing(groups.category, self.category.is_none());
+        let placed = || {
+            missing(groups.file, self.file.is_none())
+                || missing(groups.line, self.line.is_none())
+                || missing(groups.column, self.column.is_none())
+                || missing(groups.end_line, self.end_line.is_none())
+                || missing(groups.end_column, self.end_column.is_none())
+        };
+        let told = || {
+            let room = match (&self.message, wraps) {
+                (None, _) => true,
+                (Some(message), true) => message.len() < MAX_BODY_BYTES,
+                (Some(_), false) => self.body.len() < MAX_BODY_BYTES,
+            };
+            missing(groups.message, room)
+        };
+        counted || (reads != Reads::Counting && placed()) || (reads == Reads::All && told())
     }
 }
 
 impl Draft {
     /// Whether the `file` and `line` groups of `captures` (those it has) name this entry's place.
-    pub fn at_place_of(&self, captures: &Captures<'_>) -> bool {
-        let file = captures.name("file").map(|m| m.as_str().trim());
-        let line = captures
-            .name("line")
+    pub fn at_place_of(&self, captures: &Captures<'_>, groups: &Groups) -> bool {
+        let file = groups
+            .file
+            .and_then(|group| captures.get(group))
+            .map(|m| m.as_str().trim());
+        let line = groups
+            .line
+            .and_then(|group| captures.get(group))
             .and_then(|m| m.as_str().parse::<u32>().ok());
         file.is_none_or(|file| self.file.as_deref() == Some(file))
             && line.is_none_or(|line| self.line == Some(line))
     }
 
     /// Continues the message with the `message` group of `captures`, after a space (a message
-    /// the tool wrapped onto the next line); the other groups fill what the entry lacks.
-    pub fn wrap(&mut self, captures: &Captures<'_>) {
-        let more = captures.name("message").map(|m| m.as_str().trim());
-        match (&mut self.message, more) {
-            (Some(message), Some(more)) if !more.is_empty() && message.len() < MAX_BODY_BYTES => {
-                message.push(' ');
-                message.push_str(more);
+    /// the tool wrapped onto the next line); the other groups fill what the entry lacks, as far
+    /// as `reads` says.
+    pub fn wrap(&mut self, captures: &Captures<'_>, groups: &Groups, reads: Reads) {
+        if reads == Reads::All {
+            let more = groups
+                .message
+                .and_then(|group| captures.get(group))
+                .map(|m| m.as_str().trim());
+            match (&mut self.message, more) {
+                (Some(message), Some(more))
+                    if !more.is_empty() && message.len() < MAX_BODY_BYTES =>
+                {
+                    message.push(' ');
+                    message.push_str(more);
+                }
+                (None, Some(more)) if !more.is_empty() => self.message = Some(more.to_string()),
+                _ => {}
             }
-            (None, Some(more)) if !more.is_empty() => self.message = Some(more.to_string()),
-            _ => {}
         }
-        let message = self.message.take();
-        self.fill_placed(captures, "", Place::Fill);
-        self.message = message;
+        let without_message = Groups {
+            message: None,
+            ..*groups
+        };
+        self.fill_placed(captures, &without_message, "", Place::Fill, reads);
+    }
+}
+
+/// A multi-line entry being read: the pattern that opened it, its draft, its lines so far.
+#[derive(Debug)]
+pub struct OpenEntry {
+    pub pattern: usize,
+    pub draft: Draft,
+    pub lines: usize,
+    /// What is read from its lines: when the finding will not be stored (the sink is full),
+    /// only what counting it needs.
+    pub reads: Reads,
+}
+
+impl OpenEntry {
+    /// Reads a line of the entry that a rule with `groups` matched with `captures`.
+    pub fn read(
+        &mut self,
+        captures: &Captures<'_>,
+        groups: &Groups,
+        code_prefix: &str,
+        wraps: bool,
+        place: Place,
+    ) {
+        if wraps {
+            self.draft.wrap(captures, groups, self.reads);
+        } else {
+            (self.draft).fill_placed(captures, groups, code_prefix, place, self.reads);
+        }
     }
 }
 

@@ -6,9 +6,10 @@
 
 use std::collections::HashMap;
 
-use regex::Regex;
+use regex::{Regex, RegexSet};
 use serde::Deserialize;
 
+use super::draft::Groups;
 use super::regex_session::RegexSession;
 use super::rule_help::RuleHelp;
 use super::{ParseContext, ParseSession, Parser};
@@ -36,14 +37,29 @@ pub enum PatternKind {
 #[derive(Debug)]
 pub struct Continuation {
     pub regex: Regex,
+    pub groups: Groups,
     pub code_prefix: String,
     pub same_place: bool,
     pub wraps: bool,
 }
 
+impl Continuation {
+    pub fn new(regex: Regex, code_prefix: String) -> Self {
+        Self {
+            groups: Groups::of(&regex),
+            regex,
+            code_prefix,
+            same_place: false,
+            wraps: false,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct CompiledPattern {
     pub regex: Regex,
+    /// The named groups of `regex`.
+    pub groups: Groups,
     pub kind: PatternKind,
     pub severity: Option<Severity>,
     pub category: Option<String>,
@@ -54,13 +70,70 @@ pub struct CompiledPattern {
     pub end: Option<Regex>,
     /// Only frames in the user's code give the finding its place (see [`super::frames`]).
     pub user_frames: bool,
+    /// The end and the continuations as one set, for a multi-line pattern.
+    pub entry: Option<EntryRules>,
+}
+
+/// Which rule of an open multi-line entry a line matched first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryLine {
+    End,
+    Continuation(usize),
+}
+
+/// A multi-line pattern's end line and continuation lines as one set, the end first, then the
+/// continuations in order: one pass over a line inside an entry tells which rule takes it,
+/// instead of one regex after another (most lines of a dense log are inside an entry).
+#[derive(Debug)]
+pub struct EntryRules {
+    set: RegexSet,
+    has_end: bool,
+    /// The named groups of the end regex.
+    pub end_groups: Groups,
+}
+
+impl EntryRules {
+    /// The rules of a pattern with `end` and `continuations`; `None` for a single-line pattern.
+    pub fn new(
+        end: Option<&Regex>,
+        continuations: &[Continuation],
+    ) -> Result<Option<Self>, regex::Error> {
+        if end.is_none() && continuations.is_empty() {
+            return Ok(None);
+        }
+        let set = RegexSet::new(
+            end.into_iter()
+                .chain(continuations.iter().map(|c| &c.regex))
+                .map(Regex::as_str),
+        )?;
+        Ok(Some(Self {
+            set,
+            has_end: end.is_some(),
+            end_groups: end.map(Groups::of).unwrap_or_default(),
+        }))
+    }
+
+    /// The rules that match `line`, the end first, then the continuations in their order: the
+    /// first one that takes the line wins (a `same_place` continuation may refuse it).
+    #[inline]
+    pub fn matches(&self, line: &str) -> impl Iterator<Item = EntryLine> + use<> {
+        let has_end = self.has_end;
+        self.set
+            .matches(line)
+            .into_iter()
+            .map(move |index| match (has_end, index) {
+                (true, 0) => EntryLine::End,
+                (true, index) => EntryLine::Continuation(index - 1),
+                (false, index) => EntryLine::Continuation(index),
+            })
+    }
 }
 
 impl CompiledPattern {
     /// Whether the pattern starts an entry of several lines (it has continuations or an end).
     #[inline]
     pub fn is_multi_line(&self) -> bool {
-        !self.continuations.is_empty() || self.end.is_some()
+        self.entry.is_some()
     }
 }
 
@@ -75,7 +148,7 @@ pub struct RegexParser {
     pub skips: Vec<Regex>,
     pub summaries: Vec<Regex>,
     /// Every skip, summary and pattern regex, in that order, as one set.
-    pub prefilter: regex::RegexSet,
+    pub prefilter: RegexSet,
     /// The tool's own words for severities (lowercase), before the common ones.
     pub severity_aliases: HashMap<String, Severity>,
     /// Codes matching a rule get its category (first rule wins).
@@ -90,8 +163,15 @@ impl RegexParser {
     /// The severity a word of the tool stands for: its own words first, then the common ones.
     #[inline]
     pub fn severity(&self, word: &str) -> Severity {
+        let word = word.trim();
+        // Tools print their words in lowercase: no copy then (this runs for every finding).
+        let lower = if word.bytes().any(|b| b.is_ascii_uppercase()) {
+            std::borrow::Cow::Owned(word.to_ascii_lowercase())
+        } else {
+            std::borrow::Cow::Borrowed(word)
+        };
         self.severity_aliases
-            .get(&word.trim().to_ascii_lowercase())
+            .get(lower.as_ref())
             .copied()
             .unwrap_or_else(|| Severity::from_label(word))
     }

@@ -347,3 +347,78 @@ fn same_place_wraps_and_fixed_codes() {
         assert_eq!(findings.diagnostics()[0].body.as_deref(), *body, "{input}");
     }
 }
+
+#[test]
+fn entries_past_the_kept_ones_are_counted_with_their_codes_and_categories() {
+    let definition = r#"
+name = "entries"
+[[category_rule]]
+code = 'clippy::.*'
+category = "style"
+[[pattern]]
+regex = '^(?P<severity>error|warning)(?:\[(?P<code>E\d+)\])?: (?P<message>.+)$'
+end = '^$'
+[[pattern.continuation]]
+regex = '^\s*--> (?P<file>.+):(?P<line>\d+):(?P<column>\d+)$'
+[[pattern.continuation]]
+regex = '^\s*= help: visit \S+#(?P<code>[a-z_]+)$'
+code_prefix = "clippy::"
+[[pattern.continuation]]
+regex = '^\s*= (?P<message>.+)$'
+[[pattern.continuation]]
+regex = '^(?P<severity>error|warning)?\? (?P<category>\w+)$'
+"#;
+    // (entry, counts as (error, warning), has a code, its category)
+    let table = [
+        (
+            "warning: w\n --> a.rs:1:2\n = help: visit x#needless_return\n = note: n\n",
+            (0, 1),
+            true,
+            Some("style"),
+        ),
+        ("error[E0308]: e\n --> a.rs:3:4\n\n", (1, 0), true, None),
+        (
+            "warning: w2\n --> b.rs:5:6\n? types\n\n",
+            (0, 1),
+            false,
+            Some("types"),
+        ),
+        ("error: e2\n = note: only a note\n\n", (1, 0), false, None),
+    ];
+    let kept = crate::parse::Findings::default_limit();
+    let rounds = kept / table.len() + 3;
+    let input: String = table
+        .iter()
+        .map(|row| row.0)
+        .collect::<String>()
+        .repeat(rounds);
+    let findings = parse(definition, &input);
+    let per_round = |pick: &dyn Fn(&(&str, (u64, u64), bool, Option<&str>)) -> u64| {
+        table.iter().map(pick).sum::<u64>() * rounds as u64
+    };
+    assert_eq!(findings.counts.error, per_round(&|row| row.1.0));
+    assert_eq!(findings.counts.warning, per_round(&|row| row.1.1));
+    assert_eq!(findings.with_code, per_round(&|row| u64::from(row.2)));
+    assert_eq!(findings.diagnostics().len(), kept);
+    assert_eq!(findings.omitted, (table.len() * rounds - kept) as u64);
+    let omitted: Vec<(Option<&str>, u64)> = findings
+        .omitted_by_category()
+        .map(|(category, counts)| (category, counts.error + counts.warning + counts.note))
+        .collect();
+    assert_eq!(omitted.iter().map(|o| o.1).sum::<u64>(), findings.omitted);
+    let names: Vec<Option<&str>> = omitted.iter().map(|o| o.0).collect();
+    // Every error is kept (they take the place of warnings): the warnings left out are counted
+    // under the categories their code and their continuation line gave them.
+    assert_eq!(names, [Some("style"), Some("types")]);
+    // The kept ones are whole.
+    let first: Vec<String> = findings.diagnostics()[..4].iter().map(brief).collect();
+    assert_eq!(
+        first,
+        [
+            "a.rs:1:2 warning clippy::needless_return w [style]",
+            "a.rs:3:4 error E0308 e [-]",
+            "b.rs:5:6 warning - w2 [types]",
+            "-:-:- error - e2 [-]",
+        ]
+    );
+}

@@ -4,22 +4,15 @@
 
 use regex::{Captures, SetMatches};
 
-use super::draft::{Draft, apply_summary};
+use super::draft::{Draft, OpenEntry, Reads, apply_summary};
 use super::frames::{Place, gives_place};
 use super::locations::{Key, Location, Locations, MAX_KEY};
-use super::regex_parser::{CompiledPattern, PatternKind, RegexParser};
+use super::regex_parser::{CompiledPattern, EntryLine, PatternKind, RegexParser};
 use super::{Findings, LineOutcome, ParseContext, ParseSession, resolve_path};
 use crate::model::{Diagnostic, Severity};
 
 /// A multi-line entry is closed after this many lines, whatever follows.
 const MAX_ENTRY_LINES: usize = 1_000;
-
-#[derive(Debug)]
-struct OpenEntry {
-    pattern: usize,
-    draft: Draft,
-    lines: usize,
-}
 
 /// What a `regex` parser keeps between the lines of one check's output.
 pub struct RegexSession<'a> {
@@ -38,10 +31,12 @@ impl ParseSession for RegexSession<'_> {
         if let Some(pattern) = self.continue_entry(line, findings) {
             return LineOutcome::Continued(pattern);
         }
-        let hits = self.parser.prefilter.matches(line);
-        if !hits.matched_any() {
+        // Most lines of a log match no rule: one search that stops at the first match (no
+        // allocation) tells, before the search for every rule that matches.
+        if !self.parser.prefilter.is_match(line) {
             return LineOutcome::Unmatched;
         }
+        let hits = self.parser.prefilter.matches(line);
         let (skips, summaries) = (self.parser.skips.len(), self.parser.summaries.len());
         if let Some(index) = (0..skips).find(|&index| hits.matched(index)) {
             return LineOutcome::Skipped(index);
@@ -137,18 +132,26 @@ impl RegexSession<'_> {
         };
         match pattern.kind {
             PatternKind::Finding if pattern.is_multi_line() => {
-                self.open_entry(index, pattern, captures)
+                self.open_entry(index, pattern, captures, findings);
             }
             PatternKind::Finding
                 if !findings.accepts(
-                    self.severity_of(pattern, captures.name("severity").map(|m| m.as_str())),
+                    self.severity_of(
+                        pattern,
+                        pattern
+                            .groups
+                            .severity
+                            .and_then(|index| captures.get(index))
+                            .map(|m| m.as_str()),
+                    ),
                 ) =>
             {
                 self.count_only(pattern, captures, findings);
             }
             PatternKind::Finding => {
                 let mut draft = Draft::default();
-                draft.fill_placed(captures, "", gives_place(pattern, captures, self.context));
+                let place = gives_place(pattern, captures, self.context);
+                draft.fill_placed(captures, &pattern.groups, "", place, Reads::All);
                 self.emit(pattern, draft, findings);
             }
             PatternKind::Location => self.remember_location(pattern, captures),
@@ -163,14 +166,38 @@ impl RegexSession<'_> {
         outcome
     }
 
-    /// Starts a multi-line entry with the line the pattern at `index` matched with `captures`.
-    fn open_entry(&mut self, index: usize, pattern: &CompiledPattern, captures: &Captures<'_>) {
+    /// Starts a multi-line entry with the line `pattern`, the one at `index`, matched with
+    /// `captures`. Nothing is stored in `findings` while the entry is open, so whether they will
+    /// take it is known now when its severity is (a continuation may give it otherwise).
+    fn open_entry(
+        &mut self,
+        index: usize,
+        pattern: &CompiledPattern,
+        captures: &Captures<'_>,
+        findings: &Findings,
+    ) {
+        let word = (pattern.groups.severity)
+            .and_then(|group| captures.get(group))
+            .map(|m| m.as_str().trim())
+            .filter(|word| !word.is_empty());
+        let reads = if word.is_none() || findings.accepts(self.severity_of(pattern, word)) {
+            Reads::All
+        } else if pattern.continuations.iter().any(|c| c.same_place) {
+            Reads::CountingAndPlace
+        } else {
+            Reads::Counting
+        };
+        let place = match reads {
+            Reads::Counting => Place::None,
+            _ => gives_place(pattern, captures, self.context),
+        };
         let mut draft = Draft::default();
-        draft.fill_placed(captures, "", gives_place(pattern, captures, self.context));
+        draft.fill_placed(captures, &pattern.groups, "", place, reads);
         self.open = Some(OpenEntry {
             pattern: index,
             draft,
             lines: 1,
+            reads,
         });
     }
 
@@ -182,17 +209,13 @@ impl RegexSession<'_> {
         captures: &Captures<'_>,
         findings: &mut Findings,
     ) {
-        let word = captures.name("severity").map(|m| m.as_str());
-        let category = captures
-            .name("category")
-            .map(|m| m.as_str())
+        let group = |index: Option<usize>| captures.get(index?).map(|m| m.as_str());
+        let groups = &pattern.groups;
+        let word = group(groups.severity);
+        let category = group(groups.category)
             .or(pattern.category.as_deref())
-            .or_else(|| {
-                captures
-                    .name("code")
-                    .and_then(|code| self.parser.category_of_code(code.as_str()))
-            });
-        let has_code = captures.name("code").is_some() || pattern.code.is_some();
+            .or_else(|| group(groups.code).and_then(|code| self.parser.category_of_code(code)));
+        let has_code = group(groups.code).is_some() || pattern.code.is_some();
         findings.count(self.severity_of(pattern, word), category, has_code);
     }
 
@@ -209,45 +232,53 @@ impl RegexSession<'_> {
 
     /// Feeds `line` to the open multi-line entry and returns the entry's pattern; `None` when the
     /// line is not part of one (the entry, if any, is then emitted and the line parsed on its own).
+    /// One pass of the entry's rule set tells which rule takes the line; only that rule's groups
+    /// are read, and only when they add to the finding.
     fn continue_entry(&mut self, line: &str, findings: &mut Findings) -> Option<usize> {
         let open = self.open.as_mut()?;
         let index = open.pattern;
         let pattern = &self.parser.patterns[index];
+        let rules = pattern.entry.as_ref()?;
         open.lines += 1;
-        if let Some(end) = &pattern.end
-            && let Some(captures) = end.captures(line)
-        {
-            let place = gives_place(pattern, &captures, self.context);
-            open.draft.fill_placed(&captures, "", place);
-            self.close_entry(findings);
+        for rule in rules.matches(line) {
+            let (regex, groups, prefix, wraps, same_place) = match rule {
+                EntryLine::End => (pattern.end.as_ref()?, &rules.end_groups, "", false, false),
+                EntryLine::Continuation(rule) => {
+                    let c = &pattern.continuations[rule];
+                    (
+                        &c.regex,
+                        &c.groups,
+                        c.code_prefix.as_str(),
+                        c.wraps,
+                        c.same_place,
+                    )
+                }
+            };
+            // Only what adds to the finding is read, unless the rule must see the place first.
+            let taken = if !same_place && !open.draft.wants(groups, open.reads, wraps) {
+                true
+            } else if let Some(captures) = regex.captures(line)
+                && (!same_place || open.draft.at_place_of(&captures, groups))
+            {
+                let place = match open.reads {
+                    Reads::Counting => Place::None,
+                    _ => gives_place(pattern, &captures, self.context),
+                };
+                open.read(&captures, groups, prefix, wraps, place);
+                true
+            } else {
+                false
+            };
+            if !taken {
+                continue;
+            }
+            if rule == EntryLine::End || open.lines >= MAX_ENTRY_LINES {
+                self.close_entry(findings);
+            }
             return Some(index);
         }
-        let continued = pattern.continuations.iter().find_map(|continuation| {
-            continuation
-                .regex
-                .captures(line)
-                .filter(|captures| !continuation.same_place || open.draft.at_place_of(captures))
-                .map(|captures| (captures, continuation))
-        });
-        match continued {
-            Some((captures, continuation)) => {
-                if continuation.wraps {
-                    open.draft.wrap(&captures);
-                } else {
-                    let place = gives_place(pattern, &captures, self.context);
-                    open.draft
-                        .fill_placed(&captures, &continuation.code_prefix, place);
-                }
-                if open.lines >= MAX_ENTRY_LINES {
-                    self.close_entry(findings);
-                }
-                Some(index)
-            }
-            None => {
-                self.close_entry(findings);
-                None
-            }
-        }
+        self.close_entry(findings);
+        None
     }
 
     fn close_entry(&mut self, findings: &mut Findings) {
