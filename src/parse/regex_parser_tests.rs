@@ -369,7 +369,8 @@ regex = '^\s*= (?P<message>.+)$'
 regex = '^(?P<severity>error|warning)?\? (?P<category>\w+)$'
 "#;
     // (entry, counts as (error, warning), has a code, its category)
-    let table = [
+    type Row = (&'static str, (u64, u64), bool, Option<&'static str>);
+    let table: [Row; 4] = [
         (
             "warning: w\n --> a.rs:1:2\n = help: visit x#needless_return\n = note: n\n",
             (0, 1),
@@ -393,12 +394,10 @@ regex = '^(?P<severity>error|warning)?\? (?P<category>\w+)$'
         .collect::<String>()
         .repeat(rounds);
     let findings = parse(definition, &input);
-    let per_round = |pick: &dyn Fn(&(&str, (u64, u64), bool, Option<&str>)) -> u64| {
-        table.iter().map(pick).sum::<u64>() * rounds as u64
-    };
-    assert_eq!(findings.counts.error, per_round(&|row| row.1.0));
-    assert_eq!(findings.counts.warning, per_round(&|row| row.1.1));
-    assert_eq!(findings.with_code, per_round(&|row| u64::from(row.2)));
+    let per_round = |pick: fn(&Row) -> u64| table.iter().map(pick).sum::<u64>() * rounds as u64;
+    assert_eq!(findings.counts.error, per_round(|row| row.1.0));
+    assert_eq!(findings.counts.warning, per_round(|row| row.1.1));
+    assert_eq!(findings.with_code, per_round(|row| u64::from(row.2)));
     assert_eq!(findings.diagnostics().len(), kept);
     assert_eq!(findings.omitted, (table.len() * rounds - kept) as u64);
     let omitted: Vec<(Option<&str>, u64)> = findings
