@@ -421,3 +421,19 @@ regex = '^(?P<severity>error|warning)?\? (?P<category>\w+)$'
         ]
     );
 }
+
+#[test]
+fn same_place_and_wrapped_lines_are_taken_past_the_kept_ones_too() {
+    // Per round: one error whose wrapped lines give its code and whose note at its own place is
+    // its body, and one note elsewhere, a finding of its own.
+    let round =
+        "a.py:1: error: one\ntwo \n[typeddict-item]\na.py:1: note: hint\nb.py:1: note: elsewhere\n";
+    let rounds = crate::parse::Findings::default_limit() + 5;
+    let findings = parse(WRAPPED_AND_PLACED, &round.repeat(rounds));
+    let rounds = rounds as u64;
+    assert_eq!(findings.counts.error, rounds);
+    assert_eq!(findings.counts.note, rounds);
+    assert_eq!(findings.with_code, rounds);
+    let first: Vec<String> = findings.diagnostics()[..1].iter().map(brief).collect();
+    assert_eq!(first, ["a.py:1:- error typeddict-item one two [-]"]);
+}
