@@ -3,15 +3,17 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use regex::Regex;
-use serde::Deserialize;
-
 use super::draft::Groups;
 use super::error::DefinitionError;
 use super::locations::unnamed_location;
 use super::regex_parser::{CompiledPattern, Continuation, EntryRules, PatternKind, RegexParser};
-use super::rule_help::{RuleHelp, RuleHelpFile};
+use super::rule_help::RuleHelp;
 use crate::model::Severity;
+use file::{CategoryRuleFile, ContinuationFile, ParserFile, PatternFile, RegexFile};
+use regex::Regex;
+
+#[path = "definition_file.rs"]
+mod file;
 
 /// Groups a finding pattern may capture.
 const FINDING_GROUPS: &[&str] = &[
@@ -35,92 +37,6 @@ const SUMMARY_GROUPS: &[&str] = &[
     "failed",
     "skipped",
 ];
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ParserFile {
-    name: String,
-    #[serde(default)]
-    description: String,
-    /// The category of this tool's findings when the check does not name one.
-    category: Option<String>,
-    /// The command line this parser expects the tool to be run with.
-    #[serde(default)]
-    command: String,
-    #[serde(default)]
-    pattern: Vec<PatternFile>,
-    #[serde(default)]
-    skip: Vec<RegexFile>,
-    #[serde(default)]
-    summary: Vec<RegexFile>,
-    /// The tool's own words for severities: `E = "error"`, `C = "warning"`.
-    #[serde(default)]
-    severity: BTreeMap<String, String>,
-    /// Categories by code: `{ code = 'TS\d+', category = "types" }`; first match wins.
-    #[serde(default)]
-    category_rule: Vec<CategoryRuleFile>,
-    /// Where the tool documents its codes: `{ code = 'SC\d{4}', uri = "https://…/{code}" }`;
-    /// first match wins.
-    #[serde(default)]
-    rule_help: Vec<RuleHelpFile>,
-    /// A parser of shapes many tools share (`generic`): `auto` ranks it below the others.
-    #[serde(default)]
-    fallback: bool,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CategoryRuleFile {
-    /// A regex matched against the whole code.
-    code: String,
-    category: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ContinuationFile {
-    regex: String,
-    /// Prepended to a captured `code` (`clippy::` before a lint name read from a URL).
-    #[serde(default)]
-    code_prefix: String,
-    /// Only a line naming the entry's own file and line belongs to it (mypy's notes).
-    #[serde(default)]
-    same_place: bool,
-    /// Its message continues the entry's message, after a space (a message wrapped by the tool).
-    #[serde(default)]
-    wraps: bool,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PatternFile {
-    regex: String,
-    #[serde(default)]
-    kind: PatternKind,
-    /// Severity when the pattern has no `severity` group.
-    severity: Option<String>,
-    /// Category for the findings of this pattern.
-    category: Option<String>,
-    /// Message when the pattern has no `message` group.
-    message: Option<String>,
-    /// Code when the pattern has no `code` group (`would-reformat`).
-    code: Option<String>,
-    /// Lines that continue a multi-line entry started by this pattern.
-    #[serde(default)]
-    continuation: Vec<ContinuationFile>,
-    /// The line that ends a multi-line entry (it belongs to the entry).
-    end: Option<String>,
-    /// Frames outside the user's code (installed packages, standard libraries, the runtime) give
-    /// no place: the next frame inside the repository does.
-    #[serde(default)]
-    user_frames: bool,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RegexFile {
-    regex: String,
-}
 
 /// Reads and compiles one parser definition. `origin` names the file in errors.
 pub fn compile(origin: &str, text: &str) -> Result<RegexParser, DefinitionError> {
