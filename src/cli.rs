@@ -157,8 +157,9 @@ pub struct ParserSources {
 
 #[derive(Debug, Args)]
 pub struct ParseArgs {
-    /// The parser to use, or `auto` to pick the one that explains the output best.
-    #[arg(long, short = 'p', default_value = "auto", value_name = "NAME|auto")]
+    /// The parser to use, several together (`ruff,pytest`), or `auto` to pick the one that
+    /// explains the output best (or regions of it that different parsers explain).
+    #[arg(long, short = 'p', default_value = "auto", value_name = "NAME[,NAME]|auto")]
     pub parser: String,
 
     #[arg(long, value_enum, default_value = "summary")]
