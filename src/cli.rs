@@ -159,7 +159,12 @@ pub struct ParserSources {
 pub struct ParseArgs {
     /// The parser to use, several together (`ruff,pytest`), or `auto` to pick the one that
     /// explains the output best (or regions of it that different parsers explain).
-    #[arg(long, short = 'p', default_value = "auto", value_name = "NAME[,NAME]|auto")]
+    #[arg(
+        long,
+        short = 'p',
+        default_value = "auto",
+        value_name = "NAME[,NAME]|auto"
+    )]
     pub parser: String,
 
     #[arg(long, value_enum, default_value = "summary")]

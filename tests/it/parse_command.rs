@@ -195,7 +195,10 @@ fn two_parsers_named_together_read_the_whole_log() {
 
 #[test]
 fn output_no_parser_knows_gets_a_one_line_note_and_the_exit_code() {
+    // A deploy step's words, and an `ls -l` (whose `drwxr-xr-x` once read as a ruff code).
     let log = b"Uploading build artefacts to the cache\nthree archives, 12 MB in all\n\
+                drwxr-xr-x 2 root root 4096 Dec  1 23:15 bench\n\
+                -rw-r--r-- 1 root root  380 Dec  1 21:04 Cargo.toml\n\
                 Deploying to staging... done\nall done in 2 minutes\n";
     let output = refine_loop(&["parse", "--format", "json", "-"], Some(log));
     assert_eq!(output.status.code(), Some(0), "{output:?}");
