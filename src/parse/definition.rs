@@ -2,11 +2,12 @@
 //! compiled and every group name checked here, so a bad definition fails before anything runs.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
 
 use super::draft::Groups;
 use super::error::DefinitionError;
 use super::locations::unnamed_location;
-use super::regex_parser::{CompiledPattern, Continuation, EntryRules, PatternKind, RegexParser};
+use super::regex_parser::{CompiledPattern, Continuation, PatternKind, RegexParser};
 use super::rule_help::RuleHelp;
 use crate::model::Severity;
 use file::{CategoryRuleFile, ContinuationFile, ParserFile, PatternFile, RegexFile};
@@ -66,9 +67,8 @@ pub fn compile(origin: &str, text: &str) -> Result<RegexParser, DefinitionError>
     let code_categories = code_categories(origin, &file.category_rule)?;
     let rule_help = RuleHelp::from_definition(&file.rule_help)
         .map_err(|(key, reason)| invalid(origin, key, reason))?;
-    let prefilter = compile_prefilter(origin, &skips, &summaries, &patterns)?;
     Ok(RegexParser {
-        prefilter,
+        rules: OnceLock::new(),
         severity_aliases,
         code_categories,
         rule_help,
@@ -117,8 +117,6 @@ fn compile_pattern(
         .map(|end| compile_regex(end, FINDING_GROUPS))
         .transpose()
         .map_err(|reason| invalid(origin, format!("pattern[{index}].end"), reason))?;
-    let entry = EntryRules::new(end.as_ref(), &continuations)
-        .map_err(|error| invalid(origin, format!("pattern[{index}]"), one_line_error(&error)))?;
     Ok(CompiledPattern {
         groups: Groups::of(&regex),
         regex,
@@ -130,7 +128,7 @@ fn compile_pattern(
         continuations,
         end,
         user_frames: pattern.user_frames,
-        entry,
+        entry: OnceLock::new(),
     })
 }
 
@@ -283,29 +281,6 @@ fn code_categories(
             Ok((regex, rule.category.clone()))
         })
         .collect()
-}
-
-/// Builds the set of every skip, summary and pattern regex, in that order. One pass over a line
-/// tells which of the line rules can match at all; most log lines match none, and then no rule
-/// runs on its own.
-fn compile_prefilter(
-    origin: &str,
-    skips: &[Regex],
-    summaries: &[Regex],
-    patterns: &[CompiledPattern],
-) -> Result<regex::RegexSet, DefinitionError> {
-    regex::RegexSet::new(
-        skips
-            .iter()
-            .chain(summaries)
-            .chain(patterns.iter().map(|p| &p.regex))
-            .map(Regex::as_str),
-    )
-    .map_err(|error| invalid(origin, "pattern".into(), one_line_error(&error)))
-}
-
-fn one_line_error(error: &regex::Error) -> String {
-    super::error::one_line(&error.to_string())
 }
 
 fn compile_regex(pattern: &str, allowed_groups: &[&str]) -> Result<Regex, String> {

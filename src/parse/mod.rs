@@ -9,6 +9,7 @@ mod draft;
 mod ecmascript;
 mod error;
 mod findings;
+mod first_rule;
 mod frames;
 mod framing;
 mod locations;

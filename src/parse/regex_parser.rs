@@ -5,11 +5,13 @@
 //! tool prints about itself.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
-use regex::{Regex, RegexSet};
+use regex::Regex;
 use serde::Deserialize;
 
 use super::draft::Groups;
+use super::first_rule::FirstRule;
 use super::regex_session::RegexSession;
 use super::rule_help::RuleHelp;
 use super::{ParseContext, ParseSession, Parser};
@@ -70,8 +72,9 @@ pub struct CompiledPattern {
     pub end: Option<Regex>,
     /// Only frames in the user's code give the finding its place (see [`super::frames`]).
     pub user_frames: bool,
-    /// The end and the continuations as one set, for a multi-line pattern.
-    pub entry: Option<EntryRules>,
+    /// The end, the continuations and the parser's line rules as one list, for a multi-line
+    /// pattern: built when a session first needs it.
+    pub entry: OnceLock<EntryRules>,
 }
 
 /// Which rule of an open multi-line entry a line matched first.
@@ -79,53 +82,64 @@ pub struct CompiledPattern {
 pub enum EntryLine {
     End,
     Continuation(usize),
+    /// The line rule at this index of [`RegexParser::rules`] (skips, summaries, patterns): the
+    /// line is not the entry's, and the rule reads it once the entry is closed.
+    Outside(usize),
 }
 
-/// A multi-line pattern's end line and continuation lines as one set, the end first, then the
-/// continuations in order: one pass over a line inside an entry tells which rule takes it,
-/// instead of one regex after another (most lines of a dense log are inside an entry).
+/// A multi-line pattern's end line and continuation lines, then the parser's line rules, as one
+/// ordered list: one pass over a line inside an entry tells which rule takes it, whether it
+/// continues the entry or (most lines of a dense log are inside an entry) starts the next.
 #[derive(Debug)]
 pub struct EntryRules {
-    set: RegexSet,
+    first: FirstRule,
     has_end: bool,
+    /// How many of the rules are the entry's own (the end and the continuations).
+    own: usize,
     /// The named groups of the end regex.
     pub end_groups: Groups,
 }
 
 impl EntryRules {
-    /// The rules of a pattern with `end` and `continuations`; `None` for a single-line pattern.
-    pub fn new(
-        end: Option<&Regex>,
-        continuations: &[Continuation],
-    ) -> Result<Option<Self>, regex::Error> {
-        if end.is_none() && continuations.is_empty() {
-            return Ok(None);
-        }
-        let set = RegexSet::new(
-            end.into_iter()
-                .chain(continuations.iter().map(|c| &c.regex))
-                .map(Regex::as_str),
-        )?;
-        Ok(Some(Self {
-            set,
+    /// The rules of a multi-line pattern with `end` and `continuations` in a parser whose line
+    /// rules are `outside`.
+    fn new<'r>(
+        end: Option<&'r Regex>,
+        continuations: &'r [Continuation],
+        outside: impl Iterator<Item = &'r Regex>,
+    ) -> Self {
+        let own: Vec<&Regex> = end
+            .into_iter()
+            .chain(continuations.iter().map(|c| &c.regex))
+            .collect();
+        Self {
+            first: FirstRule::new(own.iter().copied().chain(outside)),
             has_end: end.is_some(),
+            own: own.len(),
             end_groups: end.map(Groups::of).unwrap_or_default(),
-        }))
+        }
     }
 
-    /// The rules that match `line`, the end first, then the continuations in their order: the
-    /// first one that takes the line wins (a `same_place` continuation may refuse it).
+    /// The first rule that matches `line`: the end, then the continuations in their order, then
+    /// the parser's line rules.
     #[inline]
-    pub fn matches(&self, line: &str) -> impl Iterator<Item = EntryLine> + use<> {
-        let has_end = self.has_end;
-        self.set
-            .matches(line)
-            .into_iter()
-            .map(move |index| match (has_end, index) {
-                (true, 0) => EntryLine::End,
-                (true, index) => EntryLine::Continuation(index - 1),
-                (false, index) => EntryLine::Continuation(index),
-            })
+    pub fn first(&self, line: &str) -> Option<EntryLine> {
+        self.first.first(line).map(|index| self.rule(index))
+    }
+
+    /// The rule at `index` in the list.
+    pub fn rule(&self, index: usize) -> EntryLine {
+        match (self.has_end, index) {
+            (_, index) if index >= self.own => EntryLine::Outside(index - self.own),
+            (true, 0) => EntryLine::End,
+            (true, index) => EntryLine::Continuation(index - 1),
+            (false, index) => EntryLine::Continuation(index),
+        }
+    }
+
+    /// How many rules are the entry's own.
+    pub fn own(&self) -> usize {
+        self.own
     }
 }
 
@@ -133,7 +147,7 @@ impl CompiledPattern {
     /// Whether the pattern starts an entry of several lines (it has continuations or an end).
     #[inline]
     pub fn is_multi_line(&self) -> bool {
-        self.entry.is_some()
+        self.end.is_some() || !self.continuations.is_empty()
     }
 }
 
@@ -147,8 +161,9 @@ pub struct RegexParser {
     pub patterns: Vec<CompiledPattern>,
     pub skips: Vec<Regex>,
     pub summaries: Vec<Regex>,
-    /// Every skip, summary and pattern regex, in that order, as one set.
-    pub prefilter: RegexSet,
+    /// Every skip, summary and pattern regex, in that order, searched as one: built when a
+    /// session first needs it (a catalogue holds many parsers; a run reads with a few).
+    pub rules: OnceLock<FirstRule>,
     /// The tool's own words for severities (lowercase), before the common ones.
     pub severity_aliases: HashMap<String, Severity>,
     /// Codes matching a rule get its category (first rule wins).
@@ -160,6 +175,30 @@ pub struct RegexParser {
 }
 
 impl RegexParser {
+    /// The line rules: every skip, summary and pattern, in that order.
+    fn outside(&self) -> impl Iterator<Item = &Regex> {
+        (self.skips.iter())
+            .chain(&self.summaries)
+            .chain(self.patterns.iter().map(|p| &p.regex))
+    }
+
+    /// The line rules searched as one.
+    #[inline]
+    pub fn rules(&self) -> &FirstRule {
+        self.rules.get_or_init(|| FirstRule::new(self.outside()))
+    }
+
+    /// The rules of an open entry of the pattern at `index`; `None` for a single-line pattern.
+    #[inline]
+    pub fn entry_rules(&self, index: usize) -> Option<&EntryRules> {
+        let pattern = &self.patterns[index];
+        pattern.is_multi_line().then(|| {
+            pattern.entry.get_or_init(|| {
+                EntryRules::new(pattern.end.as_ref(), &pattern.continuations, self.outside())
+            })
+        })
+    }
+
     /// The severity a word of the tool stands for: its own words first, then the common ones.
     #[inline]
     pub fn severity(&self, word: &str) -> Severity {

@@ -2,12 +2,12 @@
 //! and pattern rules in turn, while an open multi-line entry, the last context line, the last
 //! heading and the locations seen so far carry over from line to line.
 
-use regex::{Captures, SetMatches};
+use regex::Captures;
 
 use super::draft::{Draft, OpenEntry, Reads, apply_summary};
 use super::frames::{Place, gives_place};
 use super::locations::{Key, Location, Locations, MAX_KEY};
-use super::regex_parser::{CompiledPattern, EntryLine, PatternKind, RegexParser};
+use super::regex_parser::{CompiledPattern, EntryLine, EntryRules, PatternKind, RegexParser};
 use super::{Findings, LineOutcome, ParseContext, ParseSession, resolve_path};
 use crate::model::{Diagnostic, Severity};
 
@@ -28,23 +28,33 @@ pub struct RegexSession<'a> {
 
 impl ParseSession for RegexSession<'_> {
     fn line(&mut self, line: &str, findings: &mut Findings) -> LineOutcome {
-        if let Some(pattern) = self.continue_entry(line, findings) {
-            return LineOutcome::Continued(pattern);
+        // One search over the line names the rule that takes it: inside an entry, among the
+        // entry's rules and then the parser's; outside one, among the parser's.
+        let outside = match self.open_rules() {
+            Some(rules) => match rules.first(line) {
+                Some(EntryLine::Outside(rule)) => {
+                    self.close_entry(findings);
+                    Some(rule)
+                }
+                Some(rule) => {
+                    if let Some(pattern) = self.continue_entry(line, rule, findings) {
+                        return LineOutcome::Continued(pattern);
+                    }
+                    // A `same_place` continuation refused the line, and no later rule of the
+                    // entry took it: it is read on its own.
+                    self.parser.rules().first(line)
+                }
+                None => {
+                    self.close_entry(findings);
+                    None
+                }
+            },
+            None => self.parser.rules().first(line),
+        };
+        match outside {
+            Some(rule) => self.read_rule(line, rule, findings),
+            None => LineOutcome::Unmatched,
         }
-        // Most lines of a log match no rule: one search that stops at the first match (no
-        // allocation) tells, before the search for every rule that matches.
-        if !self.parser.prefilter.is_match(line) {
-            return LineOutcome::Unmatched;
-        }
-        let hits = self.parser.prefilter.matches(line);
-        let (skips, summaries) = (self.parser.skips.len(), self.parser.summaries.len());
-        if let Some(index) = (0..skips).find(|&index| hits.matched(index)) {
-            return LineOutcome::Skipped(index);
-        }
-        if let Some(outcome) = self.read_summary(line, &hits, skips, findings) {
-            return outcome;
-        }
-        self.read_pattern(line, &hits, skips + summaries, findings)
     }
 
     fn finish(&mut self, findings: &mut Findings) {
@@ -72,47 +82,35 @@ impl<'a> RegexSession<'a> {
     }
 }
 
-impl RegexSession<'_> {
-    /// Applies the first summary rule that matches `line` among those the prefilter `hits` allow
-    /// (the summaries start at `offset` in the prefilter); `None` when none matches.
-    fn read_summary(
-        &self,
-        line: &str,
-        hits: &SetMatches,
-        offset: usize,
-        findings: &mut Findings,
-    ) -> Option<LineOutcome> {
-        for (index, summary) in self.parser.summaries.iter().enumerate() {
-            if !hits.matched(offset + index) {
-                continue;
-            }
-            if let Some(captures) = summary.captures(line) {
-                apply_summary(&captures, findings);
-                return Some(LineOutcome::Summary(index));
-            }
-        }
-        None
+impl<'a> RegexSession<'a> {
+    /// The rules of the open multi-line entry, if any.
+    fn open_rules(&self) -> Option<&'a EntryRules> {
+        self.parser.entry_rules(self.open.as_ref()?.pattern)
     }
 
-    /// Applies the first pattern that matches `line` among those the prefilter `hits` allow (the
-    /// patterns start at `offset` in the prefilter).
-    fn read_pattern(
-        &mut self,
-        line: &str,
-        hits: &SetMatches,
-        offset: usize,
-        findings: &mut Findings,
-    ) -> LineOutcome {
-        for (index, pattern) in self.parser.patterns.iter().enumerate() {
-            if !hits.matched(offset + index) {
-                continue;
-            }
-            let Some(captures) = pattern.regex.captures(line) else {
-                continue;
-            };
-            return self.apply_pattern(index, pattern, &captures, findings);
+    /// Reads `line` with the parser's line rule at `rule` (skips, summaries, patterns), the
+    /// first that matches it.
+    fn read_rule(&mut self, line: &str, rule: usize, findings: &mut Findings) -> LineOutcome {
+        let (skips, summaries) = (self.parser.skips.len(), self.parser.summaries.len());
+        if rule < skips {
+            return LineOutcome::Skipped(rule);
         }
-        LineOutcome::Unmatched
+        if rule < skips + summaries {
+            let index = rule - skips;
+            return match self.parser.summaries[index].captures(line) {
+                Some(captures) => {
+                    apply_summary(&captures, findings);
+                    LineOutcome::Summary(index)
+                }
+                None => LineOutcome::Unmatched,
+            };
+        }
+        let index = rule - skips - summaries;
+        let pattern = &self.parser.patterns[index];
+        match pattern.regex.captures(line) {
+            Some(captures) => self.apply_pattern(index, pattern, &captures, findings),
+            None => LineOutcome::Unmatched,
+        }
     }
 
     /// Acts on a line that `pattern`, the pattern at `index`, matched with `captures`: opens a
@@ -230,17 +228,26 @@ impl RegexSession<'_> {
         });
     }
 
-    /// Feeds `line` to the open multi-line entry and returns the entry's pattern; `None` when the
-    /// line is not part of one (the entry, if any, is then emitted and the line parsed on its own).
-    /// One pass of the entry's rule set tells which rule takes the line; only that rule's groups
-    /// are read, and only when they add to the finding.
-    fn continue_entry(&mut self, line: &str, findings: &mut Findings) -> Option<usize> {
+    /// Feeds `line` to the open multi-line entry, whose rule `first` matched it first, and
+    /// returns the entry's pattern; `None` when no rule of the entry takes the line (a
+    /// `same_place` continuation may refuse it): the entry is then emitted. Only the taking
+    /// rule's groups are read, and only when they add to the finding.
+    fn continue_entry(
+        &mut self,
+        line: &str,
+        first: EntryLine,
+        findings: &mut Findings,
+    ) -> Option<usize> {
         let open = self.open.as_mut()?;
         let index = open.pattern;
         let pattern = &self.parser.patterns[index];
-        let rules = pattern.entry.as_ref()?;
+        let rules = self.parser.entry_rules(index)?;
         open.lines += 1;
-        for rule in rules.matches(line) {
+        // The first rule matched; a later one is tried only when the first refused the line.
+        let later = (0..rules.own()).map(|rule| rules.rule(rule));
+        let candidates =
+            std::iter::once(first).chain(later.skip_while(move |&rule| rule != first).skip(1));
+        for (position, rule) in candidates.enumerate() {
             let (regex, groups, prefix, wraps, same_place) = match rule {
                 EntryLine::End => (pattern.end.as_ref()?, &rules.end_groups, "", false, false),
                 EntryLine::Continuation(rule) => {
@@ -253,7 +260,11 @@ impl RegexSession<'_> {
                         c.same_place,
                     )
                 }
+                EntryLine::Outside(_) => break,
             };
+            if position > 0 && !regex.is_match(line) {
+                continue;
+            }
             // Only what adds to the finding is read, unless the rule must see the place first.
             let taken = if !same_place && !open.draft.wants(groups, open.reads, wraps) {
                 true
