@@ -98,20 +98,26 @@ impl Diagnostic {
         file: Option<&str>,
         message: &str,
     ) -> String {
-        let normalized: String = message
-            .split_whitespace()
-            .map(|word| {
-                word.chars()
-                    .map(|c| if c.is_ascii_digit() { '0' } else { c })
-                    .collect::<String>()
-            })
-            .collect::<Vec<_>>()
-            .join(" ");
         let mut hasher = Sha256::new();
-        for part in [tool, code.unwrap_or(""), file.unwrap_or(""), &normalized] {
+        for part in [tool, code.unwrap_or(""), file.unwrap_or("")] {
             hasher.update(part.as_bytes());
             hasher.update([0u8]);
         }
+        // The message with its words joined by one space and every ASCII digit a `0`, so that
+        // line numbers and counts in it do not change the fingerprint; built in place (this
+        // runs for every finding kept).
+        let mut normalized = Vec::with_capacity(message.len());
+        for word in message.split_whitespace() {
+            if !normalized.is_empty() {
+                normalized.push(b' ');
+            }
+            normalized.extend(
+                word.bytes()
+                    .map(|byte| if byte.is_ascii_digit() { b'0' } else { byte }),
+            );
+        }
+        hasher.update(&normalized);
+        hasher.update([0u8]);
         super::hex_digest(hasher)
     }
 }
@@ -172,6 +178,35 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_eq!(a.len(), 64);
+    }
+
+    /// Fingerprints are a contract (baselines and campaigns compare them across versions): the
+    /// values of sha256 over `tool\0code\0file\0message\0`, the message's words joined by one
+    /// space and its ASCII digits `0`, computed with Python's hashlib.
+    #[test]
+    fn fingerprints_keep_their_values() {
+        let table = [
+            (
+                ("clippy", None, Some("src/a.rs"), "x at 10"),
+                "727e66124ce31cdbfbbb714605d9132fd814061189c453160d2ef93f345151ef",
+            ),
+            (
+                (
+                    "ruff",
+                    Some("E501"),
+                    Some("src/prix été.py"),
+                    "  prix  été\t12 ok \u{a0}٣ ",
+                ),
+                "3fbd06ca355df6a3fba465cc2adf522433301320967e971c4e0a1a7613ab486a",
+            ),
+        ];
+        for ((tool, code, file, message), expected) in table {
+            assert_eq!(
+                Diagnostic::compute_fingerprint(tool, code, file, message),
+                expected,
+                "{message:?}"
+            );
+        }
     }
 
     #[test]

@@ -19,9 +19,12 @@ pub use trend::{CategoryCycle, CategoryHistory, Regression, TokenUsage, Trend, T
 /// A finished sha256 as lowercase hex, as every fingerprint is written.
 pub(crate) fn hex_digest(hasher: sha2::Sha256) -> String {
     use sha2::Digest;
-    hasher
-        .finalize()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digest = hasher.finalize();
+    let mut hex = String::with_capacity(digest.len() * 2);
+    for byte in digest.iter() {
+        hex.push(char::from(HEX[usize::from(byte >> 4)]));
+        hex.push(char::from(HEX[usize::from(byte & 0xf)]));
+    }
+    hex
 }
