@@ -36,7 +36,7 @@
 //! are dropped; `##[error]msg` (and warning, notice) keeps `msg`. An unframed line costs a check
 //! of its first byte.
 
-use super::preprocess::clean_line;
+use super::preprocess::clean_line_with;
 
 mod shapes;
 
@@ -146,7 +146,7 @@ enum State {
     Framed(Framing),
 }
 
-/// Strips the CI framing of raw lines, then cleans them ([`clean_line`]) for the parsers.
+/// Strips the CI framing of raw lines, then cleans them ([`clean_line`](super::clean_line)) for the parsers.
 #[derive(Debug)]
 pub struct Framer {
     state: State,
@@ -154,6 +154,8 @@ pub struct Framer {
     /// GitLab: the raw line a `+` continuation may still extend, and the bytes cut from it.
     held: Option<(Vec<u8>, u64)>,
     max_line: usize,
+    /// Where a line is written without its escapes, kept from line to line.
+    scratch: Vec<u8>,
 }
 
 impl Framer {
@@ -168,6 +170,7 @@ impl Framer {
             report: FrameReport::default(),
             held: None,
             max_line,
+            scratch: Vec::new(),
         }
     }
 
@@ -280,14 +283,18 @@ impl Framer {
     /// The hot path of an unframed line: clean it, then a first-byte check for a marker.
     #[inline]
     fn plain(&mut self, raw: &[u8], cut: u64, on_line: &mut dyn FnMut(&str)) {
-        let text = clean_line(raw);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let cleaned = clean_line_with(raw, &mut scratch);
+        let text = cleaned.as_str();
         let kept = match text.as_bytes().first() {
-            Some(b'#' | b'[') => self.marker(&text),
-            _ => Some(&*text),
+            Some(b'#' | b'[') => self.marker(text),
+            _ => Some(text),
         };
         if let Some(kept) = kept {
             emit(kept, cut, on_line);
         }
+        drop(cleaned);
+        self.scratch = scratch;
     }
 
     /// `text` without its marker: `None` to drop the line.

@@ -99,20 +99,56 @@ impl LineAssembler {
 
 /// Cleans one raw line (without its `\n`) into text.
 pub fn clean_line(raw: &[u8]) -> Cow<'_, str> {
-    let mut line = raw;
-    while let [rest @ .., b'\r'] = line {
-        line = rest;
+    match clean_line_with(raw, &mut Vec::new()) {
+        Cleaned::Raw(text) => text,
+        Cleaned::Scratch(text) => Cow::Owned(text.into_owned()),
     }
-    if let Some(last_cr) = memchr::memrchr(b'\r', line) {
-        line = &line[last_cr + 1..];
+}
+
+/// [`clean_line`], with `scratch` to hold a line whose escapes are removed (the caller keeps it
+/// from line to line, so that no line costs an allocation).
+pub(super) fn clean_line_with<'r, 's>(raw: &'r [u8], scratch: &'s mut Vec<u8>) -> Cleaned<'r, 's> {
+    let mut line = raw;
+    // Most lines have no carriage return and no escape: one search tells.
+    if memchr::memchr2(b'\r', 0x1b, line).is_some() {
+        while let [rest @ .., b'\r'] = line {
+            line = rest;
+        }
+        if let Some(last_cr) = memchr::memrchr(b'\r', line) {
+            line = &line[last_cr + 1..];
+        }
     }
     if let [0xEF, 0xBB, 0xBF, rest @ ..] = line {
         line = rest;
     }
     if memchr::memchr(0x1b, line).is_some() {
-        Cow::Owned(String::from_utf8_lossy(&strip_escapes(line)).into_owned())
-    } else {
-        String::from_utf8_lossy(line)
+        strip_escapes(line, scratch);
+        return Cleaned::Scratch(decode(scratch));
+    }
+    Cleaned::Raw(decode(line))
+}
+
+/// A cleaned line: borrowed from the raw line or from the scratch buffer.
+pub(super) enum Cleaned<'r, 's> {
+    Raw(Cow<'r, str>),
+    Scratch(Cow<'s, str>),
+}
+
+impl Cleaned<'_, '_> {
+    pub(super) fn as_str(&self) -> &str {
+        match self {
+            Self::Raw(text) => text,
+            Self::Scratch(text) => text,
+        }
+    }
+}
+
+/// Valid UTF-8 as it is (the standard library's validation is faster than the lossy decoder's),
+/// invalid UTF-8 with replacement characters.
+fn decode(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
     }
 }
 
@@ -120,16 +156,18 @@ pub fn clean_line(raw: &[u8]) -> Cow<'_, str> {
 /// [`clean_line`] (what a structured parser decoded, say).
 pub fn without_escapes(text: &str) -> Cow<'_, str> {
     if text.contains('\x1b') {
-        Cow::Owned(String::from_utf8_lossy(&strip_escapes(text.as_bytes())).into_owned())
+        let mut out = Vec::new();
+        strip_escapes(text.as_bytes(), &mut out);
+        Cow::Owned(String::from_utf8_lossy(&out).into_owned())
     } else {
         Cow::Borrowed(text)
     }
 }
 
-/// Removes ECMA-48 escape sequences: CSI (`ESC [ … final`), OSC (`ESC ] … BEL|ESC \`), and
-/// two-byte escapes.
-fn strip_escapes(raw: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(raw.len());
+/// Writes `raw` without its ECMA-48 escape sequences to `out` (cleared first): CSI
+/// (`ESC [ … final`), OSC (`ESC ] … BEL|ESC \`), and two-byte escapes.
+fn strip_escapes(raw: &[u8], out: &mut Vec<u8>) {
+    out.clear();
     let mut index = 0;
     while index < raw.len() {
         if raw[index] != 0x1b {
@@ -171,7 +209,6 @@ fn strip_escapes(raw: &[u8]) -> Vec<u8> {
             _ => {}
         }
     }
-    out
 }
 
 #[cfg(test)]
