@@ -110,7 +110,8 @@ pub fn clean_line(raw: &[u8]) -> Cow<'_, str> {
 pub(super) fn clean_line_with<'r, 's>(raw: &'r [u8], scratch: &'s mut Vec<u8>) -> Cleaned<'r, 's> {
     let mut line = raw;
     // Most lines have no carriage return and no escape: one search tells.
-    if memchr::memchr2(b'\r', 0x1b, line).is_some() {
+    let special = memchr::memchr2(b'\r', 0x1b, line).is_some();
+    if special {
         while let [rest @ .., b'\r'] = line {
             line = rest;
         }
@@ -121,7 +122,7 @@ pub(super) fn clean_line_with<'r, 's>(raw: &'r [u8], scratch: &'s mut Vec<u8>) -
     if let [0xEF, 0xBB, 0xBF, rest @ ..] = line {
         line = rest;
     }
-    if memchr::memchr(0x1b, line).is_some() {
+    if special && memchr::memchr(0x1b, line).is_some() {
         strip_escapes(line, scratch);
         return Cleaned::Scratch(decode(scratch));
     }
