@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 use super::draft::Groups;
 use super::error::DefinitionError;
+use super::first_rule::Head;
 use super::locations::unnamed_location;
 use super::regex_parser::{CompiledPattern, Continuation, PatternKind, RegexParser};
 use super::rule_help::RuleHelp;
@@ -120,6 +121,8 @@ fn compile_pattern(
     Ok(CompiledPattern {
         groups: Groups::of(&regex),
         regex,
+        head: Head::default(),
+        end_head: Head::default(),
         kind: pattern.kind,
         severity: pattern.severity.as_deref().map(Severity::from_label),
         category: pattern.category.clone(),

@@ -15,35 +15,119 @@
 //! would keep every search going to the end; it is searched on its own instead, backwards from
 //! the end, which takes a few bytes.
 
+use std::sync::OnceLock;
+
 use regex::Regex;
-use regex_automata::nfa::thompson::WhichCaptures;
+use regex_automata::hybrid::dfa::{Cache, DFA};
+use regex_automata::nfa::thompson::{self, WhichCaptures};
 use regex_automata::util::syntax;
-use regex_automata::{Anchored, Input, MatchKind, meta};
+use regex_automata::{Anchored, Input, MatchKind};
 use regex_syntax::hir::{Dot, Hir, HirKind, Look, Repetition};
 
 /// An ordered list of rules, searched as one.
 #[derive(Debug)]
-pub enum FirstRule {
-    Together {
-        /// The rules searched as one, anchored at the start of the line.
-        regex: meta::Regex,
-        /// The index in the list of each of its patterns.
-        index: Vec<usize>,
-        /// The rules anchored at the end only, by index in the list.
-        at_end: Vec<(usize, Regex)>,
-    },
-    /// The rules one after another: what they cannot be searched as one (too big together).
-    OneByOne(Vec<Regex>),
+pub struct FirstRule {
+    rules: Vec<Regex>,
+    /// The rules as one automaton; `None` when they cannot be (too big together), and are tried
+    /// one after another.
+    together: Option<Together>,
 }
+
+#[derive(Debug)]
+struct Together {
+    /// A lazy DFA of the rules anchored at the start of the line (the regex crate's engine for
+    /// such searches, without the layers around it, which cost as much on a short line).
+    dfa: DFA,
+    /// The index in the list of each of its patterns.
+    index: Vec<usize>,
+    /// The rules anchored at the end only, by index in the list.
+    at_end: Vec<usize>,
+}
+
+/// What a reader keeps of a [`FirstRule`] between lines: the states of its automaton found so
+/// far. One per list: a cache of one list must not be used with another.
+#[derive(Debug, Default)]
+pub struct RuleCache(Option<Cache>);
 
 impl FirstRule {
     /// The rules, in the order they are tried.
     pub fn new<'r>(rules: impl IntoIterator<Item = &'r Regex>) -> Self {
         let rules: Vec<Regex> = rules.into_iter().cloned().collect();
-        Self::together(&rules).unwrap_or(Self::OneByOne(rules))
+        let together = Together::new(&rules);
+        Self { rules, together }
     }
 
-    fn together(rules: &[Regex]) -> Option<Self> {
+    /// The index of the first rule that matches `line`, if any.
+    #[inline]
+    pub fn first(&self, cache: &mut RuleCache, line: &str) -> Option<usize> {
+        let Some(together) = &self.together else {
+            return self.one_by_one(line, 0..self.rules.len());
+        };
+        let found = if together.index.is_empty() {
+            None
+        } else {
+            let cache = cache.0.get_or_insert_with(|| together.dfa.create_cache());
+            let input = Input::new(line).anchored(Anchored::Yes);
+            match together.dfa.try_search_fwd(cache, &input) {
+                Ok(hit) => hit.map(|hit| together.index[hit.pattern().as_usize()]),
+                // The automaton stops at a byte it cannot decide on (a Unicode word boundary
+                // beside a non-ASCII letter): the rules one by one decide.
+                Err(_) => return self.one_by_one(line, 0..self.rules.len()),
+            }
+        };
+        together
+            .at_end
+            .iter()
+            .take_while(|&&rule| found.is_none_or(|found| rule < found))
+            .find(|&&rule| self.rules[rule].is_match(line))
+            .copied()
+            .or(found)
+    }
+
+    fn one_by_one(&self, line: &str, rules: std::ops::Range<usize>) -> Option<usize> {
+        rules
+            .into_iter()
+            .find(|&rule| self.rules[rule].is_match(line))
+    }
+}
+
+/// A rule's regex without the tail that takes the rest of the line, when that tail is only a
+/// `message` group (or no group): it reads the rule's other groups from a line in fewer steps,
+/// for a finding whose message is not kept. Built when first needed.
+#[derive(Debug, Default)]
+pub struct Head(OnceLock<Option<Regex>>);
+
+impl Head {
+    /// The head of `rule` (the regex this head was made for), or `rule` itself when it has none.
+    #[inline]
+    pub fn of<'r>(&'r self, rule: &'r Regex) -> &'r Regex {
+        self.0
+            .get_or_init(|| head_of(rule))
+            .as_ref()
+            .unwrap_or(rule)
+    }
+}
+
+/// `rule` without its tail, if it has one that only a `message` group (if any) is in. The head's
+/// groups keep their numbers: the tail's group is the rule's last.
+fn head_of(rule: &Regex) -> Option<Regex> {
+    let hir = syntax::parse(rule.as_str()).ok()?;
+    let head = without_rest_of_line(hir.clone());
+    if head == hir {
+        return None;
+    }
+    let head = Regex::new(&head.to_string()).ok()?;
+    let full: Vec<Option<&str>> = rule.capture_names().collect();
+    let kept: Vec<Option<&str>> = head.capture_names().collect();
+    let same_groups = full.get(..kept.len()) == Some(&kept[..])
+        && full[kept.len()..]
+            .iter()
+            .all(|name| *name == Some("message"));
+    same_groups.then_some(head)
+}
+
+impl Together {
+    fn new(rules: &[Regex]) -> Option<Self> {
         let mut patterns = Vec::new();
         let mut index = Vec::new();
         let mut at_end = Vec::new();
@@ -53,53 +137,25 @@ impl FirstRule {
             if !looks.look_set_prefix().contains(Look::Start)
                 && looks.look_set_suffix().contains(Look::End)
             {
-                at_end.push((position, rule.clone()));
+                at_end.push(position);
             } else {
                 patterns.push(anchored(hir));
                 index.push(position);
             }
         }
-        let regex = meta::Regex::builder()
-            .configure(
-                meta::Config::new()
-                    .match_kind(MatchKind::LeftmostFirst)
-                    .which_captures(WhichCaptures::Implicit),
-            )
+        let nfa = thompson::Compiler::new()
+            .configure(thompson::Config::new().which_captures(WhichCaptures::None))
             .build_many_from_hir(&patterns)
             .ok()?;
-        Some(Self::Together {
-            regex,
-            index,
-            at_end,
-        })
-    }
-
-    /// The index of the first rule that matches `line`, if any.
-    #[inline]
-    pub fn first(&self, line: &str) -> Option<usize> {
-        match self {
-            Self::Together {
-                regex,
-                index,
-                at_end,
-            } => {
-                let input = Input::new(line).anchored(Anchored::Yes);
-                let found = if index.is_empty() {
-                    None
-                } else {
-                    regex
-                        .search_half(&input)
-                        .map(|hit| index[hit.pattern().as_usize()])
-                };
-                at_end
-                    .iter()
-                    .take_while(|(rule, _)| found.is_none_or(|found| *rule < found))
-                    .find(|(_, regex)| regex.is_match(line))
-                    .map(|(rule, _)| *rule)
-                    .or(found)
-            }
-            Self::OneByOne(rules) => rules.iter().position(|rule| rule.is_match(line)),
-        }
+        let dfa = DFA::builder()
+            .configure(
+                DFA::config()
+                    .match_kind(MatchKind::LeftmostFirst)
+                    .unicode_word_boundary(true),
+            )
+            .build_from_nfa(nfa)
+            .ok()?;
+        Some(Self { dfa, index, at_end })
     }
 }
 
@@ -165,9 +221,25 @@ fn rest_of_line(hir: &Hir) -> Option<u32> {
 mod tests {
     use super::*;
 
+    impl FirstRule {
+        fn first_of(&self, line: &str) -> Option<usize> {
+            self.first(&mut RuleCache::default(), line)
+        }
+    }
+
     fn rules(patterns: &[&str]) -> FirstRule {
         let compiled: Vec<Regex> = patterns.iter().map(|p| Regex::new(p).unwrap()).collect();
-        FirstRule::new(&compiled)
+        let together = FirstRule::new(&compiled);
+        assert!(together.together.is_some(), "{patterns:?}");
+        together
+    }
+
+    /// The same rules, tried one after another (what a list too big for one automaton does).
+    fn apart(patterns: &[&str]) -> FirstRule {
+        FirstRule {
+            rules: patterns.iter().map(|p| Regex::new(p).unwrap()).collect(),
+            together: None,
+        }
     }
 
     /// The rule a one-at-a-time search takes: the first in the list that matches anywhere.
@@ -206,7 +278,8 @@ mod tests {
         ];
         let first = rules(&patterns);
         for (line, expected) in table {
-            assert_eq!(first.first(line), expected, "{line:?}");
+            assert_eq!(first.first_of(line), expected, "{line:?}");
+            assert_eq!(apart(&patterns).first_of(line), expected, "{line:?}");
             assert_eq!(one_by_one(&patterns, line), expected, "{line:?}");
         }
     }
@@ -214,10 +287,10 @@ mod tests {
     #[test]
     fn a_later_rule_that_matches_earlier_in_the_line_does_not_win() {
         let patterns = ["b$", "^a"];
-        assert_eq!(rules(&patterns).first("ab"), Some(0));
+        assert_eq!(rules(&patterns).first_of("ab"), Some(0));
         let patterns = ["^ab", "^a"];
-        assert_eq!(rules(&patterns).first("ab"), Some(0));
-        assert_eq!(rules(&patterns).first("ac"), Some(1));
+        assert_eq!(rules(&patterns).first_of("ab"), Some(0));
+        assert_eq!(rules(&patterns).first_of("ac"), Some(1));
     }
 
     #[test]
@@ -247,15 +320,48 @@ mod tests {
         ];
         let first = rules(&patterns);
         for (line, expected) in table {
-            assert_eq!(first.first(line), expected, "{line:?}");
+            assert_eq!(first.first_of(line), expected, "{line:?}");
+            assert_eq!(apart(&patterns).first_of(line), expected, "{line:?}");
             assert_eq!(one_by_one(&patterns, line), expected, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn a_head_reads_the_same_groups_but_the_message() {
+        let table = [
+            (
+                r"^(?P<file>[^:]+):(?P<line>\d+): (?P<severity>error|warning)(?:\[(?P<code>\w+)\])?: (?P<message>.+)$",
+                "src/a b.rs:12: warning[W1]: x: y",
+                true,
+            ),
+            (r"^(?P<file>.+):(?P<message>.+)$", "a:b:c", true),
+            (r"^(?P<file>.+?):(?P<message>.+)$", "a:b:c", true),
+            (r"^(?P<severity>error|warning): .*", "error: x", true),
+            (r"^(?P<file>.+):(?P<code>.+)$", "a:b", false),
+            (r"^(?P<file>[^:]+):(?P<line>\d+)$", "a:1", false),
+        ];
+        for (pattern, line, has_head) in table {
+            let rule = Regex::new(pattern).unwrap();
+            let head = Head::default();
+            let regex = head.of(&rule);
+            assert_eq!(regex.as_str() != rule.as_str(), has_head, "{pattern}");
+            let (full, part) = (rule.captures(line).unwrap(), regex.captures(line).unwrap());
+            for (index, name) in rule.capture_names().enumerate().skip(1) {
+                if name != Some("message") {
+                    assert_eq!(
+                        full.get(index).map(|m| m.range()),
+                        part.get(index).map(|m| m.range()),
+                        "{pattern}: {name:?}"
+                    );
+                }
+            }
         }
     }
 
     #[test]
     fn no_rules_match_nothing() {
         let none: [&str; 0] = [];
-        assert_eq!(rules(&none).first("x"), None);
-        assert_eq!(rules(&["^a"]).first("b"), None);
+        assert_eq!(rules(&none).first_of("x"), None);
+        assert_eq!(rules(&["^a"]).first_of("b"), None);
     }
 }

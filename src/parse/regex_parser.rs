@@ -11,7 +11,7 @@ use regex::Regex;
 use serde::Deserialize;
 
 use super::draft::Groups;
-use super::first_rule::FirstRule;
+use super::first_rule::{FirstRule, Head, RuleCache};
 use super::regex_session::RegexSession;
 use super::rule_help::RuleHelp;
 use super::{ParseContext, ParseSession, Parser};
@@ -39,6 +39,8 @@ pub enum PatternKind {
 #[derive(Debug)]
 pub struct Continuation {
     pub regex: Regex,
+    /// `regex` without its `message` tail, for an entry whose message is not kept.
+    pub head: Head,
     pub groups: Groups,
     pub code_prefix: String,
     pub same_place: bool,
@@ -50,6 +52,7 @@ impl Continuation {
         Self {
             groups: Groups::of(&regex),
             regex,
+            head: Head::default(),
             code_prefix,
             same_place: false,
             wraps: false,
@@ -60,6 +63,8 @@ impl Continuation {
 #[derive(Debug)]
 pub struct CompiledPattern {
     pub regex: Regex,
+    /// `regex` without its `message` tail, for a line whose message is not kept.
+    pub head: Head,
     /// The named groups of `regex`.
     pub groups: Groups,
     pub kind: PatternKind,
@@ -70,6 +75,8 @@ pub struct CompiledPattern {
     pub code: Option<String>,
     pub continuations: Vec<Continuation>,
     pub end: Option<Regex>,
+    /// `end` without its `message` tail.
+    pub end_head: Head,
     /// Only frames in the user's code give the finding its place (see [`super::frames`]).
     pub user_frames: bool,
     /// The end, the continuations and the parser's line rules as one list, for a multi-line
@@ -123,8 +130,8 @@ impl EntryRules {
     /// The first rule that matches `line`: the end, then the continuations in their order, then
     /// the parser's line rules.
     #[inline]
-    pub fn first(&self, line: &str) -> Option<EntryLine> {
-        self.first.first(line).map(|index| self.rule(index))
+    pub fn first(&self, cache: &mut RuleCache, line: &str) -> Option<EntryLine> {
+        self.first.first(cache, line).map(|index| self.rule(index))
     }
 
     /// The rule at `index` in the list.

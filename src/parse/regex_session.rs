@@ -5,6 +5,7 @@
 use regex::Captures;
 
 use super::draft::{Draft, OpenEntry, Reads, apply_summary};
+use super::first_rule::RuleCache;
 use super::frames::{Place, gives_place};
 use super::locations::{Key, Location, Locations, MAX_KEY};
 use super::regex_parser::{CompiledPattern, EntryLine, EntryRules, PatternKind, RegexParser};
@@ -24,14 +25,18 @@ pub struct RegexSession<'a> {
     /// The place the last context line named: the file, and the line when it gives one.
     current: Option<Location>,
     open: Option<OpenEntry>,
+    /// What the searches of the parser's rule lists keep from line to line: the line rules', then
+    /// each pattern's entry rules'.
+    caches: Vec<RuleCache>,
 }
 
 impl ParseSession for RegexSession<'_> {
     fn line(&mut self, line: &str, findings: &mut Findings) -> LineOutcome {
         // One search over the line names the rule that takes it: inside an entry, among the
         // entry's rules and then the parser's; outside one, among the parser's.
+        let rules_of = self.open.as_ref().map_or(0, |open| open.pattern + 1);
         let outside = match self.open_rules() {
-            Some(rules) => match rules.first(line) {
+            Some(rules) => match rules.first(&mut self.caches[rules_of], line) {
                 Some(EntryLine::Outside(rule)) => {
                     self.close_entry(findings);
                     Some(rule)
@@ -42,14 +47,14 @@ impl ParseSession for RegexSession<'_> {
                     }
                     // A `same_place` continuation refused the line, and no later rule of the
                     // entry took it: it is read on its own.
-                    self.parser.rules().first(line)
+                    self.parser.rules().first(&mut self.caches[0], line)
                 }
                 None => {
                     self.close_entry(findings);
                     None
                 }
             },
-            None => self.parser.rules().first(line),
+            None => self.parser.rules().first(&mut self.caches[0], line),
         };
         match outside {
             Some(rule) => self.read_rule(line, rule, findings),
@@ -78,6 +83,9 @@ impl<'a> RegexSession<'a> {
             heading: None,
             current: None,
             open: None,
+            caches: (0..=parser.patterns.len())
+                .map(|_| RuleCache::default())
+                .collect(),
         }
     }
 }
@@ -107,7 +115,13 @@ impl<'a> RegexSession<'a> {
         }
         let index = rule - skips - summaries;
         let pattern = &self.parser.patterns[index];
-        match pattern.regex.captures(line) {
+        // Only a finding that may be stored needs its message.
+        let regex = if pattern.kind == PatternKind::Finding && findings.accepts(Severity::Error) {
+            &pattern.regex
+        } else {
+            pattern.head.of(&pattern.regex)
+        };
+        match regex.captures(line) {
             Some(captures) => self.apply_pattern(index, pattern, &captures, findings),
             None => LineOutcome::Unmatched,
         }
@@ -248,12 +262,20 @@ impl<'a> RegexSession<'a> {
         let candidates =
             std::iter::once(first).chain(later.skip_while(move |&rule| rule != first).skip(1));
         for (position, rule) in candidates.enumerate() {
-            let (regex, groups, prefix, wraps, same_place) = match rule {
-                EntryLine::End => (pattern.end.as_ref()?, &rules.end_groups, "", false, false),
+            let (regex, head, groups, prefix, wraps, same_place) = match rule {
+                EntryLine::End => (
+                    pattern.end.as_ref()?,
+                    &pattern.end_head,
+                    &rules.end_groups,
+                    "",
+                    false,
+                    false,
+                ),
                 EntryLine::Continuation(rule) => {
                     let c = &pattern.continuations[rule];
                     (
                         &c.regex,
+                        &c.head,
                         &c.groups,
                         c.code_prefix.as_str(),
                         c.wraps,
@@ -265,6 +287,11 @@ impl<'a> RegexSession<'a> {
             if position > 0 && !regex.is_match(line) {
                 continue;
             }
+            // An entry that will not be stored needs no message.
+            let regex = match open.reads {
+                Reads::All => regex,
+                _ => head.of(regex),
+            };
             // Only what adds to the finding is read, unless the rule must see the place first.
             let taken = if !same_place && !open.draft.wants(groups, open.reads, wraps) {
                 true
