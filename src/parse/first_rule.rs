@@ -91,20 +91,86 @@ impl FirstRule {
     }
 }
 
-/// A rule's regex without the tail that takes the rest of the line, when that tail is only a
-/// `message` group (or no group): it reads the rule's other groups from a line in fewer steps,
-/// for a finding whose message is not kept. Built when first needed.
+/// What reading a rule's groups can skip, worked out from the rule when first needed:
+/// - its head: the rule without the tail that takes the rest of the line, when that tail is only
+///   a `message` group (or no group); it reads the other groups of a line in fewer steps, for a
+///   finding whose message is not kept;
+/// - whether its `code` group is there, not empty, whenever the rule matches: counting a finding
+///   needs only that it has a code, not which (unless a category rule reads the code).
 #[derive(Debug, Default)]
-pub struct Head(OnceLock<Option<Regex>>);
+pub struct Head(OnceLock<(Option<Regex>, bool)>);
 
 impl Head {
+    fn facts(&self, rule: &Regex) -> &(Option<Regex>, bool) {
+        self.0
+            .get_or_init(|| (head_of(rule), code_always(rule.as_str())))
+    }
+
     /// The head of `rule` (the regex this head was made for), or `rule` itself when it has none.
     #[inline]
     pub fn of<'r>(&'r self, rule: &'r Regex) -> &'r Regex {
-        self.0
-            .get_or_init(|| head_of(rule))
-            .as_ref()
-            .unwrap_or(rule)
+        self.facts(rule).0.as_ref().unwrap_or(rule)
+    }
+
+    /// Whether every match of `rule` (the regex this head was made for) has a code: its `code`
+    /// group is outside any optional part or alternative, and matches at least one character
+    /// and no white space (so that it is never empty once trimmed).
+    #[inline]
+    pub fn code_always(&self, rule: &Regex) -> bool {
+        self.facts(rule).1
+    }
+}
+
+fn code_always(rule: &str) -> bool {
+    let Ok(hir) = syntax::parse(rule) else {
+        return false;
+    };
+    always_there(&hir, "code").is_some_and(|code| {
+        code.properties().minimum_len().is_some_and(|len| len > 0) && never_blank(code)
+    })
+}
+
+/// The group `name` in `hir` when every match of `hir` has it.
+fn always_there<'h>(hir: &'h Hir, name: &str) -> Option<&'h Hir> {
+    match hir.kind() {
+        HirKind::Capture(capture) if capture.name.as_deref() == Some(name) => Some(&capture.sub),
+        HirKind::Capture(capture) => always_there(&capture.sub, name),
+        HirKind::Concat(items) => items.iter().find_map(|item| always_there(item, name)),
+        HirKind::Repetition(repetition) if repetition.min > 0 => {
+            always_there(&repetition.sub, name)
+        }
+        _ => None,
+    }
+}
+
+/// The characters `str::trim` removes (Unicode's White_Space).
+fn blanks() -> impl Iterator<Item = char> {
+    ('\t'..='\r')
+        .chain(['\u{20}', '\u{85}', '\u{a0}', '\u{1680}'])
+        .chain('\u{2000}'..='\u{200a}')
+        .chain(['\u{2028}', '\u{2029}', '\u{202f}', '\u{205f}', '\u{3000}'])
+}
+
+/// Whether no character `hir` can match is white space.
+fn never_blank(hir: &Hir) -> bool {
+    use regex_syntax::hir::Class;
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => true,
+        HirKind::Literal(literal) => {
+            std::str::from_utf8(&literal.0).is_ok_and(|text| !text.chars().any(char::is_whitespace))
+        }
+        HirKind::Class(Class::Unicode(class)) => {
+            let ranges = class.ranges();
+            blanks().all(|blank| {
+                !ranges
+                    .iter()
+                    .any(|r| (r.start()..=r.end()).contains(&blank))
+            })
+        }
+        HirKind::Class(Class::Bytes(_)) => false,
+        HirKind::Repetition(repetition) => never_blank(&repetition.sub),
+        HirKind::Capture(capture) => never_blank(&capture.sub),
+        HirKind::Concat(items) | HirKind::Alternation(items) => items.iter().all(never_blank),
     }
 }
 
@@ -356,6 +422,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_code_is_always_there_only_outside_optional_parts_and_never_blank() {
+        let table = [
+            (r"#(?P<code>[a-z0-9_]+)$", true),
+            (r"^x (?P<code>E\d{4}): (?P<message>.+)$", true),
+            (r"(?:\[(?P<code>E\d{4})\])?: ", false),
+            (r"a|(?P<code>b)", false),
+            (r"(?P<code>[a-z]*)", false),
+            (r"(?P<code>\S+)", true),
+            (r"(?P<code>[^\]]+)", false),
+            (r"(?P<code>x y)", false),
+            (r"(?:(?P<code>\w+):)+", true),
+            (r"(?P<message>.+)", false),
+        ];
+        for (pattern, always) in table {
+            assert_eq!(code_always(pattern), always, "{pattern}");
+        }
+    }
+
+    #[test]
+    fn the_blanks_are_every_white_space_character() {
+        let every: Vec<char> = ('\0'..=char::MAX).filter(|c| c.is_whitespace()).collect();
+        assert_eq!(blanks().collect::<Vec<_>>(), every);
     }
 
     #[test]

@@ -437,3 +437,41 @@ fn same_place_and_wrapped_lines_are_taken_past_the_kept_ones_too() {
     let first: Vec<String> = findings.diagnostics()[..1].iter().map(brief).collect();
     assert_eq!(first, ["a.py:1:- error typeddict-item one two [-]"]);
 }
+
+/// Past the kept findings an entry is only counted: a code that is there whenever its rule
+/// matches is counted without reading the line; one that may be missing or blank is read.
+#[test]
+fn codes_are_counted_past_the_kept_ones_as_they_are_before() {
+    let definition = r#"
+name = "clippy-like"
+[[pattern]]
+regex = '^(?P<severity>error|warning): (?P<message>.+)$'
+end = '^$'
+[[pattern.continuation]]
+regex = '^\s*= see https://x\.io/[^#\s]*#(?P<code>[a-z_]+)$'
+[[pattern.continuation]]
+regex = '^\s*= other: (?:\[(?P<code>[^\]]*)\])?.*$'
+[[pattern.continuation]]
+regex = '^\s*= (?P<message>.+)$'
+"#;
+    // Per round: a code from an always-there group, none, a blank one, one from an optional
+    // group, and a line that is not the code rule's.
+    let round = "warning: a\n  = see https://x.io/l#needless_return\n\n\
+                 warning: b\n  = note: no code\n\n\
+                 warning: c\n  = other: [ ] blank\n\n\
+                 warning: d\n  = other: [E1] coded\n\n\
+                 error: e\n  = see https://x.io/l#Upper\n\n";
+    let few = parse(definition, round);
+    assert_eq!(
+        (few.counts.error, few.counts.warning, few.with_code),
+        (1, 4, 2)
+    );
+    let rounds = crate::parse::Findings::default_limit() / 5 + 400;
+    let many = parse(definition, &round.repeat(rounds));
+    let rounds = rounds as u64;
+    assert_eq!(
+        (many.counts.error, many.counts.warning, many.with_code),
+        (rounds, 4 * rounds, 2 * rounds)
+    );
+    assert!(many.omitted > 0);
+}

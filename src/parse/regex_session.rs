@@ -287,6 +287,17 @@ impl<'a> RegexSession<'a> {
             if position > 0 && !regex.is_match(line) {
                 continue;
             }
+            // Counting needs to know that an entry has a code, not which, unless a category
+            // rule reads it: a rule whose code is there whenever it matches tells without
+            // reading the line (the code is left empty; the entry is only counted).
+            if open.reads != Reads::All
+                && groups.code.is_some()
+                && open.draft.code.is_none()
+                && self.parser.code_categories.is_empty()
+                && head.code_always(regex)
+            {
+                open.draft.code = Some(String::new());
+            }
             // An entry that will not be stored needs no message.
             let regex = match open.reads {
                 Reads::All => regex,
