@@ -61,7 +61,7 @@ impl FirstRule {
     #[inline]
     pub fn first(&self, cache: &mut RuleCache, line: &str) -> Option<usize> {
         let Some(together) = &self.together else {
-            return self.one_by_one(line, 0..self.rules.len());
+            return self.one_by_one(line);
         };
         let found = if together.index.is_empty() {
             None
@@ -72,7 +72,7 @@ impl FirstRule {
                 Ok(hit) => hit.map(|hit| together.index[hit.pattern().as_usize()]),
                 // The automaton stops at a byte it cannot decide on (a Unicode word boundary
                 // beside a non-ASCII letter): the rules one by one decide.
-                Err(_) => return self.one_by_one(line, 0..self.rules.len()),
+                Err(_) => return self.one_by_one(line),
             }
         };
         together
@@ -84,10 +84,8 @@ impl FirstRule {
             .or(found)
     }
 
-    fn one_by_one(&self, line: &str, rules: std::ops::Range<usize>) -> Option<usize> {
-        rules
-            .into_iter()
-            .find(|&rule| self.rules[rule].is_match(line))
+    fn one_by_one(&self, line: &str) -> Option<usize> {
+        self.rules.iter().position(|rule| rule.is_match(line))
     }
 }
 
@@ -308,6 +306,17 @@ mod tests {
         }
     }
 
+    /// Each line of `table` goes to its rule: searched as one, apart, and one at a time.
+    fn assert_first(patterns: &[&str], table: &[(&str, Option<usize>)]) {
+        let first = rules(patterns);
+        let apart = apart(patterns);
+        for &(line, expected) in table {
+            assert_eq!(first.first_of(line), expected, "{line:?}");
+            assert_eq!(apart.first_of(line), expected, "{line:?}");
+            assert_eq!(one_by_one(patterns, line), expected, "{line:?}");
+        }
+    }
+
     /// The rule a one-at-a-time search takes: the first in the list that matches anywhere.
     fn one_by_one(patterns: &[&str], line: &str) -> Option<usize> {
         patterns
@@ -342,12 +351,7 @@ mod tests {
             ("a q", Some(8)),
             ("anything", Some(9)),
         ];
-        let first = rules(&patterns);
-        for (line, expected) in table {
-            assert_eq!(first.first_of(line), expected, "{line:?}");
-            assert_eq!(apart(&patterns).first_of(line), expected, "{line:?}");
-            assert_eq!(one_by_one(&patterns, line), expected, "{line:?}");
-        }
+        assert_first(&patterns, &table);
     }
 
     #[test]
@@ -384,12 +388,7 @@ mod tests {
             ("xy", Some(5)),
             ("", None),
         ];
-        let first = rules(&patterns);
-        for (line, expected) in table {
-            assert_eq!(first.first_of(line), expected, "{line:?}");
-            assert_eq!(apart(&patterns).first_of(line), expected, "{line:?}");
-            assert_eq!(one_by_one(&patterns, line), expected, "{line:?}");
-        }
+        assert_first(&patterns, &table);
     }
 
     #[test]
