@@ -449,6 +449,30 @@ mod tests {
     }
 
     #[test]
+    fn lines_with_non_ascii_characters_go_to_the_same_rules() {
+        let patterns = [
+            r"^a.b$",
+            r"^x ❯ (?P<file>\S+)",
+            r"^\s*\d+\s*\|",
+            "^a",
+            r"^[^\s:]+:",
+        ];
+        let table = [
+            ("aéb", Some(0)),
+            ("axb", Some(0)),
+            ("ax", Some(3)),
+            ("aé", Some(3)),
+            ("x ❯ été.js", Some(1)),
+            ("x > a.js", None),
+            ("\u{a0}12 | é", Some(2)),
+            ("١٢ |", Some(2)),
+            ("prix_été: 3", Some(4)),
+            ("prix été: 3", None),
+        ];
+        assert_first(&patterns, &table);
+    }
+
+    #[test]
     fn no_rules_match_nothing() {
         let none: [&str; 0] = [];
         assert_eq!(rules(&none).first_of("x"), None);

@@ -475,3 +475,64 @@ regex = '^\s*= (?P<message>.+)$'
     );
     assert!(many.omitted > 0);
 }
+
+/// Every rule list of every built-in parser names, for every distinct line of the parser
+/// fixtures (and the same line with non-ASCII characters before, inside and after it), the rule
+/// that trying its rules one at a time names: the one search is only a faster way to the same
+/// answer.
+#[test]
+fn every_built_in_list_takes_the_rule_one_at_a_time_would() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut lines = std::collections::BTreeSet::new();
+    let mut folders = vec![root.join("tests/fixtures/parsers")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "txt") {
+                let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+                lines.extend(
+                    text.lines()
+                        .map(|line| line.trim_end_matches('\r').to_string()),
+                );
+            }
+        }
+    }
+    let lines: Vec<String> = (lines.iter().cloned())
+        .chain(lines.iter().map(|line| format!("é {line}")))
+        .chain(lines.iter().map(|line| format!("{line} ✖")))
+        .chain(lines.iter().map(|line| line.replacen(' ', " ❯", 1)))
+        .chain(lines.iter().map(|line| line.replacen(':', "é:", 1)))
+        .collect();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(root.join("gate-parsers")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let parser = definition::compile("built-in", &text).unwrap();
+        let outside: Vec<&regex::Regex> = parser.outside().collect();
+        let mut lists = vec![(parser.rules(), outside.clone())];
+        for (index, pattern) in parser.patterns.iter().enumerate() {
+            if let Some(entry) = parser.entry_rules(index) {
+                let own = pattern
+                    .end
+                    .iter()
+                    .chain(pattern.continuations.iter().map(|c| &c.regex));
+                lists.push((&entry.first, own.chain(outside.iter().copied()).collect()));
+            }
+        }
+        for (list, rules) in lists {
+            let mut cache = super::super::first_rule::RuleCache::default();
+            for line in &lines {
+                let one_by_one = rules.iter().position(|rule| rule.is_match(line));
+                assert_eq!(
+                    list.first(&mut cache, line),
+                    one_by_one,
+                    "{path:?}: {line:?}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100_000, "{checked}");
+}
