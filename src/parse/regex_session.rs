@@ -12,8 +12,7 @@ use super::regex_parser::{CompiledPattern, EntryLine, EntryRules, PatternKind, R
 use super::{Findings, LineOutcome, ParseContext, ParseSession, resolve_path};
 use crate::model::{Diagnostic, Severity};
 
-/// A multi-line entry is closed after this many lines, whatever follows.
-const MAX_ENTRY_LINES: usize = 1_000;
+mod entry;
 
 /// What a `regex` parser keeps between the lines of one check's output.
 pub struct RegexSession<'a> {
@@ -178,41 +177,6 @@ impl<'a> RegexSession<'a> {
         outcome
     }
 
-    /// Starts a multi-line entry with the line `pattern`, the one at `index`, matched with
-    /// `captures`. Nothing is stored in `findings` while the entry is open, so whether they will
-    /// take it is known now when its severity is (a continuation may give it otherwise).
-    fn open_entry(
-        &mut self,
-        index: usize,
-        pattern: &CompiledPattern,
-        captures: &Captures<'_>,
-        findings: &Findings,
-    ) {
-        let word = (pattern.groups.severity)
-            .and_then(|group| captures.get(group))
-            .map(|m| m.as_str().trim())
-            .filter(|word| !word.is_empty());
-        let reads = if word.is_none() || findings.accepts(self.severity_of(pattern, word)) {
-            Reads::All
-        } else if pattern.continuations.iter().any(|c| c.same_place) {
-            Reads::CountingAndPlace
-        } else {
-            Reads::Counting
-        };
-        let place = match reads {
-            Reads::Counting => Place::None,
-            _ => gives_place(pattern, captures, self.context),
-        };
-        let mut draft = Draft::default();
-        draft.fill_placed(captures, &pattern.groups, "", place, reads);
-        self.open = Some(OpenEntry {
-            pattern: index,
-            draft,
-            lines: 1,
-            reads,
-        });
-    }
-
     /// Counts the finding `pattern` matched with `captures` that `findings` will not keep: no
     /// diagnostic is built for what will not be kept.
     fn count_only(
@@ -240,101 +204,6 @@ impl<'a> RegexSession<'a> {
             line: number("line"),
             column: number("column"),
         });
-    }
-
-    /// Feeds `line` to the open multi-line entry, whose rule `first` matched it first, and
-    /// returns the entry's pattern; `None` when no rule of the entry takes the line (a
-    /// `same_place` continuation may refuse it): the entry is then emitted. Only the taking
-    /// rule's groups are read, and only when they add to the finding.
-    fn continue_entry(
-        &mut self,
-        line: &str,
-        first: EntryLine,
-        findings: &mut Findings,
-    ) -> Option<usize> {
-        let open = self.open.as_mut()?;
-        let index = open.pattern;
-        let pattern = &self.parser.patterns[index];
-        let rules = self.parser.entry_rules(index)?;
-        open.lines += 1;
-        // The first rule matched; a later one is tried only when the first refused the line.
-        let later = (0..rules.own()).map(|rule| rules.rule(rule));
-        let candidates =
-            std::iter::once(first).chain(later.skip_while(move |&rule| rule != first).skip(1));
-        for (position, rule) in candidates.enumerate() {
-            let (regex, head, groups, prefix, wraps, same_place) = match rule {
-                EntryLine::End => (
-                    pattern.end.as_ref()?,
-                    &pattern.end_head,
-                    &rules.end_groups,
-                    "",
-                    false,
-                    false,
-                ),
-                EntryLine::Continuation(rule) => {
-                    let c = &pattern.continuations[rule];
-                    (
-                        &c.regex,
-                        &c.head,
-                        &c.groups,
-                        c.code_prefix.as_str(),
-                        c.wraps,
-                        c.same_place,
-                    )
-                }
-                EntryLine::Outside(_) => break,
-            };
-            if position > 0 && !regex.is_match(line) {
-                continue;
-            }
-            // Counting needs to know that an entry has a code, not which, unless a category
-            // rule reads it: a rule whose code is there whenever it matches tells without
-            // reading the line (the code is left empty; the entry is only counted).
-            if open.reads != Reads::All
-                && groups.code.is_some()
-                && open.draft.code.is_none()
-                && self.parser.code_categories.is_empty()
-                && head.code_always(regex)
-            {
-                open.draft.code = Some(String::new());
-            }
-            // An entry that will not be stored needs no message.
-            let regex = match open.reads {
-                Reads::All => regex,
-                _ => head.of(regex),
-            };
-            // Only what adds to the finding is read, unless the rule must see the place first.
-            let taken = if !same_place && !open.draft.wants(groups, open.reads, wraps) {
-                true
-            } else if let Some(captures) = regex.captures(line)
-                && (!same_place || open.draft.at_place_of(&captures, groups))
-            {
-                let place = match open.reads {
-                    Reads::Counting => Place::None,
-                    _ => gives_place(pattern, &captures, self.context),
-                };
-                open.read(&captures, groups, prefix, wraps, place);
-                true
-            } else {
-                false
-            };
-            if !taken {
-                continue;
-            }
-            if rule == EntryLine::End || open.lines >= MAX_ENTRY_LINES {
-                self.close_entry(findings);
-            }
-            return Some(index);
-        }
-        self.close_entry(findings);
-        None
-    }
-
-    fn close_entry(&mut self, findings: &mut Findings) {
-        if let Some(open) = self.open.take() {
-            let pattern = &self.parser.patterns[open.pattern];
-            self.emit(pattern, open.draft, findings);
-        }
     }
 
     fn severity_of(&self, pattern: &CompiledPattern, word: Option<&str>) -> Severity {
