@@ -6,7 +6,11 @@ use super::RepoPath;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
-    #[error("{}: not inside a git repository: {source}", path.display())]
+    #[error(
+        "{}: not inside a git repository; run `git init` and commit once, or use `refine-loop check`, which needs no git (git: {})",
+        path.display(),
+        source.message()
+    )]
     NotARepository {
         path: PathBuf,
         #[source]

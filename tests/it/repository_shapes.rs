@@ -171,12 +171,17 @@ fn an_unborn_head_a_bare_repository_and_no_repository_are_usage_errors() {
     for (dir, says) in [
         (unborn.path(), "HEAD has no commit yet"),
         (bare.path(), "a bare repository has no working tree"),
-        (plain.path(), "not inside a git repository"),
+        (
+            plain.path(),
+            "not inside a git repository; run `git init` and commit once, or use `refine-loop check`",
+        ),
     ] {
         let output = run_in(dir);
         assert_eq!(output.status.code(), Some(2), "{output:?}");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(says), "{stderr}");
+        // What libgit2 says is kept, without its class and code numbers.
+        assert!(!stderr.contains("class="), "{stderr}");
         assert!(
             !dir.join(".refine-loop/cycle-0").exists(),
             "the gate ran in {dir:?}"
