@@ -42,8 +42,18 @@ pub fn check(
     )?;
     crate::report::write_report_files(&report).map_err(CommandError::Reports)?;
     let summary = &run.summary;
+    // Why each check that gave no result gave none (a command not found names the command).
+    let infra: String = (summary.checks.iter())
+        .filter_map(|check| {
+            Some(format!(
+                "check \"{}\": {}\n",
+                check.name,
+                check.infra_reason.as_ref()?
+            ))
+        })
+        .collect();
     let text = format!(
-        "{}gate {}: {} failures, {} warnings; {}\n",
+        "{}{infra}gate {}: {} failures, {} warnings; {}\n",
         render_table(summary),
         verdict(&report),
         summary.failed_count,

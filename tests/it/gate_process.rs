@@ -125,6 +125,17 @@ fn command_not_found_is_infra_not_a_finding() {
         stdout(&output).contains("gate ERROR (infrastructure failure)"),
         "{output:?}"
     );
+    // The console names the check and the command, not only the JSON.
+    let named = stdout(&output)
+        .lines()
+        .find(|line| line.starts_with("check \"c\": command not found (exit code 127): "))
+        .map(str::to_string);
+    assert!(
+        named
+            .as_deref()
+            .is_some_and(|line| line.contains("no-such-linter-xyz")),
+        "{output:?}"
+    );
     let summary = repo.summary();
     assert_eq!(summary["failed_count"], 1);
     assert_eq!(summary["categories"]["infra"]["failures"], 1);
