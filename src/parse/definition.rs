@@ -33,6 +33,7 @@ const FINDING_GROUPS: &[&str] = &[
 /// Groups a summary pattern may capture.
 const SUMMARY_GROUPS: &[&str] = &[
     "errors",
+    "remaining",
     "warnings",
     "duplicates",
     "passed",

@@ -536,3 +536,27 @@ fn every_built_in_list_takes_the_rule_one_at_a_time_would() {
     }
     assert!(checked > 100_000, "{checked}");
 }
+
+/// A tool that fixed some of its findings prints the rest and says how many remain: those are
+/// the errors to expect, not all it found.
+#[test]
+fn the_errors_a_tool_left_after_fixing_are_the_ones_expected() {
+    let ruff = include_str!("../../gate-parsers/ruff.toml");
+    let findings = |summary: &str| {
+        let text = format!(
+            "src/a.py:1:8: F401 [*] `os` imported but unused\n\
+             src/a.py:3:1: E741 Ambiguous variable name: `l`\n{summary}\n"
+        );
+        let findings = parse(ruff, &text);
+        assert_eq!(findings.counts.error, 2, "{summary}");
+        findings.expected.and_then(|expected| expected.error)
+    };
+    let table = [
+        ("Found 2 errors.", Some(2)),
+        ("Found 5 errors (3 fixed, 2 remaining).", Some(2)),
+        ("Found 1 error (0 fixed, 2 remaining).", Some(2)),
+    ];
+    for (summary, expected) in table {
+        assert_eq!(findings(summary), expected, "{summary}");
+    }
+}
