@@ -72,3 +72,39 @@ fn init_never_overwrites() {
         "# mine\n"
     );
 }
+
+/// The Python starter's ruff check only reads, even where the project's own config tells ruff to
+/// fix (`fix = true`): it reports the finding and leaves the file as it was.
+#[test]
+fn the_python_starter_gate_does_not_fix_what_it_reads() {
+    let repo = Repo::new();
+    repo.write("pyproject.toml", "[tool.ruff]\nfix = true\n");
+    let source = "import os\n\n\nprint('hi')\n";
+    repo.write("app.py", source);
+    repo.commit("a package whose ruff config fixes");
+    let output = repo.run(&["init"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let settings = load(&Overrides {
+        target: Some(repo.path().to_path_buf()),
+        ..Overrides::default()
+    })
+    .unwrap();
+    let ruff = settings
+        .gate
+        .checks
+        .iter()
+        .find(|c| c.name == "ruff")
+        .unwrap();
+    let output = std::process::Command::new("sh")
+        .args(["-c", &ruff.run])
+        .current_dir(repo.path())
+        .env("PATH", crate::support::path_with_tools())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(stdout(&output).contains("F401"), "{output:?}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("app.py")).unwrap(),
+        source
+    );
+}
