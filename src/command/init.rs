@@ -62,6 +62,16 @@ pub fn init(args: &InitArgs, stdout: &mut dyn Write) -> Result<i32, CommandError
                 format!("found {}", kinds.join(", "))
             };
             write_out(stdout, &format!("wrote {} ({found})\n", path.display()));
+            match exclude_state_dir(&target) {
+                Ok(Some(line)) => write_out(
+                    stdout,
+                    &format!("added {line} to .git/info/exclude (the run's reports and state)\n"),
+                ),
+                Ok(None) => {}
+                Err(error) => {
+                    tracing::warn!(%error, "could not add the state dir to .git/info/exclude")
+                }
+            }
             Ok(exit_code::SUCCESS)
         }
         Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -88,6 +98,52 @@ pub fn starter_config(target: &Path) -> (Vec<&'static str>, String) {
         text.push_str(GENERIC);
     }
     (kinds, text)
+}
+
+/// Adds the state dir of a run in `target` (`.refine-loop/`, anchored at its place in the work
+/// tree) to the repository's `info/exclude`, so that its reports never show as untracked files;
+/// returns the line added, `None` when `target` is in no repository or the line is there.
+fn exclude_state_dir(target: &Path) -> std::io::Result<Option<String>> {
+    let Ok(repo) = git2::Repository::discover(target) else {
+        return Ok(None);
+    };
+    let Some(workdir) = repo.workdir() else {
+        return Ok(None);
+    };
+    let inside = target
+        .canonicalize()?
+        .strip_prefix(workdir.canonicalize()?)
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let mut line = String::from("/");
+    for part in inside.iter() {
+        line.push_str(&part.to_string_lossy());
+        line.push('/');
+    }
+    line.push_str(defaults::STATE_DIR);
+    line.push('/');
+    let info = repo.commondir().join("info");
+    let exclude = info.join("exclude");
+    let existing = match std::fs::read_to_string(&exclude) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(error) => return Err(error),
+    };
+    if existing.lines().any(|known| known.trim() == line) {
+        return Ok(None);
+    }
+    std::fs::create_dir_all(&info)?;
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&exclude)?;
+    let separator = if existing.is_empty() || existing.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    file.write_all(format!("{separator}# refine-loop's reports and state\n{line}\n").as_bytes())?;
+    Ok(Some(line))
 }
 
 fn write_out(stdout: &mut dyn Write, text: &str) {

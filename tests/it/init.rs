@@ -108,3 +108,45 @@ fn the_python_starter_gate_does_not_fix_what_it_reads() {
         source
     );
 }
+
+/// init keeps the run's reports out of `git status`: the state dir goes to `.git/info/exclude`,
+/// once, anchored where the project sits in the work tree.
+#[test]
+fn init_excludes_the_state_dir_from_git() {
+    let repo = Repo::new();
+    repo.write("pyproject.toml", "");
+    repo.write("sub/package.json", "{}");
+    repo.commit("two projects");
+    let output = repo.run(&["init"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(
+        stdout(&output).contains("added /.refine-loop/ to .git/info/exclude"),
+        "{output:?}"
+    );
+    let exclude = || std::fs::read_to_string(repo.join(".git/info/exclude")).unwrap();
+    assert_eq!(
+        exclude().matches("\n/.refine-loop/\n").count(),
+        1,
+        "{}",
+        exclude()
+    );
+    let output = repo.run(&["init", "--target", "sub"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(
+        exclude().contains("\n/sub/.refine-loop/\n"),
+        "{}",
+        exclude()
+    );
+    let before = exclude();
+    std::fs::remove_file(repo.join("refine-loop.toml")).unwrap();
+    assert_eq!(repo.run(&["init"]).status.code(), Some(0));
+    assert_eq!(exclude(), before, "the line is written once");
+    std::fs::create_dir_all(repo.join(".refine-loop/cycle-0")).unwrap();
+    std::fs::write(repo.join(".refine-loop/cycle-0/report.md"), "x").unwrap();
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(!stdout(&status).contains(".refine-loop"), "{status:?}");
+}
