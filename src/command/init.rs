@@ -117,7 +117,13 @@ fn exclude_state_dir(target: &Path) -> std::io::Result<Option<String>> {
         .unwrap_or_default();
     let mut line = String::from("/");
     for part in inside.iter() {
-        line.push_str(&part.to_string_lossy());
+        // A folder's name as a literal pattern: git reads `*?[\` in it as a glob.
+        for c in part.to_string_lossy().chars() {
+            if matches!(c, '*' | '?' | '[' | '\\') {
+                line.push('\\');
+            }
+            line.push(c);
+        }
         line.push('/');
     }
     line.push_str(defaults::STATE_DIR);

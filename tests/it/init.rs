@@ -137,6 +137,17 @@ fn init_excludes_the_state_dir_from_git() {
         "{}",
         exclude()
     );
+    // A folder name with glob characters is written as a literal.
+    repo.write("prix été [v2]/setup.py", "");
+    let output = repo.run(&["init", "--target", "prix été [v2]"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(
+        exclude().contains("\n/prix été \\[v2]/.refine-loop/\n"),
+        "{}",
+        exclude()
+    );
+    std::fs::create_dir_all(repo.join("prix été [v2]/.refine-loop")).unwrap();
+    std::fs::write(repo.join("prix été [v2]/.refine-loop/report.md"), "x").unwrap();
     let before = exclude();
     std::fs::remove_file(repo.join("refine-loop.toml")).unwrap();
     assert_eq!(repo.run(&["init"]).status.code(), Some(0));
