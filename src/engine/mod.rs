@@ -76,6 +76,12 @@ pub enum RunError {
         error: Box<RunError>,
         restore: WorkspaceError,
     },
+    /// A check changed tracked files at the baseline (put back): a gate must only read.
+    #[error(
+        "check \"{check}\" changed tracked files: {}; they are put back. A gate check must only read: run its tool in check mode (`ruff check --no-fix`, `cargo fmt --check`, `prettier --check`, `eslint` without --fix), then run again",
+        files.join(", ")
+    )]
+    GateWrites { check: String, files: Vec<String> },
     #[error("infrastructure failure: {tool} (check \"{check}\") is not installed{}", install_suffix(.install.as_deref()))]
     MissingTool {
         check: String,

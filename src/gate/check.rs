@@ -19,6 +19,8 @@ pub struct CheckResult {
     pub findings: Findings,
     pub output: HeadTail,
     pub lines_cut: u64,
+    /// The tracked files it changed, put back: a check must only read.
+    pub wrote: super::tracked::Wrote,
 }
 
 /// The line that opens a check's section of the log, and its command.
@@ -75,6 +77,7 @@ pub fn run_check<W: Write>(
         stdin: None,
     };
     let raw = parser.reads_documents();
+    let guard = super::tracked::TrackedGuard::before(&settings.target);
     let ran = run_in_group(spec, cancel, &mut |chunk| {
         bounded.write(chunk)?;
         if raw {
@@ -94,6 +97,9 @@ pub fn run_check<W: Write>(
         tracing::info!(check = %check.name, ?framing, "CI framing stripped from the output");
     }
     let output = bounded.finish().map_err(log_error)?;
+    let wrote = guard
+        .map(super::tracked::TrackedGuard::after)
+        .unwrap_or_default();
 
     let (end, spawn_error) = match ran {
         Ok(end) => (end, None),
@@ -115,6 +121,7 @@ pub fn run_check<W: Write>(
         findings,
         output,
         lines_cut: assembler.lines_cut(),
+        wrote,
     })
 }
 

@@ -5,6 +5,7 @@
 mod capture;
 mod check;
 mod summarize;
+mod tracked;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 pub use capture::last_lines;
 pub use check::{CheckResult, run_check};
 pub use summarize::{Excused, Flaky, INFRA_CATEGORY, summarize};
+pub use tracked::Wrote;
 
 use crate::cancel::Cancel;
 use crate::config::Settings;

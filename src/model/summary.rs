@@ -163,6 +163,9 @@ pub struct CheckRecord {
     /// failures), by test id or detail: not counted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub excused: Vec<String>,
+    /// Tracked files the check changed (a check must only read), put back after it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wrote_tracked: Vec<String>,
 }
 
 /// Counts a tool printed about its own findings (`Found 12 errors`).

@@ -39,6 +39,7 @@ pub fn records() -> Vec<CheckRecord> {
         output_abandoned: false,
         flaky: false,
         excused: Vec::new(),
+        wrote_tracked: Vec::new(),
     };
     vec![
         CheckRecord {

@@ -19,6 +19,7 @@ mod fault_injection;
 mod file_kinds;
 mod gate_output;
 mod gate_process;
+mod gate_writes;
 mod http_delegate;
 mod http_server;
 mod ignored_files;

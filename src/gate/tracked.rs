@@ -1,0 +1,222 @@
+//! A check must only read. The tracked files a check changes (a linter whose project config says
+//! `fix = true`, a formatter run without `--check`) are found when it ends, put back at once, and
+//! named: a file that matched the index goes back to the index's bytes; one that already
+//! differed (the user's work, a delegate's change) goes back to the bytes it had before the check.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+/// Bytes of files that differ from the index kept before each check to put them back; past it,
+/// a change to them is still named.
+const KEEP_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// The tracked files as a check found them.
+pub struct TrackedGuard {
+    repo: git2::Repository,
+    root: PathBuf,
+    /// Tracked files whose content differed from the index before the check: their digest, and
+    /// their bytes when kept (`None`: gone, or past the limit).
+    dirty: BTreeMap<Vec<u8>, Before>,
+}
+
+impl std::fmt::Debug for TrackedGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TrackedGuard")
+            .field("root", &self.root)
+            .field("dirty", &self.dirty.len())
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug)]
+enum Before {
+    /// Deleted in the working tree.
+    Absent,
+    /// A file: its digest, its bytes when kept (`None` past the limit) and its mode.
+    File {
+        digest: [u8; 32],
+        bytes: Option<Vec<u8>>,
+        mode: u32,
+    },
+}
+
+/// What a check did to the tracked files.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Wrote {
+    /// The files it changed, created or deleted (relative to the repository), put back.
+    pub put_back: Vec<String>,
+    /// Those it changed that could not be put back, and why.
+    pub not_put_back: Vec<String>,
+}
+
+impl Wrote {
+    pub fn is_empty(&self) -> bool {
+        self.put_back.is_empty() && self.not_put_back.is_empty()
+    }
+}
+
+impl TrackedGuard {
+    /// The tracked files under `target`'s repository before a check; `None` outside a git
+    /// repository, in a bare one, or when git cannot list them (nothing is guarded then).
+    pub fn before(target: &Path) -> Option<Self> {
+        let repo = git2::Repository::discover(target).ok()?;
+        let root = repo.workdir()?.to_path_buf();
+        let mut kept = 0u64;
+        let mut dirty = BTreeMap::new();
+        for path in differing(&repo).ok()? {
+            let full = root.join(OsStr::from_bytes(&path));
+            let before = match std::fs::symlink_metadata(&full) {
+                Ok(meta) if meta.is_file() => {
+                    use std::os::unix::fs::PermissionsExt;
+                    let Ok(bytes) = std::fs::read(&full) else {
+                        continue;
+                    };
+                    kept += bytes.len() as u64;
+                    Before::File {
+                        digest: digest(&bytes),
+                        bytes: (kept <= KEEP_LIMIT).then_some(bytes),
+                        mode: meta.permissions().mode(),
+                    }
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => Before::Absent,
+                // A symlink, a folder: not compared.
+                _ => continue,
+            };
+            dirty.insert(path, before);
+        }
+        Some(Self { repo, root, dirty })
+    }
+
+    /// Finds what the check changed since [`TrackedGuard::before`] and puts it back.
+    pub fn after(self) -> Wrote {
+        let mut wrote = Wrote::default();
+        let Ok(now) = differing(&self.repo) else {
+            return wrote;
+        };
+        let mut from_index = Vec::new();
+        for path in now.iter().filter(|p| !self.dirty.contains_key(*p)) {
+            from_index.push(path.clone());
+        }
+        for (path, before) in &self.dirty {
+            let name = String::from_utf8_lossy(path).into_owned();
+            if let Err(why) = put_back(&self.root.join(OsStr::from_bytes(path)), before) {
+                match why {
+                    None => wrote.put_back.push(name),
+                    Some(why) => wrote.not_put_back.push(format!("{name} ({why})")),
+                }
+            }
+        }
+        if !from_index.is_empty() {
+            let names: Vec<String> = from_index
+                .iter()
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .collect();
+            match self.checkout(&from_index) {
+                Ok(()) => wrote.put_back.extend(names),
+                Err(error) => wrote.not_put_back.extend(
+                    names
+                        .into_iter()
+                        .map(|name| format!("{name} ({})", error.message())),
+                ),
+            }
+        }
+        wrote.put_back.sort();
+        wrote.not_put_back.sort();
+        wrote
+    }
+
+    /// Writes `paths` from the index, leaving the index file as it is.
+    fn checkout(&self, paths: &[Vec<u8>]) -> Result<(), git2::Error> {
+        let mut builder = git2::build::CheckoutBuilder::new();
+        builder
+            .force()
+            .update_index(false)
+            .disable_pathspec_match(true)
+            .remove_untracked(false);
+        for path in paths {
+            builder.path(path.as_slice());
+        }
+        self.repo.checkout_index(None, Some(&mut builder))
+    }
+}
+
+/// Tracked paths whose working-tree content differs from the index (changed, deleted, or
+/// changed in type).
+fn differing(repo: &git2::Repository) -> Result<Vec<Vec<u8>>, git2::Error> {
+    let mut options = git2::StatusOptions::new();
+    options
+        .show(git2::StatusShow::Workdir)
+        .include_untracked(false)
+        .include_ignored(false)
+        .exclude_submodules(true);
+    let statuses = repo.statuses(Some(&mut options))?;
+    Ok(statuses
+        .iter()
+        .filter(|entry| {
+            entry.status().intersects(
+                git2::Status::WT_MODIFIED
+                    | git2::Status::WT_DELETED
+                    | git2::Status::WT_TYPECHANGE
+                    | git2::Status::WT_RENAMED,
+            )
+        })
+        .map(|entry| entry.path_bytes().to_vec())
+        .collect())
+}
+
+fn digest(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+/// Puts `path` back as it was `before`: `Ok` when it had not changed, `Err(None)` when it had
+/// and is put back, `Err(Some(why))` when it could not be.
+fn put_back(path: &Path, before: &Before) -> Result<(), Option<String>> {
+    let now = std::fs::symlink_metadata(path);
+    match before {
+        Before::Absent => match now {
+            Err(_) => Ok(()),
+            Ok(meta) if meta.is_dir() => {
+                Err(std::fs::remove_dir_all(path).err().map(|e| e.to_string()))
+            }
+            Ok(_) => Err(std::fs::remove_file(path).err().map(|e| e.to_string())),
+        },
+        Before::File {
+            digest: was,
+            bytes,
+            mode,
+        } => {
+            let same = now.is_ok_and(|meta| meta.is_file())
+                && std::fs::read(path).is_ok_and(|b| digest(&b) == *was);
+            if same {
+                return Ok(());
+            }
+            let Some(bytes) = bytes else {
+                return Err(Some("too large to keep a copy of".into()));
+            };
+            Err(write_file(path, bytes, *mode).err().map(|e| e.to_string()))
+        }
+    }
+}
+
+/// Writes `bytes` back to `path` (replacing whatever is there) with its earlier mode.
+fn write_file(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(meta) = std::fs::symlink_metadata(path)
+        && !meta.is_file()
+    {
+        if meta.is_dir() {
+            std::fs::remove_dir_all(path)?;
+        } else {
+            std::fs::remove_file(path)?;
+        }
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, bytes)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}

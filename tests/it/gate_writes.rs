@@ -1,0 +1,160 @@
+//! A gate check must only read. One that changes tracked files (a linter whose project config
+//! says `fix = true`, a formatter without `--check`) is caught: `check` and `run` name it and the
+//! files, put every file back to the byte, and end with ERROR (exit 4).
+
+use crate::support::{Repo, stdout, tool};
+
+const WRITER: &str = "printf 'x' >> src/a.txt; rm 'd é.txt'; echo rewritten > user.txt; \
+                      echo fresh > untracked.txt; echo 'src/a.txt:1:1: error: E1 boom'";
+
+/// A repository with tracked files, one of them changed by the user (not committed).
+fn repo_with_work(gate: &str) -> Repo {
+    let repo = Repo::new();
+    repo.write("src/a.txt", "a\n");
+    repo.write("d é.txt", "d\n");
+    repo.write("user.txt", "committed\n");
+    repo.write(".gitignore", ".refine-loop/\n");
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "[[gate.check]]\nname = \"writer\"\ncategory = \"lint\"\nrun = '''{gate}'''\nparser = \"generic\"\n\
+             \n[[delegate]]\ncategories = [\"*\"]\nrun = \"true\"\n"
+        ),
+    );
+    repo.commit("files");
+    repo.write("user.txt", "the user's own work, not committed\n");
+    repo
+}
+
+fn assert_untouched(repo: &Repo) {
+    let read = |path: &str| std::fs::read_to_string(repo.join(path)).unwrap();
+    assert_eq!(read("src/a.txt"), "a\n");
+    assert_eq!(read("d é.txt"), "d\n");
+    assert_eq!(read("user.txt"), "the user's own work, not committed\n");
+}
+
+#[test]
+fn check_names_a_check_that_writes_puts_the_files_back_and_ends_with_error() {
+    let repo = repo_with_work(WRITER);
+    let output = repo.run(&["check"]);
+    assert_eq!(output.status.code(), Some(4), "{output:?}");
+    assert_untouched(&repo);
+    let out = stdout(&output);
+    let line = out
+        .lines()
+        .find(|line| line.starts_with("check \"writer\": it changed tracked files, put back: "))
+        .unwrap_or_else(|| panic!("no line naming the check: {out}"));
+    for name in ["src/a.txt", "d é.txt", "user.txt"] {
+        assert!(line.contains(name), "{name} not named: {line}");
+    }
+    assert!(!line.contains("untracked.txt"), "{line}");
+    assert!(line.contains("must only read"), "{line}");
+    let summary = repo.summary();
+    assert_eq!(summary["checks"][0]["status"], "infra");
+    assert_eq!(
+        summary["checks"][0]["wrote_tracked"],
+        serde_json::json!(["d é.txt", "src/a.txt", "user.txt"])
+    );
+}
+
+#[test]
+fn a_check_that_only_reads_is_not_flagged() {
+    let repo =
+        repo_with_work("cat src/a.txt user.txt > /dev/null; echo 'src/a.txt:1:1: error: E1 boom'");
+    let output = repo.run(&["check"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert_untouched(&repo);
+    assert!(repo.summary()["checks"][0].get("wrote_tracked").is_none());
+}
+
+#[test]
+fn run_stops_at_the_baseline_when_a_check_writes() {
+    let repo = repo_with_work(WRITER);
+    let output = repo.run(&["run", "--max-cycles", "2"]);
+    assert_eq!(output.status.code(), Some(4), "{output:?}");
+    assert_untouched(&repo);
+    let err = crate::support::stderr(&output);
+    assert!(
+        err.contains("check \"writer\" changed tracked files")
+            && err.contains("src/a.txt")
+            && err.contains("must only read"),
+        "{err}"
+    );
+}
+
+#[test]
+fn ruff_with_fix_true_in_the_project_config_is_caught_and_its_files_put_back() {
+    let ruff = tool("ruff");
+    let repo = Repo::new();
+    repo.write("pyproject.toml", "[tool.ruff]\nfix = true\n");
+    let source = "import os\nimport sys\n\nprint(sys.argv)\n";
+    repo.write("pkg/mod.py", source);
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "[[gate.check]]\nname = \"ruff\"\ncategory = \"lint\"\nrun = \"{ruff} check --output-format=concise .\"\nparser = \"ruff\"\n"
+        ),
+    );
+    repo.commit("package");
+    let output = repo.run(&["check"]);
+    assert_eq!(output.status.code(), Some(4), "{output:?}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("pkg/mod.py")).unwrap(),
+        source
+    );
+    assert!(
+        stdout(&output).contains("check \"ruff\": it changed tracked files, put back: pkg/mod.py"),
+        "{output:?}"
+    );
+    // With --no-fix, as init writes it, the same check reads and reports the unused import.
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "[[gate.check]]\nname = \"ruff\"\ncategory = \"lint\"\nrun = \"{ruff} check --no-fix --output-format=concise .\"\nparser = \"ruff\"\n"
+        ),
+    );
+    let output = repo.run(&["check"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("pkg/mod.py")).unwrap(),
+        source
+    );
+    assert_eq!(repo.summary()["categories"]["lint"]["failures"], 1);
+}
+
+#[test]
+fn a_change_that_makes_the_gate_write_is_rolled_back_and_the_files_put_back() {
+    // The delegate plants a line in the gate's script that rewrites a tracked file when the gate
+    // runs: the verifying run is caught, the file put back, the change rolled back.
+    let repo = Repo::new();
+    repo.write("src/a.txt", "a\n");
+    repo.write(
+        "gate.sh",
+        "test -f fixed.txt || echo 'src/a.txt:1:1: error: E1 boom'\n",
+    );
+    repo.write(".gitignore", ".refine-loop/\n");
+    repo.write(
+        "refine-loop.toml",
+        "[[gate.check]]\nname = \"g\"\ncategory = \"lint\"\nrun = \"sh gate.sh\"\nparser = \"generic\"\n\
+         \n[[delegate]]\ncategories = [\"*\"]\n\
+         run = \"touch fixed.txt; echo 'echo owned >> src/a.txt' >> gate.sh\"\n",
+    );
+    repo.commit("files");
+    let output = repo.run(&["run", "--max-cycles", "1"]);
+    assert!(
+        matches!(output.status.code(), Some(1 | 3 | 4)),
+        "{output:?}"
+    );
+    let read = |path: &str| std::fs::read_to_string(repo.join(path)).unwrap();
+    assert_eq!(read("src/a.txt"), "a\n");
+    assert!(!read("gate.sh").contains("owned"), "the change was kept");
+    assert!(!repo.join("fixed.txt").exists(), "the change was kept");
+    let text =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/gate-summary.json")).unwrap();
+    let cycle: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        cycle["checks"][0]["wrote_tracked"],
+        serde_json::json!(["src/a.txt"]),
+        "{text}"
+    );
+}
