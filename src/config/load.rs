@@ -144,6 +144,8 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         gate_file.check,
         limits.default_timeout,
     )?;
+    let mut delegate_files = file.delegate;
+    super::fix_mode::derive_from_checks(&config_file, &mut delegate_files, &checks)?;
     if let Some(shard) = overrides.shard {
         let mut position = 0;
         checks.retain(|_| {
@@ -158,7 +160,7 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         }
     }
 
-    let delegates = resolve_delegates(&config_file, &config_dir, file.delegate)?;
+    let delegates = resolve_delegates(&config_file, &config_dir, delegate_files)?;
     let loop_file = file.loop_settings.unwrap_or_default();
     let confirm_runs = resolve_confirm_runs(&config_file, loop_file.baseline_confirm_runs)?;
     let run = resolve_run(&config_file, &target, overrides, loop_file)?;

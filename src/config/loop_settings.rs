@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use super::error::ConfigError;
 use super::load::{Entry, Overrides, invalid};
 use super::loop_guards as guards;
-use super::settings::{Isolate, RunSettings, Verify, defaults};
+use super::settings::{Accept, Isolate, RunSettings, Verify, defaults};
 use super::wire::{DelegateFile, LoopFile};
 use crate::delegate::{DEFAULT_TEMPLATE, DelegateSpec, HttpSpec, Launch, Role};
 
@@ -83,6 +83,17 @@ pub(super) fn resolve_run(
         }
         (None, None) => Verify::PerCycle,
     };
+    let accept = match file.accept.as_deref() {
+        None | Some("unmask") => Accept::Unmask,
+        Some("strict") => Accept::Strict,
+        Some(other) => {
+            return Err(invalid(
+                config_file,
+                "loop.accept",
+                format!("\"{other}\" is not an accept rule; expected unmask or strict"),
+            ));
+        }
+    };
     let priority = overrides
         .priority
         .clone()
@@ -117,6 +128,7 @@ pub(super) fn resolve_run(
         max_cycles,
         time_budget: overrides.time_budget.or(file.time_budget).map(|d| d.0),
         verify,
+        accept,
         priority,
         isolate,
         share,

@@ -4,6 +4,7 @@
 
 mod checks;
 mod error;
+mod fix_mode;
 mod load;
 mod loop_guards;
 mod loop_settings;
@@ -12,6 +13,9 @@ pub mod units;
 mod wire;
 
 pub use error::{ConfigError, one_line};
+pub use fix_mode::fix_command;
 pub use load::{Overrides, Shard, from_environment, load};
 pub use loop_settings::LENSES;
-pub use settings::{CheckSettings, GateSettings, Isolate, RunSettings, Settings, Verify, defaults};
+pub use settings::{
+    Accept, CheckSettings, GateSettings, Isolate, RunSettings, Settings, Verify, defaults,
+};

@@ -99,6 +99,17 @@ pub enum Verify {
     PerDelegate,
 }
 
+/// How a verifying gate run is judged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Accept {
+    /// New findings outside the files a change touched, in categories that failed already,
+    /// are unmasked (brought to light), not a regression.
+    #[default]
+    Unmask,
+    /// Any category with more failures is a regression.
+    Strict,
+}
+
 /// Where the run works.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Isolate {
@@ -114,6 +125,8 @@ pub struct RunSettings {
     pub max_cycles: u32,
     pub time_budget: Option<Duration>,
     pub verify: Verify,
+    /// How a verifying gate run is judged (`[loop] accept`).
+    pub accept: Accept,
     pub priority: Vec<String>,
     pub isolate: Isolate,
     /// Folders (relative to the repository root) a worktree shares with the user's tree.

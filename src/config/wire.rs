@@ -30,6 +30,8 @@ pub struct LoopFile {
     pub max_cycles: Option<u32>,
     pub time_budget: Option<ConfigDuration>,
     pub verify: Option<String>,
+    /// `"unmask"` (the default) or `"strict"`: how a change's gate run is judged.
+    pub accept: Option<String>,
     /// Categories in the order they are worked; the rest follow by name.
     pub priority: Option<Vec<String>>,
     /// `"worktree"`: run in a linked worktree; `"none"`: in the target itself.
@@ -61,6 +63,9 @@ pub struct DelegateFile {
     pub kind: Option<String>,
     /// The command (kind `command`).
     pub run: Option<String>,
+    /// The name of a gate check whose own command, in its tool's fix mode, is this delegate's
+    /// `run` (the same rules, config and targets as the gate reads).
+    pub from_check: Option<String>,
     /// Kind `http`: the `/v1/chat/completions` URL.
     pub endpoint: Option<String>,
     /// Kind `http`: the model to ask.

@@ -54,10 +54,26 @@ pub(super) fn after_gate_run(
     } else {
         workspace.restore_seal(seal, &breaches)?;
     }
-    let incidents: Vec<Incident> = breaches
+    let mut incidents: Vec<Incident> = breaches
         .iter()
         .map(|breach| incident_of(breach, workspace.root()))
         .collect();
+    // The user's own files a check changed, which the gate put back after it: the change the
+    // gate ran on is held to account for them as for those found here.
+    if on == GateOn::Change {
+        let protected = workspace.protected();
+        let written = run.map_or(&[][..], |run| &run.checks).iter();
+        for path in written.flat_map(|check| &check.wrote.put_back) {
+            let known = |i: &Incident| matches!(i, Incident::GateChangedProtected { path: p } if p.to_string() == *path);
+            if let Some(repo_path) = protected.keys().find(|p| p.to_string() == *path)
+                && !incidents.iter().any(known)
+            {
+                incidents.push(Incident::GateChangedProtected {
+                    path: repo_path.clone(),
+                });
+            }
+        }
+    }
     lines.extend(incidents.iter().map(|incident| {
         let what = incident.describe();
         match on {
@@ -91,4 +107,20 @@ fn incident_of(breach: &Breach, root: &Path) -> Incident {
             created: *created,
         },
     }
+}
+
+/// A check that changed tracked files at the baseline (put back already) stops the run: a gate
+/// must only read, and its results cannot be trusted.
+pub(super) fn refuse_gate_writes(run: &GateRun) -> Result<(), RunError> {
+    let Some(check) = run.checks.iter().find(|check| !check.wrote.is_empty()) else {
+        return Ok(());
+    };
+    let wrote = &check.wrote;
+    Err(RunError::GateWrites {
+        check: check.check.name.clone(),
+        files: (wrote.put_back.iter().chain(&wrote.not_put_back))
+            .take(20)
+            .cloned()
+            .collect(),
+    })
 }

@@ -4,7 +4,7 @@
 
 use super::policy::{CycleNumber, Judgement, Policy};
 use super::{Attempt, Engine, Kept, RunError};
-use crate::model::GateSummary;
+use crate::model::{Diagnostic, GateSummary};
 use crate::workspace::{Change, Incident, compose};
 
 /// Verifies one attempt on its own: screened out by the policy, undone for its conduct, or
@@ -36,7 +36,7 @@ pub(super) fn verify_one(
         return Ok((Judgement::RolledBack, false));
     }
     engine.say(format!("cycle {}: verifying with the gate", cycle.index));
-    let verified = engine.verify(cycle)?;
+    let verified = engine.verify(cycle, &attempt.changes)?;
     // What the gate run did that it must not is the change's doing, and comes first.
     let mut reasons = hold_to_account(engine, attempt, &verified.incidents);
     reasons.extend(verified.reasons.iter().cloned());
@@ -49,6 +49,8 @@ pub(super) fn verify_one(
     attempt.settled = true;
     let decided = !verified.run.cancelled;
     let judgement = if reasons.is_empty() {
+        attempt.unmasked = verified.unmasked.iter().map(Diagnostic::detail).collect();
+        engine.unmasked += verified.unmasked.len() as u64;
         engine.kept = Kept::of(verified.run);
         attempt.kept = true;
         Judgement::Kept
@@ -86,13 +88,14 @@ pub(super) fn verify_together(
         return Ok(None);
     };
     let mut measured = None;
+    let mut unmasked: Vec<String> = Vec::new();
     // Why the change goes, and whether the gate said so (a strike) or a stop left it unverified.
     let (reasons, verdict) = if engine.cancel.is_requested() {
         let why = "cancelled before the gate ran: an unverified change is not kept";
         (vec![why.to_string()], false)
     } else {
         engine.say(format!("cycle {}: verifying with the gate", cycle.index));
-        let verified = engine.verify(cycle)?;
+        let verified = engine.verify(cycle, &changes)?;
         measured = Some(verified.run.summary.clone());
         let mut held = Vec::new();
         for (_, attempt) in attempts.iter_mut().filter(|(_, a)| !a.settled) {
@@ -102,6 +105,8 @@ pub(super) fn verify_together(
             held.extend(verified.reasons);
             (held, true)
         } else if verified.keeps() {
+            unmasked = verified.unmasked.iter().map(Diagnostic::detail).collect();
+            engine.unmasked += verified.unmasked.len() as u64;
             engine.kept = Kept::of(verified.run);
             (Vec::new(), true)
         } else if verified.run.cancelled {
@@ -121,6 +126,7 @@ pub(super) fn verify_together(
             Judgement::NoChange
         } else if reasons.is_empty() {
             attempt.kept = true;
+            attempt.unmasked.clone_from(&unmasked);
             Judgement::Kept
         } else {
             if verdict {

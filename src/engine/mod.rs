@@ -10,6 +10,7 @@ mod confinement;
 mod contain;
 mod cycle;
 mod end;
+mod error;
 mod head_lines;
 mod heuristics;
 pub mod improve;
@@ -31,8 +32,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-pub use accept::reasons_to_reject;
 pub use end::{check_findings, write_findings};
+pub use error::RunError;
 pub use heuristics::Heuristics;
 pub use isolate::Isolation;
 pub(crate) use policy::{CycleNumber, Policy};
@@ -43,69 +44,11 @@ pub use work::in_scope;
 
 use crate::cancel::Cancel;
 use crate::config::Settings;
-use crate::delegate::DelegateError;
 use crate::deliver::Recorder;
-use crate::gate::{CheckResult, Flaky, GateError, GateRun};
+use crate::gate::{CheckResult, Flaky, GateRun};
 use crate::model::{CategoryHistory, Diagnostic, GateSummary, StopReason, Trend};
-use crate::state::{self, StateError};
-use crate::workspace::{Snapshot, Workspace, WorkspaceError};
-
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error(transparent)]
-    Workspace(#[from] WorkspaceError),
-    #[error(transparent)]
-    Gate(#[from] GateError),
-    #[error(transparent)]
-    State(#[from] StateError),
-    #[error(transparent)]
-    Delegate(#[from] DelegateError),
-    #[error("the run's record: {0}")]
-    Deliver(#[from] crate::deliver::DeliverError),
-    #[error(transparent)]
-    Campaign(#[from] crate::campaign::state::CampaignError),
-    /// `confine = "required"` on a kernel that cannot confine the delegates.
-    #[error("{0}")]
-    Confine(String),
-    #[error("the CI reports: {0}")]
-    Reports(#[from] crate::report::CiReportError),
-    #[error("an internal error (a panic, a bug of refine-loop): {0}")]
-    Panicked(String),
-    #[error("{error}; and the tree could not be put back: {restore}")]
-    NotRestored {
-        error: Box<RunError>,
-        restore: WorkspaceError,
-    },
-    /// A check changed tracked files at the baseline (put back): a gate must only read.
-    #[error(
-        "check \"{check}\" changed tracked files: {}; they are put back. A gate check must only read: run its tool in check mode (`ruff check --no-fix`, `cargo fmt --check`, `prettier --check`, `eslint` without --fix), then run again",
-        files.join(", ")
-    )]
-    GateWrites { check: String, files: Vec<String> },
-    #[error("infrastructure failure: {tool} (check \"{check}\") is not installed{}", install_suffix(.install.as_deref()))]
-    MissingTool {
-        check: String,
-        tool: String,
-        /// The check's `install`, when it had one and it ran.
-        install: Option<Box<crate::model::Installed>>,
-    },
-}
-
-fn install_suffix(install: Option<&crate::model::Installed>) -> String {
-    match install {
-        None => "; give the check an `install` command, or install the tool in the job".into(),
-        Some(install) => format!(
-            "; its install `{}` ran ({}) and the tool is still missing; the install's output ends:\n{}",
-            install.command,
-            install
-                .exit_code
-                .map_or("it did not exit".to_string(), |code| format!(
-                    "exit code {code}"
-                )),
-            install.output.trim_end()
-        ),
-    }
-}
+use crate::state;
+use crate::workspace::{Snapshot, Workspace};
 
 /// How the engine runs, beside the settings.
 #[derive(Debug, Clone, Copy)]
@@ -175,6 +118,8 @@ pub struct Engine<'a> {
     scope_violations: Vec<String>,
     ignored_restored: Vec<String>,
     cancelled: bool,
+    /// Findings unmasked by the changes kept in the current cycle.
+    unmasked: u64,
     started: Instant,
     /// Time of the current cycle spent in the gate and the delegates.
     outside: Duration,
@@ -236,6 +181,7 @@ impl<'a> Engine<'a> {
             scope_violations: Vec::new(),
             ignored_restored: Vec::new(),
             cancelled,
+            unmasked: 0,
             started,
             outside: Duration::ZERO,
             progress,
@@ -334,15 +280,21 @@ impl<'a> Engine<'a> {
 
     /// The gate for `cycle` on a delegate's change, judged against the kept state; what it
     /// changed that it must not is put back before, and held against the change.
-    fn verify(&mut self, cycle: CycleNumber) -> Result<verify::Verified, RunError> {
+    fn verify(
+        &mut self,
+        cycle: CycleNumber,
+        changes: &[crate::workspace::Change],
+    ) -> Result<verify::Verified, RunError> {
         let seal = self.workspace.seal()?;
         let started = Instant::now();
+        let touched = verify::touched_files(self.workspace.root(), &self.settings.target, changes);
         let verified = verify::verify(
             self.settings,
             &self.flaky,
             cycle.index,
             self.cancel,
-            &self.kept.summary,
+            &self.kept,
+            &|file| touched.contains(file.trim_start_matches("./")),
         );
         self.outside += started.elapsed();
         let run = verified.as_ref().ok().map(|verified| &verified.run);

@@ -33,6 +33,7 @@ pub fn write_delegate_report(
         incidents: &attempt.incidents,
         kept: attempt.kept,
         rejected_because: &attempt.rejected_because,
+        unmasked: &attempt.unmasked,
     });
     state::write_atomic(path, text.as_bytes())
 }
@@ -141,7 +142,9 @@ fn record_trend(engine: &mut Engine<'_>, record: &CycleRecord<'_>) -> Result<(),
     }
     let undone = record.rolled_back_count() > 0;
     engine.trend.push(&summary, Some(record.accepted), undone);
+    let unmasked = std::mem::take(&mut engine.unmasked);
     if let Some(last) = engine.trend.cycles.last_mut() {
+        last.unmasked = (unmasked > 0).then_some(unmasked);
         last.tokens =
             TokenUsage::total(record.attempts.iter().filter_map(|a| a.run.usage.as_ref()));
         if let (Some(measured), false, false) =

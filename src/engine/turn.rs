@@ -30,6 +30,8 @@ pub struct Attempt {
     /// Decided on its own already (undone for acting against the repository, or verified alone).
     pub settled: bool,
     pub rejected_because: Vec<String>,
+    /// Kept: the new findings its change brought to light outside the files it touched.
+    pub unmasked: Vec<String>,
 }
 
 /// Who takes a turn, and on what.
@@ -106,6 +108,7 @@ pub(super) fn take_turn(
         kept: false,
         settled: false,
         rejected_because: Vec::new(),
+        unmasked: Vec::new(),
     };
     if hostile || vetoed {
         workspace.roll_back(&attempt.changes, attempt.started)?;

@@ -1,10 +1,16 @@
 //! Verification: the gate run after changes, judged by the accept rule.
 
-use super::{RunError, reasons_to_reject};
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use super::accept::{Side, judge};
+use super::{Kept, RunError};
 use crate::cancel::Cancel;
 use crate::config::Settings;
 use crate::gate::{self, Flaky, SUMMARY_FILE};
-use crate::model::{Diagnostic, GateSummary};
+use crate::model::Diagnostic;
 use crate::state;
 use crate::workspace::Incident;
 
@@ -13,6 +19,8 @@ use crate::workspace::Incident;
 pub struct Verified {
     pub run: gate::GateRun,
     pub reasons: Vec<String>,
+    /// New findings it brought to light outside what the change touched (kept changes only).
+    pub unmasked: Vec<Diagnostic>,
     /// What the run changed that it must not (put back already): held against the change.
     pub incidents: Vec<Incident>,
 }
@@ -24,19 +32,34 @@ impl Verified {
     }
 }
 
-/// Runs the gate against the changes made since `kept`.
+/// Runs the gate against the changes made since `kept`; `changed` says whether a file (relative
+/// to the target) is one they touched.
 pub fn verify(
     settings: &Settings,
     flaky: &Flaky,
     cycle: u32,
     cancel: &Cancel,
-    kept: &GateSummary,
+    kept: &Kept,
+    changed: &dyn Fn(&str) -> bool,
 ) -> Result<Verified, RunError> {
     let run = measure(settings, flaky, cycle, cancel)?;
-    let reasons = reasons_to_reject(kept, &run.summary);
+    let findings = diagnostics_of(&run);
+    let verdict = judge(
+        settings.run.accept,
+        Side {
+            summary: &kept.summary,
+            findings: &kept.diagnostics,
+        },
+        Side {
+            summary: &run.summary,
+            findings: &findings,
+        },
+        changed,
+    );
     Ok(Verified {
         run,
-        reasons,
+        reasons: verdict.reasons,
+        unmasked: verdict.unmasked,
         incidents: Vec::new(),
     })
 }
@@ -71,6 +94,30 @@ pub fn diagnostics_of(run: &gate::GateRun) -> Vec<Diagnostic> {
                     d.category = d.category.or_else(|| Some(check.check.category.clone()));
                     d
                 })
+        })
+        .collect()
+}
+
+/// The files `changes` touched, relative to the target in the repository at `root` (as findings
+/// name them).
+pub fn touched_files(
+    root: &Path,
+    target: &Path,
+    changes: &[crate::workspace::Change],
+) -> HashSet<String> {
+    let prefix = match (root.canonicalize(), target.canonicalize()) {
+        (Ok(root), Ok(target)) => target
+            .strip_prefix(root)
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+        _ => PathBuf::new(),
+    };
+    changes
+        .iter()
+        .filter_map(|change| {
+            let path = Path::new(OsStr::from_bytes(change.path.as_bytes()));
+            let relative = path.strip_prefix(&prefix).ok()?;
+            Some(relative.to_string_lossy().into_owned())
         })
         .collect()
 }

@@ -66,16 +66,7 @@ pub fn run_check<W: Write>(
     let mut bounded = BoundedLog::new(log, settings.gate.log_limit);
 
     let private = settings.private_variables();
-    let spec = ProcessSpec {
-        shell_command: &check.run,
-        cwd: &check.cwd,
-        env: &check.env,
-        env_remove: &private,
-        timeout: check.timeout,
-        kill_grace: settings.gate.kill_grace,
-        idle_timeout: None,
-        stdin: None,
-    };
+    let spec = process_spec(settings, check, &private);
     let raw = parser.reads_documents();
     let guard = super::tracked::TrackedGuard::before(&settings.target);
     let ran = run_in_group(spec, cancel, &mut |chunk| {
@@ -123,6 +114,24 @@ pub fn run_check<W: Write>(
         lines_cut: assembler.lines_cut(),
         wrote,
     })
+}
+
+/// How `check`'s process runs: in its folder, with its environment but the private variables.
+fn process_spec<'a>(
+    settings: &Settings,
+    check: &'a CheckSettings,
+    private: &'a [String],
+) -> ProcessSpec<'a> {
+    ProcessSpec {
+        shell_command: &check.run,
+        cwd: &check.cwd,
+        env: &check.env,
+        env_remove: private,
+        timeout: check.timeout,
+        kill_grace: settings.gate.kill_grace,
+        idle_timeout: None,
+        stdin: None,
+    }
 }
 
 /// The loop lost control of `check`'s process (or could not run it at all).

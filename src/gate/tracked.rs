@@ -36,6 +36,8 @@ impl std::fmt::Debug for TrackedGuard {
 enum Before {
     /// Deleted in the working tree.
     Absent,
+    /// A symlink, a folder, or a file that could not be read: not compared.
+    Other,
     /// A file: its digest, its bytes when kept (`None` past the limit) and its mode.
     File {
         digest: [u8; 32],
@@ -73,6 +75,7 @@ impl TrackedGuard {
                 Ok(meta) if meta.is_file() => {
                     use std::os::unix::fs::PermissionsExt;
                     let Ok(bytes) = std::fs::read(&full) else {
+                        dirty.insert(path, Before::Other);
                         continue;
                     };
                     kept += bytes.len() as u64;
@@ -83,8 +86,7 @@ impl TrackedGuard {
                     }
                 }
                 Err(error) if error.kind() == std::io::ErrorKind::NotFound => Before::Absent,
-                // A symlink, a folder: not compared.
-                _ => continue,
+                _ => Before::Other,
             };
             dirty.insert(path, before);
         }
@@ -177,6 +179,7 @@ fn digest(bytes: &[u8]) -> [u8; 32] {
 fn put_back(path: &Path, before: &Before) -> Result<(), Option<String>> {
     let now = std::fs::symlink_metadata(path);
     match before {
+        Before::Other => Ok(()),
         Before::Absent => match now {
             Err(_) => Ok(()),
             Ok(meta) if meta.is_dir() => {

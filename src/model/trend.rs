@@ -39,6 +39,10 @@ pub struct TrendCycle {
     /// When the cycle was rolled back: the failed count its changes produced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt_failed_count: Option<u64>,
+    /// New findings the cycle's kept changes brought to light outside the files they touched
+    /// (a fix that let more code compile or run): taken into the kept state, not a regression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmasked: Option<u64>,
     /// The loop's own work in this cycle (all but running the gate and the delegates).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead_ms: Option<u64>,
@@ -101,6 +105,7 @@ impl Trend {
             rolled_back,
             breakthrough: before.is_some_and(|before| is_breakthrough(before, after)),
             attempt_failed_count: None,
+            unmasked: None,
             overhead_ms: None,
             tokens: None,
         });

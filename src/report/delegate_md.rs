@@ -10,6 +10,9 @@ use crate::workspace::{Change, Incident};
 /// Bytes of a delegate's output kept in its report.
 const REPORT_OUTPUT: usize = 16 * 1024;
 
+/// Unmasked findings listed in a report.
+const UNMASKED_SHOWN: usize = 20;
+
 /// One attempt, as its report tells it.
 #[derive(Debug, Clone, Copy)]
 pub struct DelegateReport<'a> {
@@ -23,6 +26,8 @@ pub struct DelegateReport<'a> {
     pub incidents: &'a [Incident],
     pub kept: bool,
     pub rejected_because: &'a [String],
+    /// New findings the change brought to light outside the files it touched (kept).
+    pub unmasked: &'a [String],
 }
 
 /// `cycle-N/delegate-reports/fix-<category>.md`: how the delegate ended, its verdict, what the
@@ -43,13 +48,7 @@ pub fn delegate_report(attempt: &DelegateReport<'_>) -> String {
         (None, None) => "(none written)".to_string(),
     };
     let _ = writeln!(text, "- verdict: {verdict}");
-    let outcome = if attempt.changes.is_empty() {
-        "no change".to_string()
-    } else if attempt.kept {
-        "kept".to_string()
-    } else {
-        format!("rolled back: {}", attempt.rejected_because.join("; "))
-    };
+    let outcome = outcome(attempt);
     let _ = writeln!(text, "- result: {outcome}");
     if let Some(note) = &run.note {
         let _ = writeln!(text, "- not applied: {note}");
@@ -74,6 +73,7 @@ pub fn delegate_report(attempt: &DelegateReport<'_>) -> String {
             change.after.describe()
         );
     }
+    unmasked_section(&mut text, attempt.unmasked);
     if !attempt.incidents.is_empty() {
         text.push_str("\n## What it must not do\n\n");
         for incident in attempt.incidents {
@@ -101,6 +101,36 @@ pub fn delegate_report(attempt: &DelegateReport<'_>) -> String {
         output.trim_end().replace("```", "` ` `")
     );
     text
+}
+
+/// The attempt's result: no change, kept (and what it unmasked), or rolled back and why.
+fn outcome(attempt: &DelegateReport<'_>) -> String {
+    if attempt.changes.is_empty() {
+        "no change".to_string()
+    } else if attempt.kept && !attempt.unmasked.is_empty() {
+        format!(
+            "kept; unmasked: {} (new findings outside the files it changed, brought to light by \
+             its fix; the next cycles work them)",
+            attempt.unmasked.len()
+        )
+    } else if attempt.kept {
+        "kept".to_string()
+    } else {
+        format!("rolled back: {}", attempt.rejected_because.join("; "))
+    }
+}
+
+/// The findings a kept change brought to light, the first of them listed.
+fn unmasked_section(text: &mut String, unmasked: &[String]) {
+    if !unmasked.is_empty() {
+        text.push_str("\n## Unmasked\n\n");
+        for detail in unmasked.iter().take(UNMASKED_SHOWN) {
+            let _ = writeln!(text, "- {detail}");
+        }
+        if unmasked.len() > UNMASKED_SHOWN {
+            let _ = writeln!(text, "- … and {} more", unmasked.len() - UNMASKED_SHOWN);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -155,6 +185,7 @@ mod tests {
             incidents: &incidents,
             kept: false,
             rejected_because: &["tests passed and now fails (0 → 1)".into()],
+            unmasked: &[],
         });
         insta::assert_snapshot!(text);
     }

@@ -44,6 +44,15 @@ fn refactoring_report(report: &Report, run: &RunPart) -> String {
         "Failures: {} at the baseline, {} now.\n",
         report.baseline.failed_count, report.last.failed_count
     );
+    let unmasked: u64 = report.trend.cycles.iter().filter_map(|c| c.unmasked).sum();
+    if unmasked > 0 {
+        let _ = writeln!(
+            text,
+            "Unmasked: {unmasked}: findings that kept fixes brought to light outside the files they \
+             changed (code that compiles or runs now, and is checked for the first time). They are \
+             not regressions: they joined the kept state and later cycles work them.\n"
+        );
+    }
     cycles_table(&mut text, report);
     text.push_str("\n## Categories, before → after\n\n");
     for (name, cycles) in &report.history.categories {
@@ -92,6 +101,9 @@ fn cycles_table(text: &mut String, report: &Report) {
         let mut note = String::new();
         if cycle.breakthrough {
             note.push_str("breakthrough");
+        }
+        if let Some(unmasked) = cycle.unmasked {
+            note.push_str(&format!("unmasked: {unmasked} "));
         }
         if let Some(attempt) = cycle.attempt_failed_count {
             note.push_str(&format!("rolled back (the changes left {attempt})"));

@@ -47,3 +47,4 @@ mod sarif_report;
 mod secrets;
 mod support;
 mod sweep;
+mod unmasking;

@@ -57,16 +57,7 @@ pub fn measure_baseline(
         ..BaselineNotes::default()
     };
     let mut run = measure(settings, &Flaky::default(), 0, cancel)?;
-    if let Some(check) = run.checks.iter().find(|check| !check.wrote.is_empty()) {
-        let wrote = &check.wrote;
-        return Err(RunError::GateWrites {
-            check: check.check.name.clone(),
-            files: (wrote.put_back.iter().chain(&wrote.not_put_back))
-                .take(20)
-                .cloned()
-                .collect(),
-        });
-    }
+    super::contain::refuse_gate_writes(&run)?;
     if !missing_tools(&run).is_empty() && !run.cancelled {
         run = install_missing(settings, &run, &mut notes, cancel)?;
     }

@@ -1,0 +1,262 @@
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::model::CategorySummary;
+
+/// A failing finding: `category:file:text`, the file left out when it is empty.
+fn finding(spec: &str) -> Diagnostic {
+    let mut parts = spec.splitn(3, ':');
+    let (category, file, text) = (
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+    );
+    Diagnostic {
+        file: (!file.is_empty()).then(|| file.to_string()),
+        category: Some(category.to_string()),
+        message: text.to_string(),
+        fingerprint: format!("{category}|{file}|{text}"),
+        line: Some(1),
+        column: None,
+        end_line: None,
+        end_column: None,
+        severity: Severity::Error,
+        code: None,
+        outside_target: false,
+        body: None,
+    }
+}
+
+/// The findings, and the summary they make, with `passed` categories present at 0.
+fn side(specs: &[&str], passed: &[&str]) -> (GateSummary, Vec<Diagnostic>) {
+    let findings: Vec<Diagnostic> = specs.iter().map(|s| finding(s)).collect();
+    let mut categories: BTreeMap<String, CategorySummary> = BTreeMap::new();
+    for name in passed {
+        categories.entry((*name).to_string()).or_default();
+    }
+    for d in &findings {
+        let entry = categories
+            .entry(d.category.clone().unwrap_or_default())
+            .or_default();
+        entry.failures += 1;
+    }
+    for c in categories.values_mut() {
+        c.passed = c.failures == 0;
+    }
+    (GateSummary::of_categories(1, categories), findings)
+}
+
+struct Case {
+    what: &'static str,
+    before: &'static [&'static str],
+    after: &'static [&'static str],
+    /// Categories present and passing, before and after.
+    passed: &'static [&'static str],
+    changed: &'static [&'static str],
+    /// (kept, unmasked) under the default rule; under `strict`, kept.
+    unmask: (bool, usize),
+    strict: bool,
+}
+
+#[test]
+fn the_rule_at_its_boundaries() {
+    let table = [
+        Case {
+            what: "a fix, nothing new",
+            before: &["lint:a.rs:E1", "lint:a.rs:E2"],
+            after: &["lint:a.rs:E2"],
+            passed: &[],
+            changed: &["a.rs"],
+            unmask: (true, 0),
+            strict: true,
+        },
+        Case {
+            what: "no change in the count",
+            before: &["lint:a.rs:E1"],
+            after: &["lint:a.rs:E1"],
+            passed: &[],
+            changed: &["a.rs"],
+            unmask: (true, 0),
+            strict: true,
+        },
+        Case {
+            what: "a compile error fixed lets the tests compile: their lints are unmasked",
+            before: &["lint:src/lib.rs:E0308"],
+            after: &[
+                "lint:tests/t.rs:L1",
+                "lint:tests/t.rs:L2",
+                "lint:tests/u.rs:L1",
+            ],
+            passed: &[],
+            changed: &["src/lib.rs"],
+            unmask: (true, 3),
+            strict: false,
+        },
+        Case {
+            what: "a new finding in a file the change touched is a regression",
+            before: &["lint:a.rs:E1", "lint:b.rs:E2"],
+            after: &["lint:b.rs:E2", "lint:a.rs:E3", "lint:a.rs:E4"],
+            passed: &[],
+            changed: &["a.rs"],
+            unmask: (false, 0),
+            strict: false,
+        },
+        Case {
+            what: "a swap inside a touched file is no worse",
+            before: &["lint:a.rs:E1"],
+            after: &["lint:a.rs:E3"],
+            passed: &[],
+            changed: &["a.rs"],
+            unmask: (true, 0),
+            strict: true,
+        },
+        Case {
+            what: "unmasked elsewhere and a swap in the touched file",
+            before: &["lint:a.rs:E1"],
+            after: &["lint:a.rs:E9", "lint:b.rs:N1", "lint:b.rs:N2"],
+            passed: &[],
+            changed: &["a.rs"],
+            unmask: (true, 2),
+            strict: false,
+        },
+        Case {
+            what: "a category that passed now fails, in a file not touched",
+            before: &["lint:a.rs:E1"],
+            after: &["tests:t.rs:T1"],
+            passed: &["tests"],
+            changed: &["a.rs"],
+            unmask: (false, 0),
+            strict: false,
+        },
+        Case {
+            what: "a new category that was not there at all",
+            before: &["lint:a.rs:E1", "lint:a.rs:E2"],
+            after: &["lint:a.rs:E2", "types:b.rs:T1"],
+            passed: &[],
+            changed: &["a.rs"],
+            unmask: (false, 0),
+            strict: false,
+        },
+        Case {
+            what: "new findings that name no file are not unmasked",
+            before: &["lint:a.rs:E1", "lint:b.rs:E2"],
+            after: &["lint:b.rs:E2", "lint::X", "lint::Y"],
+            passed: &[],
+            changed: &["a.rs"],
+            unmask: (false, 0),
+            strict: false,
+        },
+        Case {
+            what: "findings elsewhere while removing none: not unmasking, worse",
+            before: &["lint:a.rs:E1"],
+            after: &["lint:a.rs:E1", "lint:b.rs:N1"],
+            passed: &[],
+            changed: &["a.rs"],
+            unmask: (false, 0),
+            strict: false,
+        },
+        Case {
+            what: "a repeat of a finding counts as new",
+            before: &["lint:a.rs:E1", "lint:b.rs:E1"],
+            after: &["lint:b.rs:E1", "lint:b.rs:E1", "lint:b.rs:E1"],
+            passed: &[],
+            changed: &["a.rs"],
+            unmask: (true, 2),
+            strict: false,
+        },
+        Case {
+            what: "everything fixed",
+            before: &["lint:a.rs:E1", "tests:t.rs:T1"],
+            after: &[],
+            passed: &["lint", "tests"],
+            changed: &["a.rs", "t.rs"],
+            unmask: (true, 0),
+            strict: true,
+        },
+    ];
+    for case in &table {
+        let (before, before_findings) = side(case.before, case.passed);
+        let (after, after_findings) = side(case.after, case.passed);
+        let changed = |file: &str| case.changed.contains(&file);
+        let judged = |rule| {
+            judge(
+                rule,
+                Side {
+                    summary: &before,
+                    findings: &before_findings,
+                },
+                Side {
+                    summary: &after,
+                    findings: &after_findings,
+                },
+                &changed,
+            )
+        };
+        let verdict = judged(Accept::Unmask);
+        assert_eq!(
+            (verdict.reasons.is_empty(), verdict.unmasked.len()),
+            case.unmask,
+            "{}: {:?}",
+            case.what,
+            verdict.reasons
+        );
+        let verdict = judged(Accept::Strict);
+        assert_eq!(
+            verdict.reasons.is_empty(),
+            case.strict,
+            "strict, {}: {:?}",
+            case.what,
+            verdict.reasons
+        );
+        assert!(verdict.unmasked.is_empty());
+    }
+}
+
+#[test]
+fn infra_is_never_kept() {
+    let (before, before_findings) = side(&["lint:a.rs:E1"], &[]);
+    let (mut after, after_findings) = side(&[], &["lint"]);
+    let infra = CategorySummary {
+        failures: 1,
+        ..CategorySummary::default()
+    };
+    after.categories.insert(INFRA_CATEGORY.to_string(), infra);
+    for rule in [Accept::Unmask, Accept::Strict] {
+        let verdict = judge(
+            rule,
+            Side {
+                summary: &before,
+                findings: &before_findings,
+            },
+            Side {
+                summary: &after,
+                findings: &after_findings,
+            },
+            &|_| true,
+        );
+        assert!(!verdict.reasons.is_empty(), "{rule:?}");
+    }
+}
+
+#[test]
+fn a_new_warning_is_not_a_failure() {
+    let (before, before_findings) = side(&["lint:a.rs:E1"], &[]);
+    let (after, mut after_findings) = side(&[], &["lint"]);
+    after_findings.push(Diagnostic {
+        severity: Severity::Warning,
+        ..finding("lint:a.rs:W1")
+    });
+    let verdict = judge(
+        Accept::Unmask,
+        Side {
+            summary: &before,
+            findings: &before_findings,
+        },
+        Side {
+            summary: &after,
+            findings: &after_findings,
+        },
+        &|_| true,
+    );
+    assert!(verdict.reasons.is_empty(), "{:?}", verdict.reasons);
+}
