@@ -7,6 +7,8 @@ mod error;
 mod load;
 mod loop_guards;
 mod loop_settings;
+#[cfg(test)]
+mod schema;
 mod settings;
 pub mod units;
 mod wire;
