@@ -200,4 +200,40 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn the_schema_patterns_take_what_the_readers_take() {
+        let durations = regex::Regex::new(schema::DURATION_PATTERN).unwrap();
+        for text in [
+            "500ms",
+            "90s",
+            "1h30m",
+            "0s",
+            "1h1m1s1ms",
+            "10 minutes",
+            "10",
+            "",
+            "m",
+            "1.5s",
+            "-1s",
+            "10S",
+            "1hm",
+            "1msm",
+            " 1s",
+            "1s ",
+        ] {
+            let parsed = ConfigDuration::parse(text).is_ok();
+            assert_eq!(durations.is_match(text), parsed, "{text:?}");
+        }
+        let sizes = regex::Regex::new(schema::SIZE_PATTERN).unwrap();
+        for text in [
+            "0", "4096", "64KiB", "1GiB", "7B", "64MB", "MiB", "64 MiB", "64kib", "-1",
+        ] {
+            assert_eq!(
+                sizes.is_match(text),
+                ByteSize::parse(text).is_ok(),
+                "{text:?}"
+            );
+        }
+    }
 }
