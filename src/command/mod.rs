@@ -14,6 +14,9 @@ mod sweep;
 pub use check::check;
 pub use demo::demo;
 pub use init::init;
+/// What `init` writes, for the schema's test of every shipped config.
+#[cfg(test)]
+pub(crate) use init::starter_config;
 pub use merge::merge;
 pub use parse::parse;
 pub use parsers::parsers;

@@ -8,6 +8,8 @@ mod fix_mode;
 mod load;
 mod loop_guards;
 mod loop_settings;
+#[cfg(test)]
+mod schema;
 mod settings;
 pub mod units;
 mod wire;

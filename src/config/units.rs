@@ -90,6 +90,59 @@ impl fmt::Display for ConfigDuration {
     }
 }
 
+/// How `refine-loop.schema.json` describes the units: as the strings their readers take, with
+/// the pattern an editor checks them by.
+#[cfg(test)]
+mod schema {
+    use super::{ByteSize, ConfigDuration};
+
+    /// What [`ConfigDuration::parse`] takes, as a regex (but for overflow).
+    pub const DURATION_PATTERN: &str = "^([0-9]+(ms|s|m|h))+$";
+
+    /// What [`ByteSize::parse`] takes, as a regex (but for overflow).
+    pub const SIZE_PATTERN: &str = "^[0-9]+(B|KiB|MiB|GiB)?$";
+
+    /// A string of the form [`ConfigDuration::parse`] reads (only a string: a bare number has no
+    /// unit), inlined so that an editor shows the key's own description.
+    impl schemars::JsonSchema for ConfigDuration {
+        fn inline_schema() -> bool {
+            true
+        }
+
+        fn schema_name() -> std::borrow::Cow<'static, str> {
+            "Duration".into()
+        }
+
+        fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+            schemars::json_schema!({
+                "type": "string",
+                "pattern": DURATION_PATTERN,
+                "examples": ["90s", "10m", "1h30m"],
+            })
+        }
+    }
+
+    /// A string of the form [`ByteSize::parse`] reads (a TOML integer is refused by the reader, so
+    /// by the schema too), inlined like a duration.
+    impl schemars::JsonSchema for ByteSize {
+        fn inline_schema() -> bool {
+            true
+        }
+
+        fn schema_name() -> std::borrow::Cow<'static, str> {
+            "ByteSize".into()
+        }
+
+        fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+            schemars::json_schema!({
+                "type": "string",
+                "pattern": SIZE_PATTERN,
+                "examples": ["64KiB", "16MiB", "1GiB"],
+            })
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,6 +196,42 @@ mod tests {
             assert_eq!(
                 ByteSize::parse(text).ok().map(|s| s.0),
                 expected,
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_schema_patterns_take_what_the_readers_take() {
+        let durations = regex::Regex::new(schema::DURATION_PATTERN).unwrap();
+        for text in [
+            "500ms",
+            "90s",
+            "1h30m",
+            "0s",
+            "1h1m1s1ms",
+            "10 minutes",
+            "10",
+            "",
+            "m",
+            "1.5s",
+            "-1s",
+            "10S",
+            "1hm",
+            "1msm",
+            " 1s",
+            "1s ",
+        ] {
+            let parsed = ConfigDuration::parse(text).is_ok();
+            assert_eq!(durations.is_match(text), parsed, "{text:?}");
+        }
+        let sizes = regex::Regex::new(schema::SIZE_PATTERN).unwrap();
+        for text in [
+            "0", "4096", "64KiB", "1GiB", "7B", "64MB", "MiB", "64 MiB", "64kib", "-1",
+        ] {
+            assert_eq!(
+                sizes.is_match(text),
+                ByteSize::parse(text).is_ok(),
                 "{text:?}"
             );
         }

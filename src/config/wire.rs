@@ -1,4 +1,8 @@
 //! The shape of `refine-loop.toml` as written: every field optional, unknown keys refused.
+//!
+//! The doc comments of these types are also the descriptions of `refine-loop.schema.json`
+//! (generated from them in tests: `src/config/schema.rs`), which editors show on a key: they
+//! are written for the user of the file.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -7,61 +11,82 @@ use serde::Deserialize;
 
 use super::units::{ByteSize, ConfigDuration};
 
+/// refine-loop's configuration: the quality gate it runs, the delegates that fix what the gate
+/// finds, and the loop's limits. Unknown keys are errors.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(title = "refine-loop.toml"))]
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
-    /// Where runs keep their files; relative to the target.
+    /// Where runs keep their files, relative to the target (default `".refine-loop"`).
     pub state_dir: Option<PathBuf>,
-    /// Folders of extra parser definitions; relative to the config file.
+    /// Folders of extra parser definitions (`*.toml`), relative to this file.
     pub parser_dirs: Option<Vec<PathBuf>>,
+    /// The quality gate: its checks, and the limits they share.
     pub gate: Option<GateFile>,
-    /// The loop's limits.
+    /// The loop's limits: cycles, time, verification, isolation and what delegates may touch.
     #[serde(rename = "loop")]
     pub loop_settings: Option<LoopFile>,
+    /// The delegates: commands (or model endpoints) that fix the findings of their categories.
     #[serde(default)]
     pub delegate: Vec<DelegateFile>,
-    /// Sweep the GitHub open surface (read-only) once at the start of a campaign.
+    /// Campaigns: sweep the GitHub open surface (read-only) once at the start (default false).
     pub sweep: Option<bool>,
 }
 
+/// The loop's limits.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct LoopFile {
+    /// The most fix-and-verify cycles a run makes, 1 to 10 (default 5).
+    #[cfg_attr(test, schemars(range(min = 1, max = super::settings::defaults::MAX_CYCLES_LIMIT)))]
     pub max_cycles: Option<u32>,
+    /// No cycle starts that would not fit in this time, like `"45m"`; no limit when left out.
     pub time_budget: Option<ConfigDuration>,
+    /// When the gate runs again: `"per-cycle"` (default), or `"per-delegate"` after each one.
+    #[cfg_attr(test, schemars(extend("enum" = ["per-cycle", "per-delegate"])))]
     pub verify: Option<String>,
     /// `"unmask"` (the default) or `"strict"`: how a change's gate run is judged.
     pub accept: Option<String>,
     /// Categories in the order they are worked; the rest follow by name.
     pub priority: Option<Vec<String>>,
-    /// `"worktree"`: run in a linked worktree; `"none"`: in the target itself.
+    /// `"none"` (default): run in the target itself; `"worktree"`: in a linked worktree.
+    #[cfg_attr(test, schemars(extend("enum" = ["none", "worktree"])))]
     pub isolate: Option<String>,
     /// Paths and globs (relative to the target) the delegates may change; all when left out.
     pub scope: Option<Vec<String>>,
-    /// How many times a check that fails at the baseline runs again (0: never).
+    /// How many times a check that fails at the baseline runs again, 0 (never) to 5 (default 1).
+    #[cfg_attr(test, schemars(range(max = super::settings::defaults::CONFIRM_RUNS_LIMIT)))]
     pub baseline_confirm_runs: Option<u32>,
     /// Ignored folders (relative to the repository root) the worktree shares by symlink.
     pub share: Option<Vec<String>>,
-    /// `"auto"`, `"off"` or `"required"`: the kernel's confinement of command delegates.
+    /// The kernel's confinement of command delegates: `"auto"` (default), `"off"` or
+    /// `"required"`.
+    #[cfg_attr(test, schemars(extend("enum" = ["auto", "off", "required"])))]
     pub confine: Option<String>,
     /// Folders a confined delegate may write beside the work tree (`~/`, `$NAME` expanded);
     /// replaces the default list.
     pub writable: Option<Vec<String>>,
     /// Bytes of ignored files (`.env`, local config) kept and put back when a delegate deletes
-    /// or changes them.
+    /// or changes them (default `"16MiB"`).
     pub protect_ignored_max: Option<ByteSize>,
     /// Folder names (at any depth) whose ignored files are never kept: build output, caches.
     pub protect_ignored_skip: Option<Vec<String>>,
 }
 
+/// A delegate: a command, or a model endpoint, that fixes the findings of its categories.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DelegateFile {
-    /// The categories it fixes; `["*"]` when left out.
+    /// The categories it fixes; `["*"]` (all) when left out.
+    #[cfg_attr(test, schemars(length(min = 1)))]
     pub categories: Option<Vec<String>>,
     /// `"command"` (the default): `run` in a shell; `"http"`: a chat-completions endpoint.
+    #[cfg_attr(test, schemars(extend("enum" = ["command", "http"])))]
     pub kind: Option<String>,
-    /// The command (kind `command`).
+    /// The shell command that runs the delegate (kind `command`).
     pub run: Option<String>,
     /// The name of a gate check whose own command, in its tool's fix mode, is this delegate's
     /// `run` (the same rules, config and targets as the gate reads).
@@ -72,51 +97,77 @@ pub struct DelegateFile {
     pub model: Option<String>,
     /// Kind `http`: the name of the variable holding the API key (never the key itself).
     pub api_key_env: Option<String>,
-    /// Kind `http`: the most tokens the reply may use.
+    /// Kind `http`: the most tokens the reply may use (default 4096).
+    #[cfg_attr(test, schemars(range(min = 1)))]
     pub max_tokens: Option<u32>,
-    /// Kind `http`: the most files (named by the findings) sent along.
+    /// Kind `http`: the most files (named by the findings) sent along (default 8).
+    #[cfg_attr(test, schemars(range(min = 1)))]
     pub max_files: Option<usize>,
-    /// Kind `http`: a file larger than this is not sent.
+    /// Kind `http`: a file larger than this is not sent (default `"64KiB"`).
     pub max_file_bytes: Option<ByteSize>,
-    /// `fix` (the default), or for the refine preset `discover`, `execute`, `reviewer`.
+    /// `"fix"` (the default), or for the refine preset `"discover"`, `"execute"`, `"reviewer"`.
+    #[cfg_attr(test, schemars(extend("enum" = ["fix", "discover", "execute", "reviewer"])))]
     pub role: Option<String>,
-    /// A discover delegate's lens: `architecture`, `usability`, `production`, `refactoring`.
+    /// A discover delegate's lens.
+    #[cfg_attr(test, schemars(extend("enum" = super::loop_settings::LENSES)))]
     pub lens: Option<String>,
-    /// A prompt template, relative to the config file.
+    /// A prompt template, relative to this file; the built-in one when left out.
     pub template: Option<PathBuf>,
-    /// `"prompt"`: the rendered prompt on stdin.
+    /// `"prompt"`: the rendered prompt on the command's stdin; nothing when left out.
+    #[cfg_attr(test, schemars(extend("enum" = ["prompt"])))]
     pub stdin: Option<String>,
+    /// How long the delegate may take, like `"10m"` (the default).
     pub timeout: Option<ConfigDuration>,
+    /// A command delegate that prints nothing for this long is stopped (default `"3m"`).
     pub idle_timeout: Option<ConfigDuration>,
+    /// Environment variables set for the command.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
 }
 
+/// The quality gate: its checks, and the limits every check shares.
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GateFile {
-    /// Deadline for a check that sets none of its own.
+    /// Deadline for a check that sets none of its own, like `"30m"` (the default).
     pub timeout: Option<ConfigDuration>,
-    /// Time between SIGTERM and SIGKILL when a check is stopped.
+    /// Time between SIGTERM and SIGKILL when a check is stopped (default `"10s"`).
     pub kill_grace: Option<ConfigDuration>,
-    /// Bytes of each check's output written to `gate-output.txt` before the middle is cut.
+    /// Bytes of each check's output written to `gate-output.txt` before the middle is cut
+    /// (default `"64MiB"`).
     pub log_limit: Option<ByteSize>,
+    /// The gate's checks, run in the order written; a gate needs at least one.
     #[serde(default)]
     pub check: Vec<CheckFile>,
 }
 
+/// One check of the gate: a shell command, and the parser that reads its output into findings.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CheckFile {
+    /// The check's name, unique in the gate.
+    #[cfg_attr(test, schemars(length(min = 1)))]
     pub name: String,
+    /// The category of its findings (`lint`, `tests`, ...), which delegates are bound to; the
+    /// parser's category when left out, else the check's name.
     pub category: Option<String>,
+    /// The shell command that runs the check (`sh -c`).
+    #[cfg_attr(test, schemars(length(min = 1)))]
     pub run: String,
+    /// The parser that reads its output (`refine-loop parsers` lists them); several,
+    /// comma-separated (`"ruff,pytest"`), read one output together. Default `"exit-code"`.
     pub parser: Option<String>,
+    /// This check's deadline, like `"20m"`; the gate's `timeout` when left out.
     pub timeout: Option<ConfigDuration>,
     /// Working directory, relative to the target.
     pub cwd: Option<PathBuf>,
+    /// Environment variables set for the check.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// The exit codes that mean the check passed (default `[0]`).
+    #[cfg_attr(test, schemars(length(min = 1)))]
     pub success_codes: Option<Vec<i32>>,
     /// Installs the check's tool when it is missing (run once, then the check again).
     pub install: Option<String>,
