@@ -47,7 +47,10 @@ pub struct LoopFile {
     /// When the gate runs again: `"per-cycle"` (default), or `"per-delegate"` after each one.
     #[cfg_attr(test, schemars(extend("enum" = ["per-cycle", "per-delegate"])))]
     pub verify: Option<String>,
-    /// `"unmask"` (the default) or `"strict"`: how a change's gate run is judged.
+    /// How a change is judged: `"unmask"` (default): new findings in files it did not touch, in
+    /// categories that failed already, were hidden (behind an error it fixed) and are taken as
+    /// the new baseline; `"strict"`: any category with more failures rolls the change back.
+    #[cfg_attr(test, schemars(extend("enum" = ["unmask", "strict"])))]
     pub accept: Option<String>,
     /// Categories in the order they are worked; the rest follow by name.
     pub priority: Option<Vec<String>>,
