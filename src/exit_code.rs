@@ -1,5 +1,5 @@
 //! The process exit codes, in one place: the constants, the one mapping from a run's outcome,
-//! and [`TABLE`], from which the README's table is checked (`tests/it/readme.rs`).
+//! and [`TABLE`], from which the book's table is checked (`tests/it/book.rs`).
 
 /// The gate passed (or the command did its job).
 pub const SUCCESS: i32 = 0;
@@ -28,7 +28,7 @@ pub fn of_outcome(outcome: crate::model::Outcome) -> i32 {
     }
 }
 
-/// Every exit code with what it means, as the README's "Exit codes" table lists them.
+/// Every exit code with what it means, as the book's "Exit codes" page lists them.
 pub const TABLE: &[(i32, &str)] = &[
     (
         SUCCESS,
@@ -60,7 +60,7 @@ pub const TABLE: &[(i32, &str)] = &[
     ),
 ];
 
-/// The README's "Exit codes" table, from [`TABLE`].
+/// The book's "Exit codes" table (docs/src/exit-codes.md), from [`TABLE`].
 pub fn markdown_table() -> String {
     let mut text = String::from("| code | meaning |\n|---|---|\n");
     for (code, meaning) in TABLE {

@@ -1,8 +1,8 @@
 //! The files CI systems read: every workflow (the project's own in .github/workflows, the
-//! README's in ci/examples) and both composite actions pass actionlint and zizmor (installed,
-//! pinned, by scripts/test); the README's workflows are those files; the action takes its
-//! inputs through the environment only, and describes each; the Dockerfile passes hadolint
-//! without a finding, and its context lets the prebuilt binaries in.
+//! examples in ci/examples) and both composite actions pass actionlint and zizmor (installed,
+//! pinned, by scripts/test); the book shows every example and the README's snippets are examples;
+//! the action takes its inputs through the environment only, and describes each; the Dockerfile
+//! passes hadolint without a finding, and its context lets the prebuilt binaries in.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -90,6 +90,20 @@ fn every_workflow_and_action_has_no_zizmor_finding_above_low() {
     assert!(above_low.is_empty(), "{above_low:#?}");
 }
 
+/// Every file in ci/examples, sorted, with its text.
+fn ci_examples() -> Vec<(String, String)> {
+    let mut examples: Vec<(String, String)> = std::fs::read_dir(root().join("ci/examples"))
+        .unwrap()
+        .flatten()
+        .map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(entry.path()).unwrap())
+        })
+        .collect();
+    examples.sort();
+    examples
+}
+
 /// The fenced blocks of `language` in the README, in order.
 fn readme_blocks(language: &str) -> Vec<String> {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
@@ -106,51 +120,77 @@ fn readme_blocks(language: &str) -> Vec<String> {
 }
 
 #[test]
-fn the_readmes_ci_files_are_the_linted_files() {
-    let blocks = readme_blocks("yaml");
-    let examples: Vec<(PathBuf, String)> = yaml_files("ci/examples", "")
-        .into_iter()
-        .map(|path| {
-            let text = std::fs::read_to_string(&path).unwrap();
-            (path, text)
-        })
-        .collect();
-    // Every GitHub workflow (or GitLab pipeline) the README shows is one of the files.
-    for block in &blocks {
-        if block.contains("runs-on:") || block.contains("stages:") {
-            assert!(
-                examples.iter().any(|(_, text)| text == block),
-                "a README workflow that is not a file in ci/examples (and so not linted):\n{block}"
-            );
+fn the_book_shows_every_ci_example_as_it_is() {
+    // Included, not copied: the book cannot drift from the linted files (book.rs checks that
+    // every include was replaced by its file).
+    let mut pages = String::new();
+    for entry in std::fs::read_dir(root().join("docs/src"))
+        .unwrap()
+        .flatten()
+    {
+        if entry.path().extension().is_some_and(|e| e == "md") {
+            pages.push_str(&std::fs::read_to_string(entry.path()).unwrap());
         }
     }
-    // And every file is in the README.
-    for (path, text) in &examples {
+    for (name, _) in ci_examples() {
         assert!(
-            blocks.iter().any(|block| block == text),
-            "{} is not in the README",
-            path.display()
+            pages.contains(&format!("{{{{#include ../../ci/examples/{name}}}}}\n")),
+            "ci/examples/{name} is not in the book (docs/src/)"
         );
     }
 }
 
 #[test]
-fn the_gitlab_pipeline_parses_and_runs_its_legs_in_a_parallel_matrix() {
+fn the_readmes_ci_snippets_are_ci_examples() {
+    let examples = ci_examples();
+    let mut blocks = readme_blocks("yaml");
+    blocks.extend(readme_blocks("groovy"));
+    let pipelines: Vec<&String> = blocks
+        .iter()
+        .filter(|b| {
+            ["runs-on:", "stages:", "script:", "pipeline {"]
+                .iter()
+                .any(|k| b.contains(k))
+        })
+        .collect();
+    for block in &pipelines {
+        assert!(
+            examples.iter().any(|(_, text)| text == *block),
+            "a README pipeline that is not a file in ci/examples (and so not linted):\n{block}"
+        );
+    }
+    // One each for GitHub, GitLab and Jenkins.
+    for kind in ["runs-on:", "script:", "pipeline {"] {
+        assert!(
+            pipelines.iter().any(|block| block.contains(kind)),
+            "the README shows no pipeline with `{kind}`"
+        );
+    }
+}
+
+/// A GitLab pipeline file (relative to the root), read strictly by the `yaml` package (installed
+/// by scripts/test), as JSON.
+fn gitlab_pipeline(file: &str) -> serde_json::Value {
     let script = r#"
         const { createRequire } = require("node:module");
         const req = createRequire(process.cwd() + "/.tools/node/package.json");
         const YAML = req("yaml");
-        const text = require("node:fs").readFileSync("ci/examples/gitlab-ci.yml", "utf8");
+        const text = require("node:fs").readFileSync(process.argv[1], "utf8");
         const doc = YAML.parse(text, { strict: true, uniqueKeys: true });
         console.log(JSON.stringify(doc));
     "#;
     let output = Command::new("node")
-        .args(["-e", script])
+        .args(["-e", script, file])
         .current_dir(root())
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
-    let pipeline: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn the_gitlab_pipeline_parses_and_runs_its_legs_in_a_parallel_matrix() {
+    let pipeline = gitlab_pipeline("ci/examples/gitlab-ci.yml");
     let legs = &pipeline["harden"]["parallel"]["matrix"][0]["REFINE_LOOP_SHARD"];
     assert_eq!(legs, &serde_json::json!(["1/3", "2/3", "3/3"]));
     for shard in legs.as_array().unwrap() {
@@ -160,6 +200,28 @@ fn the_gitlab_pipeline_parses_and_runs_its_legs_in_a_parallel_matrix() {
     assert!(
         merge.starts_with("refine-loop merge .refine-loop-legs/*"),
         "{merge}"
+    );
+}
+
+#[test]
+fn the_gitlab_quickstart_job_parses_and_keeps_the_record() {
+    let pipeline = gitlab_pipeline("ci/examples/gitlab-quickstart.yml");
+    let job = &pipeline["harden"];
+    assert_eq!(
+        job["script"],
+        serde_json::json!(["refine-loop run --exit-zero"])
+    );
+    assert_eq!(
+        job["artifacts"]["paths"],
+        serde_json::json!([".refine-loop/"])
+    );
+    assert_eq!(
+        job["artifacts"]["reports"]["junit"],
+        ".refine-loop/junit.xml"
+    );
+    assert_eq!(
+        job["artifacts"]["reports"]["codequality"],
+        ".refine-loop/codequality.json"
     );
 }
 

@@ -8,6 +8,7 @@
 
 mod action;
 mod baseline_and_scope;
+mod book;
 mod campaigns;
 mod ci_files;
 mod ci_framing;

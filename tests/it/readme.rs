@@ -1,66 +1,37 @@
-//! The README's examples are real: its parser definition compiles.
+//! The README is the landing page: short, and every link in it leads to a file of the
+//! repository (the reference is the book in docs/, checked in `book.rs`).
 
 use std::path::Path;
 
-use refine_loop::parse::Catalogue;
-
-fn toml_block_after(readme: &str, marker: &str) -> String {
-    let start = readme.find(marker).expect("marker in README");
-    let rest = &readme[start..];
-    let open = rest.find("```toml\n").expect("a toml block") + "```toml\n".len();
-    let close = rest[open..].find("```").expect("closed block");
-    rest[open..open + close].to_string()
+fn readme() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
 }
 
 #[test]
-fn the_readme_parser_definition_compiles() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let definition = toml_block_after(&readme, "A definition of your own:");
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("my-linter.toml");
-    std::fs::write(&path, definition).unwrap();
-    let mut catalogue = Catalogue::built_in().unwrap();
-    let names = catalogue.add_file(&path, false).unwrap();
-    assert_eq!(names, ["my-linter"]);
-}
-
-#[test]
-fn the_ready_made_delegates_load() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/delegates");
-    let mut count = 0;
-    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-        let delegate = std::fs::read_to_string(entry.path()).unwrap();
-        let repo = tempfile::tempdir().unwrap();
-        std::fs::write(
-            repo.path().join("refine-loop.toml"),
-            format!("[[gate.check]]\nname = \"g\"\nrun = \"true\"\n\n{delegate}"),
-        )
-        .unwrap();
-        let settings = refine_loop::config::load(&refine_loop::config::Overrides {
-            target: Some(repo.path().to_path_buf()),
-            ..Default::default()
-        })
-        .unwrap_or_else(|e| panic!("{:?}: {e}", entry.path()));
-        assert_eq!(settings.delegates.len(), 1, "{:?}", entry.path());
-        count += 1;
-    }
-    assert_eq!(count, 11);
-}
-
-#[test]
-fn the_readme_exit_codes_are_the_binarys() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let start = readme
-        .find("## Exit codes\n\n")
-        .expect("an exit code section")
-        + 15;
-    let table = &readme[start..];
-    let end = table.find("\n\n").map_or(table.len(), |end| end + 1);
-    assert_eq!(
-        &table[..end],
-        refine_loop::exit_code::markdown_table(),
-        "the README's exit codes differ from src/exit_code.rs (TABLE)"
+fn the_readme_is_a_landing_page_of_at_most_200_lines() {
+    let lines = readme().lines().count();
+    assert!(
+        lines <= 200,
+        "README.md has {lines} lines: the reference belongs in the book (docs/src/)"
     );
+}
+
+#[test]
+fn every_link_in_the_readme_leads_to_a_file() {
+    let text = readme();
+    let link = regex::Regex::new(r"\]\(([^)\s]+)\)").unwrap();
+    let mut checked = 0;
+    for found in link.captures_iter(&text) {
+        let target = &found[1];
+        if target.starts_with("https://") || target.starts_with('#') {
+            continue;
+        }
+        let path = target.split('#').next().unwrap_or_default();
+        assert!(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(path).exists(),
+            "README.md links to {target}, which is not a file of the repository"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} links into the repository");
 }

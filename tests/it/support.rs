@@ -15,11 +15,12 @@ fn tools_dir() -> PathBuf {
 
 /// The folders holding the installed tools' commands, first on the PATH of every command a test
 /// runs (so a plain `cargo test` after `scripts/test` finds them too).
-fn tool_bins() -> [PathBuf; 2] {
+fn tool_bins() -> [PathBuf; 3] {
     let tools = tools_dir();
     [
         tools.join("python/bin"),
         tools.join("node/node_modules/.bin"),
+        tools.join("mdbook/bin"),
     ]
 }
 
