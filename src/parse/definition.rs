@@ -77,6 +77,7 @@ pub fn compile(origin: &str, text: &str) -> Result<RegexParser, DefinitionError>
         name: file.name,
         description: file.description,
         fallback: file.fallback,
+        deduplicate: file.deduplicate,
         category: file.category,
         command: file.command,
         patterns,

@@ -38,6 +38,10 @@ pub(super) struct ParserFile {
     /// A parser of shapes many tools share (`generic`): `auto` ranks it below the others.
     #[serde(default)]
     pub(super) fallback: bool,
+    /// A finding printed again (same file, line, column, severity, code and message) counts
+    /// once, and the tool's own counts are taken to include the repeats (cargo's).
+    #[serde(default)]
+    pub(super) deduplicate: bool,
 }
 
 #[derive(Debug, Deserialize)]

@@ -72,6 +72,16 @@ pub enum Reads {
     /// What counting needs and the place, which a `same_place` continuation compares (so that
     /// a finding left out takes the same lines as one kept, and is counted the same).
     CountingAndPlace,
+    /// What tells a finding that will not be stored from another (see [`super::repeats`]):
+    /// what counting needs, the place, the code and the message, not the body.
+    Identity,
+}
+
+impl Reads {
+    /// Whether the message (not the body) is read.
+    fn message(self) -> bool {
+        matches!(self, Self::All | Self::Identity)
+    }
 }
 
 impl Draft {
@@ -103,12 +113,13 @@ impl Draft {
         if reads != Reads::Counting {
             self.fill_place(captures, groups, place);
         }
-        if reads != Reads::All {
+        if !reads.message() {
             return;
         }
         if self.message.is_none() {
             self.message = owned(groups.message);
-        } else if let Some(more) = text(groups.message)
+        } else if reads == Reads::All
+            && let Some(more) = text(groups.message)
             && self.body.len() + more.len() < MAX_BODY_BYTES
         {
             if !self.body.is_empty() {
@@ -146,7 +157,8 @@ impl Draft {
     /// Whether a line matched by a regex with `groups` can add anything to this draft, as far as
     /// `reads` says: what counting needs (severity, code, category), the place, and for a finding
     /// that will be stored a `message` group (it adds to the body, or to the message when the
-    /// line `wraps`).
+    /// line `wraps`); for one read for its identity, a `message` group that gives or continues
+    /// its message.
     pub fn wants(&self, groups: &Groups, reads: Reads, wraps: bool) -> bool {
         let missing = |group: Option<usize>, slot_empty: bool| group.is_some() && slot_empty;
         let counted = missing(groups.severity, self.severity.is_none())
@@ -163,11 +175,11 @@ impl Draft {
             let room = match (&self.message, wraps) {
                 (None, _) => true,
                 (Some(message), true) => message.len() < MAX_BODY_BYTES,
-                (Some(_), false) => self.body.len() < MAX_BODY_BYTES,
+                (Some(_), false) => reads == Reads::All && self.body.len() < MAX_BODY_BYTES,
             };
             missing(groups.message, room)
         };
-        counted || (reads != Reads::Counting && placed()) || (reads == Reads::All && told())
+        counted || (reads != Reads::Counting && placed()) || (reads.message() && told())
     }
 }
 
@@ -190,7 +202,7 @@ impl Draft {
     /// the tool wrapped onto the next line); the other groups fill what the entry lacks, as far
     /// as `reads` says.
     pub fn wrap(&mut self, captures: &Captures<'_>, groups: &Groups, reads: Reads) {
-        if reads == Reads::All {
+        if reads.message() {
             let more = groups
                 .message
                 .and_then(|group| captures.get(group))

@@ -20,6 +20,7 @@ mod problem_matcher;
 mod regex_parser;
 mod regex_session;
 mod regions;
+mod repeats;
 mod rule_help;
 mod several;
 mod structured;

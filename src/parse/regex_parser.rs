@@ -179,6 +179,8 @@ pub struct RegexParser {
     pub rule_help: RuleHelp,
     /// Reads shapes many tools share: `auto` ranks it below a parser of the tool itself.
     pub fallback: bool,
+    /// A finding printed again is counted once (see [`super::repeats`]).
+    pub deduplicate: bool,
 }
 
 impl RegexParser {

@@ -560,3 +560,57 @@ fn the_errors_a_tool_left_after_fixing_are_the_ones_expected() {
         assert_eq!(findings(summary), expected, "{summary}");
     }
 }
+
+/// `deduplicate`: a finding printed again (cargo prints a diagnostic again for another target
+/// when a note differs) counts once, kept or only counted, in one line or several; the repeats
+/// come off the tool's count of what it printed.
+#[test]
+fn a_deduplicating_parser_counts_a_finding_printed_again_once() {
+    let definition = RUSTC_LIKE.replacen("[[skip]]", "deduplicate = true\n[[skip]]", 1)
+        + r#"
+[[summary]]
+regex = '^warning: `\w+` generated (?P<warnings>\d+) warnings(?: \((?P<duplicates>\d+) duplicates\))?'
+[[pattern]]
+regex = '^(?P<file>[^\s:]+):(?P<line>\d+):(?P<column>\d+): (?P<severity>warning): (?P<message>.+)$'
+"#;
+    // Each finding twice: an entry with a note and without, a line of the short format.
+    let printed = |findings: usize| {
+        let mut text: String = (1..=findings)
+            .map(|line| {
+                format!(
+                    "warning: unneeded return\n --> src/a.rs:{line}:5\n  = note: on by default\n\n\
+                     warning: unneeded return\n --> src/a.rs:{line}:5\n\n\
+                     src/b.rs:{line}:1: warning: short\nsrc/b.rs:{line}:1: warning: short\n"
+                )
+            })
+            .collect();
+        let duplicates = findings;
+        let printed = 4 * findings;
+        text.push_str(&format!(
+            "warning: `x` generated {} warnings ({duplicates} duplicates)\n",
+            printed + duplicates
+        ));
+        text
+    };
+    let few = parse(&definition, &printed(2));
+    let got: Vec<String> = few.diagnostics().iter().map(brief).collect();
+    assert_eq!(
+        got,
+        [
+            "src/a.rs:1:5 warning - unneeded return [-]",
+            "src/b.rs:1:1 warning - short [-]",
+            "src/a.rs:2:5 warning - unneeded return [-]",
+            "src/b.rs:2:1 warning - short [-]",
+        ]
+    );
+    assert_eq!(few.expected.and_then(|e| e.warning), Some(4));
+    // Past the kept findings, repeats are still told apart.
+    let kept = crate::parse::Findings::default_limit();
+    let findings = kept / 2 + 50;
+    let many = parse(&definition, &printed(findings));
+    let unique = 2 * findings as u64;
+    assert_eq!(many.counts.warning, unique);
+    assert_eq!(many.diagnostics().len(), kept);
+    assert_eq!(many.omitted, unique - kept as u64);
+    assert_eq!(many.expected.and_then(|e| e.warning), Some(unique));
+}

@@ -9,6 +9,7 @@ use super::first_rule::RuleCache;
 use super::frames::{Place, gives_place};
 use super::locations::{Key, Location, Locations, MAX_KEY};
 use super::regex_parser::{CompiledPattern, EntryLine, EntryRules, PatternKind, RegexParser};
+use super::repeats::{Identity, Repeats};
 use super::{Findings, LineOutcome, ParseContext, ParseSession, resolve_path};
 use crate::model::{Diagnostic, Severity};
 
@@ -27,6 +28,8 @@ pub struct RegexSession<'a> {
     /// What the searches of the parser's rule lists keep from line to line: the line rules', then
     /// each pattern's entry rules'.
     caches: Vec<RuleCache>,
+    /// The findings seen, for a parser that counts a repeated finding once.
+    repeats: Option<Repeats>,
 }
 
 impl ParseSession for RegexSession<'_> {
@@ -63,6 +66,9 @@ impl ParseSession for RegexSession<'_> {
 
     fn finish(&mut self, findings: &mut Findings) {
         self.close_entry(findings);
+        if let Some(repeats) = &self.repeats {
+            repeats.discount(findings.expected.as_mut());
+        }
         if self.locations.is_empty() {
             return;
         }
@@ -85,6 +91,7 @@ impl<'a> RegexSession<'a> {
             caches: (0..=parser.patterns.len())
                 .map(|_| RuleCache::default())
                 .collect(),
+            repeats: parser.deduplicate.then(Repeats::default),
         }
     }
 }
@@ -114,8 +121,10 @@ impl<'a> RegexSession<'a> {
         }
         let index = rule - skips - summaries;
         let pattern = &self.parser.patterns[index];
-        // Only a finding that may be stored needs its message.
-        let regex = if pattern.kind == PatternKind::Finding && findings.accepts(Severity::Error) {
+        // Only a finding that may be stored needs its message, or one that may be a repeat.
+        let regex = if pattern.kind == PatternKind::Finding
+            && (findings.accepts(Severity::Error) || self.repeats.is_some())
+        {
             &pattern.regex
         } else {
             pattern.head.of(&pattern.regex)
@@ -146,16 +155,17 @@ impl<'a> RegexSession<'a> {
                 self.open_entry(index, pattern, captures, findings);
             }
             PatternKind::Finding
-                if !findings.accepts(
-                    self.severity_of(
-                        pattern,
-                        pattern
-                            .groups
-                            .severity
-                            .and_then(|index| captures.get(index))
-                            .map(|m| m.as_str()),
-                    ),
-                ) =>
+                if self.repeats.is_none()
+                    && !findings.accepts(
+                        self.severity_of(
+                            pattern,
+                            pattern
+                                .groups
+                                .severity
+                                .and_then(|index| captures.get(index))
+                                .map(|m| m.as_str()),
+                        ),
+                    ) =>
             {
                 self.count_only(pattern, captures, findings);
             }
@@ -212,11 +222,14 @@ impl<'a> RegexSession<'a> {
             .unwrap_or(Severity::Error)
     }
 
-    fn emit(&self, pattern: &CompiledPattern, mut draft: Draft, findings: &mut Findings) {
+    fn emit(&mut self, pattern: &CompiledPattern, mut draft: Draft, findings: &mut Findings) {
         if draft.code.is_none() {
             draft.code.clone_from(&pattern.code);
         }
         let severity = self.severity_of(pattern, draft.severity.as_deref());
+        if self.is_repeat(pattern, &draft, severity) {
+            return;
+        }
         let category = draft
             .category
             .or_else(|| pattern.category.clone())
@@ -273,6 +286,23 @@ impl<'a> RegexSession<'a> {
             outside_target,
             body: (!draft.body.is_empty()).then_some(draft.body),
         });
+    }
+
+    /// Whether the finding of `draft` is one already read, for a parser that counts a repeated
+    /// finding once.
+    fn is_repeat(&mut self, pattern: &CompiledPattern, draft: &Draft, severity: Severity) -> bool {
+        let Some(repeats) = self.repeats.as_mut() else {
+            return false;
+        };
+        let message = draft.message.as_deref().or(pattern.message.as_deref());
+        !repeats.first_time(&Identity {
+            file: draft.file.as_deref(),
+            line: draft.line,
+            column: draft.column,
+            severity,
+            code: draft.code.as_deref(),
+            message: message.unwrap_or_default(),
+        })
     }
 
     /// Remembers the place a location line gives: for the code it names and for the test the

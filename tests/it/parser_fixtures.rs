@@ -44,8 +44,14 @@ struct Finding {
 }
 
 /// Unique diagnostics of cargo's JSON messages (cargo reports a lib's diagnostics again for its
-/// test target; its human output prints them once).
+/// test target; its human output prints them once), with the codes the short format shows.
 fn cargo_truth(relative: &str) -> Vec<Finding> {
+    cargo_truth_showing(relative, false)
+}
+
+/// [`cargo_truth`], with clippy's lint names when the format shows them (the default format's
+/// help link names the lint).
+fn cargo_truth_showing(relative: &str, lint_names: bool) -> Vec<Finding> {
     let mut unique = BTreeSet::new();
     for value in json_lines(relative) {
         if value["reason"] != "compiler-message" {
@@ -65,10 +71,11 @@ fn cargo_truth(relative: &str) -> Vec<Finding> {
         else {
             continue;
         };
-        // The human format shows rustc's error codes (error[E0308]); lint names it leaves out.
+        // The human format shows rustc's error codes (error[E0308]); rustc's lint names it leaves
+        // out, clippy's too in the short format.
         let code = message["code"]["code"]
             .as_str()
-            .filter(|code| code.starts_with('E'))
+            .filter(|code| code.starts_with('E') || (lint_names && code.starts_with("clippy::")))
             .map(str::to_string);
         unique.insert(Finding {
             file: span["file_name"].as_str().unwrap().to_string(),
@@ -141,6 +148,105 @@ fn clippy_short_matches_cargo_json() {
             "{human}"
         );
         assert_eq!(findings.expected.and_then(|e| e.error), None, "{human}");
+    }
+}
+
+/// The diagnostics a human output printed, repeats included: the lines of the short format, and
+/// the first line of each in the default format (not cargo's own `warning: `name` (lib)
+/// generated …`, `error: could not compile …`, `warning: build failed …`).
+fn printed(relative: &str) -> usize {
+    let short = regex::Regex::new(r"^[^\s:][^:]*:\d+:\d+: (?:error|warning)").unwrap();
+    let cargo_own = [
+        "warning: `",
+        "error: could not compile",
+        "warning: build failed",
+    ];
+    String::from_utf8(fixture(relative))
+        .unwrap()
+        .lines()
+        .filter(|line| {
+            let first_line = (line.starts_with("warning") || line.starts_with("error"))
+                && !cargo_own.iter().any(|own| line.starts_with(own));
+            first_line || short.is_match(line)
+        })
+        .count()
+}
+
+/// A workspace whose files several targets compile (tests/fixtures/crates/ledger: lib and lib
+/// test, a module of the lib and the bin, tests sharing `mod common;`, a macro expanded three
+/// times). cargo drops a repeat only when its text is the same: in the default format a lint's
+/// first diagnostic in each compilation has a note the others lack, and a macro's diagnostic
+/// names its expansion site, so some are printed more than once. Every format counts each
+/// diagnostic once: as many, and the same, as cargo's JSON has unique ones.
+#[test]
+fn cargo_human_formats_count_each_diagnostic_once_across_targets() {
+    // (parser, human, json, lint names shown, errors, warnings, printed by the human output)
+    let table = [
+        ("clippy", "targets.txt", "targets.json", false, 0, 43, 43),
+        (
+            "clippy",
+            "targets-human.txt",
+            "targets.json",
+            true,
+            0,
+            43,
+            51,
+        ),
+        (
+            "clippy",
+            "targets-deny.txt",
+            "targets-deny.json",
+            false,
+            30,
+            0,
+            30,
+        ),
+        (
+            "clippy",
+            "targets-human-deny.txt",
+            "targets-deny.json",
+            true,
+            30,
+            0,
+            35,
+        ),
+        (
+            "rustc",
+            "targets-check.txt",
+            "targets-check.json",
+            false,
+            0,
+            3,
+            5,
+        ),
+    ];
+    for (parser, human, json, lint_names, errors, warnings, repeated) in table {
+        let (human, json) = (format!("clippy/{human}"), format!("clippy/{json}"));
+        let findings = parse(parser, &human);
+        let truth = cargo_truth_showing(&json, lint_names);
+        // The fixture is what it claims: the JSON reports shared lints once per target, and the
+        // default format printed some of them again.
+        let reported = json_lines(&json)
+            .iter()
+            .filter(|value| value["reason"] == "compiler-message")
+            .count();
+        assert!(reported > truth.len(), "{json}: no diagnostic repeats");
+        assert_eq!(printed(&human), repeated, "{human}");
+        assert_same(&parsed(&findings), &truth, &human);
+        let unique = |level: &str| truth.iter().filter(|f| f.severity == level).count() as u64;
+        assert_eq!(
+            (unique("error"), unique("warning")),
+            (errors, warnings),
+            "{json}"
+        );
+        assert_eq!(findings.counts.error, errors, "{human}");
+        assert_eq!(findings.counts.warning, warnings, "{human}");
+        // cargo's "generated N warnings (M duplicates)", less the repeats it printed.
+        assert_eq!(
+            findings.expected.and_then(|e| e.warning),
+            (warnings > 0).then_some(warnings),
+            "{human}"
+        );
     }
 }
 

@@ -68,6 +68,9 @@ impl RegexSession<'_> {
             .filter(|word| !word.is_empty());
         let reads = if word.is_none() || findings.accepts(self.severity_of(pattern, word)) {
             Reads::All
+        } else if self.repeats.is_some() {
+            // Whether it is a repeat, and so whether it counts, its place and message tell.
+            Reads::Identity
         } else if pattern.continuations.iter().any(|c| c.same_place) {
             Reads::CountingAndPlace
         } else {
@@ -134,9 +137,10 @@ impl RegexSession<'_> {
             return false;
         };
         // Counting needs to know that an entry has a code, not which, unless a category rule
-        // reads it: a rule whose code is there whenever it matches tells without reading the
-        // line (the code is left empty; the entry is only counted).
-        if open.reads != Reads::All
+        // reads it or the code tells the entry from a repeat: a rule whose code is there
+        // whenever it matches tells without reading the line (the code is left empty; the entry
+        // is only counted).
+        if matches!(open.reads, Reads::Counting | Reads::CountingAndPlace)
             && rule.groups.code.is_some()
             && open.draft.code.is_none()
             && no_category_rule
@@ -144,9 +148,10 @@ impl RegexSession<'_> {
         {
             open.draft.code = Some(String::new());
         }
-        // An entry that will not be stored needs no message.
+        // An entry that will not be stored needs no message, unless it tells it from another.
         let regex = match open.reads {
             Reads::All => rule.regex,
+            Reads::Identity if open.draft.message.is_none() || rule.wraps => rule.regex,
             _ => rule.head.of(rule.regex),
         };
         // Only what adds to the finding is read, unless the rule must see the place first.

@@ -1,17 +1,14 @@
 //! `cargo … --message-format=json` (and `rustc --error-format=json`): one JSON object a line,
-//! read as the lines arrive. cargo reports a library's diagnostics again for its test target;
-//! repeats are read once, as cargo's human output prints them.
-
-use std::collections::HashSet;
+//! read as the lines arrive. cargo reports a file's diagnostics again for every target that
+//! compiles it (a library's for its test target); repeats are read once, as the `clippy` and
+//! `rustc` parsers read cargo's human output.
 
 use serde_json::Value;
 
 use super::{Found, Sink, position};
 use crate::model::Severity;
+use crate::parse::repeats::{Identity, Repeats};
 use crate::parse::{Findings, LineOutcome, ParseContext, ParseSession, Parser};
-
-/// Distinct diagnostics remembered to drop repeats; beyond this, repeats are not dropped.
-const MAX_SEEN: usize = 100_000;
 
 #[derive(Debug)]
 pub struct CargoJson;
@@ -47,7 +44,7 @@ impl Parser for CargoJson {
     fn session<'a>(&'a self, context: &'a ParseContext) -> Box<dyn ParseSession + 'a> {
         Box::new(CargoJsonSession {
             context,
-            seen: HashSet::new(),
+            repeats: Repeats::default(),
             pending: Vec::new(),
             discarding: false,
             read: 0,
@@ -62,7 +59,8 @@ const MAX_JSON_LINE: usize = 16 << 20;
 
 struct CargoJsonSession<'a> {
     context: &'a ParseContext,
-    seen: HashSet<u64>,
+    /// The diagnostics read so far: a repeat is read once.
+    repeats: Repeats,
     /// The line being assembled from raw chunks.
     pending: Vec<u8>,
     /// The current line passed the limit: the rest of it is dropped.
@@ -139,25 +137,16 @@ impl CargoJsonSession<'_> {
             code: message["code"]["code"].as_str().map(str::to_string),
             message: text.to_string(),
         };
-        let key = {
-            use std::hash::{Hash, Hasher};
-            let mut hasher = std::collections::hash_map::DefaultHasher::new();
-            (
-                &found.file,
-                found.line,
-                found.column,
-                &found.code,
-                &found.message,
-                severity,
-            )
-                .hash(&mut hasher);
-            hasher.finish()
-        };
-        if self.seen.contains(&key) {
+        let first_time = self.repeats.first_time(&Identity {
+            file: found.file.as_deref(),
+            line: found.line,
+            column: found.column,
+            severity,
+            code: found.code.as_deref(),
+            message: &found.message,
+        });
+        if !first_time {
             return LineOutcome::Skipped(1);
-        }
-        if self.seen.len() < MAX_SEEN {
-            self.seen.insert(key);
         }
         Sink {
             tool: "cargo-json",
