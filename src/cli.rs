@@ -360,8 +360,12 @@ pub struct InitArgs {
     #[arg(long, value_name = "DIR", env = "REFINE_LOOP_TARGET")]
     pub target: Option<PathBuf>,
 
-    /// Print the starter config to stdout instead of writing the file.
+    /// Print the starter config to stdout and write nothing (not even .git/info/exclude).
     #[arg(long)]
+    pub dry_run: bool,
+
+    /// The same as --dry-run.
+    #[arg(long, hide = true)]
     pub print: bool,
 }
 

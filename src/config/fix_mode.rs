@@ -25,7 +25,7 @@ const TOOLS: &[&str] = &[
 ];
 
 /// Characters that make a command more than one tool with its arguments: it is not rewritten.
-const SHELL: &[char] = &['|', ';', '&', '`', '$', '>', '<', '\n', '(', ')', '"', '\''];
+const SHELL: &[char] = &['|', ';', '&', '`', '$', '>', '<', '\n', '(', ')'];
 
 /// `run`, a gate check's read-only command, in its tool's fix mode; `None` when the tool has no
 /// fix mode known here, or the command is more than one tool with its arguments.
@@ -34,6 +34,13 @@ pub fn fix_command(run: &str) -> Option<String> {
         return None;
     }
     let words: Vec<&str> = run.split_whitespace().collect();
+    // A quoted word holds no space (`'!dist/**'`): one with a space is not split right here.
+    let balanced = |word: &&str| {
+        word.matches('\'').count().is_multiple_of(2) && word.matches('"').count().is_multiple_of(2)
+    };
+    if !words.iter().all(balanced) {
+        return None;
+    }
     // The tool is the first word that names one (after `npx`, `uv run`, `python -m`...).
     let (i, tool) = words.iter().enumerate().find_map(|(i, word)| {
         let name = word.rsplit('/').next()?;

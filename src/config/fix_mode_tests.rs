@@ -62,8 +62,13 @@ fn each_tool_in_its_fix_mode_with_the_gates_own_selection() {
         ),
         (
             "npx --no-install markdownlint-cli2 '**/*.md'",
-            None, // quoted: not rewritten
+            Some("npx --no-install markdownlint-cli2 --fix '**/*.md'"),
         ),
+        (
+            "npx --no-install prettier --check . '!.refine-loop/**'",
+            Some("npx --no-install prettier --write . '!.refine-loop/**'"),
+        ),
+        ("ruff check 'my dir'", None),
         (
             "npx --no-install markdownlint-cli2 README.md docs",
             Some("npx --no-install markdownlint-cli2 --fix README.md docs"),

@@ -19,6 +19,8 @@ pub struct CheckResult {
     pub findings: Findings,
     pub output: HeadTail,
     pub lines_cut: u64,
+    /// Findings in refine-loop's own files (the state dir), left out: not the project's.
+    pub own_files: u64,
     /// The tracked files it changed, put back: a check must only read.
     pub wrote: super::tracked::Wrote,
 }
@@ -84,6 +86,7 @@ pub fn run_check<W: Write>(
         session.line(line, &mut findings);
     });
     session.finish(&mut findings);
+    let own_files = drop_own_files(settings, &mut findings);
     if let Some(framing) = assembler.framing().framing {
         tracing::info!(check = %check.name, ?framing, "CI framing stripped from the output");
     }
@@ -112,8 +115,30 @@ pub fn run_check<W: Write>(
         findings,
         output,
         lines_cut: assembler.lines_cut(),
+        own_files,
         wrote,
     })
+}
+
+/// Leaves out the findings in the state dir (the loop's reports and records, which a tool that
+/// reads every file of the project finds, like `prettier --check .`); returns how many.
+fn drop_own_files(settings: &Settings, findings: &mut Findings) -> u64 {
+    let Ok(state) = settings.state_dir.strip_prefix(&settings.target) else {
+        return 0;
+    };
+    let Some(state) = state.to_str().filter(|s| !s.is_empty()) else {
+        return 0;
+    };
+    let prefix = format!("{state}/");
+    let dropped = findings.remove_where(|d| {
+        d.file
+            .as_deref()
+            .is_some_and(|file| file.trim_start_matches("./").starts_with(&prefix))
+    });
+    if dropped > 0 {
+        tracing::info!(dropped, "findings in refine-loop's own state dir left out");
+    }
+    dropped
 }
 
 /// How `check`'s process runs: in its folder, with its environment but the private variables.

@@ -134,9 +134,11 @@ fn record_of(result: &CheckResult) -> CheckRecord {
     let check = &result.check;
     let end = &result.end;
     let infra_reason = infra_reason(result);
+    // A tool that failed only for refine-loop's own files (left out) passed for the project.
+    let only_own = result.own_files > 0 && result.findings.counts.error == 0;
     let exit_ok = end
         .exit_code
-        .is_some_and(|code| check.success_codes.contains(&code));
+        .is_some_and(|code| check.success_codes.contains(&code) || only_own);
     let unparsed = infra_reason.is_none() && !exit_ok && result.findings.counts.error == 0;
     let status = if infra_reason.is_some() {
         CheckStatus::Infra

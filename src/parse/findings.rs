@@ -103,6 +103,36 @@ impl Findings {
         }
     }
 
+    /// Takes out the stored diagnostics `drop` says to, from the counts too; returns how many.
+    pub fn remove_where(&mut self, drop: impl Fn(&Diagnostic) -> bool) -> u64 {
+        let before = self.diagnostics.len();
+        let mut removed = Vec::new();
+        self.diagnostics.retain(|d| {
+            let gone = drop(d);
+            if gone {
+                removed.push((d.severity, d.code.is_some(), stored_size(d)));
+            }
+            !gone
+        });
+        for (severity, coded, size) in &removed {
+            let count = match severity {
+                Severity::Error => &mut self.counts.error,
+                Severity::Warning => &mut self.counts.warning,
+                _ => &mut self.counts.note,
+            };
+            *count = count.saturating_sub(1);
+            self.with_code = self.with_code.saturating_sub(u64::from(*coded));
+            self.stored_bytes = self.stored_bytes.saturating_sub(*size);
+        }
+        if self.diagnostics.len() != before {
+            self.replaceable = (self.diagnostics.iter().enumerate())
+                .filter(|(_, d)| d.severity != Severity::Error)
+                .map(|(i, _)| i)
+                .collect();
+        }
+        removed.len() as u64
+    }
+
     fn record_omitted(&mut self, severity: Severity, category: Option<&str>) {
         self.omitted += 1;
         let Some(category) = category else {

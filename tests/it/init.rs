@@ -9,16 +9,32 @@ use crate::support::{Repo, stderr, stdout};
 fn starter_configs_load_and_name_the_project_tools() {
     // (project files, what init says it found, the check names written)
     let table: [(&[&str], &str, &[&str]); 5] = [
-        (&["Cargo.toml"], "found Rust", &["clippy", "cargo-test"]),
-        (&["pyproject.toml"], "found Python", &["ruff", "pytest"]),
-        (&["setup.cfg"], "found Python", &["ruff", "pytest"]),
-        (&["package.json"], "found Node.js", &["eslint", "npm-test"]),
-        (&[], "no known project file", &["gate"]),
+        (
+            &["Cargo.toml"],
+            "found Rust",
+            &["rustfmt", "clippy", "cargo-test"],
+        ),
+        (&["pyproject.toml"], "found Python", &["ruff"]),
+        (
+            &["setup.cfg", "tests/test_a.py"],
+            "found Python",
+            &["ruff", "pytest"],
+        ),
+        (
+            &["package.json"],
+            "found JavaScript/TypeScript",
+            &["eslint"],
+        ),
+        // Repo::new's README.md alone: markdownlint is not installed here.
+        (&[], "found Markdown", &["gate"]),
     ];
     for (files, found, checks) in table {
         let repo = Repo::new();
         for file in files {
             repo.write(file, "");
+        }
+        if !files.is_empty() {
+            repo.commit("project files");
         }
         let output = repo.run(&["init"]);
         assert_eq!(output.status.code(), Some(0), "{files:?}: {output:?}");
@@ -43,21 +59,81 @@ fn starter_configs_load_and_name_the_project_tools() {
 }
 
 #[test]
-fn a_polyglot_project_gets_every_kind() {
+fn a_polyglot_project_gets_every_kind_and_a_fixer_per_category() {
     let repo = Repo::new();
     repo.write("Cargo.toml", "");
     repo.write("package.json", "{}");
-    let output = repo.run(&["init", "--print"]);
+    repo.write("pyproject.toml", "");
+    repo.commit("three kinds");
+    let output = repo.run(&["init", "--dry-run"]);
     assert_eq!(output.status.code(), Some(0));
     let text = stdout(&output);
-    assert!(
-        text.contains("name = \"clippy\"") && text.contains("name = \"eslint\""),
-        "{text}"
-    );
+    for line in [
+        "name = \"clippy\"\ncategory = \"lint\"",
+        "name = \"ruff\"\ncategory = \"lint-ruff\"",
+        "name = \"eslint\"\ncategory = \"lint-eslint\"",
+        // Formatting first, then each linter's fixer.
+        "[[delegate]]\nfrom_check = \"rustfmt\"\n\n[[delegate]]\nfrom_check = \"clippy\"\n\n\
+         [[delegate]]\nfrom_check = \"ruff\"\n\n[[delegate]]\nfrom_check = \"eslint\"\n",
+        "# [[delegate]]\n# categories = [\"*\"]\n# run = \"claude -p",
+    ] {
+        assert!(text.contains(line), "{line:?} not in:\n{text}");
+    }
     assert!(
         !repo.join("refine-loop.toml").exists(),
-        "--print writes nothing"
+        "--dry-run writes nothing"
     );
+    assert!(
+        !std::fs::read_to_string(repo.join(".git/info/exclude"))
+            .unwrap_or_default()
+            .contains(".refine-loop"),
+        "--dry-run writes nothing"
+    );
+}
+
+#[test]
+fn every_kind_is_found_and_a_missing_tool_gets_its_install_line() {
+    let repo = Repo::new();
+    for file in [
+        "go.mod",
+        "Dockerfile",
+        "docker/worker.Dockerfile",
+        "ci/build.sh",
+        "config/app.yaml",
+        "docs/guide.md",
+        "Cargo.toml",
+    ] {
+        repo.write(file, "");
+    }
+    repo.commit("every kind");
+    // No tool can be found: every check is written commented out, with how to install it.
+    let output = repo
+        .command(&["init", "--dry-run"])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let text = stdout(&output);
+    for line in [
+        "# Rust: ",
+        "# Go: ",
+        "# Shell: ",
+        "# Dockerfile: ",
+        "# YAML: ",
+        "# Markdown: ",
+        "# `cargo-clippy` is not installed here: install it (`rustup component add clippy`), then uncomment this check.\n# [[gate.check]]\n# name = \"clippy\"",
+        "# name = \"go-vet\"",
+        "# run = \"git ls-files -z -- '*.sh' '*.bash' | xargs -0 -r shellcheck -f gcc\"",
+        "# run = \"hadolint --no-color 'Dockerfile' 'docker/worker.Dockerfile'\"",
+        "# `yamllint` is not installed here: install it (`pip install yamllint`)",
+        "# `markdownlint` is not installed here: install it (`npm install -g markdownlint-cli`)",
+        "# No check here has a fix mode (or its tool is not installed): uncomment an agent below.",
+    ] {
+        assert!(text.contains(line), "{line:?} not in:\n{text}");
+    }
+    // The one check that runs is the generic one to replace.
+    assert_eq!(text.matches("\n[[gate.check]]").count(), 1, "{text}");
+    assert!(text.contains("[[gate.check]]\nname = \"gate\""), "{text}");
 }
 
 #[test]

@@ -26,6 +26,7 @@ mod http_server;
 mod ignored_files;
 mod image;
 mod init;
+mod init_projects;
 mod install;
 mod isolate;
 mod junit_xml;

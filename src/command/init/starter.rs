@@ -1,0 +1,171 @@
+//! The starter config `init` writes: for each kind of project found, gate checks that only read
+//! (a tool whose program is not installed is written commented out, with its install line), a
+//! fixer made from each check that has a fix mode (`from_check`), and agents to uncomment.
+
+use std::fmt::Write as _;
+
+use super::detect::{Project, installed};
+
+const HEADER: &str = include_str!("../../../templates/init/header.toml");
+const GENERIC: &str = include_str!("../../../templates/init/generic.toml");
+/// The agents `init` offers, commented out: the ready-made delegates.
+const AGENTS: &[(&str, &str)] = &[
+    (
+        "Claude Code",
+        include_str!("../../../templates/delegates/claude.toml"),
+    ),
+    (
+        "OpenAI Codex CLI",
+        include_str!("../../../templates/delegates/codex.toml"),
+    ),
+    (
+        "aider",
+        include_str!("../../../templates/delegates/aider.toml"),
+    ),
+    (
+        "an OpenAI-compatible endpoint",
+        include_str!("../../../templates/delegates/openai.toml"),
+    ),
+];
+
+/// One gate check as `init` writes it.
+#[derive(Debug)]
+pub struct Check {
+    pub name: &'static str,
+    pub category: String,
+    pub run: String,
+    pub parser: &'static str,
+    /// The program that must be installed for the check to run.
+    pub program: &'static str,
+    /// How to install it.
+    pub install: &'static str,
+    /// Its tool has a fix mode: a fixer is made from it.
+    pub fixes: bool,
+    /// Lines written after its table (a deadline, a commented option).
+    pub extra: &'static str,
+}
+
+/// A kind of project found, and its checks.
+#[derive(Debug)]
+pub struct Kind {
+    pub name: &'static str,
+    pub note: &'static str,
+    pub checks: Vec<Check>,
+}
+
+/// The config for `project`, with the kinds found (none: a generic gate to edit).
+pub fn render(project: &Project, kinds: &[Kind]) -> String {
+    let mut text = HEADER.to_string();
+    let mut fixers = Vec::new();
+    let mut active = 0;
+    for kind in kinds {
+        text.push('\n');
+        text.push_str(&comment_wrapped(&format!("{}: {}", kind.name, kind.note)));
+        for check in &kind.checks {
+            let ready = installed(check.program, &project.root);
+            write_check(&mut text, check, ready);
+            active += usize::from(ready);
+            if ready && check.fixes {
+                fixers.push(check);
+            }
+        }
+    }
+    if active == 0 {
+        // A gate needs a check: one to replace with the project's own.
+        text.push('\n');
+        text.push_str(GENERIC);
+    }
+    write_fixers(&mut text, &mut fixers);
+    write_agents(&mut text);
+    text
+}
+
+fn write_check(text: &mut String, check: &Check, ready: bool) {
+    let mut table = format!(
+        "[[gate.check]]\nname = \"{}\"\ncategory = \"{}\"\nrun = {}\nparser = \"{}\"\n{}",
+        check.name,
+        check.category,
+        toml_string(&check.run),
+        check.parser,
+        check.extra
+    );
+    text.push('\n');
+    if !ready {
+        let _ = writeln!(
+            text,
+            "# `{}` is not installed here: install it (`{}`), then uncomment this check.",
+            check.program, check.install
+        );
+        table = comment_out(&table);
+    }
+    text.push_str(&table);
+}
+
+/// The fixers, formatting first (its changes would otherwise be the linters' findings), each
+/// made from its check.
+fn write_fixers(text: &mut String, fixers: &mut [&Check]) {
+    text.push_str(
+        "\n# Fixers. Each runs a gate check's own command in its tool's fix mode (`from_check`), so \
+         it\n# works exactly the rules the gate reads; formatting goes first.\n",
+    );
+    if fixers.is_empty() {
+        text.push_str(
+            "# No check here has a fix mode (or its tool is not installed): uncomment an agent below.\n",
+        );
+    }
+    fixers.sort_by_key(|check| !check.category.starts_with("format"));
+    for check in fixers.iter() {
+        let _ = write!(text, "\n[[delegate]]\nfrom_check = \"{}\"\n", check.name);
+    }
+}
+
+fn write_agents(text: &mut String) {
+    text.push_str(
+        "\n# A coding agent, for what no fixer fixes (failing tests, type errors, lints without an\n\
+         # automatic fix). Uncomment one. It runs headless, in a fresh process per failing\n\
+         # category; the gate judges its change, which is kept or rolled back to the byte.\n",
+    );
+    for (name, template) in AGENTS {
+        let _ = write!(text, "#\n# --- {name} ---\n{}", comment_out(template));
+    }
+}
+
+/// `text` as comment lines of at most 100 characters.
+fn comment_wrapped(text: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::from("#");
+    for word in text.split_whitespace() {
+        if line.len() + 1 + word.len() > 100 && line.len() > 1 {
+            out.push_str(&line);
+            out.push('\n');
+            line = String::from("#");
+        }
+        line.push(' ');
+        line.push_str(word);
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+/// `text` with every line commented out.
+fn comment_out(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            if line.starts_with('#') {
+                format!("{line}\n")
+            } else {
+                format!("# {line}\n")
+            }
+        })
+        .collect()
+}
+
+/// A TOML basic string, or a literal one when the text holds quotes or backslashes.
+fn toml_string(text: &str) -> String {
+    if text.contains(['"', '\\']) && !text.contains('\'') {
+        format!("'{text}'")
+    } else {
+        format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+    }
+}
