@@ -281,8 +281,12 @@ fn load_settings(args: &RunArgs, request: &Request) -> Result<Settings, CommandE
 /// The refactoring run's last line on stdout.
 fn outcome_line(report: &Report) -> String {
     let reason = report.stop_reason;
+    let changes = (report.run.as_ref())
+        .filter(|run| run.delivery.commits > 0)
+        .map(|run| format!("{}\n", crate::report::where_changes_are(report, run)))
+        .unwrap_or_default();
     format!(
-        "{}: {} ({}); failed {} → {} in {} cycles; {}\n",
+        "{}: {} ({}); failed {} → {} in {} cycles; {}\n{changes}",
         report.outcome.as_str(),
         reason.map_or("", |r| r.as_str()),
         reason.map_or("", |r| r.explain()),

@@ -91,8 +91,7 @@ fn work(
         let refreshed;
         let item = match item.staff {
             Staff::ForCategory => {
-                let scope = &engine.settings.run.scope;
-                let Some(work) = super::work::refreshed(&engine.kept, item, scope) else {
+                let Some(work) = super::work::refreshed(&engine.kept, item, &engine.reach()) else {
                     continue;
                 };
                 refreshed = work;

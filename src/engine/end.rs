@@ -73,6 +73,8 @@ impl EngineEnd {
                     .map(|h| h.message.clone())
                     .collect(),
                 set_aside: Vec::new(),
+                in_worktree: settings.run.isolate == crate::config::Isolate::Worktree,
+                remaining: self.remaining.clone(),
             }),
             campaign: None,
             sweep: None,
@@ -118,6 +120,35 @@ pub fn check_findings(summary: &GateSummary, results: &[CheckResult]) -> Vec<Che
         .map(|(record, result)| CheckFindings {
             record: record.clone(),
             findings: result.findings.diagnostics().to_vec(),
+        })
+        .collect()
+}
+
+/// Why each category still failing in `engine`'s kept state has findings left: how many are in
+/// the user's protected files, how many were unmasked, whether a fixer takes it, and how often
+/// one tried without a kept change.
+pub(super) fn remaining(engine: &super::Engine<'_>) -> Vec<crate::report::Remaining> {
+    let reach = engine.reach();
+    let kept = &engine.kept;
+    (kept.summary.categories.iter())
+        .filter(|(name, c)| !c.passed && name.as_str() != crate::gate::INFRA_CATEGORY)
+        .map(|(name, c)| {
+            let failing = || {
+                (kept.diagnostics.iter()).filter(|d| {
+                    d.category.as_deref() == Some(name)
+                        && d.severity == crate::model::Severity::Error
+                })
+            };
+            crate::report::Remaining {
+                category: name.clone(),
+                failures: c.failures,
+                protected: failing().filter(|d| reach.protects(d)).count() as u64,
+                unmasked: failing()
+                    .filter(|d| engine.unmasked_prints.contains(&d.fingerprint))
+                    .count() as u64,
+                fixer: engine.settings.delegates.iter().any(|d| d.handles(name)),
+                tried: engine.tried.get(name).copied().unwrap_or(0),
+            }
         })
         .collect()
 }

@@ -182,7 +182,7 @@ impl Policy for Improve<'_> {
             return Ok(Plan::Confirm);
         }
         let priority = P0_CATEGORIES.map(String::from);
-        let items = category_work(kept, &priority, &engine.settings().run.scope);
+        let items = category_work(kept, &priority, &engine.reach());
         Ok(Plan::Work {
             items,
             verification: Verification::Together,

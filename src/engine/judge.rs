@@ -50,7 +50,7 @@ pub(super) fn verify_one(
     let decided = !verified.run.cancelled;
     let judgement = if reasons.is_empty() {
         attempt.unmasked = verified.unmasked.iter().map(Diagnostic::detail).collect();
-        engine.unmasked += verified.unmasked.len() as u64;
+        engine.note_unmasked(&verified.unmasked);
         engine.kept = Kept::of(verified.run);
         attempt.kept = true;
         Judgement::Kept
@@ -106,7 +106,7 @@ pub(super) fn verify_together(
             (held, true)
         } else if verified.keeps() {
             unmasked = verified.unmasked.iter().map(Diagnostic::detail).collect();
-            engine.unmasked += verified.unmasked.len() as u64;
+            engine.note_unmasked(&verified.unmasked);
             engine.kept = Kept::of(verified.run);
             (Vec::new(), true)
         } else if verified.run.cancelled {

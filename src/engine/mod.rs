@@ -94,6 +94,8 @@ pub struct EngineEnd {
     /// Ignored files put back after a delegate, and those not protected: one line each.
     pub ignored_restored: Vec<String>,
     pub ignored_not_protected: Vec<String>,
+    /// Why each failing category's findings remain.
+    pub remaining: Vec<crate::report::Remaining>,
 }
 
 /// The engine's state while it runs: the kept state, the tree as last seen, who may run, and
@@ -120,6 +122,12 @@ pub struct Engine<'a> {
     cancelled: bool,
     /// Findings unmasked by the changes kept in the current cycle.
     unmasked: u64,
+    /// Fingerprints of the findings kept changes unmasked.
+    unmasked_prints: std::collections::HashSet<String>,
+    /// Per category, the fix attempts that left no kept change.
+    tried: std::collections::BTreeMap<String, u32>,
+    /// The user's own uncommitted files (protected), relative to the target.
+    protected_files: std::collections::HashSet<String>,
     started: Instant,
     /// Time of the current cycle spent in the gate and the delegates.
     outside: Duration,
@@ -162,6 +170,11 @@ impl<'a> Engine<'a> {
         trend.push(&kept.summary, None, false);
         let mut history = CategoryHistory::default();
         history.push(&kept.summary);
+        let protected_files = verify::target_relative(
+            workspace.root(),
+            &settings.target,
+            workspace.protected().keys(),
+        );
         Ok(Self {
             settings,
             cancel,
@@ -182,6 +195,9 @@ impl<'a> Engine<'a> {
             ignored_restored: Vec::new(),
             cancelled,
             unmasked: 0,
+            protected_files,
+            unmasked_prints: std::collections::HashSet::new(),
+            tried: std::collections::BTreeMap::new(),
             started,
             outside: Duration::ZERO,
             progress,
@@ -213,6 +229,7 @@ impl<'a> Engine<'a> {
         }
         self.progress.finish();
         self.trend.finish(reason);
+        let remaining = end::remaining(&self);
         Ok(EngineEnd {
             reason,
             trend: self.trend,
@@ -224,6 +241,7 @@ impl<'a> Engine<'a> {
             scope_violations: self.scope_violations,
             ignored_restored: self.ignored_restored,
             ignored_not_protected: self.workspace.ignored_not_protected(),
+            remaining,
         })
     }
 
@@ -249,6 +267,21 @@ impl<'a> Engine<'a> {
     /// Time since the run started.
     pub fn elapsed(&self) -> Duration {
         self.started.elapsed()
+    }
+
+    /// Counts the findings a kept change unmasked, and remembers them for the report.
+    fn note_unmasked(&mut self, unmasked: &[Diagnostic]) {
+        self.unmasked += unmasked.len() as u64;
+        self.unmasked_prints
+            .extend(unmasked.iter().map(|d| d.fingerprint.clone()));
+    }
+
+    /// What fix delegates may reach: the scope, less the user's own uncommitted files.
+    pub(crate) fn reach(&self) -> work::Reach<'_> {
+        work::Reach {
+            scope: &self.settings.run.scope,
+            protected: &self.protected_files,
+        }
     }
 
     /// The user's own work, as the baseline found it.

@@ -86,6 +86,9 @@ pub(super) fn close(
     let settings = engine.settings;
     for attempt in attempts {
         write_delegate_report(&attempt.run.files.report, cycle.index, attempt, settings)?;
+        if !attempt.kept {
+            *engine.tried.entry(attempt.category.clone()).or_default() += 1;
+        }
     }
     let after = engine.kept.summary.clone();
     let cycle_record = CycleRecord {

@@ -69,7 +69,7 @@ impl Policy for Refactoring {
         let kept = engine.kept();
         let mut priority = settings.run.priority.clone();
         engine.lessons.order_priority(&mut priority);
-        let items = category_work(kept, &priority, &settings.run.scope);
+        let items = category_work(kept, &priority, &engine.reach());
         let verification = match settings.run.verify {
             Verify::PerCycle => Verification::Together,
             Verify::PerDelegate => Verification::EachAttempt {

@@ -105,6 +105,16 @@ pub fn touched_files(
     target: &Path,
     changes: &[crate::workspace::Change],
 ) -> HashSet<String> {
+    target_relative(root, target, changes.iter().map(|change| &change.path))
+}
+
+/// `paths` (relative to the repository at `root`) relative to the target; those outside it are
+/// left out.
+pub fn target_relative<'a>(
+    root: &Path,
+    target: &Path,
+    paths: impl Iterator<Item = &'a crate::workspace::RepoPath>,
+) -> HashSet<String> {
     let prefix = match (root.canonicalize(), target.canonicalize()) {
         (Ok(root), Ok(target)) => target
             .strip_prefix(root)
@@ -112,10 +122,9 @@ pub fn touched_files(
             .unwrap_or_default(),
         _ => PathBuf::new(),
     };
-    changes
-        .iter()
-        .filter_map(|change| {
-            let path = Path::new(OsStr::from_bytes(change.path.as_bytes()));
+    paths
+        .filter_map(|repo_path| {
+            let path = Path::new(OsStr::from_bytes(repo_path.as_bytes()));
             let relative = path.strip_prefix(&prefix).ok()?;
             Some(relative.to_string_lossy().into_owned())
         })

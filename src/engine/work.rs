@@ -36,7 +36,7 @@ fn findings_of(
     summary: &GateSummary,
     diagnostics: &[Diagnostic],
     category: &str,
-    scope: &Scope,
+    reach: &Reach<'_>,
 ) -> Option<(Vec<Diagnostic>, Vec<String>)> {
     let all: Vec<&Diagnostic> = diagnostics
         .iter()
@@ -44,13 +44,14 @@ fn findings_of(
         .collect();
     let in_scope: Vec<Diagnostic> = all
         .iter()
-        .filter(|d| in_scope(scope, d))
+        .filter(|d| in_scope(reach.scope, d) && !reach.protects(d))
         .map(|d| (*d).clone())
         .collect();
-    if in_scope.is_empty() && !all.is_empty() && !scope.is_everything() {
+    let narrowed = in_scope.len() < all.len();
+    if in_scope.is_empty() && !all.is_empty() && narrowed {
         return None;
     }
-    let details = if scope.is_everything() || in_scope.is_empty() {
+    let details = if !narrowed || in_scope.is_empty() {
         summary
             .categories
             .get(category)
@@ -60,6 +61,26 @@ fn findings_of(
         in_scope.iter().map(Diagnostic::detail).collect()
     };
     Some((in_scope, details))
+}
+
+/// What a fix delegate may reach: the scope, less the user's own uncommitted files (protected:
+/// any change to them is undone, so a finding in one is not given to a fixer, and a category
+/// whose findings are all in them is not worked again and again).
+#[derive(Debug, Clone, Copy)]
+pub struct Reach<'a> {
+    pub scope: &'a Scope,
+    /// Files relative to the target.
+    pub protected: &'a std::collections::HashSet<String>,
+}
+
+impl Reach<'_> {
+    /// The finding is in one of the user's protected files.
+    pub fn protects(&self, diagnostic: &Diagnostic) -> bool {
+        diagnostic
+            .file
+            .as_deref()
+            .is_some_and(|file| self.protected.contains(file.trim_start_matches("./")))
+    }
 }
 
 /// A finding is in scope when the scope is everything, or it names no file, or a file inside
@@ -76,12 +97,12 @@ pub fn in_scope(scope: &Scope, diagnostic: &Diagnostic) -> bool {
 /// A fix delegate's work for each failing category of `kept`, in `priority` order, with the
 /// category's findings in scope; a category whose findings are all outside the scope is left
 /// out.
-pub(super) fn category_work(kept: &Kept, priority: &[String], scope: &Scope) -> Vec<Work> {
+pub(super) fn category_work(kept: &Kept, priority: &[String], reach: &Reach<'_>) -> Vec<Work> {
     failing_categories(&kept.summary, priority)
         .into_iter()
         .filter_map(|category| {
             let (diagnostics, details) =
-                findings_of(&kept.summary, &kept.diagnostics, &category, scope)?;
+                findings_of(&kept.summary, &kept.diagnostics, &category, reach)?;
             Some(Work {
                 file_name: category.clone(),
                 category,
@@ -97,9 +118,9 @@ pub(super) fn category_work(kept: &Kept, priority: &[String], scope: &Scope) -> 
 
 /// `item` with its category's findings as `kept` has them now; `None` when they are all outside
 /// the scope by now.
-pub(super) fn refreshed(kept: &Kept, item: &Work, scope: &Scope) -> Option<Work> {
+pub(super) fn refreshed(kept: &Kept, item: &Work, reach: &Reach<'_>) -> Option<Work> {
     let (diagnostics, details) =
-        findings_of(&kept.summary, &kept.diagnostics, &item.category, scope)?;
+        findings_of(&kept.summary, &kept.diagnostics, &item.category, reach)?;
     Some(Work {
         diagnostics,
         details,

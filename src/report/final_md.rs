@@ -55,8 +55,14 @@ fn refactoring_report(report: &Report, run: &RunPart) -> String {
     }
     cycles_table(&mut text, report);
     text.push_str("\n## Categories, before → after\n\n");
-    for (name, cycles) in &report.history.categories {
-        let first = cycles.first().map_or(0, |c| c.failures);
+    for name in report.history.categories.keys() {
+        // From the baseline (a category a later cycle first showed, like a cancelled check's
+        // `infra`, started at 0), to the kept state.
+        let first = report
+            .baseline
+            .categories
+            .get(name)
+            .map_or(0, |c| c.failures);
         let now = report.last.categories.get(name).map_or(0, |c| c.failures);
         let _ = writeln!(text, "- {}: {first} → {now}", inline(name));
     }
@@ -84,6 +90,7 @@ fn refactoring_report(report: &Report, run: &RunPart) -> String {
     ignored_section(&mut text, &run.ignored);
     text.push_str(&baseline_md::report_section(&run.notes));
     record_section(&mut text, run);
+    changes_section(&mut text, report, run);
     next_steps(&mut text, report, run);
     text
 }
@@ -176,6 +183,32 @@ fn record_section(text: &mut String, run: &RunPart) {
     }
 }
 
+/// Where the accepted changes are, and how to keep or drop them.
+fn changes_section(text: &mut String, report: &Report, run: &RunPart) {
+    if run.delivery.commits == 0 {
+        return;
+    }
+    text.push_str("\n## Where the changes are\n\n");
+    let _ = writeln!(text, "{}", where_changes_are(report, run));
+}
+
+/// The accepted changes' place, and the commands that keep or drop them (also the console's).
+pub fn where_changes_are(report: &Report, run: &RunPart) -> String {
+    let dir = report.layout.dir().display();
+    if run.in_worktree {
+        return format!(
+            "The accepted changes are not in your working tree (the run worked in a linked \
+             worktree). Take them with `git apply {dir}/refine-loop.patch`, or as commits with \
+             `git am {dir}/patches/*.patch`."
+        );
+    }
+    format!(
+        "The accepted changes are in your working tree, uncommitted (`git diff` shows them), and \
+         in `{dir}/refine-loop.patch` and `{dir}/patches/` (a `git am` series). Keep them: \
+         review them, then `git add` and commit them. Drop them: `git apply -R {dir}/refine-loop.patch`."
+    )
+}
+
 fn next_steps(text: &mut String, report: &Report, run: &RunPart) {
     text.push_str("\n## What to do next\n\n");
     let last = &report.last;
@@ -183,9 +216,15 @@ fn next_steps(text: &mut String, report: &Report, run: &RunPart) {
         text.push_str("- The gate passes. Review the changes and commit them.\n");
     } else {
         for (name, category) in last.categories.iter().filter(|(_, c)| !c.passed) {
+            let why = run
+                .remaining
+                .iter()
+                .find(|r| r.category == *name)
+                .map(why_left)
+                .unwrap_or_default();
             let _ = writeln!(
                 text,
-                "- {}: {} failures left; the first: {}",
+                "- {}: {} failures left{why}; the first: {}",
                 inline(name),
                 category.failures,
                 category
@@ -197,6 +236,34 @@ fn next_steps(text: &mut String, report: &Report, run: &RunPart) {
     }
     for heuristic in &run.heuristics {
         let _ = writeln!(text, "- {heuristic}");
+    }
+}
+
+/// Why a category's findings are left, as a clause: in the user's protected files, unmasked,
+/// no fixer, or the fixer tried.
+fn why_left(remaining: &super::Remaining) -> String {
+    let mut parts = Vec::new();
+    if remaining.protected > 0 {
+        parts.push(format!(
+            "{} in your own uncommitted files (protected: no fixer may change them, by design)",
+            remaining.protected
+        ));
+    }
+    if remaining.unmasked > 0 {
+        parts.push(format!("{} unmasked during the run", remaining.unmasked));
+    }
+    if !remaining.fixer {
+        parts.push("no fixer takes this category: uncomment an agent, or add a delegate".into());
+    } else if remaining.tried > 0 {
+        parts.push(format!(
+            "the fixer tried {} time(s) without a change that was kept",
+            remaining.tried
+        ));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join("; "))
     }
 }
 
@@ -241,6 +308,18 @@ mod tests {
     fn the_refactoring_report() {
         let report = fixture::report(Mode::Run(Preset::Refactoring));
         insta::assert_snapshot!(final_report(&report));
+    }
+
+    #[test]
+    fn a_category_a_later_cycle_first_showed_starts_at_the_baselines_zero() {
+        // A cancelled cycle's gate records the check it stopped as infra; the baseline had none.
+        let mut report = fixture::report(Mode::Run(Preset::Refactoring));
+        let cancelled = crate::model::GateSummary::with_failures(2, &[("infra", 1)]);
+        report.history.push(&cancelled);
+        report.last.categories.remove("infra");
+        assert!(!report.baseline.categories.contains_key("infra"));
+        let text = final_report(&report);
+        assert!(text.contains("- infra: 0 → 0\n"), "{text}");
     }
 
     #[test]

@@ -228,6 +228,8 @@ pub fn report(mode: Mode) -> Report {
 
 fn run_part() -> RunPart {
     RunPart {
+        in_worktree: false,
+        remaining: Vec::new(),
         checks_configured: 2,
         max_cycles: 2,
         notes: BaselineNotes {

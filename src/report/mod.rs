@@ -32,7 +32,7 @@ pub use ci::{
     repository_prefix, write_ci_reports,
 };
 pub use delegate_md::{DelegateReport, delegate_report};
-pub use final_md::final_report;
+pub use final_md::{final_report, where_changes_are};
 pub use outputs::outputs;
 pub use step_summary::{
     CategoryChange, MAX_SUMMARY_BYTES, fit_summary, step_summary, summary_input,
@@ -123,6 +123,25 @@ pub struct RunPart {
     pub heuristics: Vec<String>,
     /// Folders rollbacks set aside (never deleted), and where they are.
     pub set_aside: Vec<String>,
+    /// The run worked in a linked worktree: its changes are not in the user's tree.
+    pub in_worktree: bool,
+    /// Why each failing category's findings remain.
+    pub remaining: Vec<Remaining>,
+}
+
+/// A category still failing at the end of a run, and why its findings remain.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Remaining {
+    pub category: String,
+    pub failures: u64,
+    /// In the user's own uncommitted files: protected, so no fixer may change them.
+    pub protected: u64,
+    /// Brought to light by a kept fix during the run.
+    pub unmasked: u64,
+    /// A fix delegate takes the category.
+    pub fixer: bool,
+    /// Its fix attempts that left no kept change.
+    pub tried: u32,
 }
 
 /// Files git ignored at the baseline: put back after a delegate deleted or changed them, or not

@@ -13,7 +13,8 @@ fn config(run: &str, parser: &str) -> String {
 #[test]
 fn a_flood_of_findings_is_counted_in_full_and_kept_bounded() {
     let repo = Repo::new();
-    let run = "yes 'src/a.rs:1:1: error: flood' | head -n 200000; echo 'src/z.rs:9:9: error: the last one'; exit 1";
+    // Each on its own line: clippy's parser counts a finding cargo printed again only once.
+    let run = "seq 200000 | sed 's|.*|src/a.rs:&:1: error: flood|'; echo 'src/z.rs:9:9: error: the last one'; exit 1";
     repo.write("refine-loop.toml", &config(run, "clippy"));
     let output = repo.run(&["check"]);
     assert_eq!(output.status.code(), Some(1), "{output:?}");
@@ -23,7 +24,10 @@ fn a_flood_of_findings_is_counted_in_full_and_kept_bounded() {
     assert_eq!(lint["failures"], 200_001);
     assert_eq!(lint["details"].as_array().unwrap().len(), 100);
     assert_eq!(lint["details_omitted"], 10_000 - 100);
-    assert_eq!(summary["checks"][0]["output_bytes"], 200_000 * 27 + 34);
+    let lines: u64 = (1..=200_000u64)
+        .map(|n| "src/a.rs::1: error: flood\n".len() as u64 + n.to_string().len() as u64)
+        .sum();
+    assert_eq!(summary["checks"][0]["output_bytes"], lines + 34);
     let notes = summary["notes"][0].as_str().unwrap();
     assert!(
         notes.contains("190001 findings were counted but not kept"),
@@ -117,7 +121,7 @@ fn huge_findings_are_cut_and_all_counted() {
     // pass the 8 MiB storage budget, so the last ones are counted but not kept (bench/flood.sh
     // measures the memory of far bigger floods). The summary still counts every one.
     let repo = Repo::new();
-    let run = "long=$(head -c 2000 /dev/zero | tr '\\0' x); yes \"src/a.rs:1:1: error: $long\" | head -n 10000; exit 1";
+    let run = "long=$(head -c 2000 /dev/zero | tr '\\0' x); seq 10000 | sed \"s|.*|src/a.rs:&:1: error: $long|\"; exit 1";
     repo.write("refine-loop.toml", &config(run, "clippy"));
     let output = repo.run(&["check"]);
     assert_eq!(output.status.code(), Some(1), "{output:?}");

@@ -377,3 +377,65 @@ fn per_delegate_each_fixer_is_given_the_findings_the_kept_state_has_then() {
     let history = json(&repo, "category-history.json");
     assert_eq!(history["regressions"], serde_json::json!([]), "{history}");
 }
+
+/// The report answers the user's next questions: where the kept changes are and how to keep or
+/// drop them (also the console's last line), and why each remaining finding is left: in the
+/// user's own uncommitted files (not given to a fixer, not worked again), or no fixer at all.
+#[test]
+fn the_report_says_where_the_changes_are_and_why_findings_remain() {
+    let repo = Repo::new();
+    repo.write(
+        "findings.txt",
+        "src/a.rs:1:1: error: one\nsrc/mine.rs:1:1: error: mine\n",
+    );
+    repo.write("src/mine.rs", "fn mine() {}\n");
+    repo.write("broken", "");
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "{SCRIPTED_GATE}\n[[delegate]]\ncategories = [\"lint\"]\nrun = \"sed -i '/one/d' findings.txt\"\n"
+        ),
+    );
+    repo.commit("scripted");
+    // The user's own work in progress: protected, so its finding is no fixer's.
+    repo.write("src/mine.rs", "fn mine() { /* editing */ }\n");
+    let output = run(&repo, &["--max-cycles", "3"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let out = crate::support::stdout(&output);
+    let last = out.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("The accepted changes are in your working tree, uncommitted")
+            && last.contains("refine-loop.patch")
+            && last.contains("git apply -R"),
+        "{out}"
+    );
+    let report = std::fs::read_to_string(repo.join(".refine-loop/REFINE-LOOP-FINAL.md")).unwrap();
+    assert!(report.contains("## Where the changes are"), "{report}");
+    assert!(
+        report.contains("- lint: 1 failures left (1 in your own uncommitted files (protected: no fixer may change them, by design))"),
+        "{report}"
+    );
+    assert!(
+        report.contains("- tests: 1 failures left (no fixer takes this category"),
+        "{report}"
+    );
+    // The finding in the user's file was never given to the fixer, and lint was not worked again.
+    let given = std::fs::read_to_string(
+        repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.findings.json"),
+    )
+    .unwrap();
+    assert!(
+        given.contains("src/a.rs") && !given.contains("src/mine.rs"),
+        "{given}"
+    );
+    assert!(
+        !repo
+            .join(".refine-loop/cycle-2/delegate-reports/fix-lint.md")
+            .exists()
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("src/mine.rs")).unwrap(),
+        "fn mine() { /* editing */ }\n"
+    );
+}
