@@ -87,7 +87,7 @@ pub enum Command {
     /// and report.
     Merge(MergeArgs),
     /// Read the repository's open pull requests, recent merges and open issues on GitHub
-    /// (read-only) and write what the seed's rules make of them to sweep.json.
+    /// (read-only), judge them (checks, reviews, risky dependency bumps) and write sweep.json.
     Sweep(SweepArgs),
 }
 

@@ -46,6 +46,27 @@ fn side(specs: &[&str], passed: &[&str]) -> (GateSummary, Vec<Diagnostic>) {
     (GateSummary::of_categories(1, categories), findings)
 }
 
+/// The rule's verdict on going from `before` to `after`.
+fn judged(
+    rule: Accept,
+    before: &(GateSummary, Vec<Diagnostic>),
+    after: &(GateSummary, Vec<Diagnostic>),
+    changed: &dyn Fn(&str) -> bool,
+) -> Verdict {
+    judge(
+        rule,
+        Side {
+            summary: &before.0,
+            findings: &before.1,
+        },
+        Side {
+            summary: &after.0,
+            findings: &after.1,
+        },
+        changed,
+    )
+}
+
 struct Case {
     what: &'static str,
     before: &'static [&'static str],
@@ -175,24 +196,10 @@ fn the_rule_at_its_boundaries() {
         },
     ];
     for case in &table {
-        let (before, before_findings) = side(case.before, case.passed);
-        let (after, after_findings) = side(case.after, case.passed);
+        let before = side(case.before, case.passed);
+        let after = side(case.after, case.passed);
         let changed = |file: &str| case.changed.contains(&file);
-        let judged = |rule| {
-            judge(
-                rule,
-                Side {
-                    summary: &before,
-                    findings: &before_findings,
-                },
-                Side {
-                    summary: &after,
-                    findings: &after_findings,
-                },
-                &changed,
-            )
-        };
-        let verdict = judged(Accept::Unmask);
+        let verdict = judged(Accept::Unmask, &before, &after, &changed);
         assert_eq!(
             (verdict.reasons.is_empty(), verdict.unmasked.len()),
             case.unmask,
@@ -200,7 +207,7 @@ fn the_rule_at_its_boundaries() {
             case.what,
             verdict.reasons
         );
-        let verdict = judged(Accept::Strict);
+        let verdict = judged(Accept::Strict, &before, &after, &changed);
         assert_eq!(
             verdict.reasons.is_empty(),
             case.strict,
@@ -214,49 +221,27 @@ fn the_rule_at_its_boundaries() {
 
 #[test]
 fn infra_is_never_kept() {
-    let (before, before_findings) = side(&["lint:a.rs:E1"], &[]);
-    let (mut after, after_findings) = side(&[], &["lint"]);
+    let before = side(&["lint:a.rs:E1"], &[]);
+    let mut after = side(&[], &["lint"]);
     let infra = CategorySummary {
         failures: 1,
         ..CategorySummary::default()
     };
-    after.categories.insert(INFRA_CATEGORY.to_string(), infra);
+    after.0.categories.insert(INFRA_CATEGORY.to_string(), infra);
     for rule in [Accept::Unmask, Accept::Strict] {
-        let verdict = judge(
-            rule,
-            Side {
-                summary: &before,
-                findings: &before_findings,
-            },
-            Side {
-                summary: &after,
-                findings: &after_findings,
-            },
-            &|_| true,
-        );
+        let verdict = judged(rule, &before, &after, &|_| true);
         assert!(!verdict.reasons.is_empty(), "{rule:?}");
     }
 }
 
 #[test]
 fn a_new_warning_is_not_a_failure() {
-    let (before, before_findings) = side(&["lint:a.rs:E1"], &[]);
-    let (after, mut after_findings) = side(&[], &["lint"]);
-    after_findings.push(Diagnostic {
+    let before = side(&["lint:a.rs:E1"], &[]);
+    let mut after = side(&[], &["lint"]);
+    after.1.push(Diagnostic {
         severity: Severity::Warning,
         ..finding("lint:a.rs:W1")
     });
-    let verdict = judge(
-        Accept::Unmask,
-        Side {
-            summary: &before,
-            findings: &before_findings,
-        },
-        Side {
-            summary: &after,
-            findings: &after_findings,
-        },
-        &|_| true,
-    );
+    let verdict = judged(Accept::Unmask, &before, &after, &|_| true);
     assert!(verdict.reasons.is_empty(), "{:?}", verdict.reasons);
 }
