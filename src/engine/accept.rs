@@ -2,17 +2,19 @@
 //! code compile or run can bring findings to light that were there all along, hidden behind an
 //! error it fixed: those are *unmasked*, not a regression, and become part of the kept state.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::config::Accept;
 use crate::gate::INFRA_CATEGORY;
 use crate::model::{Diagnostic, GateSummary, Severity};
 
-/// A gate run as the accept rule reads it: its summary and its findings.
+/// A gate run as the accept rule reads it: its summary, its findings, and the check each came
+/// from (`checks[i]` is `findings[i]`'s).
 #[derive(Debug, Clone, Copy)]
 pub struct Side<'a> {
     pub summary: &'a GateSummary,
     pub findings: &'a [Diagnostic],
+    pub checks: &'a [String],
 }
 
 /// The rule's verdict on a change.
@@ -31,9 +33,9 @@ pub struct Verdict {
 /// `strict`: total failures did not rise, no category got more failures, the gate still ran.
 /// `unmask` (the default): the same, but that a new finding in a file the change did not touch,
 /// in a category that failed before, is unmasked rather than worse, as long as the change also
-/// removed at least one finding. A new finding in a touched file, or without a file, or in a
-/// category that passed, is a regression; so is everything new when the change removed no
-/// finding at all.
+/// removed a finding of the same check (the fix that let more of what that check reads compile
+/// or run). A new finding in a touched file, or without a file, or in a category that passed, or
+/// from a check where the change removed nothing, is a regression.
 pub fn judge(
     rule: Accept,
     before: Side<'_>,
@@ -47,8 +49,8 @@ pub fn judge(
             unmasked: Vec::new(),
         };
     }
-    let (new, resolved) = new_failures(before.findings, after.findings);
-    if resolved == 0 {
+    let (new, resolved) = new_failures(before, after);
+    if resolved.is_empty() {
         // It fixed nothing: what appeared is its doing, whatever file it is in.
         return Verdict {
             reasons: strict,
@@ -62,13 +64,14 @@ pub fn judge(
             .get(category)
             .is_some_and(|c| c.failures > 0)
     };
-    let (unmasked, _regressed): (Vec<&Diagnostic>, Vec<&Diagnostic>) =
-        new.into_iter().partition(|d| {
-            let category = d.category.as_deref().unwrap_or_default();
-            d.file.as_deref().is_some_and(|file| !changed(file))
-                && !d.outside_target
-                && failed_before(category)
-        });
+    let (unmasked, _regressed): (Vec<_>, Vec<_>) = new.into_iter().partition(|(check, d)| {
+        let category = d.category.as_deref().unwrap_or_default();
+        d.file.as_deref().is_some_and(|file| !changed(file))
+            && !d.outside_target
+            && failed_before(category)
+            && resolved.contains(*check)
+    });
+    let unmasked: Vec<&Diagnostic> = unmasked.into_iter().map(|(_, d)| d).collect();
     let mut allowance: HashMap<&str, u64> = HashMap::new();
     for d in &unmasked {
         *allowance
@@ -88,25 +91,36 @@ pub fn judge(
     }
 }
 
-/// The failing findings of `after` that `before` did not have (by fingerprint, counting
-/// repeats), and how many of `before`'s are gone.
+/// The failing findings of `after` that `before` did not have (by check and fingerprint,
+/// counting repeats), with their check; and the checks some of whose findings in `before` are
+/// gone.
 fn new_failures<'a>(
-    before: &[Diagnostic],
-    after: &'a [Diagnostic],
-) -> (Vec<&'a Diagnostic>, usize) {
-    let failing = |d: &&Diagnostic| d.severity == Severity::Error;
-    let mut left: HashMap<&str, usize> = HashMap::new();
-    for d in before.iter().filter(failing) {
-        *left.entry(d.fingerprint.as_str()).or_default() += 1;
-    }
-    let mut new = Vec::new();
-    for d in after.iter().filter(failing) {
-        match left.get_mut(d.fingerprint.as_str()) {
-            Some(count) if *count > 0 => *count -= 1,
-            _ => new.push(d),
+    before: Side<'_>,
+    after: Side<'a>,
+) -> (Vec<(&'a str, &'a Diagnostic)>, HashSet<String>) {
+    let mut left: HashMap<(String, &str), usize> = HashMap::new();
+    for (d, check) in before.findings.iter().zip(before.checks) {
+        if d.severity == Severity::Error {
+            *left
+                .entry((check.clone(), d.fingerprint.as_str()))
+                .or_default() += 1;
         }
     }
-    (new, left.values().sum())
+    let mut new = Vec::new();
+    for (d, check) in after.findings.iter().zip(after.checks) {
+        if d.severity != Severity::Error {
+            continue;
+        }
+        match left.get_mut(&(check.clone(), d.fingerprint.as_str())) {
+            Some(count) if *count > 0 => *count -= 1,
+            _ => new.push((check.as_str(), d)),
+        }
+    }
+    let resolved = (left.into_iter())
+        .filter(|(_, count)| *count > 0)
+        .map(|((check, _), _)| check)
+        .collect();
+    (new, resolved)
 }
 
 /// Why `after` is worse than `before`, beyond the failures `allowed` per category (unmasked

@@ -53,15 +53,25 @@ fn judged(
     after: &(GateSummary, Vec<Diagnostic>),
     changed: &dyn Fn(&str) -> bool,
 ) -> Verdict {
+    // Each finding's check is its category's.
+    let checks = |findings: &[Diagnostic]| -> Vec<String> {
+        findings
+            .iter()
+            .map(|d| d.category.clone().unwrap_or_default())
+            .collect()
+    };
+    let (before_checks, after_checks) = (checks(&before.1), checks(&after.1));
     judge(
         rule,
         Side {
             summary: &before.0,
             findings: &before.1,
+            checks: &before_checks,
         },
         Side {
             summary: &after.0,
             findings: &after.1,
+            checks: &after_checks,
         },
         changed,
     )
@@ -183,6 +193,15 @@ fn the_rule_at_its_boundaries() {
             passed: &[],
             changed: &["a.rs"],
             unmask: (true, 2),
+            strict: false,
+        },
+        Case {
+            what: "a fix in one check unmasks nothing in another: a new test failure is a regression",
+            before: &["lint:a.rs:E1", "tests:t.rs:T1"],
+            after: &["tests:t.rs:T1", "tests:u.rs:T2"],
+            passed: &[],
+            changed: &["a.rs"],
+            unmask: (false, 0),
             strict: false,
         },
         Case {

@@ -65,6 +65,8 @@ pub struct Kept {
     pub summary: GateSummary,
     /// Its findings (not those the baseline excused as flaky).
     pub diagnostics: Vec<Diagnostic>,
+    /// The check each of its findings comes from.
+    pub origins: Vec<String>,
     /// Its checks, for the CI reports.
     pub checks: Vec<CheckResult>,
 }
@@ -73,6 +75,7 @@ impl Kept {
     fn of(run: GateRun) -> Self {
         Self {
             diagnostics: diagnostics_of(&run),
+            origins: verify::checks_of(&run),
             summary: run.summary,
             checks: run.checks,
         }

@@ -44,15 +44,18 @@ pub fn verify(
 ) -> Result<Verified, RunError> {
     let run = measure(settings, flaky, cycle, cancel)?;
     let findings = diagnostics_of(&run);
+    let checks = checks_of(&run);
     let verdict = judge(
         settings.run.accept,
         Side {
             summary: &kept.summary,
             findings: &kept.diagnostics,
+            checks: &kept.origins,
         },
         Side {
             summary: &run.summary,
             findings: &findings,
+            checks: &checks,
         },
         changed,
     );
@@ -75,6 +78,19 @@ pub fn measure(
     let run = gate::run_gate(settings, flaky, cycle, &dir, cancel)?;
     state::write_json(&dir.join(SUMMARY_FILE), &run.summary)?;
     Ok(run)
+}
+
+/// The check each of [`diagnostics_of`]'s findings comes from, in the same order.
+pub fn checks_of(run: &gate::GateRun) -> Vec<String> {
+    run.checks
+        .iter()
+        .flat_map(|check| {
+            let name = &check.check.name;
+            (check.findings.diagnostics().iter())
+                .filter(move |d| !run.flaky.excuses(name, d))
+                .map(move |_| name.clone())
+        })
+        .collect()
 }
 
 /// Every kept diagnostic of a gate run, with its category settled; not those the baseline

@@ -19,7 +19,7 @@ pub struct CheckResult {
     pub findings: Findings,
     pub output: HeadTail,
     pub lines_cut: u64,
-    /// Findings in refine-loop's own files (the state dir), left out: not the project's.
+    /// Errors found in refine-loop's own files (the state dir), left out: not the project's.
     pub own_files: u64,
     /// The tracked files it changed, put back: a check must only read.
     pub wrote: super::tracked::Wrote,
@@ -87,13 +87,14 @@ pub fn run_check<W: Write>(
     });
     session.finish(&mut findings);
     let own_files = drop_own_files(settings, &mut findings);
+    // Before anything can return early: what the check wrote is put back whatever follows.
+    let wrote = guard
+        .map(super::tracked::TrackedGuard::after)
+        .unwrap_or_default();
     if let Some(framing) = assembler.framing().framing {
         tracing::info!(check = %check.name, ?framing, "CI framing stripped from the output");
     }
     let output = bounded.finish().map_err(log_error)?;
-    let wrote = guard
-        .map(super::tracked::TrackedGuard::after)
-        .unwrap_or_default();
 
     let (end, spawn_error) = match ran {
         Ok(end) => (end, None),
@@ -121,7 +122,8 @@ pub fn run_check<W: Write>(
 }
 
 /// Leaves out the findings in the state dir (the loop's reports and records, which a tool that
-/// reads every file of the project finds, like `prettier --check .`); returns how many.
+/// reads every file of the project finds, like `prettier --check .`); returns how many of them
+/// were errors.
 fn drop_own_files(settings: &Settings, findings: &mut Findings) -> u64 {
     let Ok(state) = settings.state_dir.strip_prefix(&settings.target) else {
         return 0;
@@ -130,15 +132,19 @@ fn drop_own_files(settings: &Settings, findings: &mut Findings) -> u64 {
         return 0;
     };
     let prefix = format!("{state}/");
-    let dropped = findings.remove_where(|d| {
+    let own = |d: &crate::model::Diagnostic| {
         d.file
             .as_deref()
             .is_some_and(|file| file.trim_start_matches("./").starts_with(&prefix))
-    });
+    };
+    let errors = (findings.diagnostics().iter())
+        .filter(|d| own(d) && d.severity == crate::model::Severity::Error)
+        .count() as u64;
+    let dropped = findings.remove_where(own);
     if dropped > 0 {
         tracing::info!(dropped, "findings in refine-loop's own state dir left out");
     }
-    dropped
+    errors
 }
 
 /// How `check`'s process runs: in its folder, with its environment but the private variables.

@@ -134,8 +134,13 @@ fn record_of(result: &CheckResult) -> CheckRecord {
     let check = &result.check;
     let end = &result.end;
     let infra_reason = infra_reason(result);
-    // A tool that failed only for refine-loop's own files (left out) passed for the project.
-    let only_own = result.own_files > 0 && result.findings.counts.error == 0;
+    // A tool that failed only for refine-loop's own files (errors left out, nothing else found,
+    // and its usual failing exit code, not a crash's) passed for the project.
+    let counts = &result.findings.counts;
+    let only_own = result.own_files > 0
+        && counts.error == 0
+        && counts.warning == 0
+        && end.exit_code == Some(1);
     let exit_ok = end
         .exit_code
         .is_some_and(|code| check.success_codes.contains(&code) || only_own);

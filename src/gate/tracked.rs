@@ -217,9 +217,13 @@ fn write_file(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
             std::fs::remove_file(path)?;
         }
     }
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::write(path, bytes)?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+    let parent = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)?;
+    // A new file renamed over the old: a stop half-way never leaves the only copy truncated.
+    let mut temp = tempfile::NamedTempFile::new_in(parent)?;
+    std::io::Write::write_all(&mut temp, bytes)?;
+    temp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    temp.persist(path).map_err(|error| error.error)?;
+    Ok(())
 }

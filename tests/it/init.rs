@@ -237,3 +237,19 @@ fn init_excludes_the_state_dir_from_git() {
         .unwrap();
     assert!(!stdout(&status).contains(".refine-loop"), "{status:?}");
 }
+
+/// A tracked Cargo.lock is read, not rewritten: the Rust checks run with --locked.
+#[test]
+fn a_tracked_cargo_lock_makes_the_rust_checks_locked() {
+    let repo = Repo::new();
+    repo.write("Cargo.toml", "");
+    repo.write("Cargo.lock", "");
+    repo.commit("a crate with its lock file");
+    let output = repo.run(&["init", "--dry-run"]);
+    let text = stdout(&output);
+    assert!(
+        text.contains("run = \"cargo clippy --locked --all-targets")
+            && text.contains("run = \"cargo test --locked --no-fail-fast\""),
+        "{text}"
+    );
+}

@@ -60,6 +60,12 @@ fn rust(project: &Project) -> Option<Kind> {
     } else {
         ("--all-targets", "clippy reads every target")
     };
+    // A tracked Cargo.lock is not rewritten by the gate: an out-of-date one fails the check.
+    let locked = if project.files.iter().any(|f| f == "Cargo.lock") {
+        " --locked"
+    } else {
+        ""
+    };
     let checks = vec![
         Check {
             program: "cargo-fmt",
@@ -75,7 +81,7 @@ fn rust(project: &Project) -> Option<Kind> {
             ..check(
                 "clippy",
                 "lint",
-                format!("cargo clippy {targets} --message-format=short -- -D warnings"),
+                format!("cargo clippy{locked} {targets} --message-format=short -- -D warnings"),
                 "clippy",
             )
         },
@@ -86,7 +92,7 @@ fn rust(project: &Project) -> Option<Kind> {
             ..check(
                 "cargo-test",
                 "tests",
-                "cargo test --no-fail-fast",
+                format!("cargo test{locked} --no-fail-fast"),
                 "cargo-test",
             )
         },
@@ -168,8 +174,16 @@ fn javascript(project: &Project) -> Option<Kind> {
         return None;
     }
     let package = project.read("package.json");
+    let listed = |tool: &str| package.contains(&format!("\"{tool}\""));
+    let npm = |tool: &str, otherwise: &'static str| {
+        if listed(tool) {
+            "npm ci (package.json lists it)"
+        } else {
+            otherwise
+        }
+    };
     let mut checks = vec![Check {
-        install: "npm install --save-dev eslint",
+        install: npm("eslint", "npm install --save-dev eslint"),
         fixes: true,
         ..check("eslint", "lint", "npx --no-install eslint .", "eslint")
     }];
@@ -181,7 +195,7 @@ fn javascript(project: &Project) -> Option<Kind> {
         });
     if prettier {
         checks.push(Check {
-            install: "npm install --save-dev prettier",
+            install: npm("prettier", "npm install --save-dev prettier"),
             fixes: true,
             ..check(
                 "prettier",
@@ -193,7 +207,7 @@ fn javascript(project: &Project) -> Option<Kind> {
     }
     if project.has("tsconfig.json") {
         checks.push(Check {
-            install: "npm install --save-dev typescript",
+            install: npm("typescript", "npm install --save-dev typescript"),
             ..check(
                 "tsc",
                 "types",

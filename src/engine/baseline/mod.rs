@@ -60,6 +60,7 @@ pub fn measure_baseline(
     super::contain::refuse_gate_writes(&run)?;
     if !missing_tools(&run).is_empty() && !run.cancelled {
         run = install_missing(settings, &run, &mut notes, cancel)?;
+        super::contain::refuse_gate_writes(&run)?;
     }
     let flaky = if run.cancelled {
         Flaky::default()
