@@ -78,10 +78,12 @@ impl TrackedGuard {
                         dirty.insert(path, Before::Other);
                         continue;
                     };
-                    kept += bytes.len() as u64;
+                    // A file that does not fit is named if changed; smaller ones after it are kept.
+                    let fits = kept + bytes.len() as u64 <= KEEP_LIMIT;
+                    kept += if fits { bytes.len() as u64 } else { 0 };
                     Before::File {
                         digest: digest(&bytes),
-                        bytes: (kept <= KEEP_LIMIT).then_some(bytes),
+                        bytes: fits.then_some(bytes),
                         mode: meta.permissions().mode(),
                     }
                 }
