@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 pub use capture::last_lines;
 pub use check::{CheckResult, run_check};
 pub use summarize::{Excused, Flaky, INFRA_CATEGORY, summarize};
-pub use tracked::Wrote;
 
 use crate::cancel::Cancel;
 use crate::config::Settings;

@@ -186,7 +186,7 @@ fn infra_reason(result: &CheckResult) -> Option<String> {
         return Some(format!("could not start: {error}"));
     }
     if !result.wrote.is_empty() {
-        return Some(wrote_reason(&result.wrote));
+        return Some(result.wrote.reason());
     }
     let end = &result.end;
     match end.stopped {
@@ -211,33 +211,6 @@ fn infra_reason(result: &CheckResult) -> Option<String> {
         Some(126) => Some(format!("command not executable (exit code 126){}", last())),
         _ => None,
     }
-}
-
-/// A check that changed tracked files gave no result to trust: what it changed, and how to make
-/// it read-only.
-fn wrote_reason(wrote: &super::Wrote) -> String {
-    let list = |names: &[String]| {
-        let shown: Vec<&str> = names.iter().take(10).map(String::as_str).collect();
-        let more = names.len().saturating_sub(shown.len());
-        let more = if more > 0 {
-            format!(" and {more} more")
-        } else {
-            String::new()
-        };
-        format!("{}{more}", shown.join(", "))
-    };
-    let mut reason = String::from("it changed tracked files");
-    if !wrote.put_back.is_empty() {
-        reason.push_str(&format!(", put back: {}", list(&wrote.put_back)));
-    }
-    if !wrote.not_put_back.is_empty() {
-        reason.push_str(&format!("; NOT put back: {}", list(&wrote.not_put_back)));
-    }
-    reason.push_str(
-        ". A gate check must only read: run its tool in check mode \
-         (`ruff check --no-fix`, `cargo fmt --check`, `prettier --check`, `eslint` without --fix)",
-    );
-    reason
 }
 
 /// Adds the check's findings to their categories, but those `skip` says not to count; returns

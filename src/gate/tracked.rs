@@ -59,6 +59,34 @@ impl Wrote {
     pub fn is_empty(&self) -> bool {
         self.put_back.is_empty() && self.not_put_back.is_empty()
     }
+
+    /// A check that changed tracked files gave no result to trust: what it changed, and how to make
+    /// it read-only.
+    pub fn reason(&self) -> String {
+        let wrote = self;
+        let list = |names: &[String]| {
+            let shown: Vec<&str> = names.iter().take(10).map(String::as_str).collect();
+            let more = names.len().saturating_sub(shown.len());
+            let more = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            format!("{}{more}", shown.join(", "))
+        };
+        let mut reason = String::from("it changed tracked files");
+        if !wrote.put_back.is_empty() {
+            reason.push_str(&format!(", put back: {}", list(&wrote.put_back)));
+        }
+        if !wrote.not_put_back.is_empty() {
+            reason.push_str(&format!("; NOT put back: {}", list(&wrote.not_put_back)));
+        }
+        reason.push_str(
+            ". A gate check must only read: run its tool in check mode \
+             (`ruff check --no-fix`, `cargo fmt --check`, `prettier --check`, `eslint` without --fix)",
+        );
+        reason
+    }
 }
 
 impl TrackedGuard {
