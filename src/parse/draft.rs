@@ -5,6 +5,7 @@ use regex::{Captures, Regex};
 
 use super::Findings;
 use super::frames::Place;
+use super::matched::Matched;
 
 /// Bytes of continuation text kept per entry.
 const MAX_BODY_BYTES: usize = 4 * 1024;
@@ -92,7 +93,7 @@ impl Draft {
     /// failed).
     pub fn fill_placed(
         &mut self,
-        captures: &Captures<'_>,
+        captures: Matched<'_>,
         groups: &Groups,
         code_prefix: &str,
         place: Place,
@@ -100,14 +101,14 @@ impl Draft {
     ) {
         let text = |group: Option<usize>| {
             captures
-                .get(group?)
-                .map(|m| m.as_str().trim())
+                .group(group)
+                .map(str::trim)
                 .filter(|s| !s.is_empty())
         };
         let owned = |group: Option<usize>| text(group).map(str::to_string);
         fill(&mut self.severity, || owned(groups.severity));
         fill(&mut self.code, || {
-            text(groups.code).map(|c| format!("{code_prefix}{c}"))
+            text(groups.code).map(|code| [code_prefix, code].concat())
         });
         fill(&mut self.category, || owned(groups.category));
         if reads != Reads::Counting {
@@ -130,17 +131,17 @@ impl Draft {
     }
 
     /// Fills the place (file, line, column, end) from `captures` as `place` says.
-    fn fill_place(&mut self, captures: &Captures<'_>, groups: &Groups, place: Place) {
+    fn fill_place(&mut self, captures: Matched<'_>, groups: &Groups, place: Place) {
         let text = |group: Option<usize>| {
             captures
-                .get(group?)
-                .map(|m| m.as_str().trim())
+                .group(group)
+                .map(str::trim)
                 .filter(|s| !s.is_empty())
         };
         let number = |group: Option<usize>| text(group).and_then(|s| s.parse::<u32>().ok());
         if place == Place::UserFrame
             && self.line.is_none()
-            && groups.file.and_then(|group| captures.get(group)).is_some()
+            && captures.group(groups.file).is_some()
             && number(groups.line).is_some()
         {
             self.file = None;
@@ -185,15 +186,9 @@ impl Draft {
 
 impl Draft {
     /// Whether the `file` and `line` groups of `captures` (those it has) name this entry's place.
-    pub fn at_place_of(&self, captures: &Captures<'_>, groups: &Groups) -> bool {
-        let file = groups
-            .file
-            .and_then(|group| captures.get(group))
-            .map(|m| m.as_str().trim());
-        let line = groups
-            .line
-            .and_then(|group| captures.get(group))
-            .and_then(|m| m.as_str().parse::<u32>().ok());
+    pub fn at_place_of(&self, captures: Matched<'_>, groups: &Groups) -> bool {
+        let file = captures.group(groups.file).map(str::trim);
+        let line = (captures.group(groups.line)).and_then(|line| line.parse::<u32>().ok());
         file.is_none_or(|file| self.file.as_deref() == Some(file))
             && line.is_none_or(|line| self.line == Some(line))
     }
@@ -201,12 +196,9 @@ impl Draft {
     /// Continues the message with the `message` group of `captures`, after a space (a message
     /// the tool wrapped onto the next line); the other groups fill what the entry lacks, as far
     /// as `reads` says.
-    pub fn wrap(&mut self, captures: &Captures<'_>, groups: &Groups, reads: Reads) {
+    pub fn wrap(&mut self, captures: Matched<'_>, groups: &Groups, reads: Reads) {
         if reads.message() {
-            let more = groups
-                .message
-                .and_then(|group| captures.get(group))
-                .map(|m| m.as_str().trim());
+            let more = captures.group(groups.message).map(str::trim);
             match (&mut self.message, more) {
                 (Some(message), Some(more))
                     if !more.is_empty() && message.len() < MAX_BODY_BYTES =>
@@ -241,7 +233,7 @@ impl OpenEntry {
     /// Reads a line of the entry that a rule with `groups` matched with `captures`.
     pub fn read(
         &mut self,
-        captures: &Captures<'_>,
+        captures: Matched<'_>,
         groups: &Groups,
         code_prefix: &str,
         wraps: bool,

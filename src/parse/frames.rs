@@ -3,8 +3,6 @@
 //! show is the first frame inside the repository, not one in installed packages, a language's
 //! standard library or the runtime. A pattern with `user_frames = true` passes over the others.
 
-use regex::Captures;
-
 use super::ParseContext;
 use super::paths::resolve_path;
 use super::regex_parser::CompiledPattern;
@@ -53,17 +51,14 @@ pub enum Place {
     UserFrame,
 }
 
-/// What the place `captures` give (their `file`) may do for a finding of `pattern`.
-pub fn gives_place(
-    pattern: &CompiledPattern,
-    captures: &Captures<'_>,
-    context: &ParseContext,
-) -> Place {
+/// What the place a line gives (its `file`, as the line's rule matched it) may do for a finding
+/// of `pattern`.
+pub fn gives_place(pattern: &CompiledPattern, file: Option<&str>, context: &ParseContext) -> Place {
     if !pattern.user_frames {
         return Place::Fill;
     }
-    match captures.name("file") {
-        Some(file) if !is_user_frame(file.as_str(), context) => Place::None,
+    match file {
+        Some(file) if !is_user_frame(file, context) => Place::None,
         Some(_) => Place::UserFrame,
         None => Place::Fill,
     }

@@ -183,9 +183,15 @@ impl Framer {
     /// text the parsers should see to `on_line`, now or (while looking, or holding a GitLab
     /// line) later.
     #[inline]
-    pub fn line(&mut self, raw: &[u8], cut: u64, on_line: &mut dyn FnMut(&str)) {
+    pub fn line(
+        &mut self,
+        raw: &[u8],
+        text: Option<&str>,
+        cut: u64,
+        on_line: &mut dyn FnMut(&str),
+    ) {
         match self.state {
-            State::Plain => self.plain(raw, cut, on_line),
+            State::Plain => self.plain(raw, text, cut, on_line),
             State::Framed(framing) => self.framed(framing, raw, cut, on_line),
             State::Looking { .. } => self.look(raw, cut, on_line),
         }
@@ -229,7 +235,7 @@ impl Framer {
         self.report.framing = framing;
         self.state = framing.map_or(State::Plain, State::Framed);
         for (raw, cut) in &lines {
-            self.line(raw, *cut, on_line);
+            self.line(raw, None, *cut, on_line);
         }
     }
 
@@ -243,8 +249,8 @@ impl Framer {
             return self.gitlab(body, prefix, cut, on_line);
         }
         match prefix {
-            Some((len, _)) => self.plain(&body[len..], cut, on_line),
-            None => self.plain(raw, cut, on_line),
+            Some((len, _)) => self.plain(&body[len..], None, cut, on_line),
+            None => self.plain(raw, None, cut, on_line),
         }
     }
 
@@ -277,14 +283,14 @@ impl Framer {
             self.report.dropped += 1;
             return;
         }
-        self.plain(content, cut, on_line);
+        self.plain(content, None, cut, on_line);
     }
 
     /// The hot path of an unframed line: clean it, then a first-byte check for a marker.
     #[inline]
-    fn plain(&mut self, raw: &[u8], cut: u64, on_line: &mut dyn FnMut(&str)) {
+    fn plain(&mut self, raw: &[u8], text: Option<&str>, cut: u64, on_line: &mut dyn FnMut(&str)) {
         let mut scratch = std::mem::take(&mut self.scratch);
-        let cleaned = clean_line_with(raw, &mut scratch);
+        let cleaned = clean_line_with(raw, text, &mut scratch);
         let text = cleaned.as_str();
         let kept = match text.as_bytes().first() {
             Some(b'#' | b'[') => self.marker(text),

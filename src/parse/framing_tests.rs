@@ -5,7 +5,7 @@ fn framed(log: &[u8]) -> (Vec<String>, FrameReport) {
     let mut framer = Framer::new(64 * 1024);
     let mut lines = Vec::new();
     for raw in log.split(|b| *b == b'\n') {
-        framer.line(raw, 0, &mut |line| lines.push(line.to_string()));
+        framer.line(raw, None, 0, &mut |line| lines.push(line.to_string()));
     }
     framer.finish(&mut |line| lines.push(line.to_string()));
     (lines, framer.report().clone())
@@ -205,18 +205,18 @@ fn the_look_ahead_is_bounded_and_later_lines_stream() {
     let mut framer = Framer::new(64 * 1024);
     let mut seen = 0;
     for _ in 0..LOOKAHEAD_LINES - 1 {
-        framer.line(b"x", 0, &mut |_| seen += 1);
+        framer.line(b"x", None, 0, &mut |_| seen += 1);
     }
     assert_eq!(seen, 0, "held while looking");
-    framer.line(b"x", 0, &mut |_| seen += 1);
+    framer.line(b"x", None, 0, &mut |_| seen += 1);
     assert_eq!(seen, LOOKAHEAD_LINES, "decided and replayed");
-    framer.line(b"x", 0, &mut |_| seen += 1);
+    framer.line(b"x", None, 0, &mut |_| seen += 1);
     assert_eq!(seen, LOOKAHEAD_LINES + 1);
     // A few long lines end the look-ahead on bytes.
     let mut framer = Framer::new(64 * 1024);
     let long = vec![b'a'; LOOKAHEAD_BYTES];
     let mut seen = 0;
-    framer.line(&long, 0, &mut |_| seen += 1);
+    framer.line(&long, None, 0, &mut |_| seen += 1);
     assert_eq!(seen, 1);
 }
 
@@ -225,8 +225,18 @@ fn cut_lines_keep_their_marker_and_gitlab_joins_stay_bounded() {
     let mut framer = Framer::new(8);
     let mut lines = Vec::new();
     let mut on_line = |line: &str| lines.push(line.to_string());
-    framer.line(b"2026-11-30T10:00:00.004112Z 00O abcdef", 0, &mut on_line);
-    framer.line(b"2026-11-30T10:00:00.004112Z 00O+ghijkl", 2, &mut on_line);
+    framer.line(
+        b"2026-11-30T10:00:00.004112Z 00O abcdef",
+        None,
+        0,
+        &mut on_line,
+    );
+    framer.line(
+        b"2026-11-30T10:00:00.004112Z 00O+ghijkl",
+        None,
+        2,
+        &mut on_line,
+    );
     framer.finish(&mut on_line);
     assert_eq!(
         lines,

@@ -13,6 +13,7 @@ mod first_rule;
 mod frames;
 mod framing;
 mod locations;
+mod matched;
 mod matcher_pattern;
 mod paths;
 mod preprocess;

@@ -51,20 +51,45 @@ impl LineAssembler {
 
     /// Feeds a chunk; calls `on_line` for every line it completes.
     pub fn push(&mut self, mut chunk: &[u8], on_line: &mut dyn FnMut(&str)) {
-        while let Some(newline) = memchr::memchr(b'\n', chunk) {
-            let part = &chunk[..newline];
-            if self.pending.is_empty()
-                && self.dropped_from_pending == 0
-                && part.len() <= self.max_line
-            {
-                self.framer.line(part, 0, on_line);
-            } else {
-                self.append(part);
-                self.emit(on_line);
-            }
+        // The partial line held from the last chunk first.
+        if !self.pending.is_empty() || self.dropped_from_pending > 0 {
+            let Some(newline) = memchr::memchr(b'\n', chunk) else {
+                self.append(chunk);
+                return;
+            };
+            self.append(&chunk[..newline]);
+            self.emit(on_line);
             chunk = &chunk[newline + 1..];
         }
+        if let Some(last) = memchr::memrchr(b'\n', chunk) {
+            let whole = &chunk[..last];
+            // The chunk's whole lines are checked for UTF-8 together (most output is valid), not
+            // one by one; a chunk with an invalid byte is read line by line.
+            match simdutf8::basic::from_utf8(whole) {
+                Ok(text) => {
+                    for line in text.split('\n') {
+                        self.whole_line(line.as_bytes(), Some(line), on_line);
+                    }
+                }
+                Err(_) => {
+                    for part in whole.split(|&byte| byte == b'\n') {
+                        self.whole_line(part, None, on_line);
+                    }
+                }
+            }
+            chunk = &chunk[last + 1..];
+        }
         self.append(chunk);
+    }
+
+    /// A line read whole from one chunk: `text` when it is known to be UTF-8.
+    fn whole_line(&mut self, part: &[u8], text: Option<&str>, on_line: &mut dyn FnMut(&str)) {
+        if part.len() > self.max_line {
+            self.append(part);
+            self.emit(on_line);
+        } else {
+            self.framer.line(part, text, 0, on_line);
+        }
     }
 
     /// Emits the last line if the stream did not end with a newline, and what the framing stage
@@ -91,7 +116,7 @@ impl LineAssembler {
             self.lines_cut += 1;
         }
         self.framer
-            .line(&self.pending, self.dropped_from_pending, on_line);
+            .line(&self.pending, None, self.dropped_from_pending, on_line);
         self.pending.clear();
         self.dropped_from_pending = 0;
     }
@@ -99,34 +124,44 @@ impl LineAssembler {
 
 /// Cleans one raw line (without its `\n`) into text.
 pub fn clean_line(raw: &[u8]) -> Cow<'_, str> {
-    match clean_line_with(raw, &mut Vec::new()) {
+    match clean_line_with(raw, None, &mut Vec::new()) {
         Cleaned::Raw(text) => text,
         Cleaned::Scratch(text) => Cow::Owned(text.into_owned()),
     }
 }
 
 /// [`clean_line`], with `scratch` to hold a line whose escapes are removed (the caller keeps it
-/// from line to line, so that no line costs an allocation).
-pub(super) fn clean_line_with<'r, 's>(raw: &'r [u8], scratch: &'s mut Vec<u8>) -> Cleaned<'r, 's> {
-    let mut line = raw;
+/// from line to line, so that no line costs an allocation), and the line as `text` when it is
+/// already known to be UTF-8.
+pub(super) fn clean_line_with<'r, 's>(
+    raw: &'r [u8],
+    text: Option<&'r str>,
+    scratch: &'s mut Vec<u8>,
+) -> Cleaned<'r, 's> {
+    let (mut start, mut end) = (0, raw.len());
     // Most lines have no carriage return and no escape: one search tells.
-    let special = memchr::memchr2(b'\r', 0x1b, line).is_some();
+    let special = memchr::memchr2(b'\r', 0x1b, raw).is_some();
     if special {
-        while let [rest @ .., b'\r'] = line {
-            line = rest;
+        while end > 0 && raw[end - 1] == b'\r' {
+            end -= 1;
         }
-        if let Some(last_cr) = memchr::memrchr(b'\r', line) {
-            line = &line[last_cr + 1..];
+        if let Some(last_cr) = memchr::memrchr(b'\r', &raw[..end]) {
+            start = last_cr + 1;
         }
     }
-    if let [0xEF, 0xBB, 0xBF, rest @ ..] = line {
-        line = rest;
+    if raw[start..end].starts_with(&[0xEF, 0xBB, 0xBF]) {
+        start += 3;
     }
+    let line = &raw[start..end];
     if special && memchr::memchr(0x1b, line).is_some() {
         strip_escapes(line, scratch);
         return Cleaned::Scratch(decode(scratch));
     }
-    Cleaned::Raw(decode(line))
+    // A carriage return and a byte order mark are whole characters: `text` is cut where they end.
+    match text.and_then(|text| text.get(start..end)) {
+        Some(text) => Cleaned::Raw(Cow::Borrowed(text)),
+        None => Cleaned::Raw(decode(line)),
+    }
 }
 
 /// A cleaned line: borrowed from the raw line or from the scratch buffer.
@@ -254,6 +289,32 @@ mod tests {
         ];
         for (raw, expected) in table {
             assert_eq!(clean_line(raw), expected, "{raw:?}");
+        }
+    }
+
+    /// A chunk's lines are checked for UTF-8 together when they can be: cut into chunks of any
+    /// size (a character cut in two, a line longer than a chunk, an invalid byte in some chunks
+    /// only), the output reads the same as line by line.
+    #[test]
+    fn lines_read_the_same_whatever_the_chunks() {
+        let mut output: Vec<u8> = Vec::new();
+        for n in 0..40 {
+            output.extend_from_slice(format!("été {n} – ünïcode\r\n").as_bytes());
+            output.extend_from_slice(b"\x1b[31merror\x1b[0m: x\n10%\r100%\n");
+            if n % 7 == 0 {
+                output.extend_from_slice(b"bad \xff\xfe byte\n\xEF\xBB\xBFbom\n");
+            }
+            output.extend_from_slice("long ".repeat(n).as_bytes());
+            output.push(b'\n');
+        }
+        output.extend_from_slice("tail é".as_bytes());
+        let expected: Vec<String> = output
+            .split(|&byte| byte == b'\n')
+            .map(|line| clean_line(line).into_owned())
+            .collect();
+        for size in [1, 2, 3, 5, 64, 1000, output.len()] {
+            let chunks: Vec<&[u8]> = output.chunks(size).collect();
+            assert_eq!(lines_of(&chunks, 10_000), expected, "chunks of {size}");
         }
     }
 

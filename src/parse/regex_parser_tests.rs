@@ -614,3 +614,48 @@ regex = '^(?P<file>[^\s:]+):(?P<line>\d+):(?P<column>\d+): (?P<severity>warning)
     assert_eq!(many.omitted, unique - kept as u64);
     assert_eq!(many.expected.and_then(|e| e.warning), Some(unique));
 }
+
+/// A deduplicating parser reads a new finding exactly as one that does not deduplicate: the same
+/// place, code, message and body, whether its entry is short or longer than what is kept to read
+/// it again; only the repeats are left out.
+#[test]
+fn a_deduplicating_parser_keeps_each_new_finding_whole() {
+    let clippy = include_str!("../../gate-parsers/clippy.toml");
+    let plain = clippy.replacen("deduplicate = true", "deduplicate = false", 1);
+    assert_ne!(clippy, plain);
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/parsers/clippy");
+    let mut logs: Vec<String> = std::fs::read_dir(&fixtures)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "txt"))
+        .map(|path| std::fs::read_to_string(path).unwrap())
+        .collect();
+    assert!(logs.len() >= 5);
+    // An entry far longer than one is usually, printed twice, then a short one.
+    let long_note: String = (0..1_500)
+        .map(|n| format!("   = note: {n} {}\n", "x".repeat(90)))
+        .collect();
+    let long = format!(
+        "warning: long\n  --> src/a.rs:1:1\n{long_note}\nwarning: long\n  --> src/a.rs:1:1\n{long_note}\n\
+         warning: short\n  --> src/a.rs:2:1\n   |\n2  |     x\n   = note: after\n\n"
+    );
+    logs.push(long);
+    for log in &logs {
+        let kept = parse(clippy, log);
+        let all = parse(&plain, log);
+        let mut seen = Vec::new();
+        let first_seen: Vec<&Diagnostic> = all
+            .diagnostics()
+            .iter()
+            .filter(|d| {
+                let identity = (&d.file, d.line, d.column, d.severity, &d.code, &d.message);
+                let new = !seen.contains(&identity);
+                seen.push(identity);
+                new
+            })
+            .collect();
+        let got: Vec<&Diagnostic> = kept.diagnostics().iter().collect();
+        assert_eq!(got, first_seen, "{}", &log[..log.len().min(200)]);
+    }
+}

@@ -2,18 +2,18 @@
 //! and pattern rules in turn, while an open multi-line entry, the last context line, the last
 //! heading and the locations seen so far carry over from line to line.
 
-use regex::Captures;
-
 use super::draft::{Draft, OpenEntry, Reads, apply_summary};
 use super::first_rule::RuleCache;
 use super::frames::{Place, gives_place};
 use super::locations::{Key, Location, Locations, MAX_KEY};
+use super::matched::{LineMemory, Matched, find};
 use super::regex_parser::{CompiledPattern, EntryLine, EntryRules, PatternKind, RegexParser};
 use super::repeats::{Identity, Repeats};
 use super::{Findings, LineOutcome, ParseContext, ParseSession, resolve_path};
 use crate::model::{Diagnostic, Severity};
 
 mod entry;
+mod replay;
 
 /// What a `regex` parser keeps between the lines of one check's output.
 pub struct RegexSession<'a> {
@@ -30,6 +30,11 @@ pub struct RegexSession<'a> {
     caches: Vec<RuleCache>,
     /// The findings seen, for a parser that counts a repeated finding once.
     repeats: Option<Repeats>,
+    /// The lines of the open entry, while it is read only for its identity.
+    replay: replay::Replay,
+    /// What the rules matched in the lines read so far, for a parser that counts a repeated
+    /// finding once (its lines repeat).
+    memory: Option<LineMemory>,
 }
 
 impl ParseSession for RegexSession<'_> {
@@ -92,6 +97,8 @@ impl<'a> RegexSession<'a> {
                 .map(|_| RuleCache::default())
                 .collect(),
             repeats: parser.deduplicate.then(Repeats::default),
+            replay: replay::Replay::default(),
+            memory: parser.deduplicate.then(LineMemory::default),
         }
     }
 }
@@ -129,8 +136,8 @@ impl<'a> RegexSession<'a> {
         } else {
             pattern.head.of(&pattern.regex)
         };
-        match regex.captures(line) {
-            Some(captures) => self.apply_pattern(index, pattern, &captures, findings),
+        match find(self.memory.as_mut(), regex, line) {
+            Some(found) => self.apply_pattern(index, pattern, line, found.matched(), findings),
             None => LineOutcome::Unmatched,
         }
     }
@@ -141,7 +148,8 @@ impl<'a> RegexSession<'a> {
         &mut self,
         index: usize,
         pattern: &CompiledPattern,
-        captures: &Captures<'_>,
+        line: &str,
+        captures: Matched<'_>,
         findings: &mut Findings,
     ) -> LineOutcome {
         let outcome = match pattern.kind {
@@ -152,35 +160,29 @@ impl<'a> RegexSession<'a> {
         };
         match pattern.kind {
             PatternKind::Finding if pattern.is_multi_line() => {
-                self.open_entry(index, pattern, captures, findings);
+                self.open_entry(index, pattern, line, captures, findings);
             }
             PatternKind::Finding
                 if self.repeats.is_none()
                     && !findings.accepts(
-                        self.severity_of(
-                            pattern,
-                            pattern
-                                .groups
-                                .severity
-                                .and_then(|index| captures.get(index))
-                                .map(|m| m.as_str()),
-                        ),
+                        self.severity_of(pattern, captures.group(pattern.groups.severity)),
                     ) =>
             {
                 self.count_only(pattern, captures, findings);
             }
             PatternKind::Finding => {
                 let mut draft = Draft::default();
-                let place = gives_place(pattern, captures, self.context);
+                let file = captures.group(pattern.groups.file);
+                let place = gives_place(pattern, file, self.context);
                 draft.fill_placed(captures, &pattern.groups, "", place, Reads::All);
                 self.emit(pattern, draft, findings);
             }
             PatternKind::Location => self.remember_location(pattern, captures),
-            PatternKind::Context => self.set_context(captures),
+            PatternKind::Context => self.set_context(pattern, captures),
             PatternKind::Heading => {
                 self.heading = captures
-                    .name("code")
-                    .map(|code| code.as_str().trim().to_string())
+                    .group(pattern.groups.code)
+                    .map(|code| code.trim().to_string())
                     .filter(|code| code.len() <= MAX_KEY);
             }
         }
@@ -192,10 +194,10 @@ impl<'a> RegexSession<'a> {
     fn count_only(
         &self,
         pattern: &CompiledPattern,
-        captures: &Captures<'_>,
+        captures: Matched<'_>,
         findings: &mut Findings,
     ) {
-        let group = |index: Option<usize>| captures.get(index?).map(|m| m.as_str());
+        let group = |index: Option<usize>| captures.group(index);
         let groups = &pattern.groups;
         let word = group(groups.severity);
         let category = group(groups.category)
@@ -207,12 +209,13 @@ impl<'a> RegexSession<'a> {
 
     /// Remembers the place a context line names (its file, and its line and column when it gives
     /// them) for the findings after it that name no file.
-    fn set_context(&mut self, captures: &Captures<'_>) {
-        let number = |name: &str| captures.name(name).and_then(|m| m.as_str().parse().ok());
-        self.current = captures.name("file").map(|file| Location {
-            file: file.as_str().to_string(),
-            line: number("line"),
-            column: number("column"),
+    fn set_context(&mut self, pattern: &CompiledPattern, captures: Matched<'_>) {
+        let groups = &pattern.groups;
+        let number = |group: Option<usize>| captures.group(group).and_then(|n| n.parse().ok());
+        self.current = captures.group(groups.file).map(|file| Location {
+            file: file.to_string(),
+            line: number(groups.line),
+            column: number(groups.column),
         });
     }
 
@@ -222,14 +225,18 @@ impl<'a> RegexSession<'a> {
             .unwrap_or(Severity::Error)
     }
 
-    fn emit(&mut self, pattern: &CompiledPattern, mut draft: Draft, findings: &mut Findings) {
+    fn emit(&mut self, pattern: &CompiledPattern, draft: Draft, findings: &mut Findings) {
+        if !self.is_repeat(pattern, &draft) {
+            self.store(pattern, draft, findings);
+        }
+    }
+
+    /// Stores the finding of `draft` in `findings`, or counts it when they are full.
+    fn store(&self, pattern: &CompiledPattern, mut draft: Draft, findings: &mut Findings) {
         if draft.code.is_none() {
             draft.code.clone_from(&pattern.code);
         }
         let severity = self.severity_of(pattern, draft.severity.as_deref());
-        if self.is_repeat(pattern, &draft, severity) {
-            return;
-        }
         let category = draft
             .category
             .or_else(|| pattern.category.clone())
@@ -290,7 +297,8 @@ impl<'a> RegexSession<'a> {
 
     /// Whether the finding of `draft` is one already read, for a parser that counts a repeated
     /// finding once.
-    fn is_repeat(&mut self, pattern: &CompiledPattern, draft: &Draft, severity: Severity) -> bool {
+    fn is_repeat(&mut self, pattern: &CompiledPattern, draft: &Draft) -> bool {
+        let severity = self.severity_of(pattern, draft.severity.as_deref());
         let Some(repeats) = self.repeats.as_mut() else {
             return false;
         };
@@ -300,7 +308,7 @@ impl<'a> RegexSession<'a> {
             line: draft.line,
             column: draft.column,
             severity,
-            code: draft.code.as_deref(),
+            code: draft.code.as_deref().or(pattern.code.as_deref()),
             message: message.unwrap_or_default(),
         })
     }
@@ -308,31 +316,25 @@ impl<'a> RegexSession<'a> {
     /// Remembers the place a location line gives: for the code it names and for the test the
     /// last heading named (only the first location after a heading counts: the test's own frame,
     /// before the frames it called; with `user_frames`, the first in the user's code).
-    fn remember_location(&mut self, pattern: &CompiledPattern, captures: &Captures<'_>) {
-        let Some(file) = captures.name("file") else {
+    fn remember_location(&mut self, pattern: &CompiledPattern, captures: Matched<'_>) {
+        let groups = &pattern.groups;
+        let Some(file) = captures.group(groups.file) else {
             return;
         };
         // A frame outside the user's code leaves the heading for the next frame.
-        if gives_place(pattern, captures, self.context) == Place::None {
+        if gives_place(pattern, Some(file), self.context) == Place::None {
             return;
         }
         let heading = self.heading.take().map(Key::Heading);
-        let code = captures
-            .name("code")
-            .map(|code| Key::Code(code.as_str().to_string()));
-        if file.as_str().len() > MAX_KEY || (heading.is_none() && code.is_none()) {
+        let code = (captures.group(groups.code)).map(|code| Key::Code(code.to_string()));
+        if file.len() > MAX_KEY || (heading.is_none() && code.is_none()) {
             return;
         }
-        let number = |name: &str| captures.name(name).and_then(|m| m.as_str().parse().ok());
+        let number = |group: Option<usize>| captures.group(group).and_then(|n| n.parse().ok());
         let location = Location {
-            file: resolve_path(
-                file.as_str(),
-                &self.context.target,
-                &self.context.cwd_relative,
-            )
-            .path,
-            line: number("line"),
-            column: number("column"),
+            file: resolve_path(file, &self.context.target, &self.context.cwd_relative).path,
+            line: number(groups.line),
+            column: number(groups.column),
         };
         // Both keys when a line names its code under a heading (a panic on a test's thread).
         for key in [heading, code].into_iter().flatten() {

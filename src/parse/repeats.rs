@@ -6,7 +6,9 @@
 //! diagnostic in each compilation) and from one macro expansion to the next (the expansion site).
 
 use std::collections::HashSet;
-use std::hash::{Hash, Hasher};
+use std::hash::BuildHasher;
+
+use foldhash::quality::RandomState;
 
 use crate::model::{ExpectedCount, Severity, SeverityCounts};
 
@@ -27,7 +29,8 @@ pub struct Identity<'a> {
 /// The findings of one output seen so far, and the repeats left out.
 #[derive(Debug, Default)]
 pub struct Repeats {
-    seen: HashSet<u64>,
+    seen: HashSet<u64, RandomState>,
+    hasher: RandomState,
     /// Findings left out as repeats, by severity.
     dropped: SeverityCounts,
 }
@@ -35,9 +38,7 @@ pub struct Repeats {
 impl Repeats {
     /// Whether `identity` is seen for the first time; a repeat is counted as left out.
     pub fn first_time(&mut self, identity: &Identity<'_>) -> bool {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        identity.hash(&mut hasher);
-        let key = hasher.finish();
+        let key = self.hasher.hash_one(identity);
         if self.seen.contains(&key) {
             self.dropped.add(identity.severity);
             return false;

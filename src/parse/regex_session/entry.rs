@@ -1,13 +1,14 @@
 //! The multi-line entries of a `regex` session: the line that opens one, the lines that continue
 //! it (its end and continuation rules), and its close.
 
-use regex::{Captures, Regex};
+use regex::Regex;
 
 use super::RegexSession;
 use crate::parse::Findings;
 use crate::parse::draft::{Draft, Groups, OpenEntry, Reads};
 use crate::parse::first_rule::Head;
 use crate::parse::frames::{Place, gives_place};
+use crate::parse::matched::{Matched, find};
 use crate::parse::regex_parser::{CompiledPattern, EntryLine, EntryRules};
 
 /// A multi-line entry is closed after this many lines, whatever follows.
@@ -59,18 +60,23 @@ impl RegexSession<'_> {
         &mut self,
         index: usize,
         pattern: &CompiledPattern,
-        captures: &Captures<'_>,
+        line: &str,
+        captures: Matched<'_>,
         findings: &Findings,
     ) {
-        let word = (pattern.groups.severity)
-            .and_then(|group| captures.get(group))
-            .map(|m| m.as_str().trim())
+        let word = (captures.group(pattern.groups.severity))
+            .map(str::trim)
             .filter(|word| !word.is_empty());
-        let reads = if word.is_none() || findings.accepts(self.severity_of(pattern, word)) {
-            Reads::All
-        } else if self.repeats.is_some() {
-            // Whether it is a repeat, and so whether it counts, its place and message tell.
+        let stored = word.is_none() || findings.accepts(self.severity_of(pattern, word));
+        let reads = if self.repeats.is_some() {
+            // Whether it is a repeat, and so whether it counts, its place and message tell; one
+            // that may be stored is read whole once it proves new.
+            if stored {
+                self.replay.start(line);
+            }
             Reads::Identity
+        } else if stored {
+            Reads::All
         } else if pattern.continuations.iter().any(|c| c.same_place) {
             Reads::CountingAndPlace
         } else {
@@ -78,7 +84,7 @@ impl RegexSession<'_> {
         };
         let place = match reads {
             Reads::Counting => Place::None,
-            _ => gives_place(pattern, captures, self.context),
+            _ => gives_place(pattern, captures.group(pattern.groups.file), self.context),
         };
         let mut draft = Draft::default();
         draft.fill_placed(captures, &pattern.groups, "", place, reads);
@@ -116,8 +122,14 @@ impl RegexSession<'_> {
             if position > 0 && !entry_rule.regex.is_match(line) {
                 continue;
             }
+            if self.replay.active && !self.replay.fits(line) {
+                self.read_whole();
+            }
             if !self.take(line, pattern, &entry_rule) {
                 continue;
+            }
+            if self.replay.active {
+                self.replay.keep(line, rule);
             }
             let open = self.open.as_ref()?;
             if rule == EntryLine::End || open.lines >= MAX_ENTRY_LINES {
@@ -158,24 +170,76 @@ impl RegexSession<'_> {
         if !rule.same_place && !open.draft.wants(rule.groups, open.reads, rule.wraps) {
             return true;
         }
-        let Some(captures) = regex.captures(line) else {
+        let Some(found) = find(self.memory.as_mut(), regex, line) else {
             return false;
         };
-        if rule.same_place && !open.draft.at_place_of(&captures, rule.groups) {
+        let captures = found.matched();
+        if rule.same_place && !open.draft.at_place_of(captures, rule.groups) {
             return false;
         }
         let place = match open.reads {
             Reads::Counting => Place::None,
-            _ => gives_place(pattern, &captures, self.context),
+            _ => gives_place(pattern, captures.group(rule.groups.file), self.context),
         };
-        open.read(&captures, rule.groups, rule.code_prefix, rule.wraps, place);
+        open.read(captures, rule.groups, rule.code_prefix, rule.wraps, place);
         true
     }
 
     pub(super) fn close_entry(&mut self, findings: &mut Findings) {
+        if self.replay.active {
+            // Read for its identity only: a repeat is left out; a new finding is read whole.
+            let Some(open) = self.open.take() else {
+                self.replay.active = false;
+                return;
+            };
+            let pattern = &self.parser.patterns[open.pattern];
+            if self.is_repeat(pattern, &open.draft) {
+                self.replay.active = false;
+                return;
+            }
+            self.open = Some(open);
+            self.read_whole();
+            if let Some(open) = self.open.take() {
+                self.store(pattern, open.draft, findings);
+            }
+            return;
+        }
         if let Some(open) = self.open.take() {
             let pattern = &self.parser.patterns[open.pattern];
             self.emit(pattern, open.draft, findings);
         }
+    }
+
+    /// Reads the open entry, so far read only for its identity, again from its kept lines, whole;
+    /// it is read whole from here on.
+    fn read_whole(&mut self) {
+        let Some(open) = self.open.as_ref() else {
+            return;
+        };
+        let (index, lines) = (open.pattern, open.lines);
+        let parser = self.parser;
+        let pattern = &parser.patterns[index];
+        let replay = std::mem::take(&mut self.replay);
+        let mut draft = Draft::default();
+        if let Some(found) = find(self.memory.as_mut(), &pattern.regex, replay.opening()) {
+            let captures = found.matched();
+            let place = gives_place(pattern, captures.group(pattern.groups.file), self.context);
+            draft.fill_placed(captures, &pattern.groups, "", place, Reads::All);
+        }
+        self.open = Some(OpenEntry {
+            pattern: index,
+            draft,
+            lines,
+            reads: Reads::All,
+        });
+        if let Some(rules) = parser.entry_rules(index) {
+            for (rule, line) in replay.lines() {
+                if let Some(entry_rule) = EntryRule::of(pattern, rules, rule) {
+                    self.take(line, pattern, &entry_rule);
+                }
+            }
+        }
+        self.replay = replay;
+        self.replay.active = false;
     }
 }
