@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::built_in::BuiltIn;
 use super::error::DefinitionError;
 use super::several::{Part, Several};
 use super::{Parser, RuleHelp, definition, problem_matcher};
@@ -39,7 +40,11 @@ impl Catalogue {
             );
         }
         for (file, text) in BUILT_IN {
-            catalogue.add(&format!("gate-parsers/{file} (built in)"), text, false)?;
+            if let Some(built_in) = BuiltIn::new(file, text) {
+                let origin = built_in.origin().to_string();
+                let name = built_in.name().to_string();
+                catalogue.parsers.insert(name, (origin, Arc::new(built_in)));
+            }
         }
         let built_in: Vec<String> = catalogue.names().map(str::to_string).collect();
         for dir in dirs {
@@ -220,8 +225,16 @@ fn definition_files(dir: &Path) -> Result<Vec<PathBuf>, DefinitionError> {
 mod tests {
     use super::*;
 
+    /// Each built-in definition compiles, and its parser has the file's name (the catalogue
+    /// names it so before compiling it, on first use).
     #[test]
     fn built_ins_compile() {
+        assert!(BUILT_IN.len() >= 30);
+        for (file, text) in BUILT_IN {
+            let parsers = compile(file, text).unwrap();
+            let names: Vec<&str> = parsers.iter().map(|parser| parser.name()).collect();
+            assert_eq!(names, [file.strip_suffix(".toml").unwrap()], "{file}");
+        }
         let catalogue = Catalogue::built_in().unwrap();
         for name in ["cargo-test", "clippy", "exit-code"] {
             assert!(catalogue.get(name).is_some(), "{name}");

@@ -3,6 +3,7 @@
 //! kind implements [`Parser`] and parses line by line, so memory does not grow with the log.
 
 mod auto;
+mod built_in;
 mod catalogue;
 mod definition;
 mod draft;
