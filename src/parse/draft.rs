@@ -255,11 +255,11 @@ fn fill<T>(slot: &mut Option<T>, value: impl FnOnce() -> Option<T>) {
 
 /// Adds the counts of one summary line. `warnings` less `duplicates` (cargo's "(2 duplicates)");
 /// failed tests count as expected errors.
-pub fn apply_summary(captures: &Captures<'_>, findings: &mut Findings) {
+pub fn apply_summary(regex: &Regex, captures: &Captures<'_>, findings: &mut Findings) {
+    // The groups by position (a summary line of a dense log is read often; by name is a lookup).
     let count = |name: &str| {
-        captures
-            .name(name)
-            .and_then(|m| m.as_str().parse::<u64>().ok())
+        let group = regex.capture_names().position(|n| n == Some(name))?;
+        captures.get(group)?.as_str().parse::<u64>().ok()
     };
     // A tool that fixed some of what it found ("Found 28 errors (14 fixed, 14 remaining).")
     // prints the rest: those are the errors to expect.

@@ -65,17 +65,13 @@ impl LineAssembler {
             let whole = &chunk[..last];
             // The chunk's whole lines are checked for UTF-8 together (most output is valid), not
             // one by one; a chunk with an invalid byte is read line by line.
-            match simdutf8::basic::from_utf8(whole) {
-                Ok(text) => {
-                    for line in text.split('\n') {
-                        self.whole_line(line.as_bytes(), Some(line), on_line);
-                    }
-                }
-                Err(_) => {
-                    for part in whole.split(|&byte| byte == b'\n') {
-                        self.whole_line(part, None, on_line);
-                    }
-                }
+            let text = simdutf8::basic::from_utf8(whole).ok();
+            let mut start = 0;
+            for end in memchr::memchr_iter(b'\n', whole).chain([whole.len()]) {
+                // A newline is a whole character: `text` is cut where the line ends.
+                let line = text.and_then(|text| text.get(start..end));
+                self.whole_line(&whole[start..end], line, on_line);
+                start = end + 1;
             }
             chunk = &chunk[last + 1..];
         }

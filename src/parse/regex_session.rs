@@ -118,9 +118,10 @@ impl<'a> RegexSession<'a> {
         }
         if rule < skips + summaries {
             let index = rule - skips;
-            return match self.parser.summaries[index].captures(line) {
+            let regex = &self.parser.summaries[index];
+            return match regex.captures(line) {
                 Some(captures) => {
-                    apply_summary(&captures, findings);
+                    apply_summary(regex, &captures, findings);
                     LineOutcome::Summary(index)
                 }
                 None => LineOutcome::Unmatched,
