@@ -23,6 +23,9 @@ pub struct Draft {
     pub message: Option<String>,
     pub category: Option<String>,
     pub body: String,
+    /// Strings of drafts read before, to be filled again: a deduplicating parser reads a draft
+    /// for every repeat and drops it (see [`Draft::recycle`]).
+    pub spare: Vec<String>,
 }
 
 /// Where a regex's named groups are: looked up once when the parser is compiled rather than by
@@ -105,12 +108,16 @@ impl Draft {
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
         };
-        let owned = |group: Option<usize>| text(group).map(str::to_string);
-        fill(&mut self.severity, || owned(groups.severity));
-        fill(&mut self.code, || {
-            text(groups.code).map(|code| [code_prefix, code].concat())
+        let spare = &mut self.spare;
+        fill(&mut self.severity, || {
+            text(groups.severity).map(|s| reuse(spare, &[s]))
         });
-        fill(&mut self.category, || owned(groups.category));
+        fill(&mut self.code, || {
+            text(groups.code).map(|code| reuse(spare, &[code_prefix, code]))
+        });
+        fill(&mut self.category, || {
+            text(groups.category).map(|s| reuse(spare, &[s]))
+        });
         if reads != Reads::Counting {
             self.fill_place(captures, groups, place);
         }
@@ -118,7 +125,7 @@ impl Draft {
             return;
         }
         if self.message.is_none() {
-            self.message = owned(groups.message);
+            self.message = text(groups.message).map(|s| reuse(&mut self.spare, &[s]));
         } else if reads == Reads::All
             && let Some(more) = text(groups.message)
             && self.body.len() + more.len() < MAX_BODY_BYTES
@@ -147,7 +154,10 @@ impl Draft {
             self.file = None;
         }
         if place != Place::None {
-            fill(&mut self.file, || text(groups.file).map(str::to_string));
+            let spare = &mut self.spare;
+            fill(&mut self.file, || {
+                text(groups.file).map(|s| reuse(spare, &[s]))
+            });
             fill(&mut self.line, || number(groups.line));
             fill(&mut self.column, || number(groups.column));
             fill(&mut self.end_line, || number(groups.end_line));
@@ -245,6 +255,50 @@ impl OpenEntry {
             (self.draft).fill_placed(captures, groups, code_prefix, place, self.reads);
         }
     }
+}
+
+impl Draft {
+    /// A draft whose strings are taken from `spare` as it is filled.
+    pub fn with_spare(spare: Vec<String>) -> Self {
+        Self {
+            spare,
+            ..Self::default()
+        }
+    }
+
+    /// The strings of a draft that is not kept, for the next one to fill.
+    pub fn recycle(self) -> Vec<String> {
+        let Self {
+            file,
+            severity,
+            code,
+            message,
+            category,
+            mut spare,
+            ..
+        } = self;
+        if spare.len() < MAX_SPARE {
+            spare.extend(
+                [file, severity, code, message, category]
+                    .into_iter()
+                    .flatten(),
+            );
+        }
+        spare
+    }
+}
+
+/// Strings kept for later drafts.
+const MAX_SPARE: usize = 16;
+
+/// `parts` joined, in a string from `spare` when there is one.
+fn reuse(spare: &mut Vec<String>, parts: &[&str]) -> String {
+    let mut string = spare.pop().unwrap_or_default();
+    string.clear();
+    for part in parts {
+        string.push_str(part);
+    }
+    string
 }
 
 fn fill<T>(slot: &mut Option<T>, value: impl FnOnce() -> Option<T>) {

@@ -35,6 +35,8 @@ pub struct RegexSession<'a> {
     /// What the rules matched in the lines read so far, for a parser that counts a repeated
     /// finding once (its lines repeat).
     memory: Option<LineMemory>,
+    /// Strings of the drafts not kept, for the next drafts.
+    spare: Vec<String>,
 }
 
 impl ParseSession for RegexSession<'_> {
@@ -99,6 +101,7 @@ impl<'a> RegexSession<'a> {
             repeats: parser.deduplicate.then(Repeats::default),
             replay: replay::Replay::default(),
             memory: parser.deduplicate.then(LineMemory::default),
+            spare: Vec::new(),
         }
     }
 }
@@ -172,7 +175,7 @@ impl<'a> RegexSession<'a> {
                 self.count_only(pattern, captures, findings);
             }
             PatternKind::Finding => {
-                let mut draft = Draft::default();
+                let mut draft = self.new_draft();
                 let file = captures.group(pattern.groups.file);
                 let place = gives_place(pattern, file, self.context);
                 draft.fill_placed(captures, &pattern.groups, "", place, Reads::All);
@@ -227,13 +230,21 @@ impl<'a> RegexSession<'a> {
     }
 
     fn emit(&mut self, pattern: &CompiledPattern, draft: Draft, findings: &mut Findings) {
-        if !self.is_repeat(pattern, &draft) {
+        if self.is_repeat(pattern, &draft) {
+            self.spare = draft.recycle();
+        } else {
             self.store(pattern, draft, findings);
         }
     }
 
+    /// A draft to fill, with the strings of the drafts not kept.
+    fn new_draft(&mut self) -> Draft {
+        Draft::with_spare(std::mem::take(&mut self.spare))
+    }
+
     /// Stores the finding of `draft` in `findings`, or counts it when they are full.
-    fn store(&self, pattern: &CompiledPattern, mut draft: Draft, findings: &mut Findings) {
+    fn store(&mut self, pattern: &CompiledPattern, mut draft: Draft, findings: &mut Findings) {
+        self.spare = std::mem::take(&mut draft.spare);
         if draft.code.is_none() {
             draft.code.clone_from(&pattern.code);
         }

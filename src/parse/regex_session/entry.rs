@@ -5,7 +5,7 @@ use regex::Regex;
 
 use super::RegexSession;
 use crate::parse::Findings;
-use crate::parse::draft::{Draft, Groups, OpenEntry, Reads};
+use crate::parse::draft::{Groups, OpenEntry, Reads};
 use crate::parse::first_rule::Head;
 use crate::parse::frames::{Place, gives_place};
 use crate::parse::matched::{Matched, find};
@@ -86,7 +86,7 @@ impl RegexSession<'_> {
             Reads::Counting => Place::None,
             _ => gives_place(pattern, captures.group(pattern.groups.file), self.context),
         };
-        let mut draft = Draft::default();
+        let mut draft = self.new_draft();
         draft.fill_placed(captures, &pattern.groups, "", place, reads);
         self.open = Some(OpenEntry {
             pattern: index,
@@ -195,6 +195,7 @@ impl RegexSession<'_> {
             let pattern = &self.parser.patterns[open.pattern];
             if self.is_repeat(pattern, &open.draft) {
                 self.replay.active = false;
+                self.spare = open.draft.recycle();
                 return;
             }
             self.open = Some(open);
@@ -213,14 +214,15 @@ impl RegexSession<'_> {
     /// Reads the open entry, so far read only for its identity, again from its kept lines, whole;
     /// it is read whole from here on.
     fn read_whole(&mut self) {
-        let Some(open) = self.open.as_ref() else {
+        let Some(open) = self.open.take() else {
             return;
         };
         let (index, lines) = (open.pattern, open.lines);
+        self.spare = open.draft.recycle();
         let parser = self.parser;
         let pattern = &parser.patterns[index];
         let replay = std::mem::take(&mut self.replay);
-        let mut draft = Draft::default();
+        let mut draft = self.new_draft();
         if let Some(found) = find(self.memory.as_mut(), &pattern.regex, replay.opening()) {
             let captures = found.matched();
             let place = gives_place(pattern, captures.group(pattern.groups.file), self.context);
