@@ -40,11 +40,17 @@ impl Catalogue {
             );
         }
         for (file, text) in BUILT_IN {
-            if let Some(built_in) = BuiltIn::new(file, text) {
-                let origin = built_in.origin().to_string();
-                let name = built_in.name().to_string();
-                catalogue.parsers.insert(name, (origin, Arc::new(built_in)));
+            let Some(built_in) = BuiltIn::new(file, text) else {
+                // Not a `regex` definition (a problem matcher): compiled now.
+                catalogue.add(&format!("gate-parsers/{file} (built in)"), text, false)?;
+                continue;
+            };
+            let origin = built_in.origin().to_string();
+            let name = built_in.name().to_string();
+            if let Some((first, _)) = catalogue.parsers.get(&name) {
+                return Err(duplicate(&origin, &name, first));
             }
+            catalogue.parsers.insert(name, (origin, Arc::new(built_in)));
         }
         let built_in: Vec<String> = catalogue.names().map(str::to_string).collect();
         for dir in dirs {

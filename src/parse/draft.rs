@@ -277,19 +277,20 @@ impl Draft {
             mut spare,
             ..
         } = self;
-        if spare.len() < MAX_SPARE {
-            spare.extend(
-                [file, severity, code, message, category]
-                    .into_iter()
-                    .flatten(),
-            );
-        }
+        let strings = [file, severity, code, message, category]
+            .into_iter()
+            .flatten();
+        // A long string is not kept: a short finding stored in it would hold its capacity, which
+        // the findings' memory bound (it counts lengths) does not see.
+        let small = strings.filter(|string| string.capacity() <= MAX_SPARE_BYTES);
+        spare.extend(small.take(MAX_SPARE.saturating_sub(spare.len())));
         spare
     }
 }
 
-/// Strings kept for later drafts.
+/// Strings kept for later drafts, and the longest kept.
 const MAX_SPARE: usize = 16;
+const MAX_SPARE_BYTES: usize = 256;
 
 /// `parts` joined, in a string from `spare` when there is one.
 fn reuse(spare: &mut Vec<String>, parts: &[&str]) -> String {
