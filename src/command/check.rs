@@ -29,7 +29,14 @@ pub fn check(
     super::recover::refuse_interrupted(&settings.target)?;
     let layout = Layout::new(&settings.state_dir);
     let cycle_dir = state::cycle_dir(layout.dir(), 0)?;
-    let run = gate::run_gate(&settings, &gate::Flaky::default(), 0, &cycle_dir, cancel)?;
+    let run = gate::run_gate(
+        &settings,
+        &gate::Flaky::default(),
+        0,
+        &cycle_dir,
+        cancel,
+        None,
+    )?;
     state::write_json(&layout.cycle_summary(0), &run.summary)?;
     for note in &run.summary.notes {
         tracing::warn!("{note}");

@@ -19,13 +19,13 @@ pub(super) fn run_cycles(
     recorder: &mut Recorder<'_>,
     console: &mut dyn Write,
 ) -> Result<StopReason, RunError> {
+    engine.counted_until = Instant::now();
     loop {
         if let Some(reason) = policy.stop(engine)? {
             return Ok(reason);
         }
         let cycle = policy.open_cycle(engine)?;
         let cycle_started = Instant::now();
-        engine.outside = std::time::Duration::ZERO;
         let grouped = engine.github_groups
             && crate::ci::process_redactor().is_ok_and(|redactor| {
                 let name = format!("refine-loop cycle {}", cycle.index);

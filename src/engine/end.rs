@@ -73,6 +73,7 @@ impl EngineEnd {
                     .map(|h| h.message.clone())
                     .collect(),
                 set_aside: Vec::new(),
+                full_scans: Vec::new(),
                 in_worktree: settings.run.isolate == crate::config::Isolate::Worktree,
                 remaining: self.remaining.clone(),
             }),

@@ -132,8 +132,12 @@ pub struct Engine<'a> {
     /// The user's own uncommitted files (protected), relative to the target.
     protected_files: std::collections::HashSet<String>,
     started: Instant,
-    /// Time of the current cycle spent in the gate and the delegates.
-    outside: Duration,
+    /// Time of the current cycle spent in the gate's checks and the delegates' processes.
+    gate_time: Duration,
+    delegate_time: Duration,
+    /// When the last cycle's own work was counted (or the cycles began): the next cycle's
+    /// overhead runs from here, so nothing between two cycles goes uncounted.
+    counted_until: Instant,
     progress: progress::Progress,
     /// The journal of the turns not judged yet: what the tree returns to on any error.
     pending: Option<crate::workspace::Journal>,
@@ -202,7 +206,9 @@ impl<'a> Engine<'a> {
             unmasked_prints: std::collections::HashSet::new(),
             tried: std::collections::BTreeMap::new(),
             started,
-            outside: Duration::ZERO,
+            gate_time: Duration::ZERO,
+            delegate_time: Duration::ZERO,
+            counted_until: Instant::now(),
             progress,
             pending: None,
             confiner,
@@ -331,8 +337,9 @@ impl<'a> Engine<'a> {
             self.cancel,
             &self.kept,
             &|file| touched.contains(file.trim_start_matches("./")),
+            Some(&*self.workspace),
         );
-        self.outside += started.elapsed();
+        self.gate_time += started.elapsed();
         let run = verified.as_ref().ok().map(|verified| &verified.run);
         let on = contain::GateOn::Change;
         let incidents = self.after_gate_run(&seal, run, cycle.index, on);
@@ -346,8 +353,14 @@ impl<'a> Engine<'a> {
     fn measure(&mut self, cycle: CycleNumber) -> Result<GateRun, RunError> {
         let seal = self.workspace.seal()?;
         let started = Instant::now();
-        let run = verify::measure(self.settings, &self.flaky, cycle.index, self.cancel);
-        self.outside += started.elapsed();
+        let run = verify::measure(
+            self.settings,
+            &self.flaky,
+            cycle.index,
+            self.cancel,
+            Some(&*self.workspace),
+        );
+        self.gate_time += started.elapsed();
         let settled =
             self.after_gate_run(&seal, run.as_ref().ok(), cycle.index, contain::GateOn::Kept);
         let run = run?;

@@ -124,11 +124,19 @@ pub(super) fn close(
             .map(|(open, stop_state)| (open.as_slice(), stop_state.as_str()));
         ledger::record_cycle(recorder, engine.workspace.store(), settings, &story, notes)?;
     }
-    // The loop's own work: all of the cycle but the gate and the delegates, the record too.
-    let overhead = cycle_started.elapsed().saturating_sub(engine.outside);
+    // The loop's own work: everything since the last cycle's was counted (the end of that
+    // cycle's record and line too), but the gate's checks and the delegates' processes.
+    let now = Instant::now();
+    let spent = now.duration_since(engine.counted_until);
+    let outside = engine.gate_time + engine.delegate_time;
     if let Some(last) = engine.trend.cycles.last_mut() {
-        last.overhead_ms = Some(u64::try_from(overhead.as_millis()).unwrap_or(u64::MAX));
+        last.overhead_ms = Some(millis(spent.saturating_sub(outside)));
+        last.gate_ms = Some(millis(engine.gate_time));
+        last.delegate_ms = Some(millis(engine.delegate_time));
     }
+    engine.counted_until = now;
+    engine.gate_time = std::time::Duration::ZERO;
+    engine.delegate_time = std::time::Duration::ZERO;
     policy.close_cycle(engine, &cycle_record, settled.next, console)?;
     let _ = console.flush();
     Ok(settled.stop_now)
@@ -179,4 +187,8 @@ pub fn ignored_restored(attempt: &Attempt, cycle: CycleNumber) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }

@@ -197,6 +197,7 @@ fn run_in(
     let mut report = end.report(settings, Preset::Refactoring, delivery);
     if let Some(run) = report.run.as_mut() {
         run.set_aside = workspace.set_aside();
+        run.full_scans = workspace.full_scan_reasons();
     }
     end.write_state_files(&report)?;
     crate::report::write_report_files(&report)?;

@@ -1,8 +1,6 @@
 //! A turn and its journal, and restore first: a run that ends in an error or a panic while a
 //! change is not judged yet puts the tree back from the turn's journal before it ends.
 
-use std::time::Instant;
-
 use super::{Attempt, Engine, RunError, turn};
 use crate::delegate::{Assignment, DelegateSpec};
 
@@ -30,7 +28,6 @@ impl Engine<'_> {
         spec: &DelegateSpec,
         assignment: &Assignment<'_>,
     ) -> Result<Attempt, RunError> {
-        let started = Instant::now();
         let attempt = turn::take_turn(
             self.settings,
             self.workspace,
@@ -44,7 +41,9 @@ impl Engine<'_> {
             self.cancel,
             &mut self.pending,
         );
-        self.outside += started.elapsed();
+        if let Ok(attempt) = &attempt {
+            self.delegate_time += attempt.ran_for;
+        }
         attempt
     }
 

@@ -26,6 +26,8 @@ pub struct Attempt {
     pub incidents: Vec<Incident>,
     /// When it started, by the clock file times are stamped with.
     pub started: SystemTime,
+    /// How long its process ran.
+    pub ran_for: std::time::Duration,
     pub kept: bool,
     /// Decided on its own already (undone for acting against the repository, or verified alone).
     pub settled: bool,
@@ -78,7 +80,9 @@ pub(super) fn take_turn(
         private: &private,
         confiner,
     };
+    let started = std::time::Instant::now();
     let run = run_delegate(spec, assignment, limits, cancel)?;
+    let ran_for = started.elapsed();
     let mut effects = workspace.after_delegate(&watch, snapshot)?;
     if let Some(journal) = pending.as_ref()
         && effects
@@ -105,6 +109,7 @@ pub(super) fn take_turn(
         changes: effects.changes,
         incidents: effects.incidents,
         started: watch.started(),
+        ran_for,
         kept: false,
         settled: false,
         rejected_because: Vec::new(),

@@ -41,8 +41,9 @@ pub fn verify(
     cancel: &Cancel,
     kept: &Kept,
     changed: &dyn Fn(&str) -> bool,
+    tracked: Option<&dyn gate::TrackedList>,
 ) -> Result<Verified, RunError> {
-    let run = measure(settings, flaky, cycle, cancel)?;
+    let run = measure(settings, flaky, cycle, cancel, tracked)?;
     let findings = diagnostics_of(&run);
     let checks = checks_of(&run);
     let verdict = judge(
@@ -73,9 +74,10 @@ pub fn measure(
     flaky: &Flaky,
     cycle: u32,
     cancel: &Cancel,
+    tracked: Option<&dyn gate::TrackedList>,
 ) -> Result<gate::GateRun, RunError> {
     let dir = state::cycle_dir(&settings.state_dir, cycle)?;
-    let run = gate::run_gate(settings, flaky, cycle, &dir, cancel)?;
+    let run = gate::run_gate(settings, flaky, cycle, &dir, cancel, tracked)?;
     state::write_json(&dir.join(SUMMARY_FILE), &run.summary)?;
     Ok(run)
 }

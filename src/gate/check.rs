@@ -47,6 +47,7 @@ pub fn run_check<W: Write>(
     check: &CheckSettings,
     log: &mut W,
     cancel: &Cancel,
+    tracked: Option<&dyn super::tracked::TrackedList>,
 ) -> Result<CheckResult, GateError> {
     let log_error = |source| GateError::Log {
         path: settings.state_dir.join(super::OUTPUT_FILE),
@@ -70,7 +71,7 @@ pub fn run_check<W: Write>(
     let private = settings.private_variables();
     let spec = process_spec(settings, check, &private);
     let raw = parser.reads_documents();
-    let guard = super::tracked::TrackedGuard::before(&settings.target);
+    let guard = super::tracked::TrackedGuard::before(&settings.target, tracked);
     let ran = run_in_group(spec, cancel, &mut |chunk| {
         bounded.write(chunk)?;
         if raw {
@@ -88,9 +89,7 @@ pub fn run_check<W: Write>(
     session.finish(&mut findings);
     let own_files = drop_own_files(settings, &mut findings);
     // Before anything can return early: what the check wrote is put back whatever follows.
-    let wrote = guard
-        .map(super::tracked::TrackedGuard::after)
-        .unwrap_or_default();
+    let wrote = guard.map(|guard| guard.after(tracked)).unwrap_or_default();
     if let Some(framing) = assembler.framing().framing {
         tracing::info!(check = %check.name, ?framing, "CI framing stripped from the output");
     }

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 pub use capture::last_lines;
 pub use check::{CheckResult, run_check};
 pub use summarize::{Excused, Flaky, INFRA_CATEGORY, summarize};
+pub use tracked::TrackedList;
 
 use crate::cancel::Cancel;
 use crate::config::Settings;
@@ -61,6 +62,7 @@ pub fn run_gate(
     cycle: u32,
     cycle_dir: &Path,
     cancel: &Cancel,
+    tracked: Option<&dyn TrackedList>,
 ) -> Result<GateRun, GateError> {
     let log_path = cycle_dir.join(OUTPUT_FILE);
     let log_error = |source| GateError::Log {
@@ -83,7 +85,7 @@ pub fn run_gate(
             break;
         }
         tracing::info!(check = %check.name, category = %check.category, "running check");
-        let result = run_check(settings, check, &mut log, cancel)?;
+        let result = run_check(settings, check, &mut log, cancel, tracked)?;
         log.flush().map_err(log_error)?;
         cancelled |= result.end.stopped == Some(StopReason::Cancelled);
         checks.push(result);

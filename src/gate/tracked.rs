@@ -14,6 +14,14 @@ use sha2::{Digest, Sha256};
 /// a change to them is still named.
 const KEEP_LIMIT: u64 = 64 * 1024 * 1024;
 
+/// Lists the tracked files whose content differs from the index faster than a scan: the run's
+/// workspace, from the paths its tree watch saw change.
+pub trait TrackedList {
+    /// The tracked files (relative, `/`-separated) that differ from the index now (modified,
+    /// deleted, changed in type); `None` when it cannot tell (a scan is made instead).
+    fn tracked_differing(&self) -> Option<Vec<Vec<u8>>>;
+}
+
 /// The tracked files as a check found them.
 pub struct TrackedGuard {
     repo: git2::Repository,
@@ -92,12 +100,13 @@ impl Wrote {
 impl TrackedGuard {
     /// The tracked files under `target`'s repository before a check; `None` outside a git
     /// repository, in a bare one, or when git cannot list them (nothing is guarded then).
-    pub fn before(target: &Path) -> Option<Self> {
+    /// `list`, when given, lists them (see [`TrackedList`]).
+    pub fn before(target: &Path, list: Option<&dyn TrackedList>) -> Option<Self> {
         let repo = git2::Repository::discover(target).ok()?;
         let root = repo.workdir()?.to_path_buf();
         let mut kept = 0u64;
         let mut dirty = BTreeMap::new();
-        for path in differing(&repo).ok()? {
+        for path in differing(&repo, list).ok()? {
             let full = root.join(OsStr::from_bytes(&path));
             let before = match std::fs::symlink_metadata(&full) {
                 Ok(meta) if meta.is_file() => {
@@ -124,9 +133,9 @@ impl TrackedGuard {
     }
 
     /// Finds what the check changed since [`TrackedGuard::before`] and puts it back.
-    pub fn after(self) -> Wrote {
+    pub fn after(self, list: Option<&dyn TrackedList>) -> Wrote {
         let mut wrote = Wrote::default();
-        let Ok(now) = differing(&self.repo) else {
+        let Ok(now) = differing(&self.repo, list) else {
             return wrote;
         };
         let mut from_index = Vec::new();
@@ -178,7 +187,13 @@ impl TrackedGuard {
 
 /// Tracked paths whose working-tree content differs from the index (changed, deleted, or
 /// changed in type).
-fn differing(repo: &git2::Repository) -> Result<Vec<Vec<u8>>, git2::Error> {
+fn differing(
+    repo: &git2::Repository,
+    list: Option<&dyn TrackedList>,
+) -> Result<Vec<Vec<u8>>, git2::Error> {
+    if let Some(listed) = list.and_then(TrackedList::tracked_differing) {
+        return Ok(listed);
+    }
     let mut options = git2::StatusOptions::new();
     options
         .show(git2::StatusShow::Workdir)

@@ -43,9 +43,14 @@ pub struct TrendCycle {
     /// (a fix that let more code compile or run): taken into the kept state, not a regression.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unmasked: Option<u64>,
-    /// The loop's own work in this cycle (all but running the gate and the delegates).
+    /// The loop's own work in this cycle: all the time since the cycle before was counted but
+    /// the gate's checks (`gate_ms`) and the delegates' processes (`delegate_ms`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delegate_ms: Option<u64>,
     /// The tokens the cycle's http delegates used, as their endpoints reported them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TokenUsage>,
@@ -107,6 +112,8 @@ impl Trend {
             attempt_failed_count: None,
             unmasked: None,
             overhead_ms: None,
+            gate_ms: None,
+            delegate_ms: None,
             tokens: None,
         });
     }

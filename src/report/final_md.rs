@@ -87,6 +87,15 @@ fn refactoring_report(report: &Report, run: &RunPart) -> String {
             let _ = writeln!(text, "- {line}");
         }
     }
+    if !run.full_scans.is_empty() {
+        text.push_str(
+            "\n## Change detection\n\nThe kernel's watch on the tree (inotify) could not tell \
+             every change, so the loop scanned the whole tree instead, because:\n\n",
+        );
+        for reason in &run.full_scans {
+            let _ = writeln!(text, "- {reason}");
+        }
+    }
     ignored_section(&mut text, &run.ignored);
     text.push_str(&baseline_md::report_section(&run.notes));
     record_section(&mut text, run);

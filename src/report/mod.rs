@@ -123,6 +123,9 @@ pub struct RunPart {
     pub heuristics: Vec<String>,
     /// Folders rollbacks set aside (never deleted), and where they are.
     pub set_aside: Vec<String>,
+    /// Why the loop scanned the whole tree instead of following the kernel's account of what
+    /// changed (empty: the watch told every change).
+    pub full_scans: Vec<String>,
     /// The run worked in a linked worktree: its changes are not in the user's tree.
     pub in_worktree: bool,
     /// Why each failing category's findings remain.

@@ -118,7 +118,11 @@ impl Workspace {
 
     /// FIFOs, sockets and devices in the tree, in folders changed since `since`; the git folder
     /// and the state dir are left out.
+    /// When the watch told what the turn changed, only those paths are looked at.
     pub(super) fn special_files(&self, since: SystemTime) -> Vec<(RepoPath, SpecialKind)> {
+        if let Some(changed) = &self.changed_in_turn {
+            return special::special_among(&self.root, changed);
+        }
         let skip = [self.root.join(".git"), self.state_dir.clone()];
         special::special_files(&self.root, since, &skip)
     }

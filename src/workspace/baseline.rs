@@ -25,6 +25,8 @@ impl Workspace {
 
     /// Records the user's work before anything runs; it is protected for the whole run.
     pub fn record_baseline(&mut self) -> Result<Snapshot, WorkspaceError> {
+        // Watched from before the first listing: no change after it goes unseen.
+        self.start_tree_watch();
         let snapshot = self.snapshot()?;
         if let Some((path, _)) = snapshot
             .paths

@@ -9,6 +9,9 @@ use super::{Incident, PathState, RepoPath};
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     pub paths: BTreeMap<RepoPath, PathState>,
+    /// Where the tree watch's log stood when the paths were listed (`None`: no watch, or the
+    /// snapshot was not listed from the tree): what changed since is logged after it.
+    pub mark: Option<u64>,
 }
 
 impl Snapshot {
@@ -18,7 +21,11 @@ impl Snapshot {
         for change in changes {
             paths.insert(change.path.clone(), change.after.clone());
         }
-        Self { paths }
+        // Paths changed since the mark include the changes: they stay candidates.
+        Self {
+            paths,
+            mark: self.mark,
+        }
     }
 }
 

@@ -15,10 +15,12 @@ impl Workspace {
         if self.clean.is_none() {
             self.look_at_clean_files()?;
         }
+        // What the watch saw change since `before` (`None`: it cannot tell, all is looked at).
+        let among = self.changed_since(before.mark).map(|(paths, _)| paths);
         let touched = self
             .clean
             .as_ref()
-            .map(|clean| clean.touched(&self.root))
+            .map(|clean| clean.touched(&self.root, among.as_ref()))
             .unwrap_or_default();
         let candidates: BTreeSet<RepoPath> = before
             .paths
@@ -32,8 +34,14 @@ impl Workspace {
         for path in candidates {
             changes.extend(self.change_of(path, before)?);
         }
-        // Files the delegate hid behind ignore rules it wrote are its change too.
-        for path in self.hidden_by_new_rules(&changes)? {
+        // Files the delegate hid behind ignore rules it wrote are its change too (an ignore
+        // file that changed makes the watch give up: with its account, none did).
+        let hidden = match among {
+            Some(_) => BTreeSet::new(),
+            None => self.hidden_by_new_rules(&changes)?,
+        };
+        self.changed_in_turn = among;
+        for path in hidden {
             if !changes.iter().any(|change| change.path == path) {
                 changes.extend(self.change_of(path, before)?);
             }

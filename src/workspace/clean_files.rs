@@ -37,6 +37,8 @@ const FILE_MODES: [u32; 3] = [0o100_644, 0o100_755, 0o120_000];
 #[derive(Debug, Default)]
 pub(super) struct CleanFiles {
     entries: BTreeMap<RepoPath, Entry>,
+    /// Files with more than one name when recorded.
+    pub(super) linked: BTreeSet<Vec<u8>>,
 }
 
 #[derive(Debug)]
@@ -70,6 +72,7 @@ impl CleanFiles {
         let attributed = converts_everything || has_attributes(repo, &index, dirty);
         let taken = coarse_now();
         let mut entries = BTreeMap::new();
+        let mut linked = BTreeSet::new();
         for entry in index.iter() {
             let path = RepoPath::new(entry.path.clone());
             let stage = (entry.flags >> 12) & 0b11;
@@ -80,6 +83,9 @@ impl CleanFiles {
             let Ok(metadata) = std::fs::symlink_metadata(&full) else {
                 continue;
             };
+            if metadata.is_file() && metadata.nlink() > 1 {
+                linked.insert(path.as_bytes().to_vec());
+            }
             let held = if metadata.file_type().is_symlink() {
                 Held::Read(PathState::read(&full, None)?)
             } else if !metadata.is_file() {
@@ -107,7 +113,7 @@ impl CleanFiles {
                 },
             );
         }
-        Ok(Self { entries })
+        Ok(Self { entries, linked })
     }
 
     /// What a journal keeps of the record: the files whose state is not their blob's with git's
@@ -176,14 +182,42 @@ impl CleanFiles {
                 },
             );
         }
-        Ok(Self { entries })
+        Ok(Self {
+            entries,
+            linked: BTreeSet::new(),
+        })
     }
 
     /// The recorded files whose identity is not what it was (or proves nothing): whatever git
     /// says, each may have been written.
-    pub(super) fn touched(&self, root: &Path) -> BTreeSet<RepoPath> {
-        self.entries
-            .iter()
+    /// With `among` (the paths the tree watch reported, folders for all beneath them), only
+    /// those are looked at: a write to any other has an event.
+    pub(super) fn touched(
+        &self,
+        root: &Path,
+        among: Option<&BTreeSet<Vec<u8>>>,
+    ) -> BTreeSet<RepoPath> {
+        let Some(among) = among else {
+            return self.touched_in(root, self.entries.iter());
+        };
+        let mut touched = BTreeSet::new();
+        for top in among {
+            let beneath = self
+                .entries
+                .range(RepoPath::new(top.clone())..)
+                .take_while(|(path, _)| path.as_bytes().starts_with(top))
+                .filter(|(path, _)| super::looks::is_at_or_beneath(path.as_bytes(), top));
+            touched.extend(self.touched_in(root, beneath));
+        }
+        touched
+    }
+
+    fn touched_in<'a>(
+        &self,
+        root: &Path,
+        entries: impl Iterator<Item = (&'a RepoPath, &'a Entry)>,
+    ) -> BTreeSet<RepoPath> {
+        entries
             .filter(|(path, entry)| {
                 entry.stat.is_some()
                     && (entry.racy
@@ -229,9 +263,10 @@ impl CleanFiles {
         root: &Path,
         dirty: &BTreeSet<RepoPath>,
         store: &SnapshotStore,
+        among: Option<&BTreeSet<Vec<u8>>>,
     ) -> Result<(), WorkspaceError> {
         let taken = coarse_now();
-        for path in self.touched(root) {
+        for path in self.touched(root, among) {
             if dirty.contains(&path) {
                 continue;
             }

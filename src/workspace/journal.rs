@@ -130,7 +130,7 @@ impl Journal {
         for entry in &self.protected {
             paths.insert(entry.path.clone(), entry.state.clone());
         }
-        Snapshot { paths }
+        Snapshot { paths, mark: None }
     }
 
     /// Reads the journal at `path`.

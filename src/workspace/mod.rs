@@ -15,6 +15,7 @@ mod ignored;
 mod incident;
 mod journal;
 mod listing;
+mod looks;
 mod owner;
 mod path_state;
 mod repo_path;
@@ -25,6 +26,7 @@ mod special;
 mod stat_key;
 mod state_dir;
 mod store;
+mod tree_watch;
 mod watch;
 mod wire_bytes;
 
@@ -94,6 +96,20 @@ pub struct Workspace {
     /// Where this run sets folders aside, and those it did: (where each was, where it is).
     set_aside_dir: PathBuf,
     set_aside: std::cell::RefCell<Vec<(PathBuf, PathBuf)>>,
+    /// The kernel's account of what changes in the tree (`None`: every look scans it).
+    tree_watch: std::cell::RefCell<Option<tree_watch::TreeWatch>>,
+    /// What the last look found, and the watch's mark then.
+    looked: std::cell::RefCell<looks::Looked>,
+    /// Where the clean files were last looked at again.
+    clean_mark: std::cell::Cell<Option<tree_watch::Mark>>,
+    /// Files with more than one name at the baseline: looked at again at every look.
+    linked_at_baseline: BTreeSet<Vec<u8>>,
+    /// The watch is started with the baseline (`REFINE_LOOP_WATCH=off`: it is not).
+    watch_wanted: bool,
+    /// Why looks scanned the whole tree.
+    full_scans: std::cell::RefCell<Vec<String>>,
+    /// What the watch saw change during the last delegate's turn (`None`: it could not tell).
+    changed_in_turn: Option<BTreeSet<Vec<u8>>>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -194,6 +210,13 @@ impl Workspace {
             special_at_baseline: BTreeSet::new(),
             set_aside_dir,
             set_aside: std::cell::RefCell::default(),
+            tree_watch: std::cell::RefCell::default(),
+            looked: std::cell::RefCell::default(),
+            clean_mark: std::cell::Cell::new(None),
+            linked_at_baseline: BTreeSet::new(),
+            full_scans: std::cell::RefCell::default(),
+            watch_wanted: std::env::var(looks::WATCH_VARIABLE).map_or(true, |value| value != "off"),
+            changed_in_turn: None,
         })
     }
 
@@ -239,8 +262,8 @@ impl Workspace {
     /// submodule), less the state dir.
     pub fn dirty_paths(&self) -> Result<BTreeSet<RepoPath>, WorkspaceError> {
         Ok(self
-            .scanner
-            .dirty_paths(&self.repo)?
+            .look()?
+            .dirty
             .into_iter()
             .filter(|path| !self.is_excluded(path))
             // A repository inside the tree comes as one folder, `path/`.
@@ -271,19 +294,18 @@ impl Workspace {
     /// Records the clean tracked files the first time; later, looks again at those whose
     /// identity changed.
     fn look_at_clean_files(&mut self) -> Result<(), WorkspaceError> {
-        match &mut self.clean {
-            Some(clean) => clean.refresh(&self.root, &self.dirty, &self.store),
-            None => {
-                let clean = clean_files::CleanFiles::record(
-                    &self.repo,
-                    &self.root,
-                    &self.dirty,
-                    &self.store,
-                )?;
-                self.clean = Some(clean);
-                self.look_at_ignored()
+        if self.clean.is_some() {
+            let among = self.changed_after(&self.clean_mark);
+            if let Some(clean) = &mut self.clean {
+                return clean.refresh(&self.root, &self.dirty, &self.store, among.as_ref());
             }
         }
+        self.clean_mark.set(self.looked.borrow().mark);
+        let clean =
+            clean_files::CleanFiles::record(&self.repo, &self.root, &self.dirty, &self.store)?;
+        self.linked_at_baseline = clean.linked.clone();
+        self.clean = Some(clean);
+        self.look_at_ignored()
     }
 
     fn snapshot_of(&self, paths: BTreeSet<RepoPath>) -> Result<Snapshot, WorkspaceError> {
@@ -295,7 +317,10 @@ impl Workspace {
             let state = PathState::read_at(&self.root, &path, Some(&self.store))?;
             states.insert(path, state);
         }
-        Ok(Snapshot { paths: states })
+        Ok(Snapshot {
+            paths: states,
+            mark: self.looked.borrow().mark,
+        })
     }
 
     /// What to watch while a delegate runs: `.git`, files outside the tree that symlinks in it

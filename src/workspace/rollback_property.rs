@@ -230,18 +230,35 @@ proptest! {
     fn any_sequence_of_file_operations_rolls_back_to_the_byte(
         operations in proptest::collection::vec(operation(), 1..8)
     ) {
-        let dir = repository();
-        let root = dir.path().join("repo");
-        let mut workspace = Workspace::open(&root, &dir.path().join("state")).unwrap();
-        let before = tree(&root, None);
-        let snapshot = workspace.snapshot().unwrap();
-        let since = super::watch::coarse_now();
-        for operation in &operations {
-            apply(&root, operation);
-        }
-        let changes = workspace.changes_since(&snapshot).unwrap();
-        workspace.roll_back(&changes, since).unwrap();
-        prop_assert_eq!(tree(&root, Some(&before)), before);
-        prop_assert!(workspace.changes_since(&snapshot).unwrap().is_empty());
+        rolls_back(&operations, false)?;
     }
+
+    #[test]
+    fn any_sequence_of_file_operations_rolls_back_to_the_byte_with_the_watch(
+        operations in proptest::collection::vec(operation(), 1..8)
+    ) {
+        rolls_back(&operations, true)?;
+    }
+}
+
+/// Applies `operations`, finds the change (by the tree watch's account, or by scanning) and
+/// rolls it back: the tree is as before, and no change is left.
+fn rolls_back(operations: &[Operation], watch: bool) -> Result<(), TestCaseError> {
+    let dir = repository();
+    let root = dir.path().join("repo");
+    let mut workspace = Workspace::open(&root, &dir.path().join("state")).unwrap();
+    if watch {
+        workspace.start_tree_watch();
+    }
+    let before = tree(&root, None);
+    let snapshot = workspace.snapshot().unwrap();
+    let since = super::watch::coarse_now();
+    for operation in operations {
+        apply(&root, operation);
+    }
+    let changes = workspace.changes_since(&snapshot).unwrap();
+    workspace.roll_back(&changes, since).unwrap();
+    prop_assert_eq!(tree(&root, Some(&before)), before);
+    prop_assert!(workspace.changes_since(&snapshot).unwrap().is_empty());
+    Ok(())
 }

@@ -119,7 +119,10 @@ impl Scanner {
 }
 
 /// One libgit2 status run over `list` (literal paths; empty means the whole tree).
-fn statuses(repo: &git2::Repository, list: &[Vec<u8>]) -> Result<BTreeSet<Vec<u8>>, git2::Error> {
+pub(super) fn statuses(
+    repo: &git2::Repository,
+    list: &[Vec<u8>],
+) -> Result<BTreeSet<Vec<u8>>, git2::Error> {
     let mut options = git2::StatusOptions::new();
     options
         .show(git2::StatusShow::Workdir)

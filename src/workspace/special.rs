@@ -55,3 +55,20 @@ pub(super) fn special_files(
     found.sort();
     found
 }
+
+/// The special files among `paths` (relative; the watch logs every entry of a folder it
+/// reports made, so a folder's own entries are among them too).
+pub(super) fn special_among(
+    root: &Path,
+    paths: &std::collections::BTreeSet<Vec<u8>>,
+) -> Vec<(RepoPath, SpecialKind)> {
+    paths
+        .iter()
+        .filter_map(|path| {
+            let metadata =
+                std::fs::symlink_metadata(root.join(std::ffi::OsStr::from_bytes(path))).ok()?;
+            let special = SpecialKind::of(&metadata.file_type())?;
+            Some((RepoPath::new(path.clone()), special))
+        })
+        .collect()
+}

@@ -56,7 +56,7 @@ pub fn measure_baseline(
         confinement: Some(confinement),
         ..BaselineNotes::default()
     };
-    let mut run = measure(settings, &Flaky::default(), 0, cancel)?;
+    let mut run = measure(settings, &Flaky::default(), 0, cancel, None)?;
     super::contain::refuse_gate_writes(&run)?;
     if !missing_tools(&run).is_empty() && !run.cancelled {
         run = install_missing(settings, &run, &mut notes, cancel)?;
@@ -136,7 +136,7 @@ fn install_missing(
         dir.join(gate::OUTPUT_FILE),
         dir.join("gate-output-before-install.txt"),
     );
-    let run = measure(settings, &Flaky::default(), 0, cancel)?;
+    let run = measure(settings, &Flaky::default(), 0, cancel, None)?;
     if let Some((index, tool)) = missing_tools(&run).into_iter().next() {
         return Err(missing_tool(notes, &run.checks[index].check.name, tool));
     }
@@ -271,7 +271,7 @@ fn confirm(settings: &Settings, run: &GateRun, cancel: &Cancel) -> Result<Flaky,
             if cancel.is_requested() {
                 break;
             }
-            let again = gate::run_check(settings, &first.check, &mut log, cancel)?;
+            let again = gate::run_check(settings, &first.check, &mut log, cancel, None)?;
             match status_of(&again) {
                 // Stopped (cancel, deadline) or not run: it says nothing about flakiness.
                 CheckStatus::Infra => break,
@@ -353,7 +353,7 @@ fn passes_alone(
         ..check.clone()
     };
     let mut log = log;
-    let result = gate::run_check(settings, &alone, &mut log, cancel)?;
+    let result = gate::run_check(settings, &alone, &mut log, cancel, None)?;
     let ran = result
         .findings
         .tests

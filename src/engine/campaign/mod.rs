@@ -101,6 +101,7 @@ fn run_in(
     let mut report = end.report(settings, preset, delivery);
     if let Some(run) = report.run.as_mut() {
         run.set_aside = workspace.set_aside();
+        run.full_scans = workspace.full_scan_reasons();
     }
     report.campaign = Some(CampaignPart {
         intent: campaign.segment_config.intent.clone(),

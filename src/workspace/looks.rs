@@ -1,0 +1,203 @@
+//! Looking at the tree in O(changes): with the tree watch on, what is dirty now is what was
+//! dirty at the last look, with the paths the kernel reported since looked at again; the clean
+//! files a change may have written are those it reported. Without the watch, or when it lost
+//! track, the whole tree is scanned, and the reason is kept for the report.
+
+use std::collections::BTreeSet;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+
+use super::tree_watch::{Mark, Since, TreeWatch};
+use super::{Workspace, WorkspaceError, scan};
+
+/// Whether the tree watch is used: on by default; `REFINE_LOOP_WATCH=off` scans the whole tree
+/// at every look (the fallback, forced: for a test, or a file system inotify cannot follow).
+pub const WATCH_VARIABLE: &str = "REFINE_LOOP_WATCH";
+
+/// What a look found: the paths that differ from the index, as of the watch's mark.
+#[derive(Debug, Default)]
+pub(super) struct Looked {
+    pub(super) mark: Option<Mark>,
+    pub(super) dirty: BTreeSet<Vec<u8>>,
+}
+
+impl Workspace {
+    /// Starts the watch on the tree (before the baseline is listed: nothing after is missed).
+    /// When it cannot start, every look scans the tree, and the reason is reported.
+    pub(super) fn start_tree_watch(&mut self) {
+        if !self.watch_wanted {
+            self.note_full_scan(format!("the watch is off ({WATCH_VARIABLE}=off)"));
+            return;
+        }
+        let skip = |path: &[u8]| self.unwatched_folder(path);
+        let started = TreeWatch::start(&self.root, &skip);
+        match started {
+            Ok(watch) => {
+                tracing::debug!(folders = watch.folders(), "watching the work tree");
+                *self.tree_watch.borrow_mut() = Some(watch);
+            }
+            Err(why) => self.note_full_scan(why),
+        }
+    }
+
+    /// Folders the watch leaves out: git folders, repositories inside the tree, the state dir,
+    /// and what git ignores (build output: what a gate writes there is not the loop's to see).
+    fn unwatched_folder(&self, path: &[u8]) -> bool {
+        let name = path.rsplit(|byte| *byte == b'/').next().unwrap_or(path);
+        if name == b".git" || self.is_excluded(path) {
+            return true;
+        }
+        let full = std::path::Path::new(std::ffi::OsStr::from_bytes(path));
+        if self.root.join(full).join(".git").exists() {
+            return true;
+        }
+        let mut folder = path.to_vec();
+        folder.push(b'/');
+        self.repo
+            .is_path_ignored(std::path::Path::new(std::ffi::OsStr::from_bytes(&folder)))
+            .unwrap_or(false)
+    }
+
+    /// The reason a look scanned the whole tree, for the report (each distinct one once).
+    fn note_full_scan(&self, why: String) {
+        let mut notes = self.full_scans.borrow_mut();
+        if !notes.contains(&why) {
+            tracing::info!(reason = %why, "scanning the whole tree");
+            notes.push(why);
+        }
+    }
+
+    /// Why looks scanned the whole tree in this run (empty: the watch told every change).
+    pub fn full_scan_reasons(&self) -> Vec<String> {
+        self.full_scans.borrow().clone()
+    }
+
+    /// The paths changed since `mark` as the watch tells them; `None` when it cannot (no watch,
+    /// no mark, events lost, a hard-linked file among them): the caller scans.
+    pub(super) fn changed_since(&self, mark: Option<Mark>) -> Option<(BTreeSet<Vec<u8>>, Mark)> {
+        let mark = mark?;
+        let mut guard = self.tree_watch.borrow_mut();
+        let watch = guard.as_mut()?;
+        let skip = |path: &[u8]| self.unwatched_folder(path);
+        let (since, now) = watch.since(mark, &skip);
+        drop(guard);
+        match since {
+            Since::Exact(mut paths) => {
+                // Files with a second name since the baseline: written through the other name,
+                // they have no event of their own.
+                paths.extend(self.linked_at_baseline.iter().cloned());
+                // A file with another name may have been written through that name, which the
+                // watch does not see.
+                if let Some(linked) = paths.iter().find(|path| self.hard_linked(path)) {
+                    self.note_full_scan(format!(
+                        "`{}` has more than one name (a hard link): a write through another \
+                         name has no event",
+                        String::from_utf8_lossy(linked)
+                    ));
+                    return None;
+                }
+                Some((paths, now))
+            }
+            Since::Lost(why) => {
+                self.note_full_scan(why);
+                None
+            }
+        }
+    }
+
+    /// The paths changed since `*mark` as the watch tells them; `None` when it cannot (the
+    /// caller looks at everything). Either way `*mark` moves to now.
+    pub(super) fn changed_after(
+        &self,
+        mark: &std::cell::Cell<Option<Mark>>,
+    ) -> Option<BTreeSet<Vec<u8>>> {
+        match self.changed_since(mark.get()) {
+            Some((paths, now)) => {
+                mark.set(Some(now));
+                Some(paths)
+            }
+            None => {
+                mark.set(self.watch_mark());
+                None
+            }
+        }
+    }
+
+    /// The watch's mark for now (`None`: no watch).
+    pub(super) fn watch_mark(&self) -> Option<Mark> {
+        let mut guard = self.tree_watch.borrow_mut();
+        let watch = guard.as_mut()?;
+        let skip = |path: &[u8]| self.unwatched_folder(path);
+        Some(watch.mark(&skip))
+    }
+
+    fn hard_linked(&self, path: &[u8]) -> bool {
+        std::fs::symlink_metadata(self.root.join(std::ffi::OsStr::from_bytes(path)))
+            .is_ok_and(|metadata| metadata.is_file() && metadata.nlink() > 1)
+    }
+
+    /// The paths that differ from the index now (unfiltered): those of the last look, with the
+    /// paths changed since looked at again; the whole tree when the watch cannot tell.
+    pub(super) fn look(&self) -> Result<Looked, WorkspaceError> {
+        let last_mark = self.looked.borrow().mark;
+        if let Some((changed, now)) = self.changed_since(last_mark) {
+            let mut looked = self.looked.borrow_mut();
+            if !changed.is_empty() {
+                let list: Vec<Vec<u8>> = changed.iter().cloned().collect();
+                let found = scan::statuses(&self.repo, &list)?;
+                for top in &changed {
+                    let beneath: Vec<Vec<u8>> = looked
+                        .dirty
+                        .range(top.clone()..)
+                        .take_while(|path| path.starts_with(top))
+                        .filter(|path| is_at_or_beneath(path, top))
+                        .cloned()
+                        .collect();
+                    for path in beneath {
+                        looked.dirty.remove(&path);
+                    }
+                }
+                looked.dirty.extend(found);
+            }
+            looked.mark = Some(now);
+            return Ok(Looked {
+                mark: looked.mark,
+                dirty: looked.dirty.clone(),
+            });
+        }
+        let mark = self.watch_mark();
+        let dirty = self.scanner.dirty_paths(&self.repo)?;
+        *self.looked.borrow_mut() = Looked {
+            mark,
+            dirty: dirty.clone(),
+        };
+        Ok(Looked { mark, dirty })
+    }
+}
+
+/// Whether `path` is `top` or lies beneath it (a status path of a repository inside the tree
+/// ends in `/`).
+pub(super) fn is_at_or_beneath(path: &[u8], top: &[u8]) -> bool {
+    path.strip_prefix(top)
+        .is_some_and(|rest| rest.is_empty() || rest == b"/" || rest[0] == b'/')
+}
+
+impl crate::gate::TrackedList for Workspace {
+    /// From the last look and the paths changed since: the dirty paths git has in its index.
+    fn tracked_differing(&self) -> Option<Vec<Vec<u8>>> {
+        self.tree_watch.borrow().as_ref()?;
+        let looked = self.look().ok()?;
+        let index = self.repo.index().ok()?;
+        Some(
+            looked
+                .dirty
+                .into_iter()
+                .filter(|path| {
+                    index
+                        .get_path(std::path::Path::new(std::ffi::OsStr::from_bytes(path)), 0)
+                        .is_some()
+                })
+                .collect(),
+        )
+    }
+}
