@@ -266,10 +266,10 @@ impl TreeWatch {
                     self.watched.insert(folder.clone(), wd);
                 }
                 Err(Errno::ENOSPC) => {
-                    self.limit_reached = Some(format!(
-                        "the inotify watch limit (fs.inotify.max_user_watches, {}) is reached",
-                        watch_limit().map_or_else(|| "unknown".to_string(), |n| n.to_string())
-                    ));
+                    self.limit_reached = Some(
+                        "the inotify watch limit (fs.inotify.max_user_watches) is reached"
+                            .to_string(),
+                    );
                     self.lose("the inotify watch limit is reached".to_string());
                     return;
                 }
@@ -337,15 +337,6 @@ fn join(folder: &[u8], name: &[u8]) -> Vec<u8> {
     } else {
         [folder, b"/", name].concat()
     }
-}
-
-/// The kernel's watch limit for this user, when it can be read.
-fn watch_limit() -> Option<u64> {
-    std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
 }
 
 #[cfg(test)]

@@ -114,15 +114,33 @@ impl Scene {
 }
 
 /// Runs one fault; checks that the user's work, the git folder and (when the gate or the watch
-/// rejects the change) the library are as before, and that the report says `says`.
+/// rejects the change) the library are as before, and that the report says `says`. Each fault
+/// runs twice: with the kernel's watch on the tree, and with it off (every look a scan).
 fn inject(fault: &str, says: &str, library_kept: bool) -> Scene {
     inject_with(fault, says, library_kept, "5s")
 }
 
 fn inject_with(fault: &str, says: &str, library_kept: bool, idle_timeout: &str) -> Scene {
+    inject_once(fault, says, library_kept, idle_timeout, "off");
+    inject_once(fault, says, library_kept, idle_timeout, "on")
+}
+
+fn inject_once(
+    fault: &str,
+    says: &str,
+    library_kept: bool,
+    idle_timeout: &str,
+    watch: &str,
+) -> Scene {
     let scene = Scene::new(fault, idle_timeout);
     let (work, library, git) = (scene.user_work(), scene.library(), scene.git_folder());
-    let output = scene.repo.run(&["run", "--max-cycles", "1"]);
+    let output = scene
+        .repo
+        .command(&["run", "--max-cycles", "1"])
+        .env("REFINE_LOOP_WATCH", watch)
+        .output()
+        .unwrap();
+    let fault = &format!("{fault} (watch {watch})");
     assert!(
         matches!(output.status.code(), Some(1 | 3)),
         "{fault}: {output:?}"

@@ -49,4 +49,5 @@ mod sarif_report;
 mod secrets;
 mod support;
 mod sweep;
+mod tree_watch;
 mod unmasking;
