@@ -34,7 +34,8 @@ enum Content<'change> {
 }
 
 /// Writes the tree of `parent` with `changes` applied and returns its id. Removals go first, so
-/// that a file can take the place of a folder and the other way round.
+/// that a file can take the place of a folder and the other way round. Only the trees on the
+/// changed paths are rewritten: the cost follows the change, not the repository.
 pub(super) fn build(
     repo: &git2::Repository,
     parent: &git2::Tree<'_>,
@@ -42,25 +43,30 @@ pub(super) fn build(
     store: &SnapshotStore,
 ) -> Result<git2::Oid, DeliverError> {
     let edits = plan(changes)?;
-    let mut index = git2::Index::new().map_err(git("make an in-memory index"))?;
-    index
-        .read_tree(parent)
-        .map_err(git(format!("read tree {}", parent.id())))?;
-    for edit in &edits {
-        match edit {
-            Edit::Remove(path) => {
-                let path = as_path(path);
-                index
-                    .remove_path(path)
-                    .and_then(|()| index.remove_dir(path, 0))
-                    .map_err(git(format!("remove {}", path.display())))?;
-            }
-            Edit::RemoveFile(path) => index
-                .remove_path(as_path(path))
-                .map_err(git(format!("remove {}", as_path(path).display())))?,
-            Edit::Put { .. } => {}
+    let removed: Vec<&[u8]> = edits
+        .iter()
+        .filter_map(|edit| match edit {
+            Edit::Remove(path) | Edit::RemoveFile(path) => Some(*path),
+            Edit::Put { .. } => None,
+        })
+        .collect();
+    let mut removals = git2::build::TreeUpdateBuilder::new();
+    for path in &removed {
+        // What lies beneath another removal goes with it; what the tree lacks needs nothing.
+        let beneath_another = removed.iter().any(|other| {
+            path.len() > other.len() && path.starts_with(other) && path[other.len()] == b'/'
+        });
+        if !beneath_another && parent.get_path(as_path(path)).is_ok() {
+            removals.remove(path.to_vec());
         }
     }
+    let without = removals
+        .create_updated(repo, parent)
+        .map_err(git("remove the changed paths from the tree"))?;
+    let without = repo
+        .find_tree(without)
+        .map_err(git(format!("read tree {without}")))?;
+    let mut puts = git2::build::TreeUpdateBuilder::new();
     for edit in &edits {
         let Edit::Put {
             path,
@@ -76,12 +82,14 @@ pub(super) fn build(
                 .blob(target)
                 .map_err(git(format!("write the link {}", as_path(path).display())))?,
         };
-        index
-            .add(&entry(path, *mode, id))
-            .map_err(git(format!("add {}", as_path(path).display())))?;
+        let mode = match mode {
+            0o100755 => git2::FileMode::BlobExecutable,
+            0o120000 => git2::FileMode::Link,
+            _ => git2::FileMode::Blob,
+        };
+        puts.upsert(path.to_vec(), id, mode);
     }
-    index
-        .write_tree_to(repo)
+    puts.create_updated(repo, &without)
         .map_err(git("write the iteration's tree"))
 }
 
@@ -181,21 +189,4 @@ fn stored_blob(
     writer
         .commit()
         .map_err(git(format!("write the blob of {}", path.display())))
-}
-
-fn entry(path: &[u8], mode: u32, id: git2::Oid) -> git2::IndexEntry {
-    git2::IndexEntry {
-        ctime: git2::IndexTime::new(0, 0),
-        mtime: git2::IndexTime::new(0, 0),
-        dev: 0,
-        ino: 0,
-        mode,
-        uid: 0,
-        gid: 0,
-        file_size: 0,
-        id,
-        flags: 0,
-        flags_extended: 0,
-        path: path.to_vec(),
-    }
 }

@@ -39,6 +39,9 @@ pub(super) struct CleanFiles {
     entries: BTreeMap<RepoPath, Entry>,
     /// Files with more than one name when recorded.
     pub(super) linked: BTreeSet<Vec<u8>>,
+    /// The entries that may be exceptions (read, or a blob with another mode than git's
+    /// usual): a journal lists these without going through every entry.
+    unusual: BTreeSet<RepoPath>,
 }
 
 #[derive(Debug)]
@@ -73,6 +76,7 @@ impl CleanFiles {
         let taken = coarse_now();
         let mut entries = BTreeMap::new();
         let mut linked = BTreeSet::new();
+        let mut unusual = BTreeSet::new();
         for entry in index.iter() {
             let path = RepoPath::new(entry.path.clone());
             let stage = (entry.flags >> 12) & 0b11;
@@ -104,6 +108,10 @@ impl CleanFiles {
                     mode: metadata.permissions().mode() & 0o7777,
                 }
             };
+            let usual = matches!(held, Held::Blob { mode, .. } if mode == usual_mode(entry.mode));
+            if !usual {
+                unusual.insert(path.clone());
+            }
             entries.insert(
                 path,
                 Entry {
@@ -113,15 +121,20 @@ impl CleanFiles {
                 },
             );
         }
-        Ok(Self { entries, linked })
+        Ok(Self {
+            entries,
+            linked,
+            unusual,
+        })
     }
 
     /// What a journal keeps of the record: the files whose state is not their blob's with git's
     /// usual mode (kept bytes, a symlink, another mode).
     pub(super) fn exceptions(&self, repo: &git2::Repository) -> Vec<(RepoPath, PathState)> {
         let index = repo.index().ok();
-        self.entries
+        self.unusual
             .iter()
+            .filter_map(|path| Some((path, self.entries.get(path)?)))
             .filter_map(|(path, entry)| match &entry.held {
                 Held::Read(state) => Some((path.clone(), state.clone())),
                 Held::Blob { mode, .. } => {
@@ -182,9 +195,11 @@ impl CleanFiles {
                 },
             );
         }
+        let unusual = exceptions.keys().cloned().collect();
         Ok(Self {
             entries,
             linked: BTreeSet::new(),
+            unusual,
         })
     }
 
@@ -248,6 +263,7 @@ impl CleanFiles {
                     source,
                 })?;
             entry.held = Held::Read(PathState::File { sha256, mode });
+            self.unusual.insert(path.clone());
         }
         Ok(match &entry.held {
             Held::Read(state) => Some(state.clone()),
@@ -281,6 +297,7 @@ impl CleanFiles {
                 entry.stat = Some(StatKey::of(&metadata));
                 entry.racy = is_racy(&metadata, taken);
                 entry.held = Held::Read(state);
+                self.unusual.insert(path.clone());
             }
         }
         Ok(())
