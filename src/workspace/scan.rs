@@ -14,7 +14,6 @@
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 /// A tree with fewer index entries than this is scanned whole: threads would not pay.
 const MIN_ENTRIES_TO_SPLIT: usize = 2048;
@@ -26,8 +25,9 @@ const MAX_LANES: usize = 4;
 /// Scans the working tree for paths that differ from the index.
 pub struct Scanner {
     root: PathBuf,
-    /// One handle per lane beyond the caller's own.
-    spare: Mutex<Vec<git2::Repository>>,
+    /// The git folder: a handle per lane beyond the caller's own is opened for each scan and
+    /// dropped after it (each holds a copy of the index).
+    git_dir: PathBuf,
     plan: Option<Plan>,
 }
 
@@ -66,21 +66,12 @@ impl Scanner {
         min_entries: usize,
     ) -> Result<Self, git2::Error> {
         let index = repo.index()?;
-        if lanes < 2 || index.len() < min_entries.max(1) {
-            return Ok(Self {
-                root: root.to_path_buf(),
-                spare: Mutex::new(Vec::new()),
-                plan: None,
-            });
-        }
-        let plan = Plan::from_index(&index, lanes);
-        let spare = (1..lanes)
-            .map(|_| git2::Repository::open(repo.path()))
-            .collect::<Result<Vec<_>, _>>()?;
+        let plan = (lanes >= 2 && index.len() >= min_entries.max(1))
+            .then(|| Plan::from_index(&index, lanes));
         Ok(Self {
             root: root.to_path_buf(),
-            spare: Mutex::new(spare),
-            plan: Some(plan),
+            git_dir: repo.path().to_path_buf(),
+            plan,
         })
     }
 
@@ -95,10 +86,9 @@ impl Scanner {
         let Some(lists) = lists else {
             return statuses(repo, &[]);
         };
-        let mut spare = self
-            .spare
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut spare = (1..lists.len())
+            .map(|_| git2::Repository::open(&self.git_dir))
+            .collect::<Result<Vec<_>, _>>()?;
         let (first, rest) = lists.split_first().expect("more than one list");
         std::thread::scope(|scope| {
             let workers: Vec<_> = rest
