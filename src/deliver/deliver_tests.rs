@@ -897,3 +897,46 @@ fn a_corrupt_store_entry_is_refused() {
         Err(DeliverError::StoreCorrupt { .. })
     ));
 }
+
+#[test]
+fn a_new_entry_takes_the_place_of_what_the_changes_do_not_list() {
+    // The parent holds `x/kept.txt` and the file `y`; the changes put a file at `x` and one at
+    // `y/z.txt` without listing what was there (a staged deletion, say): it goes.
+    let dir = tempfile::tempdir().unwrap();
+    let repo = git2::Repository::init(dir.path().join("repo")).unwrap();
+    let store = SnapshotStore::new(&dir.path().join("store")).unwrap();
+    let blob = repo.blob(b"old\n").unwrap();
+    let parent = git2::build::TreeUpdateBuilder::new()
+        .upsert("x/kept.txt", blob, git2::FileMode::Blob)
+        .upsert("y", blob, git2::FileMode::Blob)
+        .upsert("other.txt", blob, git2::FileMode::Blob)
+        .create_updated(
+            &repo,
+            &repo
+                .find_tree(repo.treebuilder(None).unwrap().write().unwrap())
+                .unwrap(),
+        )
+        .unwrap();
+    let parent = repo.find_tree(parent).unwrap();
+    let file = |bytes: &[u8]| PathState::File {
+        sha256: store.put_bytes(bytes).unwrap(),
+        mode: 0o644,
+    };
+    let changes = [
+        PathChange {
+            path: b"x".to_vec(),
+            before: PathState::Directory,
+            after: file(b"x is a file\n"),
+        },
+        PathChange {
+            path: b"y/z.txt".to_vec(),
+            before: PathState::Absent,
+            after: file(b"z\n"),
+        },
+    ];
+    let built = tree::build(&repo, &parent, &changes, &store).unwrap();
+    let mut files = Files::new();
+    tree_files(&repo, &repo.find_tree(built).unwrap(), b"", &mut files);
+    let names: Vec<&[u8]> = files.keys().map(Vec::as_slice).collect();
+    assert_eq!(names, [&b"other.txt"[..], b"x", b"y/z.txt"]);
+}

@@ -1,7 +1,7 @@
 //! The tree of an iteration, built in memory from the previous tree and the changed paths; the
 //! repository's index file and working tree are never read or written.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -43,20 +43,44 @@ pub(super) fn build(
     store: &SnapshotStore,
 ) -> Result<git2::Oid, DeliverError> {
     let edits = plan(changes)?;
-    let removed: Vec<&[u8]> = edits
-        .iter()
-        .filter_map(|edit| match edit {
-            Edit::Remove(path) | Edit::RemoveFile(path) => Some(*path),
-            Edit::Put { .. } => None,
-        })
-        .collect();
+    let kind_in_parent = |path: &[u8]| parent.get_path(as_path(path)).ok().map(|e| e.kind());
+    // What goes before anything is put: removed paths, a file that became a folder, and
+    // whatever the parent holds where a new entry (or a folder above it) goes, which the
+    // changes need not list (a staged deletion, the gate's files).
+    let mut removed: BTreeSet<&[u8]> = BTreeSet::new();
+    for edit in &edits {
+        match edit {
+            Edit::Remove(path) => {
+                removed.insert(path);
+            }
+            Edit::RemoveFile(path) => {
+                if kind_in_parent(path) == Some(Some(git2::ObjectType::Blob)) {
+                    removed.insert(path);
+                }
+            }
+            Edit::Put { path, .. } => {
+                if kind_in_parent(path) == Some(Some(git2::ObjectType::Tree)) {
+                    removed.insert(path);
+                }
+                for (at, _) in path.iter().enumerate().filter(|(_, byte)| **byte == b'/') {
+                    let above = &path[..at];
+                    if kind_in_parent(above)
+                        .is_some_and(|kind| kind != Some(git2::ObjectType::Tree))
+                    {
+                        removed.insert(above);
+                    }
+                }
+            }
+        }
+    }
     let mut removals = git2::build::TreeUpdateBuilder::new();
     for path in &removed {
         // What lies beneath another removal goes with it; what the tree lacks needs nothing.
-        let beneath_another = removed.iter().any(|other| {
-            path.len() > other.len() && path.starts_with(other) && path[other.len()] == b'/'
-        });
-        if !beneath_another && parent.get_path(as_path(path)).is_ok() {
+        let beneath_another = path
+            .iter()
+            .enumerate()
+            .any(|(at, byte)| *byte == b'/' && removed.contains(&path[..at]));
+        if !beneath_another && kind_in_parent(path).is_some() {
             removals.remove(path.to_vec());
         }
     }

@@ -13,11 +13,17 @@ impl EngineEnd {
     /// The report of a run of `preset` that ended here, with the record it left. Its findings
     /// are placed on HEAD's lines (the commit CI checked out), since the run's changes are not
     /// committed.
-    pub fn report(&self, settings: &Settings, preset: Preset, delivery: DeliveryNote) -> Report {
+    pub fn report(
+        &self,
+        settings: &Settings,
+        preset: Preset,
+        delivery: DeliveryNote,
+        repo: &git2::Repository,
+    ) -> Report {
         let mut report = self.report_of_tree(settings, preset, delivery);
-        super::head_lines::place_on_head(&settings.target, &mut report.findings);
+        super::head_lines::place_on_head(repo, &settings.target, &mut report.findings);
         for check in &mut report.checks {
-            super::head_lines::place_on_head(&settings.target, &mut check.findings);
+            super::head_lines::place_on_head(repo, &settings.target, &mut check.findings);
         }
         report
     }

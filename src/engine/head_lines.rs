@@ -68,10 +68,8 @@ impl LineMap {
 
 /// Moves the lines of `findings` (paths relative to `target`) to HEAD's lines, where the file
 /// differs from HEAD. Files HEAD lacks, and findings without a line, stay as they are.
-pub(super) fn place_on_head(target: &Path, findings: &mut [Diagnostic]) {
-    let Ok(repo) = git2::Repository::discover(target) else {
-        return;
-    };
+/// `repo` is the run's own handle (a handle of its own would load another copy of the index).
+pub(super) fn place_on_head(repo: &git2::Repository, target: &Path, findings: &mut [Diagnostic]) {
     let Some(root) = repo.workdir().and_then(|root| root.canonicalize().ok()) else {
         return;
     };
@@ -91,7 +89,7 @@ pub(super) fn place_on_head(target: &Path, findings: &mut [Diagnostic]) {
         }
         let map = maps
             .entry(file.clone())
-            .or_insert_with(|| line_map(&repo, &head, &root, &target.join(&file)));
+            .or_insert_with(|| line_map(repo, &head, &root, &target.join(&file)));
         let Some(map) = map else {
             continue;
         };
@@ -249,7 +247,11 @@ mod tests {
             &[("app.txt", "a\r\nb\r\nBAD\r\n")],
         );
         let mut findings = [finding(3)];
-        place_on_head(dir.path(), &mut findings);
+        place_on_head(
+            &git2::Repository::open(dir.path()).unwrap(),
+            dir.path(),
+            &mut findings,
+        );
         assert_eq!(findings[0].line, Some(3));
         assert_eq!(findings[0].column, Some(2));
         assert_eq!(findings[0].message, "bad");
@@ -262,7 +264,11 @@ mod tests {
             &[("app.txt", "a\nnew\nb\nBAD\n")],
         );
         let mut findings = [finding(4), finding(2)];
-        place_on_head(dir.path(), &mut findings);
+        place_on_head(
+            &git2::Repository::open(dir.path()).unwrap(),
+            dir.path(),
+            &mut findings,
+        );
         assert_eq!(findings[0].line, Some(3));
         assert_eq!(findings[0].message, "bad");
         assert_eq!(findings[1].line, Some(1));

@@ -194,7 +194,12 @@ fn run_in(
         end.reason.outcome().as_str(),
         end.reason.as_str(),
     )?;
-    let mut report = end.report(settings, Preset::Refactoring, delivery);
+    let mut report = end.report(
+        settings,
+        Preset::Refactoring,
+        delivery,
+        workspace.repository(),
+    );
     if let Some(run) = report.run.as_mut() {
         run.set_aside = workspace.set_aside();
         run.full_scans = workspace.full_scan_reasons();

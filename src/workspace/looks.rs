@@ -53,9 +53,16 @@ impl Workspace {
         }
         let mut folder = path.to_vec();
         folder.push(b'/');
-        self.repo
+        let ignored = self
+            .repo
             .is_path_ignored(std::path::Path::new(std::ffi::OsStr::from_bytes(&folder)))
-            .unwrap_or(false)
+            .unwrap_or(false);
+        // Files git tracks in an ignored folder (added with --force) are watched like any.
+        ignored
+            && self
+                .repo
+                .index()
+                .is_ok_and(|index| index.find_prefix(folder.as_slice()).is_err())
     }
 
     /// The reason a look scanned the whole tree, for the report (each distinct one once).

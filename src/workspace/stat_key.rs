@@ -5,7 +5,7 @@ use std::os::unix::fs::MetadataExt;
 use std::time::SystemTime;
 
 /// What identifies a file's version without reading it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct StatKey {
     device: u64,
     inode: u64,

@@ -186,6 +186,18 @@ impl TreeWatch {
         let Some(folder) = self.folders.get(&wd).cloned() else {
             return; // a watch already removed
         };
+        if self.watched.get(&folder) != Some(&wd) {
+            // Another folder took this one's place (a rename onto it, an exchange): its watch
+            // names a path it no longer has. An event about its entries cannot be placed.
+            self.folders.remove(&wd);
+            if name.is_some() {
+                self.lose(format!(
+                    "`{}` was replaced while watched",
+                    String::from_utf8_lossy(&folder)
+                ));
+            }
+            return;
+        }
         if mask.contains(AddWatchFlags::IN_IGNORED) {
             self.forget(&folder);
             return;
@@ -212,7 +224,15 @@ impl TreeWatch {
             self.unwatch(&path);
         }
         if mask.intersects(AddWatchFlags::IN_CREATE | AddWatchFlags::IN_MOVED_TO) {
-            if skip(&path) {
+            if self.watched.contains_key(&path) {
+                // Moved onto a folder still watched (or exchanged with it): the watches
+                // beneath are rebuilt.
+                self.lose(format!(
+                    "a folder was moved onto `{}`",
+                    String::from_utf8_lossy(&path)
+                ));
+                self.unwatch(&path);
+            } else if skip(&path) {
                 // A new folder git ignores may be hidden by rules of its own.
                 for rule in RULE_FILES {
                     if self.full(&join(&path, rule)).symlink_metadata().is_ok() {
@@ -274,7 +294,14 @@ impl TreeWatch {
                     return;
                 }
                 // Gone already, or not a folder any more: its event says so.
-                Err(_) => continue,
+                Err(Errno::ENOENT | Errno::ENOTDIR) => continue,
+                Err(errno) => {
+                    self.lose(format!(
+                        "`{}` cannot be watched ({errno})",
+                        String::from_utf8_lossy(&folder)
+                    ));
+                    continue;
+                }
             }
             let Ok(entries) = std::fs::read_dir(&full) else {
                 continue;

@@ -152,3 +152,34 @@ fn a_new_folder_hidden_by_its_own_ignore_file_gives_up_the_account() {
         "{since:?}"
     );
 }
+
+#[test]
+fn a_folder_moved_onto_another_or_exchanged_is_followed_at_its_new_place() {
+    type Act = fn(&Path);
+    let cases: [(&str, Act); 2] = [
+        ("onto an empty folder", |root| {
+            std::fs::rename(root.join("src/inner"), root.join("build2")).unwrap();
+        }),
+        ("exchanged", |root| {
+            nix::fcntl::renameat2(
+                nix::fcntl::AT_FDCWD,
+                &root.join("src/inner"),
+                nix::fcntl::AT_FDCWD,
+                &root.join("build2"),
+                nix::fcntl::RenameFlags::RENAME_EXCHANGE,
+            )
+            .unwrap();
+        }),
+    ];
+    for (name, act) in cases {
+        let dir = tree();
+        let root = dir.path();
+        std::fs::create_dir(root.join("build2")).unwrap();
+        let mut watch = TreeWatch::start(root, &no_skip).unwrap();
+        act(root);
+        let mark = watch.mark(&no_skip);
+        std::fs::write(root.join("build2/b.rs"), "written after").unwrap();
+        let since = watch.since(mark, &no_skip).0;
+        assert_eq!(since, Since::Exact(paths(&["build2/b.rs"])), "{name}");
+    }
+}

@@ -98,7 +98,7 @@ fn run_in(
         campaign.save()?;
     }
     let delivery = ledger::write_delivery(&recorder, settings, outcome.as_str(), &reason)?;
-    let mut report = end.report(settings, preset, delivery);
+    let mut report = end.report(settings, preset, delivery, workspace.repository());
     if let Some(run) = report.run.as_mut() {
         run.set_aside = workspace.set_aside();
         run.full_scans = workspace.full_scan_reasons();
