@@ -33,7 +33,10 @@ impl Workspace {
         // Then the state dir, before the loop's own reads add to its store.
         incidents.extend(watch.state_dir_writes());
         incidents.extend(watch.outside_writes());
-        let mut changes = self.changes_since(before)?;
+        self.turn_started = Some(watch.started());
+        let changes = self.changes_since(before);
+        self.turn_started = None;
+        let mut changes = changes?;
         self.add_special_files(&mut changes, watch.started());
         incidents.extend(hard_link::hard_links(&changes, &self.root));
         let mut effects = Effects::default();

@@ -53,7 +53,19 @@ impl Workspace {
                         &skipped,
                         &mut files,
                     );
-                    hidden.extend(files.into_iter().map(|(path, _)| path));
+                    // Only what changed since the turn began: what the gate wrote in earlier
+                    // cycles (not looked at while the watch told every change) is not the
+                    // delegate's.
+                    hidden.extend(
+                        files
+                            .into_iter()
+                            .filter(|(_, metadata)| {
+                                self.turn_started.is_none_or(|since| {
+                                    !super::listing::StatKey::of(metadata).changed_before(since)
+                                })
+                            })
+                            .map(|(path, _)| path),
+                    );
                 }
             }
         }

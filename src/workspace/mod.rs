@@ -108,6 +108,8 @@ pub struct Workspace {
     watch_wanted: bool,
     /// Why looks scanned the whole tree.
     full_scans: std::cell::RefCell<Vec<String>>,
+    /// When the delegate whose changes are being found began (its clock tick).
+    turn_started: Option<std::time::SystemTime>,
     /// What the watch saw change during the last delegate's turn (`None`: it could not tell).
     changed_in_turn: Option<BTreeSet<Vec<u8>>>,
 }
@@ -217,6 +219,7 @@ impl Workspace {
             full_scans: std::cell::RefCell::default(),
             watch_wanted: std::env::var(looks::WATCH_VARIABLE).map_or(true, |value| value != "off"),
             changed_in_turn: None,
+            turn_started: None,
         })
     }
 

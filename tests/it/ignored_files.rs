@@ -4,7 +4,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use crate::support::{Entry, build_repo, tree_of};
+use crate::support::{Entry, Repo, build_repo, tree_of};
 
 #[test]
 fn git_clean_fdx_takes_nothing_the_budget_protects() {
@@ -111,4 +111,34 @@ fn files_hidden_behind_ignore_rules_the_delegate_wrote_do_not_survive_its_rollba
         assert_eq!(log.is_some(), log_stays, "{fault}: {delegate}");
         assert_eq!(after, before, "{fault}");
     }
+}
+
+#[test]
+fn what_the_gate_wrote_in_earlier_cycles_is_not_hidden_by_a_later_rule() {
+    // Every gate run leaves a new log that the user's rules ignore. The second cycle's delegate
+    // also adds an ignore rule: the logs of the earlier runs are not its change.
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n*.log\n");
+    repo.write("src/a.rs", "fn a() {}\n// FIXME one\n// FIXME two\n");
+    repo.write(
+        "refine-loop.toml",
+        "[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\n\
+         run = \"date +%s%N > run-$$.log; grep -Hn FIXME src/a.rs | awk -F: '{print $1\\\":\\\"$2\\\":1: error: fixme\\\"}'; ! grep -q FIXME src/a.rs\"\n\
+         parser = \"gcc\"\n\n\
+         [[delegate]]\ncategories = [\"lint\"]\n\
+         run = \"sed -i '0,/FIXME/{/FIXME/d}' src/a.rs; if ! grep -q FIXME src/a.rs; then printf '*.tmp\\\\n' >> .gitignore; fi\"\n",
+    );
+    repo.commit("fixmes");
+    let output = repo.run(&["run", "--max-cycles", "2"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let patch = std::fs::read_to_string(repo.join(".refine-loop/refine-loop.patch")).unwrap();
+    assert!(patch.contains(".gitignore"), "{patch}");
+    assert!(!patch.contains("diff --git a/run-"), "{patch}");
+    assert!(
+        std::fs::read_dir(repo.path())
+            .unwrap()
+            .flatten()
+            .any(|entry| entry.file_name().to_string_lossy().ends_with(".log")),
+        "the gate's logs were deleted"
+    );
 }
