@@ -2,6 +2,7 @@
 //! tree found, its changes to the user's own work undone, and all it must not have done reported.
 
 use std::collections::BTreeMap;
+use std::os::unix::ffi::OsStrExt;
 use std::time::SystemTime;
 
 use super::{
@@ -124,7 +125,35 @@ impl Workspace {
     /// When the watch told what the turn changed, only those paths are looked at.
     pub(super) fn special_files(&self, since: SystemTime) -> Vec<(RepoPath, SpecialKind)> {
         if let Some(changed) = &self.changed_in_turn {
-            return special::special_among(&self.root, changed);
+            // The watched folders by the kernel's account; the folders it leaves out (build
+            // output a gate reads) by the old walk.
+            let mut found = special::special_among(&self.root, changed);
+            let skip = [self.root.join(".git"), self.state_dir.clone()];
+            let unwatched: Vec<Vec<u8>> = self
+                .tree_watch
+                .borrow()
+                .as_ref()
+                .map(|watch| watch.skipped().map(<[u8]>::to_vec).collect())
+                .unwrap_or_default();
+            for folder in unwatched {
+                let name = folder
+                    .rsplit(|byte| *byte == b'/')
+                    .next()
+                    .unwrap_or(&folder);
+                if name == b".git" || self.is_excluded(&folder) {
+                    continue;
+                }
+                let top = self.root.join(std::ffi::OsStr::from_bytes(&folder));
+                found.extend(special::special_files(&top, since, &skip).into_iter().map(
+                    |(path, kind)| {
+                        let mut full = folder.clone();
+                        full.push(b'/');
+                        full.extend_from_slice(path.as_bytes());
+                        (RepoPath::new(full), kind)
+                    },
+                ));
+            }
+            return found;
         }
         let skip = [self.root.join(".git"), self.state_dir.clone()];
         special::special_files(&self.root, since, &skip)

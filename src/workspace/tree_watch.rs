@@ -54,6 +54,8 @@ pub struct TreeWatch {
     limit_reached: Option<String>,
     /// Events were lost: folders may lack their watch.
     resync: bool,
+    /// The folders left unwatched as last seen (some may be gone).
+    skipped: BTreeSet<Vec<u8>>,
 }
 
 impl std::fmt::Debug for TreeWatch {
@@ -103,6 +105,7 @@ impl TreeWatch {
             lost: None,
             limit_reached: None,
             resync: false,
+            skipped: BTreeSet::new(),
         };
         watch.add_tree(Vec::new(), skip, false);
         match watch.limit_reached.take() {
@@ -114,6 +117,12 @@ impl TreeWatch {
     /// The folders watched.
     pub fn folders(&self) -> usize {
         self.folders.len()
+    }
+
+    /// The folders left unwatched (what git ignores, repositories inside the tree, `.git`),
+    /// as last seen.
+    pub fn skipped(&self) -> impl Iterator<Item = &[u8]> {
+        self.skipped.iter().map(Vec::as_slice)
     }
 
     /// The mark for now: what changes after it is logged after it.
@@ -233,6 +242,7 @@ impl TreeWatch {
                 ));
                 self.unwatch(&path);
             } else if skip(&path) {
+                self.skipped.insert(path.clone());
                 // A new folder git ignores may be hidden by rules of its own.
                 for rule in RULE_FILES {
                     if self.full(&join(&path, rule)).symlink_metadata().is_ok() {
@@ -312,8 +322,12 @@ impl TreeWatch {
                     self.check_rule_file(&path);
                     self.log_path(path.clone());
                 }
-                if entry.file_type().is_ok_and(|kind| kind.is_dir()) && !skip(&path) {
-                    stack.push(path);
+                if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                    if skip(&path) {
+                        self.skipped.insert(path);
+                    } else {
+                        stack.push(path);
+                    }
                 }
             }
         }

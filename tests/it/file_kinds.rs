@@ -54,7 +54,7 @@ impl Scene {
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("notes.txt"), "outside the repository\n").unwrap();
         repo.write("findings.txt", FINDINGS);
-        repo.write(".gitignore", "/.refine-loop\n");
+        repo.write(".gitignore", "/.refine-loop\n/build/\n");
         repo.write("src/lib.txt", "library\nsecond line\n");
         repo.write("src/keep.txt", "another\n");
         let fault = fault.replace("$OUTSIDE", &outside.path().display().to_string());
@@ -191,6 +191,14 @@ fn fifos_at_new_paths_are_found_though_git_does_not_list_them() {
         "made `deep/er/pipe` a FIFO (named pipe), which the loop never opens: removed",
     );
     assert!(report.contains("made `pipe` a FIFO"), "{report}");
+}
+
+#[test]
+fn a_fifo_in_a_folder_git_ignores_is_found_though_the_watch_leaves_it_out() {
+    inject(
+        "mkdir -p build/out && mkfifo build/out/pipe",
+        "made `build/out/pipe` a FIFO (named pipe), which the loop never opens: removed",
+    );
 }
 
 #[test]
