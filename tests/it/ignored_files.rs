@@ -24,7 +24,7 @@ fn git_clean_fdx_takes_nothing_the_budget_protects() {
     // Over the budget (1 KiB in all), and a build folder: neither is protected.
     repo.write("big.bin", &"x".repeat(2048));
     repo.write("target/out.o", "built\n");
-    let tree = |repo: &crate::support::Repo| {
+    let tree = |repo: &Repo| {
         let mut tree = tree_of(repo.path(), &[".git", ".refine-loop"]);
         tree.retain(|path, _| path.starts_with(".env") || path.starts_with("local"));
         tree
