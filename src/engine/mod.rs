@@ -161,7 +161,7 @@ impl<'a> Engine<'a> {
         let lessons = Heuristics::read(&settings.state_dir);
         let seal = workspace.seal()?;
         let baseline::Baseline { run, mut notes } =
-            baseline::measure_baseline(settings, decision.note(), cancel)?;
+            baseline::measure_baseline(settings, decision.note(), cancel, Some(&*workspace))?;
         let on = contain::GateOn::Baseline;
         contain::after_gate_run(workspace, &mut notes, settings, &seal, Some(&run), 0, on)?;
         let snapshot = workspace.after_gate()?;

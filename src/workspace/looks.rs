@@ -173,7 +173,14 @@ impl Workspace {
             });
         }
         let mark = self.watch_mark();
-        let dirty = self.scanner.dirty_paths(&self.repo)?;
+        // With the watch on, a scan is rare (the baseline, a fallback): one lane, for each
+        // lane's handle holds a copy of the index (10 MB at 100,000 files) and its scan's
+        // allocations stay with its thread.
+        let dirty = if mark.is_some() {
+            scan::statuses(&self.repo, &[])?
+        } else {
+            self.scanner.dirty_paths(&self.repo)?
+        };
         *self.looked.borrow_mut() = Looked {
             mark,
             dirty: dirty.clone(),

@@ -41,10 +41,13 @@ pub struct Baseline {
 }
 
 /// Runs the baseline gate with its confirmations; see the module's text.
+/// `tracked` lists the tracked files that differ from the index for the gate's guard (the
+/// workspace, by its watch).
 pub fn measure_baseline(
     settings: &Settings,
     confinement: ConfinementNote,
     cancel: &Cancel,
+    tracked: Option<&dyn gate::TrackedList>,
 ) -> Result<Baseline, RunError> {
     let mut notes = BaselineNotes {
         format_version: state::format::RUN,
@@ -56,7 +59,7 @@ pub fn measure_baseline(
         confinement: Some(confinement),
         ..BaselineNotes::default()
     };
-    let mut run = measure(settings, &Flaky::default(), 0, cancel, None)?;
+    let mut run = measure(settings, &Flaky::default(), 0, cancel, tracked)?;
     super::contain::refuse_gate_writes(&run)?;
     if !missing_tools(&run).is_empty() && !run.cancelled {
         run = install_missing(settings, &run, &mut notes, cancel)?;
