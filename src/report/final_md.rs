@@ -87,15 +87,7 @@ fn refactoring_report(report: &Report, run: &RunPart) -> String {
             let _ = writeln!(text, "- {line}");
         }
     }
-    if !run.full_scans.is_empty() {
-        text.push_str(
-            "\n## Change detection\n\nThe kernel's watch on the tree (inotify) could not tell \
-             every change, so the loop scanned the whole tree instead, because:\n\n",
-        );
-        for reason in &run.full_scans {
-            let _ = writeln!(text, "- {reason}");
-        }
-    }
+    change_detection_section(&mut text, &run.full_scans);
     ignored_section(&mut text, &run.ignored);
     text.push_str(&baseline_md::report_section(&run.notes));
     record_section(&mut text, run);
@@ -152,6 +144,20 @@ pub(super) fn scope_section(scope: &ScopePart) -> String {
 }
 
 /// Ignored files put back, and those not protected; nothing when there are neither.
+/// Why the loop scanned the whole tree instead of following the kernel's watch, when it did.
+fn change_detection_section(text: &mut String, full_scans: &[String]) {
+    if full_scans.is_empty() {
+        return;
+    }
+    text.push_str(
+        "\n## Change detection\n\nThe kernel's watch on the tree (inotify) could not tell every \
+         change, so the loop scanned the whole tree instead, because:\n\n",
+    );
+    for reason in full_scans {
+        let _ = writeln!(text, "- {reason}");
+    }
+}
+
 fn ignored_section(text: &mut String, ignored: &super::IgnoredPart) {
     if ignored.restored.is_empty() && ignored.not_protected.is_empty() {
         return;

@@ -34,9 +34,9 @@ impl Workspace {
         // Then the state dir, before the loop's own reads add to its store.
         incidents.extend(watch.state_dir_writes());
         incidents.extend(watch.outside_writes());
-        self.turn_started = Some(watch.started());
+        self.watching.turn_started = Some(watch.started());
         let changes = self.changes_since(before);
-        self.turn_started = None;
+        self.watching.turn_started = None;
         let mut changes = changes?;
         self.add_special_files(&mut changes, watch.started());
         incidents.extend(hard_link::hard_links(&changes, &self.root));
@@ -124,12 +124,13 @@ impl Workspace {
     /// and the state dir are left out.
     /// When the watch told what the turn changed, only those paths are looked at.
     pub(super) fn special_files(&self, since: SystemTime) -> Vec<(RepoPath, SpecialKind)> {
-        if let Some(changed) = &self.changed_in_turn {
+        if let Some(changed) = &self.watching.changed_in_turn {
             // The watched folders by the kernel's account; the folders it leaves out (build
             // output a gate reads) by the old walk.
             let mut found = special::special_among(&self.root, changed);
             let skip = [self.root.join(".git"), self.state_dir.clone()];
             let unwatched: Vec<Vec<u8>> = self
+                .watching
                 .tree_watch
                 .borrow()
                 .as_ref()

@@ -40,7 +40,7 @@ impl Workspace {
             Some(_) => BTreeSet::new(),
             None => self.hidden_by_new_rules(&changes)?,
         };
-        self.changed_in_turn = among;
+        self.watching.changed_in_turn = among;
         for path in hidden {
             if !changes.iter().any(|change| change.path == path) {
                 changes.extend(self.change_of(path, before)?);

@@ -13,6 +13,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::time::SystemTime;
 
+use super::clean_entries::{Entries, stat_digest};
 use super::listing::StatKey;
 use super::watch::coarse_now;
 use super::{PathState, RepoPath, SnapshotStore, WorkspaceError};
@@ -47,7 +48,7 @@ pub(super) struct CleanFiles {
 }
 
 #[derive(Debug)]
-struct Entry {
+pub(super) struct Entry {
     /// `None` when not known (rebuilt from a journal): git's status says what changed. The key
     /// is hashed: it is only compared.
     stat: Option<u64>,
@@ -62,50 +63,6 @@ enum Held {
     Blob { id: git2::Oid, mode: u32 },
     /// What was read from the tree (a file's bytes are in the store).
     Read(Box<PathState>),
-}
-
-/// The recorded files, sorted by path.
-#[derive(Debug, Default)]
-struct Entries(Vec<(RepoPath, Entry)>);
-
-impl Entries {
-    fn new(mut entries: Vec<(RepoPath, Entry)>) -> Self {
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        entries.dedup_by(|a, b| a.0 == b.0);
-        entries.shrink_to_fit();
-        Self(entries)
-    }
-
-    fn position(&self, path: &RepoPath) -> Option<usize> {
-        self.0.binary_search_by(|(at, _)| at.cmp(path)).ok()
-    }
-
-    fn get(&self, path: &RepoPath) -> Option<&Entry> {
-        self.position(path).map(|at| &self.0[at].1)
-    }
-
-    fn get_mut(&mut self, path: &RepoPath) -> Option<&mut Entry> {
-        self.position(path).map(|at| &mut self.0[at].1)
-    }
-
-    fn iter(&self) -> impl Iterator<Item = (&RepoPath, &Entry)> {
-        self.0.iter().map(|(path, entry)| (path, entry))
-    }
-
-    /// The entries from `path` on.
-    fn from<'a>(
-        &'a self,
-        path: &RepoPath,
-    ) -> impl Iterator<Item = (&'a RepoPath, &'a Entry)> + use<'a> {
-        let at = self.0.partition_point(|(at, _)| at < path);
-        self.0[at..].iter().map(|(path, entry)| (path, entry))
-    }
-}
-
-/// A stat key as the record keeps it.
-fn stat_digest(key: &StatKey) -> u64 {
-    use std::hash::BuildHasher;
-    foldhash::fast::FixedState::default().hash_one(key)
 }
 
 impl CleanFiles {

@@ -60,7 +60,7 @@ impl Workspace {
                         files
                             .into_iter()
                             .filter(|(_, metadata)| {
-                                self.turn_started.is_none_or(|since| {
+                                self.watching.turn_started.is_none_or(|since| {
                                     !super::listing::StatKey::of(metadata).changed_before(since)
                                 })
                             })

@@ -21,11 +21,47 @@ pub(super) struct Looked {
     pub(super) dirty: BTreeSet<Vec<u8>>,
 }
 
+/// The kernel's watch on the tree and what the looks found, as the workspace keeps them.
+#[derive(Debug)]
+pub(super) struct Watching {
+    /// The kernel's account of what changes in the tree (`None`: every look scans it).
+    pub(super) tree_watch: std::cell::RefCell<Option<TreeWatch>>,
+    /// What the last look found, and the watch's mark then.
+    pub(super) looked: std::cell::RefCell<Looked>,
+    /// Where the clean files were last looked at again.
+    pub(super) clean_mark: std::cell::Cell<Option<Mark>>,
+    /// Files with more than one name at the baseline: looked at again at every look.
+    pub(super) linked_at_baseline: BTreeSet<Vec<u8>>,
+    /// The watch is started with the baseline (`REFINE_LOOP_WATCH=off`: it is not).
+    pub(super) watch_wanted: bool,
+    /// Why looks scanned the whole tree.
+    pub(super) full_scans: std::cell::RefCell<Vec<String>>,
+    /// When the delegate whose changes are being found began (its clock tick).
+    pub(super) turn_started: Option<std::time::SystemTime>,
+    /// What the watch saw change during the last delegate's turn (`None`: it could not tell).
+    pub(super) changed_in_turn: Option<BTreeSet<Vec<u8>>>,
+}
+
+impl Default for Watching {
+    fn default() -> Self {
+        Self {
+            tree_watch: std::cell::RefCell::default(),
+            looked: std::cell::RefCell::default(),
+            clean_mark: std::cell::Cell::new(None),
+            linked_at_baseline: BTreeSet::new(),
+            full_scans: std::cell::RefCell::default(),
+            watch_wanted: std::env::var(WATCH_VARIABLE).map_or(true, |value| value != "off"),
+            changed_in_turn: None,
+            turn_started: None,
+        }
+    }
+}
+
 impl Workspace {
     /// Starts the watch on the tree (before the baseline is listed: nothing after is missed).
     /// When it cannot start, every look scans the tree, and the reason is reported.
     pub(super) fn start_tree_watch(&mut self) {
-        if !self.watch_wanted {
+        if !self.watching.watch_wanted {
             self.note_full_scan(format!("the watch is off ({WATCH_VARIABLE}=off)"));
             return;
         }
@@ -34,7 +70,7 @@ impl Workspace {
         match started {
             Ok(watch) => {
                 tracing::debug!(folders = watch.folders(), "watching the work tree");
-                *self.tree_watch.borrow_mut() = Some(watch);
+                *self.watching.tree_watch.borrow_mut() = Some(watch);
             }
             Err(why) => self.note_full_scan(why),
         }
@@ -67,7 +103,7 @@ impl Workspace {
 
     /// The reason a look scanned the whole tree, for the report (each distinct one once).
     fn note_full_scan(&self, why: String) {
-        let mut notes = self.full_scans.borrow_mut();
+        let mut notes = self.watching.full_scans.borrow_mut();
         if !notes.contains(&why) {
             tracing::info!(reason = %why, "scanning the whole tree");
             notes.push(why);
@@ -76,14 +112,14 @@ impl Workspace {
 
     /// Why looks scanned the whole tree in this run (empty: the watch told every change).
     pub fn full_scan_reasons(&self) -> Vec<String> {
-        self.full_scans.borrow().clone()
+        self.watching.full_scans.borrow().clone()
     }
 
     /// The paths changed since `mark` as the watch tells them; `None` when it cannot (no watch,
     /// no mark, events lost, a hard-linked file among them): the caller scans.
     pub(super) fn changed_since(&self, mark: Option<Mark>) -> Option<(BTreeSet<Vec<u8>>, Mark)> {
         let mark = mark?;
-        let mut guard = self.tree_watch.borrow_mut();
+        let mut guard = self.watching.tree_watch.borrow_mut();
         let watch = guard.as_mut()?;
         let skip = |path: &[u8]| self.unwatched_folder(path);
         let (since, now) = watch.since(mark, &skip);
@@ -92,7 +128,7 @@ impl Workspace {
             Since::Exact(mut paths) => {
                 // Files with a second name since the baseline: written through the other name,
                 // they have no event of their own.
-                paths.extend(self.linked_at_baseline.iter().cloned());
+                paths.extend(self.watching.linked_at_baseline.iter().cloned());
                 // A file with another name may have been written through that name, which the
                 // watch does not see.
                 if let Some(linked) = paths.iter().find(|path| self.hard_linked(path)) {
@@ -132,7 +168,7 @@ impl Workspace {
 
     /// The watch's mark for now (`None`: no watch).
     pub(super) fn watch_mark(&self) -> Option<Mark> {
-        let mut guard = self.tree_watch.borrow_mut();
+        let mut guard = self.watching.tree_watch.borrow_mut();
         let watch = guard.as_mut()?;
         let skip = |path: &[u8]| self.unwatched_folder(path);
         Some(watch.mark(&skip))
@@ -146,9 +182,9 @@ impl Workspace {
     /// The paths that differ from the index now (unfiltered): those of the last look, with the
     /// paths changed since looked at again; the whole tree when the watch cannot tell.
     pub(super) fn look(&self) -> Result<Looked, WorkspaceError> {
-        let last_mark = self.looked.borrow().mark;
+        let last_mark = self.watching.looked.borrow().mark;
         if let Some((changed, now)) = self.changed_since(last_mark) {
-            let mut looked = self.looked.borrow_mut();
+            let mut looked = self.watching.looked.borrow_mut();
             if !changed.is_empty() {
                 let list: Vec<Vec<u8>> = changed.iter().cloned().collect();
                 let found = scan::statuses(&self.repo, &list)?;
@@ -181,7 +217,7 @@ impl Workspace {
         } else {
             self.scanner.dirty_paths(&self.repo)?
         };
-        *self.looked.borrow_mut() = Looked {
+        *self.watching.looked.borrow_mut() = Looked {
             mark,
             dirty: dirty.clone(),
         };
@@ -199,7 +235,7 @@ pub(super) fn is_at_or_beneath(path: &[u8], top: &[u8]) -> bool {
 impl crate::gate::TrackedList for Workspace {
     /// From the last look and the paths changed since: the dirty paths git has in its index.
     fn tracked_differing(&self) -> Option<Vec<Vec<u8>>> {
-        self.tree_watch.borrow().as_ref()?;
+        self.watching.tree_watch.borrow().as_ref()?;
         let looked = self.look().ok()?;
         let index = self.repo.index().ok()?;
         Some(

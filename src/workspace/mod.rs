@@ -7,6 +7,7 @@ mod after_delegate;
 mod baseline;
 mod change;
 mod changes;
+mod clean_entries;
 mod clean_files;
 mod error;
 mod hard_link;
@@ -96,22 +97,8 @@ pub struct Workspace {
     /// Where this run sets folders aside, and those it did: (where each was, where it is).
     set_aside_dir: PathBuf,
     set_aside: std::cell::RefCell<Vec<(PathBuf, PathBuf)>>,
-    /// The kernel's account of what changes in the tree (`None`: every look scans it).
-    tree_watch: std::cell::RefCell<Option<tree_watch::TreeWatch>>,
-    /// What the last look found, and the watch's mark then.
-    looked: std::cell::RefCell<looks::Looked>,
-    /// Where the clean files were last looked at again.
-    clean_mark: std::cell::Cell<Option<tree_watch::Mark>>,
-    /// Files with more than one name at the baseline: looked at again at every look.
-    linked_at_baseline: BTreeSet<Vec<u8>>,
-    /// The watch is started with the baseline (`REFINE_LOOP_WATCH=off`: it is not).
-    watch_wanted: bool,
-    /// Why looks scanned the whole tree.
-    full_scans: std::cell::RefCell<Vec<String>>,
-    /// When the delegate whose changes are being found began (its clock tick).
-    turn_started: Option<std::time::SystemTime>,
-    /// What the watch saw change during the last delegate's turn (`None`: it could not tell).
-    changed_in_turn: Option<BTreeSet<Vec<u8>>>,
+    /// The kernel's watch on the tree and what the looks found.
+    watching: looks::Watching,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -212,14 +199,7 @@ impl Workspace {
             special_at_baseline: BTreeSet::new(),
             set_aside_dir,
             set_aside: std::cell::RefCell::default(),
-            tree_watch: std::cell::RefCell::default(),
-            looked: std::cell::RefCell::default(),
-            clean_mark: std::cell::Cell::new(None),
-            linked_at_baseline: BTreeSet::new(),
-            full_scans: std::cell::RefCell::default(),
-            watch_wanted: std::env::var(looks::WATCH_VARIABLE).map_or(true, |value| value != "off"),
-            changed_in_turn: None,
-            turn_started: None,
+            watching: looks::Watching::default(),
         })
     }
 
@@ -298,15 +278,17 @@ impl Workspace {
     /// identity changed.
     fn look_at_clean_files(&mut self) -> Result<(), WorkspaceError> {
         if self.clean.is_some() {
-            let among = self.changed_after(&self.clean_mark);
+            let among = self.changed_after(&self.watching.clean_mark);
             if let Some(clean) = &mut self.clean {
                 return clean.refresh(&self.root, &self.dirty, &self.store, among.as_ref());
             }
         }
-        self.clean_mark.set(self.looked.borrow().mark);
+        self.watching
+            .clean_mark
+            .set(self.watching.looked.borrow().mark);
         let clean =
             clean_files::CleanFiles::record(&self.repo, &self.root, &self.dirty, &self.store)?;
-        self.linked_at_baseline = clean.linked.clone();
+        self.watching.linked_at_baseline = clean.linked.clone();
         self.clean = Some(clean);
         self.look_at_ignored()
     }
@@ -322,7 +304,7 @@ impl Workspace {
         }
         Ok(Snapshot {
             paths: states,
-            mark: self.looked.borrow().mark,
+            mark: self.watching.looked.borrow().mark,
         })
     }
 

@@ -40,9 +40,7 @@ pub struct Baseline {
     pub notes: BaselineNotes,
 }
 
-/// Runs the baseline gate with its confirmations; see the module's text.
-/// `tracked` lists the tracked files that differ from the index for the gate's guard (the
-/// workspace, by its watch).
+/// Runs the baseline gate with its confirmations (`tracked`: the workspace, for its guard).
 pub fn measure_baseline(
     settings: &Settings,
     confinement: ConfinementNote,
