@@ -145,7 +145,12 @@ impl Repo {
 
     /// A `Command` for the binary in this repository, with no `REFINE_LOOP_*` from outside.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(binary());
+        self.command_through(binary(), args)
+    }
+
+    /// [`Repo::command`] run by `program` (a wrapper that starts the binary) with `args`.
+    pub fn command_through(&self, program: &str, args: &[&str]) -> Command {
+        let mut command = Command::new(program);
         for (key, _) in std::env::vars_os() {
             if key.to_string_lossy().starts_with("REFINE_LOOP_") {
                 command.env_remove(key);

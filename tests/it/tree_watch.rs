@@ -4,7 +4,7 @@
 
 use std::process::{Command, Output};
 
-use crate::support::{Repo, binary, path_with_tools, python_path_with_tools, stderr};
+use crate::support::{Repo, binary, stderr};
 
 /// A repository of a few folders whose gate counts `FIXME` lines under `src/`; the delegate
 /// removes the first one each cycle, and one cycle also makes a folder with a file in it.
@@ -36,34 +36,15 @@ fn fixme_repo() -> Repo {
 fn run(repo: &Repo, watches: Option<u32>) -> Output {
     let args = ["run", "--max-cycles", "3"];
     let mut command = match watches {
-        None => Command::new(binary()),
+        None => repo.command(&args),
         Some(limit) => {
-            let mut command = Command::new("unshare");
-            command.args([
-                "--user",
-                "--map-root-user",
-                "sh",
-                "-c",
-                &format!("echo {limit} > /proc/sys/user/max_inotify_watches && exec \"$0\" \"$@\""),
-                binary(),
-            ]);
-            command
+            let script =
+                format!("echo {limit} > /proc/sys/user/max_inotify_watches && exec \"$0\" \"$@\"");
+            let wrapper = ["--user", "--map-root-user", "sh", "-c", &script, binary()];
+            repo.command_through("unshare", &[&wrapper[..], &args[..]].concat())
         }
     };
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("REFINE_LOOP_") {
-            command.env_remove(key);
-        }
-    }
-    command
-        .args(args)
-        .current_dir(repo.path())
-        .env_remove("GITHUB_WORKSPACE")
-        .env_remove("CI_PROJECT_DIR")
-        .env("PATH", path_with_tools())
-        .env("PYTHONPATH", python_path_with_tools())
-        .output()
-        .expect("run refine-loop")
+    command.output().expect("run refine-loop")
 }
 
 /// What a run leaves that must not depend on how changes were found: the outcome, each cycle's
