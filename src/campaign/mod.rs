@@ -1,5 +1,7 @@
 //! Campaigns: presets that carry state across runs.
 
 pub mod candidates;
+pub mod history;
+pub mod identity;
 pub mod request;
 pub mod state;

@@ -1,7 +1,8 @@
 //! The campaign request: consecutive leading configuration tokens, then the intent as free text.
 //!
-//! Only the tokens at the very start are configuration: `--continue`, `--target=PATH`,
-//! `--state-dir=PATH`, `theta=N` and `focus=LENS,...`, in any order, each at most once. The first
+//! Only the tokens at the very start are configuration: `--continue` (or `--continue=auto`),
+//! `--target=PATH`, `--state-dir=PATH`, `theta=N` and `focus=LENS,...`, in any order, each at
+//! most once. The first
 //! token that is none of these starts the intent, and it and every token after it are intent text,
 //! even when they look like configuration (`tidy --continue theta=3` is an intent). An unknown
 //! `--flag`, a bare `--target` without `=`, or `Theta=3` is therefore "another token" too.
@@ -30,6 +31,9 @@ const FOCUS_PREFIX: &str = "focus=";
 pub struct Request {
     /// `--continue`: resume the prior segment.
     pub resume: bool,
+    /// `--continue=auto`: continue a campaign when there is one, start one when there is none,
+    /// rest when it is finished (a scheduled job); `resume` is set too.
+    pub auto: bool,
     /// `--target=PATH`.
     pub target: Option<PathBuf>,
     /// `--state-dir=PATH`.
@@ -193,6 +197,9 @@ pub enum RequestError {
 
     #[error("{token}: lens `{lens}` is listed twice")]
     RepeatedLens { token: String, lens: Lens },
+
+    #[error("{token}: --continue takes no value but `auto` (--continue=auto)")]
+    InvalidContinue { token: String },
 }
 
 /// Which configuration a leading token sets.
@@ -210,6 +217,12 @@ impl Setting {
     fn recognise(token: &str) -> Option<(Self, &str)> {
         if token == CONTINUE {
             return Some((Self::Continue, ""));
+        }
+        if let Some(value) = token
+            .strip_prefix(CONTINUE)
+            .and_then(|v| v.strip_prefix('='))
+        {
+            return Some((Self::Continue, value));
         }
         [
             (Self::Target, TARGET_PREFIX),
@@ -271,7 +284,18 @@ fn apply(
     value: &str,
 ) -> Result<(), RequestError> {
     match setting {
-        Setting::Continue => request.resume = true,
+        Setting::Continue => {
+            match value {
+                "" if token == CONTINUE => {}
+                "auto" => request.auto = true,
+                _ => {
+                    return Err(RequestError::InvalidContinue {
+                        token: token.to_string(),
+                    });
+                }
+            }
+            request.resume = true;
+        }
         Setting::Target => request.target = Some(parse_path(token, value)?),
         Setting::StateDir => request.state_dir = Some(parse_path(token, value)?),
         Setting::Theta => {

@@ -179,6 +179,7 @@ fn lens_names_round_trip_and_are_lowercase_only() {
 fn requests_that_parse() {
     let all_set = Request {
         resume: true,
+        auto: false,
         target: Some(PathBuf::from("repo")),
         state_dir: Some(PathBuf::from("state")),
         theta: Some(theta("3")),
@@ -198,6 +199,15 @@ fn requests_that_parse() {
             &["--continue"],
             Request {
                 resume: true,
+                ..Request::default()
+            },
+        ),
+        (
+            &["--continue=auto", "fix", "more"],
+            Request {
+                resume: true,
+                auto: true,
+                intent: "fix more".to_string(),
                 ..Request::default()
             },
         ),
@@ -279,9 +289,9 @@ fn requests_that_parse() {
             },
         ),
         (
-            &["--continue=yes"],
+            &["--continued"],
             Request {
-                intent: "--continue=yes".to_string(),
+                intent: "--continued".to_string(),
                 ..Request::default()
             },
         ),
@@ -490,6 +500,18 @@ fn requests_that_are_refused_name_the_token() {
         (
             &["--continue", "--continue"],
             "--continue: --continue is given twice (first as --continue)".to_string(),
+        ),
+        (
+            &["--continue", "--continue=auto"],
+            "--continue=auto: --continue is given twice (first as --continue)".to_string(),
+        ),
+        (
+            &["--continue=yes", "tidy"],
+            "--continue=yes: --continue takes no value but `auto` (--continue=auto)".to_string(),
+        ),
+        (
+            &["--continue=", "tidy"],
+            "--continue=: --continue takes no value but `auto` (--continue=auto)".to_string(),
         ),
         (
             &["--target=a", "--target=b"],

@@ -11,19 +11,25 @@ mod backlog;
 mod error;
 mod files;
 mod render;
+mod set_aside;
+mod stored;
 mod summary;
 mod transition;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use crate::campaign::identity::Confirmed;
+
 pub use backlog::{
     Backlog, BaselineFacts, Candidate, Cooldown, Counters, Handoff, Opened, Provenance,
     SegmentConfig,
 };
 pub use error::CampaignError;
+pub use set_aside::Restart;
 #[cfg(test)]
 pub use transition::CANCELLED;
+pub use transition::{Continue, Limits};
 
 /// The state format this build reads and writes.
 pub const FORMAT: u32 = crate::state::format::CAMPAIGN;
@@ -59,6 +65,30 @@ pub struct Campaign {
     /// Holds the exclusive lock; closing it releases the lock.
     #[expect(dead_code, reason = "held, never read: dropping it releases the lock")]
     lock: File,
+    /// How the stored campaign was found to be this repository's (`None`: new, or by paths).
+    confirmed: Option<Confirmed>,
+    /// This run's: the budget across runs (`[campaign]`).
+    pub limits: Limits,
+    /// This run's: what opening found (the identity, a restored state set aside, where earlier
+    /// work went), for the report.
+    pub notes: Vec<String>,
+    /// This run's: the earlier work (by number) to apply again first (`pending = "reapply"`).
+    pub reapply: Vec<u32>,
+    /// This run's: the earlier work it applied again and kept (carried in its record).
+    pub reapplied: Vec<u32>,
+}
+
+/// How a run opens its campaign.
+#[derive(Clone, Copy)]
+pub struct OpenOptions<'a> {
+    pub continue_: Continue,
+    /// What this run found before it opened the campaign.
+    pub baseline: &'a BaselineFacts,
+    /// On a continuation with a changed theta: which cooldowns are lifted.
+    pub release: &'a dyn Fn(&Cooldown) -> bool,
+    /// The repository, to check a stored identity against (without it, the stored paths are).
+    pub repo: Option<&'a git2::Repository>,
+    pub limits: Limits,
 }
 
 impl Campaign {
@@ -77,55 +107,63 @@ impl Campaign {
         baseline: &BaselineFacts,
         release: &dyn Fn(&Cooldown) -> bool,
     ) -> Result<(Campaign, Opened), CampaignError> {
-        Self::open_resolving(state_dir, provenance, continue_, baseline, release, |_| {
-            config
-        })
+        let options = OpenOptions {
+            continue_: if continue_ {
+                Continue::Yes
+            } else {
+                Continue::No
+            },
+            baseline,
+            release,
+            repo: None,
+            limits: Limits::default(),
+        };
+        Self::open_resolving(state_dir, provenance, &options, |_| config)
     }
 
     /// [`Campaign::open`], with the segment configuration made by `resolve` from the stored one
     /// (`None` for a new campaign): for `--continue`, which inherits what it does not override.
+    /// With `--continue=auto`, a corrupt or partial state (a cache may restore one) is set aside
+    /// and a new segment starts instead of a refusal.
     pub fn open_resolving(
         state_dir: &Path,
         mut provenance: Provenance,
-        continue_: bool,
-        baseline: &BaselineFacts,
-        release: &dyn Fn(&Cooldown) -> bool,
+        options: &OpenOptions<'_>,
         resolve: impl FnOnce(Option<&SegmentConfig>) -> SegmentConfig,
     ) -> Result<(Campaign, Opened), CampaignError> {
         let dir = files::prepare_dir(state_dir)?;
         let (lock, _) = files::lock(&dir)?;
-        let mut present = Vec::new();
-        let mut missing = Vec::new();
-        for name in STATE_FILES {
-            if files::exists(&dir.join(name))? {
-                present.push(name);
-            } else {
-                missing.push(name);
-            }
-        }
         provenance.state_dir = dir.clone();
         provenance.format = FORMAT;
-        if present.is_empty() {
+        let stored = match stored::read(&dir) {
+            Ok(stored) => stored,
+            Err(error) if options.continue_ == Continue::Auto && set_aside::applies(&error) => {
+                let restart = set_aside::set_aside(&dir, &error)?;
+                let config = resolve(None);
+                let (mut campaign, _) = Self::create(
+                    dir,
+                    lock,
+                    provenance,
+                    config,
+                    options.baseline,
+                    restart.segment,
+                )?;
+                campaign.limits = options.limits;
+                campaign.append_worklog(&restart.entry())?;
+                return Ok((campaign, Opened::Restarted(restart)));
+            }
+            Err(error) => return Err(error),
+        };
+        let Some((stored, backlog, stored_config)) = stored else {
             let config = resolve(None);
-            return Self::create(dir, lock, provenance, config, baseline);
-        }
-        if !missing.is_empty() {
-            return Err(CampaignError::PartialSet {
-                dir,
-                present: present.join(", "),
-                missing: missing.join(", "),
-            });
-        }
+            let (mut campaign, opened) =
+                Self::create(dir, lock, provenance, config, options.baseline, 1)?;
+            campaign.limits = options.limits;
+            return Ok((campaign, opened));
+        };
         let backlog_path = dir.join(BACKLOG_FILE);
-        let (stored, backlog) = render::parse_backlog(&files::read(&backlog_path)?, &backlog_path)?;
-        check_provenance(&stored, &provenance, &backlog_path, &dir)?;
-        let stored_config = backlog
-            .config
-            .clone()
-            .ok_or_else(|| CampaignError::Corrupt {
-                path: backlog_path.clone(),
-                reason: "no segment configuration".to_owned(),
-            })?;
+        let confirmed =
+            stored::check_provenance(&stored, &provenance, options.repo, &backlog_path, &dir)?;
         let config = resolve(Some(&stored_config));
         let mut campaign = Campaign {
             dir,
@@ -133,8 +171,13 @@ impl Campaign {
             backlog,
             segment_config: stored_config,
             lock,
+            confirmed,
+            limits: options.limits,
+            notes: Vec::new(),
+            reapply: Vec::new(),
+            reapplied: Vec::new(),
         };
-        let opened = campaign.resume(config, continue_, baseline, release)?;
+        let opened = campaign.resume(config, options)?;
         Ok((campaign, opened))
     }
 
@@ -144,10 +187,11 @@ impl Campaign {
         provenance: Provenance,
         config: SegmentConfig,
         baseline: &BaselineFacts,
+        segment: u32,
     ) -> Result<(Campaign, Opened), CampaignError> {
         let backlog = Backlog {
             counters: Counters {
-                segment: 1,
+                segment,
                 ..Counters::default()
             },
             config: Some(config.clone()),
@@ -177,6 +221,11 @@ impl Campaign {
             backlog,
             segment_config: config,
             lock,
+            confirmed: None,
+            limits: Limits::default(),
+            notes: Vec::new(),
+            reapply: Vec::new(),
+            reapplied: Vec::new(),
         };
         let entry = render::open_entry("new campaign", &campaign.backlog, baseline, &[]);
         campaign.append_worklog(&entry)?;
@@ -187,13 +236,29 @@ impl Campaign {
     fn resume(
         &mut self,
         config: SegmentConfig,
-        continue_: bool,
-        baseline: &BaselineFacts,
-        release: &dyn Fn(&Cooldown) -> bool,
+        options: &OpenOptions<'_>,
     ) -> Result<Opened, CampaignError> {
+        let OpenOptions {
+            continue_,
+            baseline,
+            release,
+            ..
+        } = *options;
+        let same_intent = config.intent == self.segment_config.intent;
+        if let Some(why) = transition::finished(
+            &self.backlog.counters,
+            continue_,
+            same_intent,
+            options.limits,
+        ) {
+            return Ok(Opened::Finished(why));
+        }
         let outcome = self.backlog.counters.outcome.clone();
-        let decision =
-            transition::decide(outcome.as_deref(), continue_, config == self.segment_config);
+        let decision = transition::decide(
+            outcome.as_deref(),
+            continue_ != Continue::No,
+            config == self.segment_config,
+        );
         match decision {
             transition::Decision::Terminal => Ok(Opened::Terminal),
             transition::Decision::ConfigChanged => Err(CampaignError::ConfigChanged {
@@ -265,6 +330,11 @@ impl Campaign {
         &self.dir
     }
 
+    /// How the stored campaign was found to be this repository's.
+    pub fn confirmed(&self) -> Option<Confirmed> {
+        self.confirmed
+    }
+
     /// The provenance stored when the campaign started.
     #[cfg(test)]
     pub fn provenance(&self) -> &Provenance {
@@ -284,53 +354,6 @@ impl Campaign {
     pub fn worklog_path(&self) -> PathBuf {
         self.dir.join(WORKLOG_FILE)
     }
-}
-
-/// Refuses a stored provenance that differs from this run's in anything but the state dir (a
-/// campaign's dir may be restored to another place).
-fn check_provenance(
-    stored: &Provenance,
-    current: &Provenance,
-    path: &Path,
-    dir: &Path,
-) -> Result<(), CampaignError> {
-    let fields = [
-        (
-            "repository root",
-            &stored.repository_root,
-            &current.repository_root,
-        ),
-        (
-            "git common dir",
-            &stored.git_common_dir,
-            &current.git_common_dir,
-        ),
-        ("target", &stored.target, &current.target),
-    ];
-    let mismatch = |field, stored: String, current: String| CampaignError::ProvenanceMismatch {
-        path: path.to_path_buf(),
-        dir: dir.to_path_buf(),
-        field,
-        stored,
-        current,
-    };
-    for (field, stored, current) in fields {
-        if stored != current {
-            return Err(mismatch(
-                field,
-                stored.display().to_string(),
-                current.display().to_string(),
-            ));
-        }
-    }
-    if stored.preset != current.preset {
-        return Err(mismatch(
-            "preset",
-            stored.preset.clone(),
-            current.preset.clone(),
-        ));
-    }
-    Ok(())
 }
 
 /// What differs between two segment configurations, e.g. `theta 2.0 -> 1.5; intent`.

@@ -7,6 +7,7 @@ use super::*;
 
 fn provenance(root: &Path) -> Provenance {
     Provenance {
+        identity: None,
         format: FORMAT,
         preset: "refine".to_owned(),
         target: root.join("repository"),
@@ -140,6 +141,22 @@ fn sample_backlog() -> Backlog {
         record_base: Some("a".repeat(40)),
         record_tip: None,
         swept_segment: Some(1),
+        earlier: vec![crate::campaign::history::EarlierWork {
+            number: 1,
+            segment: 1,
+            run_id: "20261201-000000-1".to_owned(),
+            base_commit: "b".repeat(40),
+            commits: 2,
+            families: vec!["lint".to_owned()],
+            files: vec![crate::campaign::history::WorkFile {
+                path: "src/lib.rs".to_owned(),
+                before: Some("c".repeat(64)),
+                after: None,
+            }],
+            status: crate::campaign::history::Status::Pending,
+            note: "not in HEAD, and it still applies".to_owned(),
+        }],
+        held: vec!["lint".to_owned()],
     }
 }
 

@@ -40,7 +40,7 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
     // Not locked for the whole run: the signal thread and the logs write to stderr too.
     let mut console = std::io::stderr();
     // Removed (with its branch) when the run ends, however it ends.
-    let (_isolation, settings) = match loaded.run.isolate {
+    let (_isolation, mut settings) = match loaded.run.isolate {
         Isolate::Worktree => {
             let (isolation, settings) = crate::engine::Isolation::enter(loaded)?;
             tracing::info!(worktree = %settings.target.display(), "working in a linked worktree");
@@ -55,7 +55,7 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
     };
     let began = std::time::SystemTime::now();
     let ended = if preset.is_campaign() {
-        run_campaign_preset(&settings, preset, &request, options, &mut console)
+        run_campaign_preset(&mut settings, preset, &request, options, &mut console)
     } else {
         run_loop(&settings, options, &mut console)
             .map(|report| (report.outcome, outcome_line(&report), Some(report)))
@@ -99,7 +99,7 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
 
 /// A refine or improve campaign: its outcome, its line on stdout, its report when it ran.
 fn run_campaign_preset(
-    settings: &Settings,
+    settings: &mut Settings,
     preset: Preset,
     request: &Request,
     options: EngineOptions<'_>,

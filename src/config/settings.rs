@@ -74,6 +74,15 @@ pub struct Settings {
     pub run: RunSettings,
     /// Sweep the GitHub open surface once at the start of a campaign.
     pub sweep: bool,
+    pub campaign: CampaignSettings,
+}
+
+/// `[campaign]`: earlier work that is not in HEAD, and the budget across runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CampaignSettings {
+    pub pending: crate::campaign::history::PendingMode,
+    pub max_segments: Option<u32>,
+    pub max_lifetime_rounds: Option<u32>,
 }
 
 impl Settings {
@@ -84,7 +93,7 @@ impl Settings {
             .iter()
             .filter_map(|delegate| match &delegate.launch {
                 crate::delegate::Launch::Http(http) => http.api_key_env.clone(),
-                crate::delegate::Launch::Command(_) => None,
+                crate::delegate::Launch::Command(_) | crate::delegate::Launch::Reapply(_) => None,
             })
             .collect()
     }

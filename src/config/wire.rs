@@ -32,6 +32,24 @@ pub struct ConfigFile {
     pub delegate: Vec<DelegateFile>,
     /// Campaigns: sweep the GitHub open surface (read-only) once at the start (default false).
     pub sweep: Option<bool>,
+    /// Campaigns (`refine`, `improve`) that go on across runs: earlier work, and their budget.
+    pub campaign: Option<CampaignFile>,
+}
+
+/// A campaign across runs (a nightly job): what to do with earlier accepted work that is not
+/// in HEAD, and the budget of the whole campaign.
+#[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CampaignFile {
+    /// Earlier runs' accepted work that is not in HEAD and still applies: `"skip"` leaves those
+    /// families alone (no second pull request for the same fix; the default), `"reapply"`
+    /// applies the earlier series first, verified by the gate, and builds on it.
+    pub pending: Option<crate::campaign::history::PendingMode>,
+    /// Segments at most (each `--continue` starts one); then the campaign is finished.
+    pub max_segments: Option<u32>,
+    /// Rounds (cycles) at most over the campaign's whole life, all segments together.
+    pub max_lifetime_rounds: Option<u32>,
 }
 
 /// The loop's limits.

@@ -7,6 +7,7 @@ mod confined;
 mod environment;
 mod http;
 mod prompt;
+mod reapply;
 mod verdict;
 
 use std::collections::BTreeMap;
@@ -33,6 +34,9 @@ pub enum Role {
     Execute,
     /// Refine: reads a candidate's diff and evidence and approves or rejects it.
     Reviewer,
+    /// A campaign's earlier accepted work, applied again (`[campaign] pending = "reapply"`);
+    /// never configured, added by the loop.
+    Reapply,
 }
 
 /// A delegate as configured.
@@ -61,6 +65,8 @@ pub enum Launch {
     Command(String),
     /// A request to an OpenAI-compatible chat-completions endpoint, whose diff the loop applies.
     Http(HttpSpec),
+    /// The loop applies these patches of earlier runs (the state dir's `history/`), in order.
+    Reapply(Vec<PathBuf>),
 }
 
 /// A model endpoint, as configured (`kind = "http"`).
@@ -106,6 +112,15 @@ impl DelegateSpec {
         match &self.launch {
             Launch::Command(run) => run.clone(),
             Launch::Http(http) => format!("model {} at {}", http.model, http.endpoint),
+            Launch::Reapply(patches) => format!(
+                "refine-loop: the earlier accepted work applied again ({})",
+                patches
+                    .iter()
+                    .filter_map(|p| p.file_name())
+                    .map(|name| format!("history/{}", name.to_string_lossy()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         }
     }
 
@@ -229,6 +244,7 @@ pub fn run_delegate(
     let prompt = write_inputs(spec, assignment, &files)?;
     match &spec.launch {
         Launch::Command(run) => run_command(run, spec, assignment, &limits, files, cancel),
+        Launch::Reapply(patches) => Ok(reapply::reapply(patches, assignment, &limits, files)),
         Launch::Http(http) => {
             let asked = http::ask(
                 http,

@@ -306,7 +306,13 @@ impl<'repo> Recorder<'repo> {
 
     /// The cumulative patch as data, nothing written.
     pub fn cumulative_patch(&self) -> Result<PatchFile, DeliverError> {
-        patch::cumulative(self.repo, self.base, self.tip())
+        patch::cumulative(self.repo, self.base, self.tip(), false)
+    }
+
+    /// The cumulative patch reversed (from the last iteration's tree back to the base's): it
+    /// applies where the accepted work is in, whatever else changed around it.
+    pub fn reverse_patch(&self) -> Result<PatchFile, DeliverError> {
+        patch::cumulative(self.repo, self.base, self.tip(), true)
     }
 
     /// Writes `manifest.json`. It holds hashes and paths, no file contents, so it is not scanned.

@@ -163,7 +163,22 @@ impl Policy for Improve<'_> {
             cancelled(self.campaign)?;
             return Ok(Some(StopReason::Cancelled));
         }
-        let Some(reason) = stop_of(&self.campaign.backlog.counters, self.limit) else {
+        let counters = &self.campaign.backlog.counters;
+        let lifetime_spent = self
+            .campaign
+            .limits
+            .max_lifetime_rounds
+            .is_some_and(|max| counters.lifetime_rounds >= max);
+        let only_held = self.campaign.reapply.is_empty()
+            && only_held(&engine.kept().summary, &self.campaign.backlog.held);
+        let reason = if lifetime_spent {
+            Some(StopReason::MaxRounds)
+        } else if only_held {
+            Some(StopReason::PendingWork)
+        } else {
+            stop_of(counters, self.limit)
+        };
+        let Some(reason) = reason else {
             return Ok(None);
         };
         super::campaign::conclude(self.campaign, reason)?;
@@ -175,6 +190,9 @@ impl Policy for Improve<'_> {
     }
 
     fn plan(&mut self, engine: &mut Engine<'_>, _cycle: CycleNumber) -> Result<Plan, RunError> {
+        if !self.campaign.reapply.is_empty() {
+            return Ok(super::campaign::reapply_plan());
+        }
         let kept = engine.kept();
         let (open, _) = backlog_of(&kept.summary);
         if open.is_empty() {
@@ -182,7 +200,9 @@ impl Policy for Improve<'_> {
             return Ok(Plan::Confirm);
         }
         let priority = P0_CATEGORIES.map(String::from);
-        let items = category_work(kept, &priority, &engine.reach());
+        let held = &self.campaign.backlog.held;
+        let mut items = category_work(kept, &priority, &engine.reach());
+        items.retain(|item| !held.contains(&item.category));
         Ok(Plan::Work {
             items,
             verification: Verification::Together,
@@ -204,6 +224,7 @@ impl Policy for Improve<'_> {
         record: &CycleRecord<'_>,
     ) -> Result<Settled, RunError> {
         let number = record.number.shown;
+        super::campaign::settle_reapply(self.campaign, record.attempts);
         settle(
             self.campaign,
             record.before,
@@ -300,6 +321,17 @@ fn settle(
     } else {
         0
     };
+}
+
+/// Whether every failing category is held (its earlier work pending), and one is.
+fn only_held(summary: &GateSummary, held: &[String]) -> bool {
+    let mut failing = summary
+        .categories
+        .iter()
+        .filter(|(name, c)| c.failures > 0 && name.as_str() != crate::gate::INFRA_CATEGORY)
+        .map(|(name, _)| name)
+        .peekable();
+    failing.peek().is_some() && failing.all(|name| held.contains(name))
 }
 
 /// A stop rule that holds, in order: complete, same error, no progress, cycles spent.

@@ -70,6 +70,9 @@ pub enum StopReason {
     /// `refine`: the round budget is spent while handoffs wait for a person.
     #[serde(rename = "max-rounds with handoffs")]
     MaxRoundsWithHandoffs,
+    /// A campaign: all that is left is in families whose earlier accepted work waits to land
+    /// (`pending = "skip"`).
+    PendingWork,
 }
 
 impl StopReason {
@@ -85,7 +88,9 @@ impl StopReason {
             | Self::NoProgress => Outcome::NeedsFix,
             Self::MaxCycles | Self::TimeBudget | Self::MaxRounds => Outcome::Budget,
             Self::Complete | Self::Plateau => Outcome::Success,
-            Self::PlateauWithHandoffs | Self::MaxRoundsWithHandoffs => Outcome::NeedsFix,
+            Self::PlateauWithHandoffs | Self::MaxRoundsWithHandoffs | Self::PendingWork => {
+                Outcome::NeedsFix
+            }
         }
     }
 
@@ -107,6 +112,7 @@ impl StopReason {
             Self::PlateauWithHandoffs => "plateau with handoffs",
             Self::MaxRounds => "max-rounds",
             Self::MaxRoundsWithHandoffs => "max-rounds with handoffs",
+            Self::PendingWork => "pending-work",
         }
     }
 
@@ -132,13 +138,16 @@ impl StopReason {
             }
             Self::MaxRounds => "the round budget is spent",
             Self::MaxRoundsWithHandoffs => "the round budget is spent; findings wait for a person",
+            Self::PendingWork => {
+                "what is left waits on earlier accepted work that has not landed (its pull request)"
+            }
         }
     }
 }
 
 impl StopReason {
     /// Every stop reason.
-    pub const ALL: [Self; 15] = [
+    pub const ALL: [Self; 16] = [
         Self::Cancelled,
         Self::FailureLimit,
         Self::Critical,
@@ -154,6 +163,7 @@ impl StopReason {
         Self::PlateauWithHandoffs,
         Self::MaxRounds,
         Self::MaxRoundsWithHandoffs,
+        Self::PendingWork,
     ];
 
     /// The reason named `name` (as [`StopReason::as_str`] writes it).

@@ -20,6 +20,7 @@ pub(super) fn campaign_report(report: &Report) -> String {
         Mode::Check | Mode::Merge => Preset::Refine,
     };
     let mut text = heading(report, campaign, preset);
+    across_runs(&mut text, campaign);
     section(
         &mut text,
         "This run, cycle by cycle",
@@ -66,6 +67,27 @@ fn heading(report: &Report, campaign: &CampaignPart, preset: Preset) -> String {
         counters.residual_streak
     );
     text
+}
+
+/// What this run found of the campaign's earlier runs (identity, a restored state set aside,
+/// where their work went), and every earlier run's work as it stands now; nothing for a
+/// campaign without either.
+fn across_runs(text: &mut String, campaign: &CampaignPart) {
+    if !campaign.notes.is_empty() {
+        section(
+            text,
+            "Opening this run",
+            campaign.notes.iter().map(|note| inline(note)).collect(),
+        );
+    }
+    let earlier = &campaign.backlog.earlier;
+    if !earlier.is_empty() {
+        section(
+            text,
+            "Earlier runs' work (landed, pending, stale)",
+            earlier.iter().map(|work| inline(&work.line())).collect(),
+        );
+    }
 }
 
 /// `## title` and its lines as a list, or `None.`.

@@ -346,5 +346,6 @@ fn campaign_part() -> CampaignPart {
                 .into(),
             "refine-loop round 2 · accepted none · plateau 1/3 · failures 0/3 · handoffs 1".into(),
         ],
+        notes: Vec::new(),
     }
 }

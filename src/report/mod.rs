@@ -176,6 +176,9 @@ pub struct CampaignPart {
     pub intent: String,
     pub backlog: Backlog,
     pub cards: Vec<String>,
+    /// What opening the campaign found: its identity, a restored state set aside, where the
+    /// earlier runs' work went.
+    pub notes: Vec<String>,
 }
 
 /// One shard of a merge.

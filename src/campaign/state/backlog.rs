@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-/// Where a campaign belongs; fixed when it starts and checked on every resume.
+/// Where a campaign belongs; fixed when it starts and checked on every resume (by its
+/// [`identity`](Self::identity) when it has one, else by its paths).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
     pub format: u32,
@@ -17,8 +18,12 @@ pub struct Provenance {
     pub target: PathBuf,
     /// Canonical; where the campaign was created (a campaign's dir may be restored elsewhere).
     pub state_dir: PathBuf,
+    /// Informational: where the campaign started (a fresh clone's paths differ).
     pub repository_root: PathBuf,
     pub git_common_dir: PathBuf,
+    /// What the campaign belongs to, on any clone; absent in a state written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<crate::campaign::identity::Identity>,
 }
 
 /// The configuration of one segment: fixed within it, changed only by `--continue`.
@@ -110,6 +115,10 @@ pub struct Backlog {
     pub record_tip: Option<String>,
     /// The segment whose open surface was swept (`sweep = true`): once per segment.
     pub swept_segment: Option<u32>,
+    /// Each earlier run's accepted work, and how it stands against HEAD.
+    pub earlier: Vec<crate::campaign::history::EarlierWork>,
+    /// Families left alone in this run: their earlier work is pending (`pending = "skip"`).
+    pub held: Vec<String>,
 }
 
 /// What this run observed before it opened the campaign.
@@ -134,4 +143,9 @@ pub enum Opened {
     Continued { released: Vec<String> },
     /// The segment has an outcome and there was no `--continue`: nothing was changed.
     Terminal,
+    /// A continuation found the campaign finished (why): nothing was changed.
+    Finished(String),
+    /// `--continue=auto` found a corrupt or partial state: it was set aside and a new segment
+    /// started.
+    Restarted(super::Restart),
 }

@@ -1,7 +1,7 @@
 //! What opening an existing campaign does, as pure functions of the stored state and the
 //! invocation: resume, stay finished, refuse, or start a new segment.
 
-use super::{Backlog, Cooldown, SegmentConfig};
+use super::{Backlog, Cooldown, Counters, SegmentConfig};
 
 /// The outcome a cancelled run records; unlike the other terminal outcomes, `--continue` resumes
 /// it where it stopped.
@@ -34,6 +34,64 @@ pub(super) fn decide(outcome: Option<&str>, continue_: bool, same_config: bool) 
         (Some(CANCELLED), true, true) => Decision::ResumeCancelled,
         (None | Some(_), true, _) => Decision::NewSegment,
     }
+}
+
+/// How an invocation asks to go on: not at all, `--continue`, or `--continue=auto` (a
+/// scheduled job: continue what there is, start what there is not, rest when finished).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Continue {
+    #[default]
+    No,
+    Yes,
+    Auto,
+}
+
+/// The budget of a campaign across its runs (`[campaign]`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Limits {
+    pub max_segments: Option<u32>,
+    pub max_lifetime_rounds: Option<u32>,
+}
+
+/// The stop reasons that leave nothing to do: a later segment with the same intent would find
+/// the same.
+const DONE: [&str; 3] = ["complete", "plateau", "gate-passed"];
+
+/// Why a continuation finds the campaign finished, if it does: its segments or lifetime rounds
+/// are spent; or, for `--continue=auto` with an unchanged intent, its last segment ended with
+/// nothing left to do. A running or cancelled segment is never finished here.
+pub(super) fn finished(
+    counters: &Counters,
+    mode: Continue,
+    same_intent: bool,
+    limits: Limits,
+) -> Option<String> {
+    let ended = counters
+        .outcome
+        .as_deref()
+        .is_some_and(|outcome| outcome != CANCELLED);
+    if mode == Continue::No || !ended {
+        return None;
+    }
+    if let Some(max) = limits.max_segments
+        && counters.segment >= max
+    {
+        return Some(format!("its {max} segment(s) are spent (max_segments)"));
+    }
+    if let Some(max) = limits.max_lifetime_rounds
+        && counters.lifetime_rounds >= max
+    {
+        return Some(format!(
+            "its {max} lifetime round(s) are spent (max_lifetime_rounds)"
+        ));
+    }
+    let reason = counters.stop_reason.as_deref().unwrap_or_default();
+    (mode == Continue::Auto && same_intent && DONE.contains(&reason)).then(|| {
+        format!(
+            "segment {} ended with {reason} and the intent is the same",
+            counters.segment
+        )
+    })
 }
 
 /// Starts the next segment of `backlog` with `config`: `segment` + 1; the segment's counters
@@ -124,6 +182,101 @@ mod tests {
                 decide(outcome, continue_, same),
                 expected,
                 "{outcome:?} continue={continue_} same={same}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_campaign_is_finished_at_its_boundaries() {
+        let counters = |segment, lifetime_rounds, outcome: Option<&str>, reason: &str| Counters {
+            segment,
+            lifetime_rounds,
+            outcome: outcome.map(str::to_owned),
+            stop_reason: Some(reason.to_owned()),
+            ..Counters::default()
+        };
+        let limits = Limits {
+            max_segments: Some(3),
+            max_lifetime_rounds: Some(20),
+        };
+        let none = Limits::default();
+        let done = counters(1, 4, Some("SUCCESS"), "complete");
+        let table = [
+            (done.clone(), Continue::Auto, true, none, true),
+            (done.clone(), Continue::Auto, false, none, false),
+            (done.clone(), Continue::Yes, true, none, false),
+            (done.clone(), Continue::No, true, none, false),
+            (
+                counters(1, 4, Some("SUCCESS"), "plateau"),
+                Continue::Auto,
+                true,
+                none,
+                true,
+            ),
+            (
+                counters(1, 4, Some("NEEDS-FIX"), "pending-work"),
+                Continue::Auto,
+                true,
+                none,
+                false,
+            ),
+            (
+                counters(1, 4, Some("BUDGET"), "max-cycles"),
+                Continue::Auto,
+                true,
+                none,
+                false,
+            ),
+            (counters(1, 4, None, ""), Continue::Auto, true, none, false),
+            (
+                counters(1, 4, Some("CANCELLED"), "cancelled"),
+                Continue::Auto,
+                true,
+                none,
+                false,
+            ),
+            (
+                counters(2, 4, Some("BUDGET"), "max-cycles"),
+                Continue::Yes,
+                true,
+                limits,
+                false,
+            ),
+            (
+                counters(3, 4, Some("BUDGET"), "max-cycles"),
+                Continue::Yes,
+                false,
+                limits,
+                true,
+            ),
+            (
+                counters(3, 4, None, ""),
+                Continue::Yes,
+                false,
+                limits,
+                false,
+            ),
+            (
+                counters(1, 19, Some("BUDGET"), "max-rounds"),
+                Continue::Auto,
+                false,
+                limits,
+                false,
+            ),
+            (
+                counters(1, 20, Some("BUDGET"), "max-rounds"),
+                Continue::Auto,
+                false,
+                limits,
+                true,
+            ),
+        ];
+        for (state, mode, same_intent, limits, expected) in table {
+            let why = finished(&state, mode, same_intent, limits);
+            assert_eq!(
+                why.is_some(),
+                expected,
+                "{state:?} {mode:?} {same_intent} {why:?}"
             );
         }
     }

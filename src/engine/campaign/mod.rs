@@ -4,10 +4,12 @@
 
 use std::io::Write;
 
+mod earlier;
 mod open;
 mod round;
 mod sweep;
 
+pub(in crate::engine) use earlier::{reapply_plan, settle_reapply};
 pub(in crate::engine) use round::{conclude, note_scope_violations, open_round, remember_owned};
 
 use open::Opening;
@@ -32,7 +34,7 @@ pub struct CampaignEnd {
 
 /// Runs the campaign `request` asks for.
 pub fn run_campaign(
-    settings: &Settings,
+    settings: &mut Settings,
     preset: Preset,
     request: &Request,
     options: EngineOptions<'_>,
@@ -47,7 +49,7 @@ pub fn run_campaign(
 }
 
 fn run_in(
-    settings: &Settings,
+    settings: &mut Settings,
     preset: Preset,
     request: &Request,
     workspace: &mut Workspace,
@@ -63,7 +65,15 @@ fn run_in(
     let mut campaign = match open::open(settings, preset, request, workspace)? {
         Opening::Open(campaign) => campaign,
         Opening::Ended(campaign) => return Ok(open::already_ended(&campaign, preset, console)),
+        Opening::Finished(mut campaign, why) => {
+            return open::finished(&mut campaign, &why, console);
+        }
     };
+    let patches = earlier::reapply_patches(&campaign, &settings.state_dir);
+    if !patches.is_empty() {
+        settings.delegates.push(reapply_delegate(patches));
+    }
+    let settings: &Settings = settings;
     let record_repository =
         git2::Repository::open(workspace.repository().path()).map_err(WorkspaceError::from)?;
     let head = workspace.base_commit();
@@ -78,6 +88,7 @@ fn run_in(
         .as_ref()
         .map(crate::sweep::candidates)
         .unwrap_or_default();
+    let first_candidate = campaign.backlog.candidates.len();
     // The cards this run writes to the worklog go into the report too.
     let worklog_start = std::fs::metadata(campaign.worklog_path()).map_or(0, |m| m.len());
     let engine = Engine::start(settings, workspace, options)?;
@@ -98,6 +109,10 @@ fn run_in(
         campaign.save()?;
     }
     let delivery = ledger::write_delivery(&recorder, settings, outcome.as_str(), &reason)?;
+    if delivery.refused.is_none() {
+        let families = accepted_families(&campaign, first_candidate);
+        earlier::remember(&mut campaign, &recorder, &settings.state_dir, families)?;
+    }
     let mut report = end.report(settings, preset, delivery, workspace.repository());
     if let Some(run) = report.run.as_mut() {
         run.set_aside = workspace.set_aside();
@@ -107,6 +122,7 @@ fn run_in(
         intent: campaign.segment_config.intent.clone(),
         backlog: campaign.backlog.clone(),
         cards: cards_since(&campaign, worklog_start),
+        notes: campaign.notes.clone(),
     });
     report.sweep = sweep;
     end.write_state_files(&report)?;
@@ -121,6 +137,30 @@ fn run_in(
         reason,
         report: Some(Box::new(report)),
     })
+}
+
+/// The delegate that applies the campaign's pending earlier work again, first.
+fn reapply_delegate(patches: Vec<std::path::PathBuf>) -> crate::delegate::DelegateSpec {
+    crate::delegate::DelegateSpec {
+        categories: Vec::new(),
+        role: crate::delegate::Role::Reapply,
+        lens: None,
+        launch: crate::delegate::Launch::Reapply(patches),
+        template: crate::delegate::DEFAULT_TEMPLATE.to_owned(),
+        prompt_on_stdin: false,
+        timeout: std::time::Duration::from_secs(600),
+        idle_timeout: None,
+        env: Vec::new(),
+    }
+}
+
+/// The families of the candidates this run accepted (from index `first` on).
+fn accepted_families(campaign: &Campaign, first: usize) -> Vec<String> {
+    campaign.backlog.candidates[first.min(campaign.backlog.candidates.len())..]
+        .iter()
+        .filter(|candidate| candidate.status == "accepted")
+        .flat_map(|candidate| candidate.family.split(", ").map(str::to_owned))
+        .collect()
 }
 
 /// Where this run's commits go on: while HEAD has not moved, after the campaign's earlier

@@ -6,8 +6,11 @@ use std::io::Write;
 
 use super::super::RunError;
 use super::CampaignEnd;
+use crate::campaign::identity::{Confirmed, Identity};
 use crate::campaign::request::{Lens, Request, Theta};
-use crate::campaign::state::{self, BaselineFacts, Campaign, Opened, Provenance, SegmentConfig};
+use crate::campaign::state::{
+    self, BaselineFacts, Campaign, Continue, Limits, OpenOptions, Opened, Provenance, SegmentConfig,
+};
 use crate::config::Settings;
 use crate::model::{Outcome, Preset};
 use crate::workspace::Workspace;
@@ -19,6 +22,8 @@ pub(super) enum Opening {
     Open(Campaign),
     /// Its segment already ended, and the request does not continue it.
     Ended(Campaign),
+    /// A continuation found it finished (why): nothing runs.
+    Finished(Campaign, String),
 }
 
 /// Opens (creates, resumes or continues) the campaign in the state dir. The user's work must
@@ -55,17 +60,44 @@ pub(super) fn open(
     };
     // Released below, only where the family's candidate qualifies at the new theta.
     let release = |_: &state::Cooldown| false;
-    let (mut campaign, opened) = Campaign::open_resolving(
-        &settings.state_dir,
-        provenance,
-        request.resume,
-        &baseline,
-        &release,
-        resolve,
-    )?;
-    if matches!(opened, Opened::Continued { .. }) {
-        release_cooldowns(&mut campaign, earlier_theta.into_inner())?;
+    let options = OpenOptions {
+        continue_: match (request.auto, request.resume) {
+            (true, _) => Continue::Auto,
+            (false, true) => Continue::Yes,
+            (false, false) => Continue::No,
+        },
+        baseline: &baseline,
+        release: &release,
+        repo: Some(workspace.repository()),
+        limits: Limits {
+            max_segments: settings.campaign.max_segments,
+            max_lifetime_rounds: settings.campaign.max_lifetime_rounds,
+        },
+    };
+    let (mut campaign, opened) =
+        Campaign::open_resolving(&settings.state_dir, provenance, &options, resolve)?;
+    match opened {
+        Opened::Terminal => return Ok(Opening::Ended(campaign)),
+        Opened::Finished(why) => return Ok(Opening::Finished(campaign, why)),
+        Opened::Continued { .. } => release_cooldowns(&mut campaign, earlier_theta.into_inner())?,
+        Opened::Restarted(restart) => {
+            let entry = restart.entry();
+            campaign
+                .notes
+                .push(entry.trim_start_matches("- ").to_owned());
+        }
+        Opened::New | Opened::Resumed => {}
     }
+    match campaign.confirmed() {
+        Some(Confirmed::ByRemote) => campaign.notes.push(
+            "this clone is shallow: the campaign was matched to it by its remote".to_owned(),
+        ),
+        Some(Confirmed::Unconfirmed) => campaign.notes.push(
+            "neither a root commit nor a remote could confirm that the campaign is this repository's (a shallow clone without a remote): taken as this one".to_owned(),
+        ),
+        Some(Confirmed::ByRootCommit) | None => {}
+    }
+    super::earlier::review(&mut campaign, settings, workspace.repository())?;
     // What earlier runs of this campaign accepted is its own, not the user's work.
     let released = workspace.release_owned(&campaign.backlog.owned);
     if !released.is_empty() {
@@ -74,11 +106,7 @@ pub(super) fn open(
             "the campaign's own earlier changes are not protected"
         );
     }
-    Ok(if matches!(opened, Opened::Terminal) {
-        Opening::Ended(campaign)
-    } else {
-        Opening::Open(campaign)
-    })
+    Ok(Opening::Open(campaign))
 }
 
 /// Where the campaign comes from, and what the baseline found before it opened.
@@ -94,6 +122,7 @@ fn facts(
         target: settings.target.clone(),
         state_dir: settings.state_dir.clone(),
         repository_root: workspace.root().to_path_buf(),
+        identity: Some(Identity::of(repo, workspace.root(), &settings.target)),
         git_common_dir: repo
             .commondir()
             .canonicalize()
@@ -115,6 +144,28 @@ fn facts(
             .collect(),
     };
     (provenance, baseline)
+}
+
+/// A finished campaign that a continuation found: nothing runs, and it is no failure.
+pub(super) fn finished(
+    campaign: &mut Campaign,
+    why: &str,
+    console: &mut dyn Write,
+) -> Result<CampaignEnd, RunError> {
+    let reason = format!("campaign finished: {why}");
+    let _ = writeln!(
+        console,
+        "refine-loop: {reason}; change the intent (or the [campaign] budget) to go on"
+    );
+    campaign.append_worklog(&format!(
+        "- {}: {reason}; nothing ran",
+        crate::clock::now_iso8601()
+    ))?;
+    Ok(CampaignEnd {
+        outcome: Outcome::Success,
+        reason,
+        report: None,
+    })
 }
 
 /// An ended campaign without `--continue`: nothing runs, and the console says how to go on.

@@ -16,11 +16,15 @@ pub(super) fn outcome_of(campaign: &Campaign, cancelled: bool) -> Option<StopRea
     let handoffs = active_handoffs(campaign).next().is_some();
     let critical = active_handoffs(campaign).any(|h| h.critical);
     let counters = &campaign.backlog.counters;
+    let lifetime_spent = campaign
+        .limits
+        .max_lifetime_rounds
+        .is_some_and(|max| counters.lifetime_rounds >= max);
     Some(if counters.fail_count >= FAILURE_LIMIT {
         StopReason::FailureLimit
     } else if critical {
         StopReason::Critical
-    } else if counters.round >= MAX_ROUNDS {
+    } else if counters.round >= MAX_ROUNDS || lifetime_spent {
         if handoffs {
             StopReason::MaxRoundsWithHandoffs
         } else {
@@ -29,6 +33,9 @@ pub(super) fn outcome_of(campaign: &Campaign, cancelled: bool) -> Option<StopRea
     } else if counters.plateau_count >= PLATEAU_LIMIT {
         if handoffs {
             StopReason::PlateauWithHandoffs
+        } else if !campaign.backlog.held.is_empty() {
+            // Not finished: the held families come back when their earlier work lands.
+            StopReason::PendingWork
         } else {
             StopReason::Plateau
         }

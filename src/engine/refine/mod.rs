@@ -95,12 +95,14 @@ impl<'c> Refine<'c> {
                 })
                 .cloned(),
         );
+        // Resting families, and those whose earlier work waits to land (`pending = "skip"`).
         proposals.retain(|p| {
             !campaign
                 .backlog
                 .cooldowns
                 .iter()
                 .any(|cooldown| cooldown.family == p.family)
+                && !campaign.backlog.held.contains(&p.family)
         });
         // A candidate that would change paths outside the scope is not for this run.
         let scope = &engine.settings().run.scope;
@@ -170,6 +172,16 @@ impl Policy for Refine<'_> {
     }
 
     fn plan(&mut self, engine: &mut Engine<'_>, cycle: CycleNumber) -> Result<Plan, RunError> {
+        if !self.campaign.reapply.is_empty() {
+            // A round of its own, judged by the gate; no candidate is at stake, no plateau.
+            self.round = Round {
+                retained: true,
+                ..Round::default()
+            };
+            self.executable.clear();
+            self.proposals.clear();
+            return Ok(super::campaign::reapply_plan());
+        }
         self.classify(engine, cycle)?;
         // Nothing is executed in a round a critical finding ends.
         let items = if self.round.critical {
@@ -214,7 +226,9 @@ impl Policy for Refine<'_> {
         verified: &Verified,
         cycle: CycleNumber,
     ) -> Result<Vec<String>, RunError> {
-        let proposal = &self.executable[index];
+        let Some(proposal) = self.executable.get(index) else {
+            return Ok(Vec::new());
+        };
         Ok(
             match review::review(engine, proposal, attempt, &verified.run.summary, cycle)? {
                 review::Decision::Approve => Vec::new(),
@@ -234,7 +248,9 @@ impl Policy for Refine<'_> {
         judgement: &Judgement,
     ) -> Result<(), RunError> {
         let number = self.number();
-        let proposal = &self.executable[index];
+        let Some(proposal) = self.executable.get(index) else {
+            return Ok(());
+        };
         let note = match judgement {
             Judgement::Kept => {
                 self.round.accepted = Some(proposal.family.clone());
@@ -292,6 +308,7 @@ impl Policy for Refine<'_> {
         _engine: &Engine<'_>,
         record: &CycleRecord<'_>,
     ) -> Result<Settled, RunError> {
+        super::campaign::settle_reapply(self.campaign, record.attempts);
         settle_round(
             self.campaign,
             &self.round,

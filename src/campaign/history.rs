@@ -1,0 +1,229 @@
+//! Where a campaign's earlier accepted work went. Each run that accepted changes leaves its
+//! cumulative patch (and the reverse one) in the state dir's `history/`, and the files' sha256
+//! before and after in the backlog. On every later run, each such record is judged against
+//! HEAD by content, never by commit ids (a fresh clone holds none of the run's commits):
+//!
+//! - **landed**: HEAD holds its files as it left them, or its reverse applies to HEAD (merged,
+//!   rebased or squashed, with later edits around it);
+//! - **in the work tree**: not in HEAD, but the work tree holds it (the same checkout, later);
+//! - **pending**: not in HEAD, and it still applies;
+//! - **stale**: none of these.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+
+/// The state dir's folder of earlier runs' patches.
+pub const HISTORY_DIR: &str = "history";
+
+/// What a campaign does with pending earlier work (`[campaign] pending`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum PendingMode {
+    /// Leave its families alone: a nightly job does not open a second pull request for a fix.
+    #[default]
+    Skip,
+    /// Apply its patch first, verified by the gate like any delegate's change, and build on it.
+    Reapply,
+}
+
+/// How an earlier run's work stands against HEAD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Recorded by its run, not judged yet.
+    Recorded,
+    Pending,
+    InWorkTree,
+    Landed,
+    Stale,
+    /// Applied again by a later run and carried in that run's record.
+    Reapplied,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Recorded => "recorded",
+            Self::Pending => "pending",
+            Self::InWorkTree => "in the work tree",
+            Self::Landed => "landed",
+            Self::Stale => "stale",
+            Self::Reapplied => "reapplied",
+        }
+    }
+
+    /// Judged again on each run; landed, stale and reapplied work is settled.
+    fn open(self) -> bool {
+        matches!(self, Self::Recorded | Self::Pending | Self::InWorkTree)
+    }
+}
+
+/// One earlier run's accepted work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EarlierWork {
+    /// Its files are `history/NNNN.patch` and `history/NNNN-reverse.patch`.
+    pub number: u32,
+    pub segment: u32,
+    pub run_id: String,
+    /// HEAD when it ran (informational: a fresh clone may not hold it).
+    pub base_commit: String,
+    pub commits: usize,
+    /// The families (categories, candidate families) it accepted work in.
+    pub families: Vec<String>,
+    pub files: Vec<WorkFile>,
+    pub status: Status,
+    /// Why it has its status, from the last judgement.
+    pub note: String,
+}
+
+/// A path the work changed, with the sha256 of its content before and after (`None`: absent).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkFile {
+    pub path: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
+impl EarlierWork {
+    pub fn patch_path(&self, state_dir: &Path) -> PathBuf {
+        state_dir
+            .join(HISTORY_DIR)
+            .join(format!("{:04}.patch", self.number))
+    }
+
+    pub fn reverse_path(&self, state_dir: &Path) -> PathBuf {
+        state_dir
+            .join(HISTORY_DIR)
+            .join(format!("{:04}-reverse.patch", self.number))
+    }
+
+    /// One line for the worklog and the report.
+    pub fn line(&self) -> String {
+        format!(
+            "segment {} (run {}, {} commit(s), {} file(s){}): {}: {}",
+            self.segment,
+            self.run_id,
+            self.commits,
+            self.files.len(),
+            if self.families.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", self.families.join(", "))
+            },
+            self.status.as_str(),
+            self.note
+        )
+    }
+}
+
+/// Judges every open record of `earlier` against `repo`'s HEAD and work tree; returns the
+/// records it judged, by index.
+pub fn judge_all(
+    earlier: &mut [EarlierWork],
+    repo: &git2::Repository,
+    state_dir: &Path,
+) -> Vec<usize> {
+    let mut judged = Vec::new();
+    for (index, work) in earlier.iter_mut().enumerate() {
+        if !work.status.open() {
+            continue;
+        }
+        let (status, note) = judge(work, repo, state_dir);
+        work.status = status;
+        work.note = note;
+        judged.push(index);
+    }
+    judged
+}
+
+/// The status of `work` against HEAD, and why.
+pub fn judge(work: &EarlierWork, repo: &git2::Repository, state_dir: &Path) -> (Status, String) {
+    let stale = |why: String| (Status::Stale, why);
+    let read = |path: PathBuf| {
+        crate::state::read_own(&path, crate::state::OWN_FILE_LIMIT)
+            .ok()
+            .flatten()
+    };
+    let (Some(forward), Some(reverse)) = (
+        read(work.patch_path(state_dir)),
+        read(work.reverse_path(state_dir)),
+    ) else {
+        return stale("its patch is missing from the state dir's history/".to_owned());
+    };
+    let Ok(head) = repo.head().and_then(|head| head.peel_to_tree()) else {
+        return stale("HEAD has no tree to compare with".to_owned());
+    };
+    if holds_after(work, |path| blob_digest(repo, &head, path)) {
+        return (
+            Status::Landed,
+            "HEAD holds its files as it left them".to_owned(),
+        );
+    }
+    if let Some(root) = repo.workdir()
+        && holds_after(work, |path| file_digest(&root.join(path)))
+    {
+        return (
+            Status::InWorkTree,
+            "not in HEAD; the work tree holds it, uncommitted".to_owned(),
+        );
+    }
+    if applies(repo, &head, &forward) {
+        return (
+            Status::Pending,
+            "not in HEAD, and it still applies".to_owned(),
+        );
+    }
+    if applies(repo, &head, &reverse) {
+        return (
+            Status::Landed,
+            "HEAD holds its changes, with later edits around them".to_owned(),
+        );
+    }
+    stale("not in HEAD, and it no longer applies".to_owned())
+}
+
+/// Whether every file of `work` has its after-content by `digest` (`None`: absent).
+fn holds_after(work: &EarlierWork, digest: impl Fn(&str) -> Option<String>) -> bool {
+    !work.files.is_empty()
+        && work
+            .files
+            .iter()
+            .all(|file| digest(&file.path) == file.after)
+}
+
+fn blob_digest(repo: &git2::Repository, tree: &git2::Tree<'_>, path: &str) -> Option<String> {
+    let entry = tree.get_path(Path::new(path)).ok()?;
+    let blob = repo.find_blob(entry.id()).ok()?;
+    Some(digest(blob.content()))
+}
+
+fn file_digest(path: &Path) -> Option<String> {
+    let metadata = std::fs::symlink_metadata(path).ok()?;
+    if metadata.file_type().is_symlink() {
+        let target = std::fs::read_link(path).ok()?;
+        return Some(digest(target.as_os_str().as_encoded_bytes()));
+    }
+    crate::files::read_regular(path, u64::MAX)
+        .ok()
+        .flatten()
+        .map(|bytes| digest(&bytes))
+}
+
+pub fn digest(bytes: &[u8]) -> String {
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(bytes);
+    crate::model::hex_digest(hasher)
+}
+
+/// Whether `patch` applies to `tree` exactly (libgit2 applies without fuzz).
+fn applies(repo: &git2::Repository, tree: &git2::Tree<'_>, patch: &[u8]) -> bool {
+    git2::Diff::from_buffer(patch)
+        .is_ok_and(|diff| diff.deltas().len() > 0 && repo.apply_to_tree(tree, &diff, None).is_ok())
+}
+
+#[cfg(test)]
+#[path = "history_tests.rs"]
+mod tests;

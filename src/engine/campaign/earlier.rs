@@ -1,0 +1,207 @@
+//! A campaign's earlier accepted work across runs: judged against HEAD when the campaign opens
+//! (landed, in the work tree, pending, stale), its families held or its patches queued to be
+//! applied again, and this run's own work remembered when it ends.
+
+use std::path::Path;
+
+use super::super::RunError;
+use crate::campaign::history::{self, EarlierWork, PendingMode, Status, WorkFile};
+use crate::campaign::state::Campaign;
+use crate::config::Settings;
+use crate::deliver::Recorder;
+
+/// The family of the work item that applies earlier work again.
+pub const REAPPLY: &str = "reapply";
+
+/// Judges the earlier work that is still open against `repo`'s HEAD and says so in the worklog
+/// and the report. Pending work's families are held (`skip`) or its patches queued to be applied
+/// again first (`reapply`); stale work's families may be worked again.
+pub(super) fn review(
+    campaign: &mut Campaign,
+    settings: &Settings,
+    repo: &git2::Repository,
+) -> Result<(), RunError> {
+    let judged = history::judge_all(&mut campaign.backlog.earlier, repo, &settings.state_dir);
+    let mut held = Vec::new();
+    let mut stale = Vec::new();
+    let mut lines = Vec::new();
+    for index in judged {
+        let work = &campaign.backlog.earlier[index];
+        match (work.status, settings.campaign.pending) {
+            (Status::Pending, PendingMode::Skip) => held.extend(work.families.iter().cloned()),
+            (Status::Pending, PendingMode::Reapply) => campaign.reapply.push(work.number),
+            (Status::Stale, _) => stale.extend(work.families.iter().cloned()),
+            _ => {}
+        }
+        lines.push(format!("earlier work, {}", work.line()));
+    }
+    held.sort();
+    held.dedup();
+    if !held.is_empty() {
+        lines.push(format!(
+            "left alone while their earlier work is pending (pending = \"skip\"): {}",
+            held.join(", ")
+        ));
+    }
+    if !campaign.reapply.is_empty() {
+        lines.push(
+            "the pending work is applied again first, verified by the gate (pending = \"reapply\")"
+                .to_owned(),
+        );
+    }
+    campaign.backlog.held = held;
+    let backlog = &mut campaign.backlog;
+    backlog.cooldowns.retain(|c| !stale.contains(&c.family));
+    backlog
+        .family_failures
+        .retain(|family, _| !stale.contains(family));
+    for line in &lines {
+        campaign.append_worklog(&format!("- {line}"))?;
+    }
+    campaign.notes.extend(lines);
+    campaign.save()?;
+    Ok(())
+}
+
+/// The patches of the work queued to be applied again, in order.
+pub(super) fn reapply_patches(campaign: &Campaign, state_dir: &Path) -> Vec<std::path::PathBuf> {
+    campaign
+        .backlog
+        .earlier
+        .iter()
+        .filter(|work| campaign.reapply.contains(&work.number))
+        .map(|work| work.patch_path(state_dir))
+        .collect()
+}
+
+/// The first cycle of a run with earlier work queued: that work, applied again.
+pub(in crate::engine) fn reapply_plan() -> crate::engine::policy::Plan {
+    use crate::engine::policy::{Plan, Staff, Verification, Work};
+    Plan::Work {
+        items: vec![Work {
+            category: REAPPLY.to_owned(),
+            file_name: REAPPLY.to_owned(),
+            staff: Staff::Role(crate::delegate::Role::Reapply),
+            diagnostics: Vec::new(),
+            details: vec!["the campaign's pending earlier work, applied again".to_owned()],
+            files: Vec::new(),
+            template: None,
+        }],
+        verification: Verification::Together,
+    }
+}
+
+/// Settles the queued earlier work after the cycle whose `attempts` applied it again.
+pub(in crate::engine) fn settle_reapply(
+    campaign: &mut Campaign,
+    attempts: &[crate::engine::Attempt],
+) {
+    if campaign.reapply.is_empty() {
+        return;
+    }
+    let attempt = attempts.iter().find(|a| a.category == REAPPLY);
+    let kept = attempt.is_some_and(|a| a.kept);
+    let applied = attempt.is_some_and(|a| !a.changes.is_empty());
+    reapplied(campaign, kept, applied);
+}
+
+/// After the run's first cycle applied the queued work again: kept, it is carried in this
+/// run's record; else it stays pending (its families held) or, when it no longer applied,
+/// stale.
+fn reapplied(campaign: &mut Campaign, kept: bool, applied: bool) {
+    let queued = std::mem::take(&mut campaign.reapply);
+    if kept {
+        campaign.reapplied.clone_from(&queued);
+    }
+    let segment = campaign.backlog.counters.segment;
+    let mut held = Vec::new();
+    for work in &mut campaign.backlog.earlier {
+        if !queued.contains(&work.number) {
+            continue;
+        }
+        (work.status, work.note) = match (kept, applied) {
+            (true, _) => (
+                Status::Reapplied,
+                format!(
+                    "applied again in segment {segment}, verified by the gate; in that run's record"
+                ),
+            ),
+            (false, true) => {
+                held.extend(work.families.iter().cloned());
+                (
+                    Status::Pending,
+                    "applied again, the gate rolled it back; left alone".to_owned(),
+                )
+            }
+            (false, false) => (Status::Stale, "it no longer applies".to_owned()),
+        };
+        campaign
+            .notes
+            .push(format!("earlier work, {}", work.line()));
+    }
+    campaign.backlog.held.extend(held);
+}
+
+/// Remembers what this run accepted (its cumulative patch, the reverse, the files' digests)
+/// for the campaign's later runs; `families` are the families it worked in.
+pub(super) fn remember(
+    campaign: &mut Campaign,
+    recorder: &Recorder<'_>,
+    state_dir: &Path,
+    mut families: Vec<String>,
+) -> Result<(), RunError> {
+    if recorder.tip().is_none() {
+        return Ok(());
+    }
+    let forward = recorder.cumulative_patch()?;
+    if forward.contents.is_empty() {
+        return Ok(());
+    }
+    let reverse = recorder.reverse_patch()?;
+    let manifest = recorder.manifest("", "")?;
+    // The work applied again is carried in this record: its families are this record's.
+    for work in &campaign.backlog.earlier {
+        if campaign.reapplied.contains(&work.number) {
+            families.extend(work.families.iter().cloned());
+        }
+    }
+    families.retain(|family| family != REAPPLY);
+    families.sort();
+    families.dedup();
+    let work = EarlierWork {
+        number: campaign
+            .backlog
+            .earlier
+            .iter()
+            .map(|w| w.number)
+            .max()
+            .unwrap_or(0)
+            + 1,
+        segment: campaign.backlog.counters.segment,
+        run_id: manifest.run_id.clone(),
+        base_commit: manifest.base_commit.clone(),
+        commits: recorder.iterations().len(),
+        families,
+        files: manifest
+            .files
+            .iter()
+            .map(|file| WorkFile {
+                path: file.path.clone(),
+                before: file.before.as_ref().and_then(|v| v.sha256.clone()),
+                after: file.after.as_ref().and_then(|v| v.sha256.clone()),
+            })
+            .collect(),
+        status: Status::Recorded,
+        note: "recorded by its run".to_owned(),
+    };
+    let dir = state_dir.join(history::HISTORY_DIR);
+    std::fs::create_dir_all(&dir).map_err(|source| crate::state::StateError {
+        path: dir.clone(),
+        source,
+    })?;
+    crate::state::write_atomic(&work.patch_path(state_dir), &forward.contents)?;
+    crate::state::write_atomic(&work.reverse_path(state_dir), &reverse.contents)?;
+    campaign.backlog.earlier.push(work);
+    campaign.save()?;
+    Ok(())
+}
