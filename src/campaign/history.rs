@@ -56,7 +56,7 @@ impl Status {
     }
 
     /// Judged again on each run; landed, stale and reapplied work is settled.
-    fn open(self) -> bool {
+    pub fn open(self) -> bool {
         matches!(self, Self::Recorded | Self::Pending | Self::InWorkTree)
     }
 }

@@ -245,10 +245,12 @@ impl Campaign {
             ..
         } = *options;
         let same_intent = config.intent == self.segment_config.intent;
+        let unsettled = self.backlog.earlier.iter().any(|work| work.status.open());
         if let Some(why) = transition::finished(
             &self.backlog.counters,
             continue_,
             same_intent,
+            unsettled,
             options.limits,
         ) {
             return Ok(Opened::Finished(why));

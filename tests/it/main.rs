@@ -33,6 +33,7 @@ mod junit_xml;
 mod leftovers;
 mod merge;
 mod network_surface;
+mod nightly;
 mod parse_command;
 mod parser_catalogue;
 mod parser_fixtures;

@@ -150,21 +150,7 @@ impl Repo {
 
     /// [`Repo::command`] run by `program` (a wrapper that starts the binary) with `args`.
     pub fn command_through(&self, program: &str, args: &[&str]) -> Command {
-        let mut command = Command::new(program);
-        for (key, _) in std::env::vars_os() {
-            if key.to_string_lossy().starts_with("REFINE_LOOP_") {
-                command.env_remove(key);
-            }
-        }
-        // The CI's checkout folder places report paths: none unless a test says so.
-        command
-            .env_remove("GITHUB_WORKSPACE")
-            .env_remove("CI_PROJECT_DIR")
-            .args(args)
-            .current_dir(self.path())
-            .env("PATH", path_with_tools())
-            .env("PYTHONPATH", python_path_with_tools());
-        command
+        command_in(self.path(), program, args)
     }
 
     pub fn run(&self, args: &[&str]) -> Output {
@@ -326,6 +312,26 @@ pub fn tree_of(root: &Path, skip: &[&str]) -> std::collections::BTreeMap<PathBuf
         }
     }
     entries
+}
+
+/// `program` with `args` in `dir`, with no `REFINE_LOOP_*` from outside and the tools first on
+/// PATH (for the binary itself, `program` is [`binary`]).
+pub fn command_in(dir: &Path, program: &str, args: &[&str]) -> Command {
+    let mut command = Command::new(program);
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("REFINE_LOOP_") {
+            command.env_remove(key);
+        }
+    }
+    // The CI's checkout folder places report paths: none unless a test says so.
+    command
+        .env_remove("GITHUB_WORKSPACE")
+        .env_remove("CI_PROJECT_DIR")
+        .args(args)
+        .current_dir(dir)
+        .env("PATH", path_with_tools())
+        .env("PYTHONPATH", python_path_with_tools());
+    command
 }
 
 /// Runs git in `dir` (with a test identity, and local file transport allowed for submodules)

@@ -59,11 +59,13 @@ const DONE: [&str; 3] = ["complete", "plateau", "gate-passed"];
 
 /// Why a continuation finds the campaign finished, if it does: its segments or lifetime rounds
 /// are spent; or, for `--continue=auto` with an unchanged intent, its last segment ended with
-/// nothing left to do. A running or cancelled segment is never finished here.
+/// nothing left to do and all its earlier work landed (`unsettled`: some may not have). A
+/// running or cancelled segment is never finished here.
 pub(super) fn finished(
     counters: &Counters,
     mode: Continue,
     same_intent: bool,
+    unsettled: bool,
     limits: Limits,
 ) -> Option<String> {
     let ended = counters
@@ -86,7 +88,7 @@ pub(super) fn finished(
         ));
     }
     let reason = counters.stop_reason.as_deref().unwrap_or_default();
-    (mode == Continue::Auto && same_intent && DONE.contains(&reason)).then(|| {
+    (mode == Continue::Auto && same_intent && !unsettled && DONE.contains(&reason)).then(|| {
         format!(
             "segment {} ended with {reason} and the intent is the same",
             counters.segment
@@ -203,6 +205,8 @@ mod tests {
         let done = counters(1, 4, Some("SUCCESS"), "complete");
         let table = [
             (done.clone(), Continue::Auto, true, none, true),
+            // Its accepted work has not been seen landed yet.
+            (done.clone(), Continue::Auto, true, none, false),
             (done.clone(), Continue::Auto, false, none, false),
             (done.clone(), Continue::Yes, true, none, false),
             (done.clone(), Continue::No, true, none, false),
@@ -271,8 +275,9 @@ mod tests {
                 true,
             ),
         ];
-        for (state, mode, same_intent, limits, expected) in table {
-            let why = finished(&state, mode, same_intent, limits);
+        for (index, (state, mode, same_intent, limits, expected)) in table.into_iter().enumerate() {
+            let unsettled = index == 1;
+            let why = finished(&state, mode, same_intent, unsettled, limits);
             assert_eq!(
                 why.is_some(),
                 expected,
