@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::checks::resolve_checks;
 use super::error::ConfigError;
 use super::loop_settings::{parse_verify, resolve_delegates, resolve_run};
-use super::settings::{GateSettings, Isolate, Settings, Verify, defaults};
+use super::settings::{CampaignSettings, GateSettings, Isolate, Settings, Verify, defaults};
 use super::units::{ByteSize, ConfigDuration};
 use super::wire::{ConfigFile, GateFile};
 use crate::parse::Catalogue;
@@ -170,7 +170,7 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         refuse_network(&config_file, &delegates, sweep)?;
     }
 
-    let campaign = campaign_settings(&config_file, file.campaign.unwrap_or_default())?;
+    let campaign = CampaignSettings::resolve(&config_file, file.campaign.unwrap_or_default())?;
     let state_dir = resolve_state_dir(
         &target,
         overrides.state_dir.as_deref(),
@@ -193,26 +193,6 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         run,
         sweep,
         campaign,
-    })
-}
-
-/// `[campaign]`, its limits at least 1.
-fn campaign_settings(
-    config_file: &Path,
-    file: super::wire::CampaignFile,
-) -> Result<super::settings::CampaignSettings, ConfigError> {
-    for (key, value) in [
-        ("campaign.max_segments", file.max_segments),
-        ("campaign.max_lifetime_rounds", file.max_lifetime_rounds),
-    ] {
-        if value == Some(0) {
-            return Err(invalid(config_file, key, "must be at least 1"));
-        }
-    }
-    Ok(super::settings::CampaignSettings {
-        pending: file.pending.unwrap_or_default(),
-        max_segments: file.max_segments,
-        max_lifetime_rounds: file.max_lifetime_rounds,
     })
 }
 

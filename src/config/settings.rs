@@ -85,6 +85,28 @@ pub struct CampaignSettings {
     pub max_lifetime_rounds: Option<u32>,
 }
 
+impl CampaignSettings {
+    /// `[campaign]` of `config_file` as written; each limit at least 1.
+    pub(super) fn resolve(
+        config_file: &std::path::Path,
+        file: super::wire::CampaignFile,
+    ) -> Result<Self, super::ConfigError> {
+        for (key, value) in [
+            ("campaign.max_segments", file.max_segments),
+            ("campaign.max_lifetime_rounds", file.max_lifetime_rounds),
+        ] {
+            if value == Some(0) {
+                return Err(super::load::invalid(config_file, key, "must be at least 1"));
+            }
+        }
+        Ok(Self {
+            pending: file.pending.unwrap_or_default(),
+            max_segments: file.max_segments,
+            max_lifetime_rounds: file.max_lifetime_rounds,
+        })
+    }
+}
+
 impl Settings {
     /// Variables no check or command delegate may see: the API keys of the http delegates
     /// (model-written code runs in the gate).

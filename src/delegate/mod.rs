@@ -112,15 +112,7 @@ impl DelegateSpec {
         match &self.launch {
             Launch::Command(run) => run.clone(),
             Launch::Http(http) => format!("model {} at {}", http.model, http.endpoint),
-            Launch::Reapply(patches) => format!(
-                "refine-loop: the earlier accepted work applied again ({})",
-                patches
-                    .iter()
-                    .filter_map(|p| p.file_name())
-                    .map(|name| format!("history/{}", name.to_string_lossy()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            Launch::Reapply(patches) => reapply::describe(patches),
         }
     }
 

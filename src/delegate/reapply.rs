@@ -9,6 +9,19 @@ use std::time::Instant;
 use super::{Assignment, DelegateFiles, DelegateRun, Limits, Verdict};
 use crate::process::{HeadTail, ProcessEnd};
 
+/// What the reports call it: the earlier work applied again, by its patches.
+pub(super) fn describe(patches: &[PathBuf]) -> String {
+    let names: Vec<String> = patches
+        .iter()
+        .filter_map(|patch| patch.file_name())
+        .map(|name| format!("history/{}", name.to_string_lossy()))
+        .collect();
+    format!(
+        "refine-loop: the earlier accepted work applied again ({})",
+        names.join(", ")
+    )
+}
+
 /// Applies `patches` in order to the work tree of the repository that holds the target; stops
 /// at the first that does not apply (exit 1, and why).
 pub(super) fn reapply(

@@ -121,6 +121,16 @@ pub struct Backlog {
     pub held: Vec<String>,
 }
 
+impl Backlog {
+    /// Whether `family` is not worked now: it cools down, or its earlier work waits to land.
+    pub fn rests(&self, family: &str) -> bool {
+        self.cooldowns
+            .iter()
+            .any(|cooldown| cooldown.family == family)
+            || self.held.iter().any(|held| held == family)
+    }
+}
+
 /// What this run observed before it opened the campaign.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BaselineFacts {

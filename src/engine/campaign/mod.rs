@@ -79,15 +79,7 @@ fn run_in(
     let head = workspace.base_commit();
     let base = record_base(&campaign, &record_repository, head);
     let mut recorder = Recorder::new(&record_repository, base, &crate::clock::new_run_id())?;
-    let sweep = if settings.sweep {
-        Some(sweep::sweep_segment(settings, &mut campaign, cancel)?)
-    } else {
-        None
-    };
-    let sweep_proposals = sweep
-        .as_ref()
-        .map(crate::sweep::candidates)
-        .unwrap_or_default();
+    let (sweep, sweep_proposals) = sweep::sweep_if_asked(settings, &mut campaign, cancel)?;
     let first_candidate = campaign.backlog.candidates.len();
     // The cards this run writes to the worklog go into the report too.
     let worklog_start = std::fs::metadata(campaign.worklog_path()).map_or(0, |m| m.len());
@@ -103,16 +95,14 @@ fn run_in(
         }
     };
     let (outcome, reason) = (end.reason.outcome(), end.reason.as_str().to_string());
-    if let Some(tip) = recorder.tip() {
-        campaign.backlog.record_base = Some(head.to_string());
-        campaign.backlog.record_tip = Some(tip.to_string());
-        campaign.save()?;
-    }
-    let delivery = ledger::write_delivery(&recorder, settings, outcome.as_str(), &reason)?;
-    if delivery.refused.is_none() {
-        let families = accepted_families(&campaign, first_candidate);
-        earlier::remember(&mut campaign, &recorder, &settings.state_dir, families)?;
-    }
+    let delivery = keep_record(
+        &mut campaign,
+        &recorder,
+        settings,
+        head,
+        first_candidate,
+        (outcome, &reason),
+    )?;
     let mut report = end.report(settings, preset, delivery, workspace.repository());
     if let Some(run) = report.run.as_mut() {
         run.set_aside = workspace.set_aside();
@@ -137,6 +127,29 @@ fn run_in(
         reason,
         report: Some(Box::new(report)),
     })
+}
+
+/// Keeps this run's record: where a later run's commits go on while HEAD stays, the patches and
+/// manifest, and the accepted work (unless its patches were refused) for later runs to judge.
+fn keep_record(
+    campaign: &mut Campaign,
+    recorder: &Recorder<'_>,
+    settings: &Settings,
+    head: git2::Oid,
+    first_candidate: usize,
+    (outcome, reason): (Outcome, &str),
+) -> Result<crate::deliver::DeliveryNote, RunError> {
+    if let Some(tip) = recorder.tip() {
+        campaign.backlog.record_base = Some(head.to_string());
+        campaign.backlog.record_tip = Some(tip.to_string());
+        campaign.save()?;
+    }
+    let delivery = ledger::write_delivery(recorder, settings, outcome.as_str(), reason)?;
+    if delivery.refused.is_none() {
+        let families = accepted_families(campaign, first_candidate);
+        earlier::remember(campaign, recorder, &settings.state_dir, families)?;
+    }
+    Ok(delivery)
 }
 
 /// The delegate that applies the campaign's pending earlier work again, first.

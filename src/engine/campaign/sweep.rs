@@ -54,3 +54,24 @@ pub(super) fn sweep_segment(
     campaign.save()?;
     Ok(sweep)
 }
+
+/// The sweep when the configuration asks for one (`sweep = true`), and the candidates it
+/// proposes.
+pub(super) fn sweep_if_asked(
+    settings: &Settings,
+    campaign: &mut Campaign,
+    cancel: &Cancel,
+) -> Result<
+    (
+        Option<crate::sweep::Sweep>,
+        Vec<crate::campaign::candidates::Proposal>,
+    ),
+    RunError,
+> {
+    if !settings.sweep {
+        return Ok((None, Vec::new()));
+    }
+    let sweep = sweep_segment(settings, campaign, cancel)?;
+    let proposals = crate::sweep::candidates(&sweep);
+    Ok((Some(sweep), proposals))
+}

@@ -96,14 +96,7 @@ impl<'c> Refine<'c> {
                 .cloned(),
         );
         // Resting families, and those whose earlier work waits to land (`pending = "skip"`).
-        proposals.retain(|p| {
-            !campaign
-                .backlog
-                .cooldowns
-                .iter()
-                .any(|cooldown| cooldown.family == p.family)
-                && !campaign.backlog.held.contains(&p.family)
-        });
+        proposals.retain(|p| !campaign.backlog.rests(&p.family));
         // A candidate that would change paths outside the scope is not for this run.
         let scope = &engine.settings().run.scope;
         proposals.retain(|p| {
