@@ -41,6 +41,8 @@ pub enum Status {
     Stale,
     /// Applied again by a later run and carried in that run's record.
     Reapplied,
+    /// A later run in the same checkout built on it: carried in that run's record.
+    Superseded,
 }
 
 impl Status {
@@ -52,6 +54,7 @@ impl Status {
             Self::Landed => "landed",
             Self::Stale => "stale",
             Self::Reapplied => "reapplied",
+            Self::Superseded => "superseded",
         }
     }
 

@@ -109,7 +109,7 @@ pub(super) fn build(
 
 /// One entry per path that differs between the two commits' trees (no rename detection: a rename
 /// is its two paths; a file that became a symlink is one entry).
-fn changed_files(
+pub(super) fn changed_files(
     repo: &git2::Repository,
     base: git2::Oid,
     tip: git2::Oid,

@@ -309,10 +309,27 @@ impl<'repo> Recorder<'repo> {
         patch::cumulative(self.repo, self.base, self.tip(), false)
     }
 
-    /// The cumulative patch reversed (from the last iteration's tree back to the base's): it
-    /// applies where the accepted work is in, whatever else changed around it.
-    pub fn reverse_patch(&self) -> Result<PatchFile, DeliverError> {
-        patch::cumulative(self.repo, self.base, self.tip(), true)
+    /// The diff from commit `from` (the base, or a commit the base descends from) to the last
+    /// iteration; `reversed`, back from the last iteration to `from`: that one applies where the
+    /// accepted work is in, whatever else changed around it.
+    pub fn patch_since(&self, from: git2::Oid, reversed: bool) -> Result<PatchFile, DeliverError> {
+        patch::cumulative(self.repo, from, self.tip(), reversed)
+    }
+
+    /// Every path that differs between commit `from` and the last iteration.
+    pub fn files_since(
+        &self,
+        from: git2::Oid,
+    ) -> Result<Vec<manifest::ManifestFile>, DeliverError> {
+        match self.tip() {
+            Some(tip) => manifest::changed_files(self.repo, from, tip),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The commit the first iteration was made on.
+    pub fn base(&self) -> git2::Oid {
+        self.base
     }
 
     /// Writes `manifest.json`. It holds hashes and paths, no file contents, so it is not scanned.

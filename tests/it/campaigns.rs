@@ -244,8 +244,11 @@ fn a_bad_request_and_a_bad_state_dir_are_refused_and_nothing_is_overwritten() {
             .next()
             .is_none()
     );
-    // Another repository's campaign.
+    // Another repository's campaign: its history starts at another root commit (made within
+    // the same second from the same files, the two roots would be one commit).
     let other = refine_project(DISCOVER, EXECUTE, APPROVE);
+    other.git(&["checkout", "-q", "--orphan", "another"]);
+    other.commit("another history");
     let output = other.run(&["run", "--preset", "refine", "tidy"]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let state_dir = other.join(".refine-loop");
@@ -260,7 +263,8 @@ fn a_bad_request_and_a_bad_state_dir_are_refused_and_nothing_is_overwritten() {
     ]);
     assert_eq!(output.status.code(), Some(4), "{output:?}");
     assert!(
-        String::from_utf8_lossy(&output.stderr).contains("repository"),
+        String::from_utf8_lossy(&output.stderr)
+            .contains("belongs to another campaign: its root commit is"),
         "{output:?}"
     );
     assert_eq!(std::fs::read(&backlog_file).unwrap(), before);

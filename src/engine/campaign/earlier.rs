@@ -142,27 +142,39 @@ fn reapplied(campaign: &mut Campaign, kept: bool, applied: bool) {
     campaign.backlog.held.extend(held);
 }
 
-/// Remembers what this run accepted (its cumulative patch, the reverse, the files' digests)
-/// for the campaign's later runs; `families` are the families it worked in.
+/// Remembers what this run accepted since `head` (its cumulative patch, the reverse, the
+/// files' digests) for the campaign's later runs; `families` are the families it worked in.
+/// When the run built on the earlier record this checkout holds (its recorder's base is not
+/// HEAD), that record's work is carried in this one, which starts at HEAD.
 pub(super) fn remember(
     campaign: &mut Campaign,
     recorder: &Recorder<'_>,
     state_dir: &Path,
+    head: git2::Oid,
     mut families: Vec<String>,
 ) -> Result<(), RunError> {
     if recorder.tip().is_none() {
         return Ok(());
     }
-    let forward = recorder.cumulative_patch()?;
+    let forward = recorder.patch_since(head, false)?;
     if forward.contents.is_empty() {
         return Ok(());
     }
-    let reverse = recorder.reverse_patch()?;
-    let manifest = recorder.manifest("", "")?;
-    // The work applied again is carried in this record: its families are this record's.
-    for work in &campaign.backlog.earlier {
-        if campaign.reapplied.contains(&work.number) {
-            families.extend(work.families.iter().cloned());
+    let reverse = recorder.patch_since(head, true)?;
+    let segment = campaign.backlog.counters.segment;
+    let chained = recorder.base() != head;
+    for work in &mut campaign.backlog.earlier {
+        let carried = campaign.reapplied.contains(&work.number)
+            || (chained && work.status == Status::InWorkTree);
+        if !carried {
+            continue;
+        }
+        families.extend(work.families.iter().cloned());
+        if work.status == Status::InWorkTree {
+            work.status = Status::Superseded;
+            work.note = format!(
+                "a later run of segment {segment} built on it in this checkout; in that run's record"
+            );
         }
     }
     families.retain(|family| family != REAPPLY);
@@ -177,18 +189,21 @@ pub(super) fn remember(
             .max()
             .unwrap_or(0)
             + 1,
-        segment: campaign.backlog.counters.segment,
-        run_id: manifest.run_id.clone(),
-        base_commit: manifest.base_commit.clone(),
+        segment,
+        run_id: recorder
+            .reference()
+            .trim_start_matches(crate::deliver::REF_PREFIX)
+            .to_owned(),
+        base_commit: head.to_string(),
         commits: recorder.iterations().len(),
         families,
-        files: manifest
-            .files
-            .iter()
+        files: recorder
+            .files_since(head)?
+            .into_iter()
             .map(|file| WorkFile {
-                path: file.path.clone(),
-                before: file.before.as_ref().and_then(|v| v.sha256.clone()),
-                after: file.after.as_ref().and_then(|v| v.sha256.clone()),
+                path: file.path,
+                before: file.before.and_then(|v| v.sha256),
+                after: file.after.and_then(|v| v.sha256),
             })
             .collect(),
         status: Status::Recorded,

@@ -147,7 +147,7 @@ fn keep_record(
     let delivery = ledger::write_delivery(recorder, settings, outcome.as_str(), reason)?;
     if delivery.refused.is_none() {
         let families = accepted_families(campaign, first_candidate);
-        earlier::remember(campaign, recorder, &settings.state_dir, families)?;
+        earlier::remember(campaign, recorder, &settings.state_dir, head, families)?;
     }
     Ok(delivery)
 }
@@ -176,14 +176,22 @@ fn accepted_families(campaign: &Campaign, first: usize) -> Vec<String> {
         .collect()
 }
 
-/// Where this run's commits go on: while HEAD has not moved, after the campaign's earlier
-/// record; else on HEAD.
+/// Where this run's commits go on: while HEAD has not moved and this checkout's work tree holds
+/// the campaign's last record, after that record; else on HEAD (a fresh clone, or the earlier
+/// work is not here).
 fn record_base(campaign: &Campaign, repository: &git2::Repository, head: git2::Oid) -> git2::Oid {
+    let holds_last = campaign
+        .backlog
+        .earlier
+        .last()
+        .is_none_or(|work| work.status == crate::campaign::history::Status::InWorkTree);
     match (&campaign.backlog.record_base, &campaign.backlog.record_tip) {
-        (Some(base), Some(tip)) if *base == head.to_string() => git2::Oid::from_str(tip)
-            .ok()
-            .filter(|tip| repository.find_commit(*tip).is_ok())
-            .unwrap_or(head),
+        (Some(base), Some(tip)) if *base == head.to_string() && holds_last => {
+            git2::Oid::from_str(tip)
+                .ok()
+                .filter(|tip| repository.find_commit(*tip).is_ok())
+                .unwrap_or(head)
+        }
         _ => head,
     }
 }
