@@ -301,8 +301,9 @@ pub struct RunArgs {
     #[arg(long, value_enum, value_name = "PRESET")]
     pub preset: Option<PresetMode>,
 
-    /// For a campaign: leading `--continue`, `--target=PATH`, `--state-dir=PATH`, `theta=N`,
-    /// `focus=LENS,...`, then the intent (all the rest, even text that looks like an option).
+    /// For a campaign: leading `--continue` (or `--continue=auto`), `--target=PATH`,
+    /// `--state-dir=PATH`, `theta=N`, `focus=LENS,...`, then the intent (all the rest, even text
+    /// that looks like an option).
     #[arg(
         value_name = "REQUEST",
         trailing_var_arg = true,

@@ -32,11 +32,11 @@ pub fn of_outcome(outcome: crate::model::Outcome) -> i32 {
 pub const TABLE: &[(i32, &str)] = &[
     (
         SUCCESS,
-        "the gate passed (or the command did its job); `run`: SUCCESS",
+        "the gate passed (or the command did its job); `run`: SUCCESS (also: a finished campaign that `--continue=auto` leaves at rest)",
     ),
     (
         NEEDS_FIX,
-        "the gate failed; `run`: NEEDS-FIX: findings remain, or a stop rule (diminishing returns, oscillation, no progress, same error, a plateau or the round budget with handoffs, a critical finding) ended it",
+        "the gate failed; `run`: NEEDS-FIX: findings remain, or a stop rule (diminishing returns, oscillation, no progress, same error, a plateau or the round budget with handoffs, a critical finding, a campaign's pending earlier work) ended it",
     ),
     (
         USAGE,

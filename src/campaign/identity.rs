@@ -29,13 +29,23 @@ pub struct Mismatch {
 }
 
 impl Identity {
-    /// The identity of `repo`, whose work tree is at `root`, for the target folder `target`.
+    /// The identity of `repo`, whose work tree is at `root`, for the target folder `target`,
+    /// without its root commits: finding them walks the whole history, which only a new
+    /// campaign needs ([`Identity::with_roots`]).
     pub fn of(repo: &git2::Repository, root: &Path, target: &Path) -> Self {
         Self {
-            root_commits: root_commits(repo),
+            root_commits: Vec::new(),
             remote: remote_url(repo).map(|url| normalize_remote(&url)),
             target: relative_target(root, target),
         }
+    }
+
+    /// `self` with `repo`'s root commits, found once, when a campaign starts.
+    pub fn with_roots(mut self, repo: &git2::Repository) -> Self {
+        if self.root_commits.is_empty() {
+            self.root_commits = root_commits(repo);
+        }
+        self
     }
 
     /// Whether `self` (stored when the campaign started) is `current`'s repository and target.
@@ -63,10 +73,15 @@ impl Identity {
             if known {
                 return Ok(Confirmed::ByRootCommit);
             }
+            let current = if current.root_commits.is_empty() {
+                root_commits(repo)
+            } else {
+                current.root_commits.clone()
+            };
             return Err(Mismatch {
                 field: "root commit",
                 stored: self.root_commits.join(", "),
-                current: listed(&current.root_commits),
+                current: listed(&current),
             });
         }
         match (&self.remote, &current.remote) {

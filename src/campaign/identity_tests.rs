@@ -102,7 +102,7 @@ fn the_root_commit_decides_and_the_remote_does_not_matter_then() {
     let (dir, repo) = repository(Some("https://github.com/org/repo"));
     let root = commit(&repo, "root");
     commit(&repo, "second");
-    let stored = Identity::of(&repo, dir.path(), dir.path());
+    let stored = Identity::of(&repo, dir.path(), dir.path()).with_roots(&repo);
     assert_eq!(stored.root_commits, vec![root.to_string()]);
     let (other_dir, other) = repository(Some("git@github.com:org/repo.git"));
     commit(&other, "another root");
@@ -120,8 +120,8 @@ fn the_root_commit_decides_and_the_remote_does_not_matter_then() {
 fn without_root_commits_the_remote_decides() {
     let (dir, repo) = repository(Some("https://github.com/org/repo"));
     commit(&repo, "root");
-    let mut stored = Identity::of(&repo, dir.path(), dir.path());
-    stored.root_commits.clear();
+    let stored = Identity::of(&repo, dir.path(), dir.path());
+    assert!(stored.root_commits.is_empty());
     let current = Identity::of(&repo, dir.path(), dir.path());
     assert_eq!(stored.check(&current, &repo), Ok(Confirmed::ByRemote));
     let other = Identity {

@@ -135,6 +135,13 @@ impl Campaign {
         let (lock, _) = files::lock(&dir)?;
         provenance.state_dir = dir.clone();
         provenance.format = FORMAT;
+        // Only a campaign that starts needs its repository's root commits (a walk of history).
+        let with_roots = |mut provenance: Provenance| {
+            if let (Some(identity), Some(repo)) = (provenance.identity.take(), options.repo) {
+                provenance.identity = Some(identity.with_roots(repo));
+            }
+            provenance
+        };
         let stored = match stored::read(&dir) {
             Ok(stored) => stored,
             Err(error) if options.continue_ == Continue::Auto && set_aside::applies(&error) => {
@@ -143,7 +150,7 @@ impl Campaign {
                 let (mut campaign, _) = Self::create(
                     dir,
                     lock,
-                    provenance,
+                    with_roots(provenance),
                     config,
                     options.baseline,
                     restart.segment,
@@ -156,8 +163,14 @@ impl Campaign {
         };
         let Some((stored, backlog, stored_config)) = stored else {
             let config = resolve(None);
-            let (mut campaign, opened) =
-                Self::create(dir, lock, provenance, config, options.baseline, 1)?;
+            let (mut campaign, opened) = Self::create(
+                dir,
+                lock,
+                with_roots(provenance),
+                config,
+                options.baseline,
+                1,
+            )?;
             campaign.limits = options.limits;
             return Ok((campaign, opened));
         };
