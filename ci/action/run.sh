@@ -26,10 +26,18 @@ if [[ -n ${INPUT_ARGS:-} ]]; then
   read -r -d '' -a extra <<<"$INPUT_ARGS" || true
   args+=(${extra[@]+"${extra[@]}"})
 fi
-# A campaign's request, after the options: --continue, then the intent as one word, whatever
-# it starts with.
+# A campaign's request, after the options: --continue or --continue=auto, then the intent as
+# one word, whatever it starts with.
 request=()
-[[ ${INPUT_CONTINUE:-false} == true ]] && request+=(--continue)
+case ${INPUT_CONTINUE:-false} in
+  true) request+=(--continue) ;;
+  auto) request+=(--continue=auto) ;;
+  false) ;;
+  *)
+    printf 'refine-loop: the continue input is true, false or auto, not %q\n' "$INPUT_CONTINUE" >&2
+    exit 2
+    ;;
+esac
 [[ -n ${INPUT_INTENT:-} ]] && request+=("$INPUT_INTENT")
 ((${#request[@]})) && args+=(-- "${request[@]}")
 

@@ -1,9 +1,13 @@
 //! The GitHub Action's run script, run here with a fake `GITHUB_*` environment: the outputs
-//! file, the step summary and the annotation lines (GitHub's limits and escaping).
+//! file, the step summary and the annotation lines (GitHub's limits and escaping); and its steps
+//! replayed in order, with the campaign's cache steps, across nights.
 
 use std::process::Command;
 
 use crate::support::{Repo, assert_valid_junit, binary, build_repo};
+
+mod expression;
+mod replay;
 
 #[test]
 fn the_action_script_writes_outputs_summary_and_annotations_within_githubs_limits() {
@@ -621,4 +625,168 @@ fn failing_tests_are_reported_on_the_line_of_their_own_frame() {
         .collect();
     lines.sort();
     assert_eq!(lines, [6, 11]);
+}
+
+/// The campaign's machine-readable counters, from REFINE-BACKLOG.md in `state`.
+fn campaign_counters(state: &std::path::Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(state.join("REFINE-BACKLOG.md")).unwrap();
+    let start = text.find("```json\n").expect("a json block") + "```json\n".len();
+    let end = start + text[start..].find("\n```").expect("closed block");
+    let block: serde_json::Value = serde_json::from_str(&text[start..end]).unwrap();
+    block["backlog"]["counters"].clone()
+}
+
+/// One night of the scheduled job: a fresh clone of `origin` at its own path, and the action's
+/// steps replayed on it for `campaign: nightly` and `continue: auto` with `intent`, against
+/// `cache`; `run_id` is the workflow run's.
+fn night(
+    origin: &Repo,
+    nights: &std::path::Path,
+    run_id: &str,
+    intent: &str,
+    cache: &replay::CacheStandIn,
+) -> (std::path::PathBuf, replay::Replay) {
+    let clone = nights.join(format!("night-{run_id}/shop"));
+    std::fs::create_dir_all(clone.parent().unwrap()).unwrap();
+    crate::support::git_in(
+        nights,
+        &[
+            "clone",
+            "-q",
+            origin.path().to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ],
+    );
+    let runner = nights.join(format!("night-{run_id}/runner"));
+    std::fs::create_dir_all(&runner).unwrap();
+    let replay = replay::replay(
+        &clone,
+        &runner,
+        &[
+            ("preset", "improve"),
+            ("intent", intent),
+            ("campaign", "nightly"),
+            ("continue", "auto"),
+        ],
+        &[
+            ("repository", "octo/shop"),
+            ("ref_name", "main"),
+            ("head_ref", ""),
+            ("run_id", run_id),
+            ("run_attempt", "1"),
+            ("job", "improve"),
+        ],
+        cache,
+    );
+    (clone, replay)
+}
+
+#[test]
+fn the_actions_cache_steps_carry_a_campaign_from_one_night_to_the_next() {
+    // A night's series holds the campaign's earlier work again (the nightly example's setting).
+    let origin = build_repo(
+        "[[delegate]]\ncategories = [\"build\"]\nrun = \"echo ok > fixed.txt\"\n\n\
+         [campaign]\npending = \"reapply\"\n",
+    );
+    let nights = tempfile::tempdir().unwrap();
+    let cache = replay::CacheStandIn::new(&nights.path().join("cache"));
+
+    // Night 1: nothing to restore; the campaign starts, and its state is saved.
+    let (clone, first) = night(&origin, nights.path(), "1001", "fix the build", &cache);
+    let run = first.run.as_ref().expect("the run step ran");
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_eq!(first.restored, [None]);
+    let prefix = first.contexts.steps["campaign"]["key-prefix"].clone();
+    assert!(
+        prefix.starts_with("refine-loop-campaign-octo-shop-main-nightly-"),
+        "{prefix}"
+    );
+    assert_eq!(first.saved, [(format!("{prefix}1001-1"), true)]);
+    let counters = campaign_counters(&clone.join(".refine-loop"));
+    assert_eq!(counters["segment"], 1, "{counters}");
+    assert_eq!(counters["outcome"], "SUCCESS", "{counters}");
+
+    // Night 2, elsewhere, night 1's pull request not merged: night 1's state is found and the
+    // campaign goes on, applying night 1's work again first, so that this night's series holds
+    // it (and can replace the campaign's pull request branch).
+    let (clone, second) = night(&origin, nights.path(), "1002", "fix the build", &cache);
+    let run = second.run.as_ref().expect("the run step ran");
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_eq!(second.restored, [Some((format!("{prefix}1001-1"), false))]);
+    let counters = campaign_counters(&clone.join(".refine-loop"));
+    assert_eq!(counters["segment"], 2, "{counters}");
+    let patches = clone.join(".refine-loop/patches");
+    let series = files_under(&patches);
+    let holds_it = series.iter().any(|name| {
+        let patch = std::fs::read_to_string(patches.join(name)).unwrap();
+        patch.contains("+++ b/fixed.txt")
+    });
+    assert!(holds_it, "{series:?}");
+    assert_eq!(second.saved, [(format!("{prefix}1002-1"), true)]);
+
+    // The pull request is merged. Night 3 finds the work landed and nothing left: it completes
+    // with nothing to deliver. Night 4, the intent unchanged, rests at once.
+    origin.write("fixed.txt", "ok\n");
+    origin.commit("the campaign's pull request, merged");
+    let (clone, third) = night(&origin, nights.path(), "1003", "fix the build", &cache);
+    let run = third.run.as_ref().expect("the run step ran");
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_eq!(third.restored, [Some((format!("{prefix}1002-1"), false))]);
+    assert!(files_under(&clone.join(".refine-loop/patches")).is_empty());
+    let (clone, fourth) = night(&origin, nights.path(), "1004", "fix the build", &cache);
+    let run = fourth.run.as_ref().expect("the run step ran");
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_eq!(fourth.restored, [Some((format!("{prefix}1003-1"), false))]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("campaign finished"), "{run:?}");
+    let worklog = std::fs::read_to_string(clone.join(".refine-loop/REFINE-WORKLOG.md")).unwrap();
+    assert!(worklog.trim_end().ends_with("nothing ran"), "{worklog}");
+    let keys: Vec<String> = cache.entries().into_iter().map(|e| e.key).collect();
+    assert_eq!(
+        keys,
+        [1001, 1002, 1003, 1004].map(|id| format!("{prefix}{id}-1"))
+    );
+}
+
+#[test]
+fn without_a_campaign_the_action_neither_restores_nor_saves() {
+    let origin =
+        build_repo("[[delegate]]\ncategories = [\"build\"]\nrun = \"echo ok > fixed.txt\"\n");
+    let nights = tempfile::tempdir().unwrap();
+    let runner = nights.path().join("runner");
+    std::fs::create_dir_all(&runner).unwrap();
+    let cache = replay::CacheStandIn::new(&nights.path().join("cache"));
+    let replay = replay::replay(
+        origin.path(),
+        &runner,
+        &[("preset", "improve"), ("intent", "fix the build")],
+        &[
+            ("repository", "octo/shop"),
+            ("ref_name", "main"),
+            ("run_id", "7"),
+            ("run_attempt", "1"),
+        ],
+        &cache,
+    );
+    assert_eq!(replay.run.unwrap().status.code(), Some(0));
+    assert!(
+        replay.restored.is_empty() && replay.saved.is_empty(),
+        "{:?}",
+        replay.ran
+    );
+    assert!(cache.entries().is_empty());
+}
+
+#[test]
+fn a_continue_input_other_than_true_false_or_auto_is_refused_before_the_run() {
+    let repo = build_repo("[[delegate]]\ncategories = [\"build\"]\nrun = \"true\"\n");
+    let github = tempfile::tempdir().unwrap();
+    let output = improve_through_action(&repo, github.path(), &[("INPUT_CONTINUE", "yes\n::x")]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("the continue input is true, false or auto, not $'yes\\n::x'"),
+        "{stderr}"
+    );
+    assert!(!repo.join(".refine-loop").exists(), "nothing ran");
 }

@@ -168,9 +168,9 @@ fn the_readmes_ci_snippets_are_ci_examples() {
     }
 }
 
-/// A GitLab pipeline file (relative to the root), read strictly by the `yaml` package (installed
-/// by scripts/test), as JSON.
-fn gitlab_pipeline(file: &str) -> serde_json::Value {
+/// A YAML file of the repository (a path relative to the root: a GitLab pipeline, action.yml),
+/// read strictly by the `yaml` package (installed by scripts/test), as JSON.
+pub fn read_yaml(file: &str) -> serde_json::Value {
     let script = r#"
         const { createRequire } = require("node:module");
         const req = createRequire(process.cwd() + "/.tools/node/package.json");
@@ -190,7 +190,7 @@ fn gitlab_pipeline(file: &str) -> serde_json::Value {
 
 #[test]
 fn the_gitlab_pipeline_parses_and_runs_its_legs_in_a_parallel_matrix() {
-    let pipeline = gitlab_pipeline("ci/examples/gitlab-ci.yml");
+    let pipeline = read_yaml("ci/examples/gitlab-ci.yml");
     let legs = &pipeline["harden"]["parallel"]["matrix"][0]["REFINE_LOOP_SHARD"];
     assert_eq!(legs, &serde_json::json!(["1/3", "2/3", "3/3"]));
     for shard in legs.as_array().unwrap() {
@@ -205,7 +205,7 @@ fn the_gitlab_pipeline_parses_and_runs_its_legs_in_a_parallel_matrix() {
 
 #[test]
 fn the_gitlab_quickstart_job_parses_and_keeps_the_record() {
-    let pipeline = gitlab_pipeline("ci/examples/gitlab-quickstart.yml");
+    let pipeline = read_yaml("ci/examples/gitlab-quickstart.yml");
     let job = &pipeline["harden"];
     assert_eq!(
         job["script"],
@@ -247,6 +247,7 @@ fn the_action_takes_inputs_through_the_environment_and_describes_each() {
             "preset",
             "intent",
             "continue",
+            "campaign",
             "scope",
             "priority",
             "args",
