@@ -7,6 +7,7 @@ use std::process::Command;
 use crate::support::{Repo, assert_valid_junit, binary, build_repo};
 
 mod expression;
+mod nightly_delivery;
 mod replay;
 
 #[test]

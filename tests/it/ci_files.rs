@@ -49,6 +49,7 @@ fn every_workflow_and_action_passes_actionlint() {
         "ci.yml",
         "github-deliver.yml",
         "github-matrix.yml",
+        "github-nightly.yml",
     ] {
         assert!(
             files.iter().any(|f| f.ends_with(expected)),
