@@ -227,6 +227,45 @@ fn the_gitlab_quickstart_job_parses_and_keeps_the_record() {
 }
 
 #[test]
+fn the_gitlab_nightly_job_caches_the_campaigns_state_whatever_the_outcome() {
+    let pipeline = read_yaml("ci/examples/gitlab-nightly.yml");
+    let job = &pipeline["harden-nightly"];
+    let cache = &job["cache"];
+    let key = cache["key"].as_str().unwrap();
+    for part in ["$CI_PROJECT_PATH_SLUG", "$CI_COMMIT_REF_SLUG", "$CAMPAIGN"] {
+        assert!(key.contains(part), "{key} does not name {part}");
+    }
+    assert_eq!(job["variables"]["CAMPAIGN"], "nightly");
+    assert_eq!(cache["when"], "always");
+    assert_eq!(cache["policy"], "pull-push");
+    // The folder cached is the default state dir, the one the record is kept from.
+    assert_eq!(cache["paths"], serde_json::json!([".refine-loop/"]));
+    assert_eq!(job["artifacts"]["paths"], cache["paths"]);
+    let script = job["script"][0].as_str().unwrap();
+    assert!(
+        script.starts_with("refine-loop run --exit-zero --preset improve -- --continue=auto "),
+        "{script}"
+    );
+    assert_eq!(job["rules"][0]["if"], "$CI_PIPELINE_SOURCE == \"schedule\"");
+}
+
+#[test]
+fn the_jenkins_nightly_build_restores_what_the_last_build_archived() {
+    let text = std::fs::read_to_string(root().join("ci/examples/Jenkinsfile.nightly")).unwrap();
+    for needed in [
+        // The last completed build, whatever its outcome; none on the first night.
+        "copyArtifacts projectName: env.JOB_NAME, selector: lastCompleted(),\n          filter: '.refine-loop/**', optional: true",
+        "sh 'refine-loop run --exit-zero --preset improve -- --continue=auto ",
+        "post {\n    always {",
+        "archiveArtifacts artifacts: '.refine-loop/**', allowEmptyArchive: true",
+        "disableConcurrentBuilds()",
+    ] {
+        assert!(text.contains(needed), "{needed}");
+    }
+    assert_eq!(text.matches('{').count(), text.matches('}').count());
+}
+
+#[test]
 fn the_action_takes_inputs_through_the_environment_and_describes_each() {
     let action = std::fs::read_to_string(root().join("action.yml")).unwrap();
     for line in action
