@@ -160,6 +160,15 @@ fn the_readmes_ci_snippets_are_ci_examples() {
             "a README pipeline that is not a file in ci/examples (and so not linted):\n{block}"
         );
     }
+    // A smaller snippet is a part of one, as it is written there.
+    for block in blocks.iter().filter(|b| !pipelines.contains(b)) {
+        assert!(
+            examples
+                .iter()
+                .any(|(_, text)| text.contains(block.as_str())),
+            "a README snippet that is not part of a file in ci/examples:\n{block}"
+        );
+    }
     // One each for GitHub, GitLab and Jenkins.
     for kind in ["runs-on:", "script:", "pipeline {"] {
         assert!(
