@@ -188,6 +188,27 @@ fn the_nightly_delivery_keeps_one_pull_request_and_never_overwrites_a_persons_co
     assert!(String::from_utf8_lossy(&output.stdout).contains("nothing new to deliver"));
     assert_eq!(night.branch().as_ref(), Some(&second));
 
+    // A series with a patch the manifest does not describe fails the job, and pushes nothing.
+    let copied = night.dir.path().join("copied");
+    let status = Command::new("cp")
+        .args([
+            "-r",
+            next_record.to_str().unwrap(),
+            copied.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::write(copied.join("patches/0009-extra.patch"), "From 0\n").unwrap();
+    let output = night.deliver("deliver-copied", &copied, &next_commit);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("::error::the series is not the one"),
+        "{stdout}"
+    );
+    assert_eq!(night.branch().as_ref(), Some(&second));
+
     // Someone pushed to the branch: it is left as it is, with a warning.
     let person = night.clone("person");
     git_in(&person, &["switch", "-q", BRANCH]);
