@@ -3,16 +3,18 @@
 //! before and after in the backlog. On every later run, each such record is judged against
 //! HEAD by content, never by commit ids (a fresh clone holds none of the run's commits):
 //!
-//! - **landed**: HEAD holds its files as it left them, or its reverse applies to HEAD (merged,
-//!   rebased or squashed, with later edits around it);
+//! - **landed**: HEAD holds its files as it left them, or its hunks as they left them, at any
+//!   offset (merged, rebased or squashed, with later edits around it);
 //! - **in the work tree**: not in HEAD, but the work tree holds it (the same checkout, later);
-//! - **pending**: not in HEAD, and it still applies;
+//! - **pending**: not in HEAD, and its hunks' before side is there (it still applies);
 //! - **stale**: none of these.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
+
+use super::hunks::{self, Change, FilePatch, Side};
 
 /// The state dir's folder of earlier runs' patches.
 pub const HISTORY_DIR: &str = "history";
@@ -142,27 +144,39 @@ pub fn judge_all(
     judged
 }
 
-/// The status of `work` against HEAD, and why.
+/// The status of `work` against HEAD, and why: its files as it left them (by digest), or its
+/// hunks found in HEAD's files at any offset, as `git apply` finds them.
 pub fn judge(work: &EarlierWork, repo: &git2::Repository, state_dir: &Path) -> (Status, String) {
-    let stale = |why: String| (Status::Stale, why);
-    let read = |path: PathBuf| {
-        crate::state::read_own(&path, crate::state::OWN_FILE_LIMIT)
+    let stale = |why: &str| (Status::Stale, why.to_owned());
+    let Some(patch) =
+        crate::state::read_own(&work.patch_path(state_dir), crate::state::OWN_FILE_LIMIT)
             .ok()
             .flatten()
+    else {
+        return stale("its patch is missing from the state dir's history/");
     };
-    let (Some(forward), Some(reverse)) = (
-        read(work.patch_path(state_dir)),
-        read(work.reverse_path(state_dir)),
-    ) else {
-        return stale("its patch is missing from the state dir's history/".to_owned());
+    let Some(files) = hunks::parse(&patch).filter(|files| !files.is_empty()) else {
+        return stale("its patch in history/ does not parse");
     };
     let Ok(head) = repo.head().and_then(|head| head.peel_to_tree()) else {
-        return stale("HEAD has no tree to compare with".to_owned());
+        return stale("HEAD has no tree to compare with");
     };
-    if holds_after(work, |path| blob_digest(repo, &head, path)) {
+    let in_head = |file: &FilePatch| blob_bytes(repo, &head, file.path());
+    if holds_after(work, |path| {
+        blob_bytes(repo, &head, Path::new(path)).map(|b| digest(&b))
+    }) {
         return (
             Status::Landed,
             "HEAD holds its files as it left them".to_owned(),
+        );
+    }
+    if files
+        .iter()
+        .all(|file| holds(file, work, in_head(file).as_deref(), Side::After))
+    {
+        return (
+            Status::Landed,
+            "HEAD holds its changes, with later edits around them".to_owned(),
         );
     }
     if let Some(root) = repo.workdir()
@@ -173,19 +187,43 @@ pub fn judge(work: &EarlierWork, repo: &git2::Repository, state_dir: &Path) -> (
             "not in HEAD; the work tree holds it, uncommitted".to_owned(),
         );
     }
-    if applies(repo, &head, &forward) {
+    if files
+        .iter()
+        .all(|file| holds(file, work, in_head(file).as_deref(), Side::Before))
+    {
         return (
             Status::Pending,
             "not in HEAD, and it still applies".to_owned(),
         );
     }
-    if applies(repo, &head, &reverse) {
-        return (
-            Status::Landed,
-            "HEAD holds its changes, with later edits around them".to_owned(),
-        );
+    stale("not in HEAD, and it no longer applies")
+}
+
+/// Whether `content` (`None`: absent) holds `side` of `file`: the digest `work` recorded for
+/// that side, or every hunk's side found in order (a text file).
+fn holds(file: &FilePatch, work: &EarlierWork, content: Option<&[u8]>, side: Side) -> bool {
+    let absent_then = match side {
+        Side::After => Change::Deleted,
+        Side::Before => Change::Added,
+    };
+    let recorded = |f: &WorkFile| match side {
+        Side::After => f.after.clone(),
+        Side::Before => f.before.clone(),
+    };
+    if file.change == absent_then {
+        return content.is_none();
     }
-    stale("not in HEAD, and it no longer applies".to_owned())
+    let Some(content) = content else {
+        return false;
+    };
+    let path = file.path_text();
+    let wanted = work
+        .files
+        .iter()
+        .find(|f| f.path == path)
+        .and_then(recorded);
+    wanted.is_some_and(|wanted| digest(content) == wanted)
+        || (!file.binary && file.locate(content, side).is_some())
 }
 
 /// Whether every file of `work` has its after-content by `digest` (`None`: absent).
@@ -197,10 +235,10 @@ fn holds_after(work: &EarlierWork, digest: impl Fn(&str) -> Option<String>) -> b
             .all(|file| digest(&file.path) == file.after)
 }
 
-fn blob_digest(repo: &git2::Repository, tree: &git2::Tree<'_>, path: &str) -> Option<String> {
-    let entry = tree.get_path(Path::new(path)).ok()?;
+fn blob_bytes(repo: &git2::Repository, tree: &git2::Tree<'_>, path: &Path) -> Option<Vec<u8>> {
+    let entry = tree.get_path(path).ok()?;
     let blob = repo.find_blob(entry.id()).ok()?;
-    Some(digest(blob.content()))
+    Some(blob.content().to_vec())
 }
 
 fn file_digest(path: &Path) -> Option<String> {
@@ -219,12 +257,6 @@ pub fn digest(bytes: &[u8]) -> String {
     let mut hasher = sha2::Sha256::new();
     hasher.update(bytes);
     crate::model::hex_digest(hasher)
-}
-
-/// Whether `patch` applies to `tree` exactly (libgit2 applies without fuzz).
-fn applies(repo: &git2::Repository, tree: &git2::Tree<'_>, patch: &[u8]) -> bool {
-    git2::Diff::from_buffer(patch)
-        .is_ok_and(|diff| diff.deltas().len() > 0 && repo.apply_to_tree(tree, &diff, None).is_ok())
 }
 
 #[cfg(test)]

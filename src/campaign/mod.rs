@@ -2,6 +2,7 @@
 
 pub mod candidates;
 pub mod history;
+pub mod hunks;
 pub mod identity;
 pub mod request;
 pub mod state;

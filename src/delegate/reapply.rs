@@ -77,8 +77,12 @@ fn apply_all(
             Ok(None) => return Some(format!("{} is missing", patch.display())),
             Err(error) => return Some(format!("cannot read {}: {error}", patch.display())),
         };
-        let Ok(text) = String::from_utf8(bytes) else {
-            return Some(format!("{} is not UTF-8", patch.display()));
+        // Its hunks found where they are now (HEAD may have moved on above them), then applied
+        // as an exact diff, with the bounds every applied diff has.
+        let read = |path: &Path| crate::files::read_regular(&root.join(path), u64::MAX).ok()?;
+        let text = match crate::campaign::hunks::rebase(&bytes, read) {
+            Ok(text) => text,
+            Err(reason) => return Some(format!("{}: {reason}", patch.display())),
         };
         match super::http::apply_diff(root, &text, limits.protected, assignment.state_dir) {
             Ok(paths) => {

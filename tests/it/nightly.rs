@@ -201,11 +201,19 @@ fn skipped_pending_work_is_not_redone_and_is_seen_landed_after_a_squash_merge() 
     assert_eq!(state["earlier"][0]["status"], "pending", "{state}");
     assert_eq!(state["earlier"].as_array().unwrap().len(), 1, "{state}");
 
-    // Night 3: night 1's pull request was squash-merged; the campaign goes on from there.
+    // Night 3: night 1's pull request was squash-merged, and main edited that file since; the
+    // campaign goes on from there.
     nights.squash_merge(&one);
+    nights.commit(
+        &[("pkg/util.py", &format!("# upstream\n{UTIL_FIXED}"))],
+        "edit util",
+    );
     let three = nights.night(3, Some(&two));
     assert_eq!(three.output.status.code(), Some(0), "{:?}", three.output);
-    says(&three, "landed: HEAD holds its files as it left them");
+    says(
+        &three,
+        "landed: HEAD holds its changes, with later edits around them",
+    );
     assert_eq!(three.read("pkg/extra.py"), EXTRA_FIXED);
     let state = three.backlog();
     assert_eq!(state["counters"]["segment"], 3, "{state}");
@@ -223,12 +231,17 @@ fn reapplied_pending_work_is_verified_first_and_carried_in_the_next_patch() {
     let one = nights.night(1, None);
     assert_eq!(one.output.status.code(), Some(0), "{:?}", one.output);
 
-    // Night 2: night 1's work is not in main; it is applied again first, then night 2's own.
-    nights.commit(&[("pkg/extra.py", EXTRA)], "add extra");
+    // Night 2: night 1's work is not in main, whose file moved on above it; it is applied
+    // again first, where its lines are now, then night 2's own work.
+    let upstream = format!("# upstream\n{UTIL}");
+    nights.commit(
+        &[("pkg/extra.py", EXTRA), ("pkg/util.py", &upstream)],
+        "add extra",
+    );
     let two = nights.night(2, Some(&one));
     assert_eq!(two.output.status.code(), Some(0), "{:?}", two.output);
     says(&two, "applied again in segment 2, verified by the gate");
-    assert_eq!(two.read("pkg/util.py"), UTIL_FIXED);
+    assert_eq!(two.read("pkg/util.py"), format!("# upstream\n{UTIL_FIXED}"));
     assert_eq!(two.read("pkg/extra.py"), EXTRA_FIXED);
     // Its patch holds both nights' work on top of main.
     let patch = two.patch();
@@ -265,6 +278,7 @@ fn reapplied_pending_work_is_verified_first_and_carried_in_the_next_patch() {
     let state = three.backlog();
     assert_eq!(state["counters"]["segment"], 3, "{state}");
     assert_eq!(state["earlier"][1]["status"], "landed", "{state}");
+    assert_eq!(state["earlier"][0]["status"], "reapplied", "{state}");
     let patch = three.patch();
     assert!(
         patch.contains("pkg/more.py") && !patch.contains("pkg/util.py"),

@@ -1,0 +1,177 @@
+//! A patch's hunks as text images, found in a file wherever they are. libgit2 applies a hunk
+//! only at the line its header names; a campaign's earlier patch meets a HEAD that moved on
+//! (lines added above it, a squash merge with other work), so its hunks are looked for as `git
+//! apply` looks for them: the exact context and changed lines, in order, at any offset.
+
+use std::path::Path;
+
+/// What a patch does to one path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilePatch {
+    /// The path (the new one; the old one for a deletion), as the patch has it.
+    pub path: Vec<u8>,
+    pub change: Change,
+    /// Its hunks are not text (a binary patch): only whole-file digests can judge it.
+    pub binary: bool,
+    pub hunks: Vec<Hunk>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Added,
+    Deleted,
+    Modified,
+}
+
+/// One hunk: the lines before (context and removed) and after (context and added), each with
+/// its line ending.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hunk {
+    pub before: Vec<Vec<u8>>,
+    pub after: Vec<Vec<u8>>,
+}
+
+/// Which side of the hunks to look for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Before,
+    After,
+}
+
+/// The files of `patch`, or `None` when it does not parse.
+pub fn parse(patch: &[u8]) -> Option<Vec<FilePatch>> {
+    let diff = git2::Diff::from_buffer(patch).ok()?;
+    let mut files = Vec::new();
+    for index in 0..diff.deltas().len() {
+        let patch = git2::Patch::from_diff(&diff, index).ok()??;
+        let delta = patch.delta();
+        let (change, side) = match delta.status() {
+            git2::Delta::Added => (Change::Added, delta.new_file()),
+            git2::Delta::Deleted => (Change::Deleted, delta.old_file()),
+            _ => (Change::Modified, delta.new_file()),
+        };
+        let mut hunks = Vec::new();
+        for hunk_index in 0..patch.num_hunks() {
+            let lines = patch.num_lines_in_hunk(hunk_index).ok()?;
+            let mut hunk = Hunk::default();
+            for line_index in 0..lines {
+                let line = patch.line_in_hunk(hunk_index, line_index).ok()?;
+                let content = line.content().to_vec();
+                match line.origin() {
+                    ' ' => {
+                        hunk.before.push(content.clone());
+                        hunk.after.push(content);
+                    }
+                    '-' => hunk.before.push(content),
+                    '+' => hunk.after.push(content),
+                    // The "no newline at end of file" markers: the content already says so.
+                    _ => {}
+                }
+            }
+            hunks.push(hunk);
+        }
+        files.push(FilePatch {
+            path: side.path_bytes()?.to_vec(),
+            change,
+            binary: delta.flags().is_binary() || (hunks.is_empty() && change == Change::Modified),
+            hunks,
+        });
+    }
+    Some(files)
+}
+
+impl FilePatch {
+    /// The path as a lossy string (how the manifest names it).
+    pub fn path_text(&self) -> String {
+        String::from_utf8_lossy(&self.path).into_owned()
+    }
+
+    pub fn path(&self) -> &Path {
+        use std::os::unix::ffi::OsStrExt;
+        Path::new(std::ffi::OsStr::from_bytes(&self.path))
+    }
+
+    /// Where each hunk's `side` is in `content`, in order, not overlapping; `None` when one is
+    /// not there.
+    pub fn locate(&self, content: &[u8], side: Side) -> Option<Vec<usize>> {
+        let lines: Vec<&[u8]> = content.split_inclusive(|b| *b == b'\n').collect();
+        let mut from = 0;
+        let mut found = Vec::with_capacity(self.hunks.len());
+        for hunk in &self.hunks {
+            let image = match side {
+                Side::Before => &hunk.before,
+                Side::After => &hunk.after,
+            };
+            let last = lines.len().checked_sub(image.len())?;
+            let at = (from..=last).find(|&start| {
+                image
+                    .iter()
+                    .zip(&lines[start..])
+                    .all(|(want, have)| want.as_slice() == *have)
+            })?;
+            found.push(at);
+            from = at + image.len();
+        }
+        Some(found)
+    }
+
+    /// `content` with every hunk applied where it is found; `None` when one is not there.
+    pub fn apply(&self, content: &[u8]) -> Option<Vec<u8>> {
+        let at = self.locate(content, Side::Before)?;
+        let lines: Vec<&[u8]> = content.split_inclusive(|b| *b == b'\n').collect();
+        let mut out = Vec::with_capacity(content.len());
+        let mut cursor = 0;
+        for (hunk, start) in self.hunks.iter().zip(at) {
+            lines[cursor..start]
+                .iter()
+                .for_each(|line| out.extend_from_slice(line));
+            hunk.after
+                .iter()
+                .for_each(|line| out.extend_from_slice(line));
+            cursor = start + hunk.before.len();
+        }
+        lines[cursor..]
+            .iter()
+            .for_each(|line| out.extend_from_slice(line));
+        Some(out)
+    }
+}
+
+/// `patch` made exact for the files as they are now (`read` gives a path's bytes, `None` when
+/// absent): each changed text file's hunks found where they are now and written as a fresh
+/// diff of the whole file; added, deleted and binary files as the patch has them. Libgit2 then
+/// applies the result as it stands. Why not, when a hunk is not there.
+pub fn rebase(patch: &[u8], read: impl Fn(&Path) -> Option<Vec<u8>>) -> Result<String, String> {
+    let diff = git2::Diff::from_buffer(patch)
+        .map_err(|error| format!("the patch does not parse: {}", error.message()))?;
+    let files = parse(patch).ok_or("the patch does not parse")?;
+    let mut out = String::new();
+    for (index, file) in files.iter().enumerate() {
+        let text = if file.change == Change::Modified && !file.binary {
+            let now = read(file.path()).ok_or_else(|| format!("{} is gone", file.path_text()))?;
+            let next = file
+                .apply(&now)
+                .ok_or_else(|| format!("{}: a hunk is not there any more", file.path_text()))?;
+            let mut fresh =
+                git2::Patch::from_buffers(&now, Some(file.path()), &next, Some(file.path()), None)
+                    .map_err(|error| error.message().to_owned())?;
+            fresh.to_buf().map_err(|error| error.message().to_owned())?
+        } else {
+            let mut original = git2::Patch::from_diff(&diff, index)
+                .map_err(|error| error.message().to_owned())?
+                .ok_or("the patch has an empty file")?;
+            original
+                .to_buf()
+                .map_err(|error| error.message().to_owned())?
+        };
+        out.push_str(
+            text.as_str()
+                .map_err(|_| format!("{}: the diff is not UTF-8", file.path_text()))?,
+        );
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+#[path = "hunks_tests.rs"]
+mod tests;

@@ -1,0 +1,53 @@
+//! Hunks found at any offset, applied there, and a patch made exact for a moved file.
+
+use super::*;
+
+const BEFORE: &str = "a\nb\nc\nd\ne\nf\ng\nh\n";
+const AFTER: &str = "a\nb\nc\nD\ne\nf\ng\nh\n";
+
+fn patch_of(before: &str, after: &str) -> Vec<u8> {
+    let mut patch = git2::Patch::from_buffers(
+        before.as_bytes(),
+        Some(Path::new("f.txt")),
+        after.as_bytes(),
+        Some(Path::new("f.txt")),
+        None,
+    )
+    .unwrap();
+    patch.to_buf().unwrap().to_vec()
+}
+
+#[test]
+fn hunks_are_found_at_any_offset_and_in_order() {
+    let files = parse(&patch_of(BEFORE, AFTER)).unwrap();
+    let [file] = &files[..] else {
+        panic!("{files:?}")
+    };
+    assert_eq!(file.change, Change::Modified);
+    let table: [(&str, Side, Option<usize>); 6] = [
+        (BEFORE, Side::Before, Some(0)),
+        (AFTER, Side::After, Some(0)),
+        ("0\n1\na\nb\nc\nd\ne\nf\ng\nh\n", Side::Before, Some(2)),
+        ("0\na\nb\nc\nD\ne\nf\ng\nh\nz\n", Side::After, Some(1)),
+        (AFTER, Side::Before, None),
+        ("a\nb\nc\nX\ne\nf\ng\nh\n", Side::Before, None),
+    ];
+    for (content, side, expected) in table {
+        let found = file.locate(content.as_bytes(), side).map(|at| at[0]);
+        assert_eq!(found, expected, "{content:?} {side:?}");
+    }
+    assert_eq!(
+        file.apply(b"0\na\nb\nc\nd\ne\nf\ng\nh\n").unwrap(),
+        b"0\na\nb\nc\nD\ne\nf\ng\nh\n"
+    );
+}
+
+#[test]
+fn a_patch_is_made_exact_for_a_file_that_moved() {
+    let patch = patch_of(BEFORE, AFTER);
+    let moved = format!("top\n{BEFORE}");
+    let exact = rebase(&patch, |_| Some(moved.clone().into_bytes())).unwrap();
+    assert!(exact.contains("@@ -2,7 +2,7 @@"), "{exact}");
+    let error = rebase(&patch, |_| Some(AFTER.as_bytes().to_vec())).unwrap_err();
+    assert!(error.contains("a hunk is not there any more"), "{error}");
+}
