@@ -1,5 +1,5 @@
 //! Where a campaign's earlier accepted work went. Each run that accepted changes leaves its
-//! cumulative patch (and the reverse one) in the state dir's `history/`, and the files' sha256
+//! cumulative patch in the state dir's `history/`, and the files' sha256
 //! before and after in the backlog. On every later run, each such record is judged against
 //! HEAD by content, never by commit ids (a fresh clone holds none of the run's commits):
 //!
@@ -69,7 +69,7 @@ impl Status {
 /// One earlier run's accepted work.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EarlierWork {
-    /// Its files are `history/NNNN.patch` and `history/NNNN-reverse.patch`.
+    /// Its patch is `history/NNNN.patch`.
     pub number: u32,
     pub segment: u32,
     pub run_id: String,
@@ -97,12 +97,6 @@ impl EarlierWork {
         state_dir
             .join(HISTORY_DIR)
             .join(format!("{:04}.patch", self.number))
-    }
-
-    pub fn reverse_path(&self, state_dir: &Path) -> PathBuf {
-        state_dir
-            .join(HISTORY_DIR)
-            .join(format!("{:04}-reverse.patch", self.number))
     }
 
     /// One line for the worklog and the report.

@@ -306,14 +306,14 @@ impl<'repo> Recorder<'repo> {
 
     /// The cumulative patch as data, nothing written.
     pub fn cumulative_patch(&self) -> Result<PatchFile, DeliverError> {
-        patch::cumulative(self.repo, self.base, self.tip(), false)
+        patch::cumulative(self.repo, self.base, self.tip())
     }
 
     /// The diff from commit `from` (the base, or a commit the base descends from) to the last
-    /// iteration; `reversed`, back from the last iteration to `from`: that one applies where the
+    /// iteration.
     /// accepted work is in, whatever else changed around it.
-    pub fn patch_since(&self, from: git2::Oid, reversed: bool) -> Result<PatchFile, DeliverError> {
-        patch::cumulative(self.repo, from, self.tip(), reversed)
+    pub fn patch_since(&self, from: git2::Oid) -> Result<PatchFile, DeliverError> {
+        patch::cumulative(self.repo, from, self.tip())
     }
 
     /// Every path that differs between commit `from` and the last iteration.

@@ -185,7 +185,6 @@ pub(super) fn cumulative(
     repo: &git2::Repository,
     base: git2::Oid,
     tip: Option<git2::Oid>,
-    reversed: bool,
 ) -> Result<PatchFile, DeliverError> {
     let name = crate::state::PATCH_FILE.to_string();
     let Some(tip) = tip else {
@@ -200,8 +199,7 @@ pub(super) fn cumulative(
             .and_then(|commit| commit.tree())
             .map_err(git(format!("read the tree of {id}")))
     };
-    let (from, to) = if reversed { (tip, base) } else { (base, tip) };
-    let (contents, blobs) = patch_text(repo, &tree_of(from)?, &tree_of(to)?, Transport::Apply)?;
+    let (contents, blobs) = patch_text(repo, &tree_of(base)?, &tree_of(tip)?, Transport::Apply)?;
     Ok(PatchFile {
         name,
         contents,

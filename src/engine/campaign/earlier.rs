@@ -142,7 +142,7 @@ fn reapplied(campaign: &mut Campaign, kept: bool, applied: bool) {
     campaign.backlog.held.extend(held);
 }
 
-/// Remembers what this run accepted since `head` (its cumulative patch, the reverse, the
+/// Remembers what this run accepted since `head` (its cumulative patch and the
 /// files' digests) for the campaign's later runs; `families` are the families it worked in.
 /// When the run built on the earlier record this checkout holds (its recorder's base is not
 /// HEAD), that record's work is carried in this one, which starts at HEAD.
@@ -156,11 +156,10 @@ pub(super) fn remember(
     if recorder.tip().is_none() {
         return Ok(());
     }
-    let forward = recorder.patch_since(head, false)?;
+    let forward = recorder.patch_since(head)?;
     if forward.contents.is_empty() {
         return Ok(());
     }
-    let reverse = recorder.patch_since(head, true)?;
     let segment = campaign.backlog.counters.segment;
     let chained = recorder.base() != head;
     for work in &mut campaign.backlog.earlier {
@@ -215,7 +214,6 @@ pub(super) fn remember(
         source,
     })?;
     crate::state::write_atomic(&work.patch_path(state_dir), &forward.contents)?;
-    crate::state::write_atomic(&work.reverse_path(state_dir), &reverse.contents)?;
     campaign.backlog.earlier.push(work);
     campaign.save()?;
     Ok(())
