@@ -142,6 +142,15 @@ pub fn judge_all(
 /// hunks found in HEAD's files at any offset, as `git apply` finds them.
 pub fn judge(work: &EarlierWork, repo: &git2::Repository, state_dir: &Path) -> (Status, String) {
     let stale = |why: &str| (Status::Stale, why.to_owned());
+    // A restored state is data: a history/ that is a link, or a path that leaves the
+    // repository, is not followed.
+    let history = std::fs::symlink_metadata(state_dir.join(HISTORY_DIR));
+    if !history.is_ok_and(|metadata| metadata.is_dir()) {
+        return stale("the state dir's history/ is not a folder");
+    }
+    if !work.files.iter().all(|file| inside(Path::new(&file.path))) {
+        return stale("its record names a path outside the repository");
+    }
     let Some(patch) =
         crate::state::read_own(&work.patch_path(state_dir), crate::state::OWN_FILE_LIMIT)
             .ok()
@@ -152,6 +161,9 @@ pub fn judge(work: &EarlierWork, repo: &git2::Repository, state_dir: &Path) -> (
     let Some(files) = hunks::parse(&patch).filter(|files| !files.is_empty()) else {
         return stale("its patch in history/ does not parse");
     };
+    if !files.iter().all(|file| inside(file.path())) {
+        return stale("its patch names a path outside the repository");
+    }
     let Ok(head) = repo.head().and_then(|head| head.peel_to_tree()) else {
         return stale("HEAD has no tree to compare with");
     };
@@ -235,13 +247,22 @@ fn blob_bytes(repo: &git2::Repository, tree: &git2::Tree<'_>, path: &Path) -> Op
     Some(blob.content().to_vec())
 }
 
+/// A relative path that stays below the folder it is joined to.
+fn inside(path: &Path) -> bool {
+    use std::path::Component;
+    path.components().next().is_some()
+        && path
+            .components()
+            .all(|part| matches!(part, Component::Normal(_)))
+}
+
 fn file_digest(path: &Path) -> Option<String> {
     let metadata = std::fs::symlink_metadata(path).ok()?;
     if metadata.file_type().is_symlink() {
         let target = std::fs::read_link(path).ok()?;
         return Some(digest(target.as_os_str().as_encoded_bytes()));
     }
-    crate::files::read_regular(path, u64::MAX)
+    crate::files::read_regular(path, crate::state::OWN_FILE_LIMIT)
         .ok()
         .flatten()
         .map(|bytes| digest(&bytes))

@@ -74,11 +74,6 @@ fn fixture() -> Fixture {
         patch(&repo, &base_tree, &tip_tree),
     )
     .unwrap();
-    std::fs::write(
-        work.reverse_path(state.path()),
-        patch(&repo, &tip_tree, &base_tree),
-    )
-    .unwrap();
     // Back to the base, as a fresh clone of the branch sees it.
     repo.reset(
         repo.find_commit(base).unwrap().as_object(),
@@ -164,4 +159,22 @@ fn settled_records_are_not_judged_again() {
     assert_eq!(judged, [0]);
     assert_eq!(earlier[0].status, Status::Pending);
     assert_eq!(earlier[1].note, "kept");
+}
+
+#[test]
+fn a_restored_record_is_data_and_never_leads_outside() {
+    let fixture = fixture();
+    let mut outside = fixture.work.clone();
+    outside.files[0].path = "../../etc/passwd".into();
+    let (status, note) = judge(&outside, &fixture.repo, fixture.state.path());
+    assert_eq!(status, Status::Stale, "{note}");
+    assert!(note.contains("outside the repository"), "{note}");
+    // history/ replaced by a link to a folder that holds the same patch.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let history = fixture.state.path().join(HISTORY_DIR);
+    std::fs::rename(&history, elsewhere.path().join("h")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path().join("h"), &history).unwrap();
+    let (status, note) = judge(&fixture.work, &fixture.repo, fixture.state.path());
+    assert_eq!(status, Status::Stale, "{note}");
+    assert!(note.contains("history/ is not a folder"), "{note}");
 }

@@ -64,6 +64,9 @@ pub(super) fn reapply(
     }
 }
 
+/// All or nothing: every patch is first found, in order, in the files as the ones before it
+/// leave them, before anything is written; then each is applied; if one still fails, what the
+/// ones before it wrote is put back. Why not, when it does not apply.
 fn apply_all(
     patches: &[PathBuf],
     root: &Path,
@@ -71,20 +74,26 @@ fn apply_all(
     limits: &Limits<'_>,
     transcript: &mut String,
 ) -> Option<String> {
+    let mut texts = Vec::with_capacity(patches.len());
     for patch in patches {
-        let bytes = match crate::state::read_own(patch, crate::state::OWN_FILE_LIMIT) {
-            Ok(Some(bytes)) => bytes,
+        match crate::state::read_own(patch, crate::state::OWN_FILE_LIMIT) {
+            Ok(Some(bytes)) => texts.push(bytes),
             Ok(None) => return Some(format!("{} is missing", patch.display())),
             Err(error) => return Some(format!("cannot read {}: {error}", patch.display())),
-        };
-        // Its hunks found where they are now (HEAD may have moved on above them), then applied
-        // as an exact diff, with the bounds every applied diff has.
-        let read = |path: &Path| crate::files::read_regular(&root.join(path), u64::MAX).ok()?;
-        let text = match crate::campaign::hunks::rebase(&bytes, read) {
-            Ok(text) => text,
-            Err(reason) => return Some(format!("{}: {reason}", patch.display())),
-        };
-        match super::http::apply_diff(root, &text, limits.protected, assignment.state_dir) {
+        }
+    }
+    let read = |path: &Path| crate::files::read_regular(&root.join(path), u64::MAX).ok()?;
+    let originals = match rehearse(&texts, read) {
+        Ok(originals) => originals,
+        Err(reason) => return Some(reason),
+    };
+    for (patch, bytes) in patches.iter().zip(&texts) {
+        // Its hunks found where they are now, then applied as an exact diff, with the bounds
+        // every applied diff has.
+        let applied = crate::campaign::hunks::rebase(bytes, read).and_then(|text| {
+            super::http::apply_diff(root, &text, limits.protected, assignment.state_dir)
+        });
+        match applied {
             Ok(paths) => {
                 let _ = writeln!(
                     transcript,
@@ -93,10 +102,77 @@ fn apply_all(
                     paths.join(", ")
                 );
             }
-            Err(reason) => return Some(format!("{}: {reason}", patch.display())),
+            Err(reason) => {
+                put_back(root, &originals);
+                return Some(format!(
+                    "{}: {reason}; what the patches before it wrote was put back",
+                    patch.display()
+                ));
+            }
         }
     }
     None
+}
+
+/// Applies `texts` in order in memory, from the files `read` gives; returns each touched
+/// path's bytes before (`None`: absent), or why a patch does not apply there.
+fn rehearse(
+    texts: &[Vec<u8>],
+    read: impl Fn(&Path) -> Option<Vec<u8>>,
+) -> Result<Vec<(PathBuf, Option<Vec<u8>>)>, String> {
+    use crate::campaign::hunks::{Change, parse};
+    let mut now: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
+    let mut originals = Vec::new();
+    for text in texts {
+        let files = parse(text).ok_or("a patch does not parse")?;
+        for file in files {
+            let path = file.path().to_path_buf();
+            let index = match now.iter().position(|(known, _)| *known == path) {
+                Some(index) => index,
+                None => {
+                    let bytes = read(&path);
+                    originals.push((path.clone(), bytes.clone()));
+                    now.push((path, bytes));
+                    now.len() - 1
+                }
+            };
+            let current = now[index].1.take();
+            // `None`: it does not apply; `Some(None)`: the path is gone after it.
+            let next = match (file.change, current) {
+                (Change::Added, None) => file.apply(b"").map(Some),
+                (Change::Deleted, Some(_)) => Some(None),
+                // A binary file is applied as the patch has it: libgit2 checks it exactly.
+                (Change::Modified, Some(bytes)) if file.binary => Some(Some(bytes)),
+                (Change::Modified, Some(bytes)) => file.apply(&bytes).map(Some),
+                _ => None,
+            };
+            let Some(next) = next else {
+                return Err(format!(
+                    "{}: it does not apply after the patches before it",
+                    file.path_text()
+                ));
+            };
+            now[index].1 = next;
+        }
+    }
+    Ok(originals)
+}
+
+/// Writes back what `originals` held (removing what was absent).
+fn put_back(root: &Path, originals: &[(PathBuf, Option<Vec<u8>>)]) {
+    for (path, bytes) in originals {
+        let full = root.join(path);
+        let _ = match bytes {
+            Some(bytes) => std::fs::write(&full, bytes),
+            None => std::fs::remove_file(&full).or_else(|error| {
+                if error.kind() == std::io::ErrorKind::NotFound {
+                    Ok(())
+                } else {
+                    Err(error)
+                }
+            }),
+        };
+    }
 }
 
 /// The work tree's root for a target inside it.
@@ -104,3 +180,7 @@ fn root_of(target: &Path) -> Option<PathBuf> {
     let repository = git2::Repository::discover(target).ok()?;
     repository.workdir().map(Path::to_path_buf)
 }
+
+#[cfg(test)]
+#[path = "reapply_tests.rs"]
+mod tests;

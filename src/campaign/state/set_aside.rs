@@ -53,6 +53,13 @@ pub(super) fn set_aside(dir: &Path, error: &CampaignError) -> Result<Restart, Ca
             source,
         }
     };
+    let parent = dir.join(SET_ASIDE_DIR);
+    if std::fs::symlink_metadata(&parent).is_ok_and(|metadata| !metadata.is_dir()) {
+        // Never moved into what a link leads to.
+        return Err(io(&parent, "set aside into")(std::io::Error::other(
+            "it is not a folder (a symbolic link?)",
+        )));
+    }
     std::fs::create_dir_all(&aside).map_err(io(&aside, "create"))?;
     for name in [GOAL_FILE, WORKLOG_FILE, BACKLOG_FILE, HISTORY_DIR] {
         let from = dir.join(name);

@@ -105,39 +105,34 @@ pub(in crate::engine) fn settle_reapply(
     reapplied(campaign, kept, applied);
 }
 
-/// After the run's first cycle applied the queued work again: kept, it is carried in this
-/// run's record; else it stays pending (its families held) or, when it no longer applied,
-/// stale.
+/// After the run's first cycle applied the queued work again. Kept, it is carried in this
+/// run's record, and becomes `reapplied` only when that record is written ([`remember`]): a run
+/// that dies before leaves it pending, to be judged again. Not kept (the gate rolled it back,
+/// or it did not apply after the other pending work), it stays pending and its families are
+/// held.
 fn reapplied(campaign: &mut Campaign, kept: bool, applied: bool) {
     let queued = std::mem::take(&mut campaign.reapply);
-    if kept {
-        campaign.reapplied.clone_from(&queued);
-    }
-    let segment = campaign.backlog.counters.segment;
     let mut held = Vec::new();
     for work in &mut campaign.backlog.earlier {
         if !queued.contains(&work.number) {
             continue;
         }
-        (work.status, work.note) = match (kept, applied) {
-            (true, _) => (
-                Status::Reapplied,
-                format!(
-                    "applied again in segment {segment}, verified by the gate; in that run's record"
-                ),
-            ),
-            (false, true) => {
-                held.extend(work.families.iter().cloned());
-                (
-                    Status::Pending,
-                    "applied again, the gate rolled it back; left alone".to_owned(),
-                )
-            }
-            (false, false) => (Status::Stale, "it no longer applies".to_owned()),
+        let what = match (kept, applied) {
+            (true, _) => "applied again, and the gate kept it: this run's record carries it",
+            (false, true) => "applied again, and the gate rolled it back: left alone",
+            (false, false) => "it did not apply after the other pending work: left alone",
         };
-        campaign
-            .notes
-            .push(format!("earlier work, {}", work.line()));
+        if !kept {
+            held.extend(work.families.iter().cloned());
+            work.note = what.to_owned();
+        }
+        campaign.notes.push(format!(
+            "earlier work, segment {} (run {}): {what}",
+            work.segment, work.run_id
+        ));
+    }
+    if kept {
+        campaign.reapplied = queued;
     }
     campaign.backlog.held.extend(held);
 }
@@ -169,12 +164,21 @@ pub(super) fn remember(
             continue;
         }
         families.extend(work.families.iter().cloned());
-        if work.status == Status::InWorkTree {
-            work.status = Status::Superseded;
-            work.note = format!(
-                "a later run of segment {segment} built on it in this checkout; in that run's record"
-            );
-        }
+        (work.status, work.note) = if work.status == Status::InWorkTree {
+            (
+                Status::Superseded,
+                format!(
+                    "a later run of segment {segment} built on it in this checkout; in that run's record"
+                ),
+            )
+        } else {
+            (
+                Status::Reapplied,
+                format!(
+                    "applied again in segment {segment}, verified by the gate; in that run's record"
+                ),
+            )
+        };
     }
     families.retain(|family| family != REAPPLY);
     families.sort();
@@ -209,10 +213,20 @@ pub(super) fn remember(
         note: "recorded by its run".to_owned(),
     };
     let dir = state_dir.join(history::HISTORY_DIR);
-    std::fs::create_dir_all(&dir).map_err(|source| crate::state::StateError {
+    let refuse = |source| crate::state::StateError {
         path: dir.clone(),
         source,
-    })?;
+    };
+    match std::fs::symlink_metadata(&dir) {
+        Ok(metadata) if !metadata.is_dir() => {
+            return Err(refuse(std::io::Error::other(
+                "not a folder (a symbolic link?): refusing to write the run's history through it",
+            ))
+            .into());
+        }
+        Ok(_) => {}
+        Err(_) => std::fs::create_dir(&dir).map_err(refuse)?,
+    }
     crate::state::write_atomic(&work.patch_path(state_dir), &forward.contents)?;
     campaign.backlog.earlier.push(work);
     campaign.save()?;
