@@ -114,12 +114,15 @@ fn apply_all(
     None
 }
 
+/// Each path a rehearsal touched, with its bytes before (`None`: absent).
+type Originals = Vec<(PathBuf, Option<Vec<u8>>)>;
+
 /// Applies `texts` in order in memory, from the files `read` gives; returns each touched
 /// path's bytes before (`None`: absent), or why a patch does not apply there.
 fn rehearse(
     texts: &[Vec<u8>],
     read: impl Fn(&Path) -> Option<Vec<u8>>,
-) -> Result<Vec<(PathBuf, Option<Vec<u8>>)>, String> {
+) -> Result<Originals, String> {
     use crate::campaign::hunks::{Change, parse};
     let mut now: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
     let mut originals = Vec::new();
@@ -159,7 +162,7 @@ fn rehearse(
 }
 
 /// Writes back what `originals` held (removing what was absent).
-fn put_back(root: &Path, originals: &[(PathBuf, Option<Vec<u8>>)]) {
+fn put_back(root: &Path, originals: &Originals) {
     for (path, bytes) in originals {
         let full = root.join(path);
         let _ = match bytes {

@@ -156,30 +156,7 @@ pub(super) fn remember(
         return Ok(());
     }
     let segment = campaign.backlog.counters.segment;
-    let chained = recorder.base() != head;
-    for work in &mut campaign.backlog.earlier {
-        let carried = campaign.reapplied.contains(&work.number)
-            || (chained && work.status == Status::InWorkTree);
-        if !carried {
-            continue;
-        }
-        families.extend(work.families.iter().cloned());
-        (work.status, work.note) = if work.status == Status::InWorkTree {
-            (
-                Status::Superseded,
-                format!(
-                    "a later run of segment {segment} built on it in this checkout; in that run's record"
-                ),
-            )
-        } else {
-            (
-                Status::Reapplied,
-                format!(
-                    "applied again in segment {segment}, verified by the gate; in that run's record"
-                ),
-            )
-        };
-    }
+    families.extend(carry(campaign, recorder.base() != head));
     families.retain(|family| family != REAPPLY);
     families.sort();
     families.dedup();
@@ -212,23 +189,56 @@ pub(super) fn remember(
         status: Status::Recorded,
         note: "recorded by its run".to_owned(),
     };
+    history_dir(state_dir)?;
+    crate::state::write_atomic(&work.patch_path(state_dir), &forward.contents)?;
+    campaign.backlog.earlier.push(work);
+    campaign.save()?;
+    Ok(())
+}
+
+/// Settles the earlier work this run's record carries: applied again and kept, or (`chained`)
+/// built on in this checkout. Returns their families.
+fn carry(campaign: &mut Campaign, chained: bool) -> Vec<String> {
+    let segment = campaign.backlog.counters.segment;
+    let mut families = Vec::new();
+    for work in &mut campaign.backlog.earlier {
+        let carried = campaign.reapplied.contains(&work.number)
+            || (chained && work.status == Status::InWorkTree);
+        if !carried {
+            continue;
+        }
+        families.extend(work.families.iter().cloned());
+        (work.status, work.note) = if work.status == Status::InWorkTree {
+            (
+                Status::Superseded,
+                format!(
+                    "a later run of segment {segment} built on it in this checkout; in that run's record"
+                ),
+            )
+        } else {
+            (
+                Status::Reapplied,
+                format!(
+                    "applied again in segment {segment}, verified by the gate; in that run's record"
+                ),
+            )
+        };
+    }
+    families
+}
+
+/// The state dir's `history/`, created when missing; a link or a file there is refused.
+fn history_dir(state_dir: &Path) -> Result<(), crate::state::StateError> {
     let dir = state_dir.join(history::HISTORY_DIR);
     let refuse = |source| crate::state::StateError {
         path: dir.clone(),
         source,
     };
     match std::fs::symlink_metadata(&dir) {
-        Ok(metadata) if !metadata.is_dir() => {
-            return Err(refuse(std::io::Error::other(
-                "not a folder (a symbolic link?): refusing to write the run's history through it",
-            ))
-            .into());
-        }
-        Ok(_) => {}
-        Err(_) => std::fs::create_dir(&dir).map_err(refuse)?,
+        Ok(metadata) if !metadata.is_dir() => Err(refuse(std::io::Error::other(
+            "not a folder (a symbolic link?): refusing to write the run's history through it",
+        ))),
+        Ok(_) => Ok(()),
+        Err(_) => std::fs::create_dir(&dir).map_err(refuse),
     }
-    crate::state::write_atomic(&work.patch_path(state_dir), &forward.contents)?;
-    campaign.backlog.earlier.push(work);
-    campaign.save()?;
-    Ok(())
 }
