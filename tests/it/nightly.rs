@@ -294,6 +294,9 @@ fn another_repositorys_state_is_refused_and_a_truncated_backlog_is_set_aside() {
 
     // Another repository (its own root commit), the same files: refused, nothing changed.
     let other = crate::run_fixers::python_package_with_ruff_findings();
+    // Its own history (made within the same second from the same files, two roots are one).
+    other.git(&["checkout", "-q", "--orphan", "another"]);
+    other.commit("another history");
     untar(&one.tarball, other.path());
     let backlog = other.join(".refine-loop/REFINE-BACKLOG.md");
     let before = std::fs::read(&backlog).unwrap();
