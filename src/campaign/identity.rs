@@ -49,8 +49,8 @@ impl Identity {
     }
 
     /// Whether `self` (stored when the campaign started) is `current`'s repository and target.
-    /// Root commits decide when both sides know them (the stored root commit is in `repo`);
-    /// in a shallow clone the remote decides; when neither can be compared, the campaign is
+    /// Root commits decide when both sides know them (the stored root commit is in HEAD's
+    /// history); in a shallow clone the remote decides; when neither can be compared, the campaign is
     /// taken as this repository's (the caller says so).
     pub fn check(
         &self,
@@ -66,10 +66,15 @@ impl Identity {
         }
         let shallow = repo.is_shallow();
         if !self.root_commits.is_empty() && !shallow {
-            let known = self
-                .root_commits
-                .iter()
-                .any(|id| git2::Oid::from_str(id).is_ok_and(|oid| repo.find_commit(oid).is_ok()));
+            // In HEAD's history, not merely in the object store (a subtree merge, another
+            // branch).
+            let head = repo.head().ok().and_then(|head| head.target());
+            let known = self.root_commits.iter().any(|id| {
+                let (Ok(root), Some(head)) = (git2::Oid::from_str(id), head) else {
+                    return false;
+                };
+                root == head || repo.graph_descendant_of(head, root).unwrap_or(false)
+            });
             if known {
                 return Ok(Confirmed::ByRootCommit);
             }

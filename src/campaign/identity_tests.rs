@@ -148,3 +148,18 @@ fn another_target_in_the_same_repository_is_another_campaign() {
         ("a", "b")
     );
 }
+
+#[test]
+fn a_root_commit_in_the_store_but_not_in_heads_history_is_another_repository() {
+    let (dir, repo) = repository(None);
+    commit(&repo, "root");
+    let stored = Identity::of(&repo, dir.path(), dir.path()).with_roots(&repo);
+    // The same objects, and HEAD on a history of its own (an orphan branch).
+    repo.set_head("refs/heads/another").unwrap();
+    commit(&repo, "another root");
+    let current = Identity::of(&repo, dir.path(), dir.path());
+    assert_eq!(
+        stored.check(&current, &repo).unwrap_err().field,
+        "root commit"
+    );
+}
