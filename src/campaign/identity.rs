@@ -50,8 +50,8 @@ impl Identity {
 
     /// Whether `self` (stored when the campaign started) is `current`'s repository and target.
     /// Root commits decide when both sides know them (the stored root commit is in HEAD's
-    /// history); in a shallow clone the remote decides; when neither can be compared, the campaign is
-    /// taken as this repository's (the caller says so).
+    /// history); in a shallow clone the remote decides; when neither can be compared, the
+    /// campaign is taken as this repository's (the caller says so).
     pub fn check(
         &self,
         current: &Identity,
