@@ -177,6 +177,14 @@ impl Campaign {
         let backlog_path = dir.join(BACKLOG_FILE);
         let confirmed =
             stored::check_provenance(&stored, &provenance, options.repo, &backlog_path, &dir)?;
+        // Started in a shallow clone and matched by its remote: a full clone adds the root
+        // commits, which then decide (a renamed remote no longer refuses it).
+        let mut stored = stored;
+        if confirmed == Some(Confirmed::ByRemote)
+            && let (Some(identity), Some(repo)) = (stored.identity.take(), options.repo)
+        {
+            stored.identity = Some(identity.with_roots(repo));
+        }
         let config = resolve(Some(&stored_config));
         let mut campaign = Campaign {
             dir,
