@@ -42,12 +42,16 @@ impl Night {
     }
 }
 
-/// The backlog's block of state.
-fn backlog_of(state_dir: &Path) -> serde_json::Value {
+/// The backlog file's block of state: `provenance` and `backlog`.
+fn state_of(state_dir: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(state_dir.join("REFINE-BACKLOG.md")).unwrap();
     let start = text.find("```json\n").unwrap() + "```json\n".len();
     let end = start + text[start..].find("\n```").unwrap();
-    serde_json::from_str::<serde_json::Value>(&text[start..end]).unwrap()["backlog"].clone()
+    serde_json::from_str::<serde_json::Value>(&text[start..end]).unwrap()
+}
+
+fn backlog_of(state_dir: &Path) -> serde_json::Value {
+    state_of(state_dir)["backlog"].clone()
 }
 
 const UTIL: &str = "import os\nimport sys\n\n\ndef greet(name):\n    return f\"hello\" + name\n";
@@ -79,17 +83,7 @@ impl Nights {
     /// non-ASCII letter), the state of `before` restored into it, the campaign run with
     /// `--continue=auto`, and the state dir packed again.
     fn night(&self, number: u32, before: Option<&Night>) -> Night {
-        let clone = self.dir.path().join(format!("runner {number}/wörk"));
-        std::fs::create_dir_all(clone.parent().unwrap()).unwrap();
-        git_in(
-            self.dir.path(),
-            &[
-                "clone",
-                "-q",
-                self.origin.path().to_str().unwrap(),
-                clone.to_str().unwrap(),
-            ],
-        );
+        let clone = self.fresh_clone(&format!("runner {number}/wörk"));
         if let Some(before) = before {
             untar(&before.tarball, &clone);
         }
@@ -115,6 +109,18 @@ impl Nights {
             output,
             tarball,
         }
+    }
+
+    /// A fresh clone of main at `relative` under the nights' folder.
+    fn fresh_clone(&self, relative: &str) -> PathBuf {
+        let clone = self.dir.path().join(relative);
+        std::fs::create_dir_all(clone.parent().unwrap()).unwrap();
+        let origin = self.origin.path().to_str().unwrap();
+        git_in(
+            self.dir.path(),
+            &["clone", "-q", origin, clone.to_str().unwrap()],
+        );
+        clone
     }
 
     /// Main moves on: `files` committed as they are.
@@ -317,17 +323,7 @@ fn another_repositorys_state_is_refused_and_a_truncated_backlog_is_set_aside() {
     assert_eq!(std::fs::read(&backlog).unwrap(), before);
 
     // A cache restored a truncated backlog: with --continue it is refused as it was ...
-    let clone = nights.dir.path().join("runner 9/work");
-    std::fs::create_dir_all(clone.parent().unwrap()).unwrap();
-    git_in(
-        nights.dir.path(),
-        &[
-            "clone",
-            "-q",
-            nights.origin.path().to_str().unwrap(),
-            clone.to_str().unwrap(),
-        ],
-    );
+    let clone = nights.fresh_clone("runner 9/work");
     untar(&one.tarball, &clone);
     let backlog = clone.join(".refine-loop/REFINE-BACKLOG.md");
     let truncated = before[..before.len() / 2].to_vec();
@@ -412,5 +408,61 @@ fn a_finished_campaign_rests_until_its_intent_changes() {
     assert_eq!(
         backlog_of(&three.clone.join(".refine-loop"))["counters"]["segment"],
         3
+    );
+}
+
+#[test]
+fn a_campaign_started_in_a_shallow_clone_is_matched_by_its_remote_then_learns_its_root() {
+    let nights = Nights::new("");
+    let url = format!("file://{}", nights.origin.path().display());
+    let shallow = nights.dir.path().join("shallow");
+    git_in(
+        nights.dir.path(),
+        &[
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            &url,
+            shallow.to_str().unwrap(),
+        ],
+    );
+    let run = |dir: &Path| {
+        command_in(
+            dir,
+            binary(),
+            &["run", "--preset", "improve", "--continue=auto", "harden"],
+        )
+        .output()
+        .unwrap()
+    };
+    let output = run(&shallow);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let identity = state_of(&shallow.join(".refine-loop"))["provenance"]["identity"].clone();
+    assert_eq!(
+        identity["root_commits"],
+        serde_json::json!([]),
+        "{identity}"
+    );
+    assert_eq!(
+        identity["remote"],
+        nights.origin.path().display().to_string()
+    );
+    // A full clone at another path (origin named by its plain path): the remote matches, and
+    // the root commit is learnt.
+    let full = nights.fresh_clone("full clone");
+    tar(&shallow, &nights.dir.path().join("s.tgz"));
+    untar(&nights.dir.path().join("s.tgz"), &full);
+    // Night 1's fix is pending there (skip): exit 1, pending-work.
+    let output = run(&full);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let report = std::fs::read_to_string(full.join(".refine-loop/REFINE-LOOP-FINAL.md")).unwrap();
+    assert!(report.contains("matched by its remote"), "{report}");
+    let identity = state_of(&full.join(".refine-loop"))["provenance"]["identity"].clone();
+    let root = git_in(&full, &["rev-list", "--max-parents=0", "HEAD"]);
+    assert_eq!(
+        identity["root_commits"],
+        serde_json::json!([root]),
+        "{identity}"
     );
 }

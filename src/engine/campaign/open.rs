@@ -90,7 +90,7 @@ pub(super) fn open(
     }
     match campaign.confirmed() {
         Some(Confirmed::ByRemote) => campaign.notes.push(
-            "this clone is shallow: the campaign was matched to it by its remote".to_owned(),
+            "matched by its remote: a shallow clone (this one, or the one it started in) has no root commit to compare".to_owned(),
         ),
         Some(Confirmed::Unconfirmed) => campaign.notes.push(
             "neither a root commit nor a remote could confirm that the campaign is this repository's (a shallow clone without a remote): taken as this one".to_owned(),
