@@ -36,7 +36,14 @@ if [[ $state_dir == *$'\n'* ]]; then
   echo "refine-loop: the state-dir input holds a line break" >&2
   exit 2
 fi
+# What the cache keeps: the campaign's own files and its history, not each night's cycle folders
+# and reports (those are the night's artifact), so that the entry does not grow night after night.
 {
   echo "state-dir=$state_dir"
   echo "key-prefix=$prefix"
+  echo "cache-paths<<REFINE_LOOP_PATHS"
+  for name in REFINE-GOAL.md REFINE-BACKLOG.md REFINE-WORKLOG.md history set-aside heuristics.json sweep.json; do
+    echo "${state_dir%/}/$name"
+  done
+  echo "REFINE_LOOP_PATHS"
 } >>"${GITHUB_OUTPUT:-/dev/stdout}"

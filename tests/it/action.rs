@@ -724,6 +724,22 @@ fn the_actions_cache_steps_carry_a_campaign_from_one_night_to_the_next() {
     });
     assert!(holds_it, "{series:?}");
     assert_eq!(second.saved, [(format!("{prefix}1002-1"), true)]);
+    // The cache keeps the campaign's files and history, not each night's cycles and reports.
+    let kept = cache.entries().last().unwrap().paths();
+    assert!(
+        kept.contains(&".refine-loop/REFINE-BACKLOG.md".to_string()),
+        "{kept:?}"
+    );
+    assert!(
+        kept.contains(&".refine-loop/history/0002.patch".to_string()),
+        "{kept:?}"
+    );
+    assert!(
+        !kept
+            .iter()
+            .any(|p| p.contains("cycle-") || p.contains("FINAL")),
+        "{kept:?}"
+    );
 
     // The pull request is merged. Night 3 finds the work landed and nothing left: it completes
     // with nothing to deliver. Night 4, the intent unchanged, rests at once.

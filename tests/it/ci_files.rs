@@ -247,9 +247,38 @@ fn the_gitlab_nightly_job_caches_the_campaigns_state_whatever_the_outcome() {
     );
     assert_eq!(cache["when"], "always");
     assert_eq!(cache["policy"], "pull-push");
-    // The folder cached is the default state dir, the one the record is kept from.
-    assert_eq!(cache["paths"], serde_json::json!([".refine-loop/"]));
-    assert_eq!(job["artifacts"]["paths"], cache["paths"]);
+    // The campaign's own files in the default state dir are cached, the same the Action caches;
+    // the whole state dir is the night's artifact.
+    assert_eq!(
+        cache["paths"],
+        serde_json::json!([
+            ".refine-loop/REFINE-*.md",
+            ".refine-loop/history/",
+            ".refine-loop/set-aside/",
+            ".refine-loop/heuristics.json",
+            ".refine-loop/sweep.json"
+        ])
+    );
+    let action_paths = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/action/campaign.sh"),
+    )
+    .unwrap();
+    for name in [
+        "REFINE-GOAL.md",
+        "history",
+        "set-aside",
+        "heuristics.json",
+        "sweep.json",
+    ] {
+        assert!(
+            action_paths.contains(name),
+            "the Action does not cache {name}"
+        );
+    }
+    assert_eq!(
+        job["artifacts"]["paths"],
+        serde_json::json!([".refine-loop/"])
+    );
     let script = job["script"][0].as_str().unwrap();
     assert!(
         script.starts_with("refine-loop run --exit-zero --preset improve -- --continue=auto "),
@@ -263,7 +292,7 @@ fn the_jenkins_nightly_build_restores_what_the_last_build_archived() {
     let text = std::fs::read_to_string(root().join("ci/examples/Jenkinsfile.nightly")).unwrap();
     for needed in [
         // The last completed build, whatever its outcome; none on the first night.
-        "copyArtifacts projectName: env.JOB_NAME, selector: lastCompleted(),\n          filter: '.refine-loop/**', optional: true",
+        "copyArtifacts projectName: env.JOB_NAME, selector: lastCompleted(),\n          filter: '.refine-loop/REFINE-*.md, .refine-loop/history/**, .refine-loop/set-aside/**, .refine-loop/heuristics.json, .refine-loop/sweep.json',\n          optional: true",
         "sh 'refine-loop run --exit-zero --preset improve -- --continue=auto ",
         "post {\n    always {",
         "archiveArtifacts artifacts: '.refine-loop/**', allowEmptyArchive: true",

@@ -26,6 +26,25 @@ pub struct CacheEntry {
     content: PathBuf,
 }
 
+impl CacheEntry {
+    /// The paths it holds (files and folders), relative to the workspace, sorted.
+    pub fn paths(&self) -> Vec<String> {
+        fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                let path = entry.path();
+                out.push(path.strip_prefix(root).unwrap().display().to_string());
+                if path.is_dir() {
+                    walk(&path, root, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.content, &self.content, &mut out);
+        out.sort();
+        out
+    }
+}
+
 impl CacheStandIn {
     pub fn new(dir: &Path) -> Self {
         Self {
@@ -53,7 +72,8 @@ impl CacheStandIn {
     }
 
     /// actions/cache/restore: the entry saved under `key` from `path`, else for each restore key
-    /// in order the newest entry whose key starts with it, copied to `path` in `workspace`.
+    /// in order the newest entry whose key starts with it, its paths copied back into
+    /// `workspace`.
     /// Returns the key restored and whether it was an exact hit.
     pub fn restore(
         &self,
@@ -74,23 +94,37 @@ impl CacheStandIn {
                 .find_map(|prefix| entries.iter().rev().find(|e| e.key.starts_with(prefix)))
                 .map(|e| (e, false))
         })?;
-        copy_tree(&found.0.content, &workspace.join(path));
+        copy_tree(&found.0.content, workspace);
         Some((found.0.key.clone(), found.1))
     }
 
-    /// actions/cache/save: a copy of `path` in `workspace` under `key`; nothing when the key is
-    /// taken (entries are immutable) or the path does not exist (the real one warns).
+    /// actions/cache/save: a copy of the paths in `path` (one a line, relative to `workspace`)
+    /// under `key`; nothing when the key is taken (entries are immutable) or no path exists
+    /// (the real one warns).
     pub fn save(&self, workspace: &Path, path: &str, key: &str) -> bool {
         let entries = self.entries();
-        let source = workspace.join(path);
-        if entries.iter().any(|e| e.key == key) || !source.exists() {
+        // One path a line; those that do not exist are left out (none: nothing is saved).
+        let sources: Vec<&str> = path
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && workspace.join(line).exists())
+            .collect();
+        if entries.iter().any(|e| e.key == key) || sources.is_empty() {
             return false;
         }
         let entry = self.dir.join(entries.len().to_string());
         std::fs::create_dir_all(&entry).unwrap();
         std::fs::write(entry.join("key"), key).unwrap();
         std::fs::write(entry.join("path"), path).unwrap();
-        copy_tree(&source, &entry.join("content"));
+        for source in sources {
+            let (from, to) = (workspace.join(source), entry.join("content").join(source));
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            if from.is_dir() {
+                copy_tree(&from, &to);
+            } else {
+                std::fs::copy(&from, &to).unwrap();
+            }
+        }
         true
     }
 }
