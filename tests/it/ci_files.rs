@@ -260,7 +260,7 @@ fn the_gitlab_nightly_job_caches_the_campaigns_state_whatever_the_outcome() {
         ])
     );
     let action_paths = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/action/campaign.sh"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/action/campaign.sh"),
     )
     .unwrap();
     for name in [
