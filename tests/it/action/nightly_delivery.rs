@@ -188,6 +188,38 @@ fn the_nightly_delivery_keeps_one_pull_request_and_never_overwrites_a_persons_co
     assert!(String::from_utf8_lossy(&output.stdout).contains("nothing new to deliver"));
     assert_eq!(night.branch().as_ref(), Some(&second));
 
+    // A night whose series leaves out the branch's changes (the earlier work rolled back by the
+    // gate, or left alone): the branch, and the reviewed work on it, is left as it is.
+    let partial = night.clone("partial");
+    std::fs::write(partial.join("other.txt"), "other\n").unwrap();
+    git_in(&partial, &["add", "other.txt"]);
+    let bot = "user.email=refine-loop@users.noreply.github.com";
+    git_in(
+        &partial,
+        &["-c", bot, "commit", "-q", "-m", "refine-loop: iteration 1"],
+    );
+    let record = night.dir.path().join("partial-record");
+    let patches = record.join("patches");
+    git_in(
+        &partial,
+        &["format-patch", "-q", "-1", "-o", patches.to_str().unwrap()],
+    );
+    std::fs::write(
+        record.join("manifest.json"),
+        format!("{{\"base_commit\": \"{next_commit}\", \"iterations\": [{{\"cycle\": 1}}]}}"),
+    )
+    .unwrap();
+    std::fs::write(record.join("REFINE-LOOP-FINAL.md"), "# report\n").unwrap();
+    let output = night.deliver("deliver-partial", &record, &next_commit);
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("this night's changes leave out some of"),
+        "{stdout}"
+    );
+    assert!(night.gh_calls().is_empty());
+    assert_eq!(night.branch().as_ref(), Some(&second));
+
     // A series with a patch the manifest does not describe fails the job, and pushes nothing.
     let copied = night.dir.path().join("copied");
     let status = Command::new("cp")
