@@ -1,20 +1,36 @@
-//! Embeds every parser definition in `gate-parsers/` into the binary: writes the list the
-//! catalogue includes, so that adding a definition file is all it takes.
+//! Embeds the catalogues kept as data into the binary: every parser definition in
+//! `gate-parsers/` and every integrity entry in `gate-integrity/`. Writes the lists the
+//! catalogues include, so that adding a file is all it takes.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn main() {
-    println!("cargo:rerun-if-changed=gate-parsers");
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
-    let dir = manifest.join("gate-parsers");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("gate-parsers/ is readable")
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it"));
+    embed(
+        &manifest.join("gate-parsers"),
+        &["toml", "json"],
+        &out.join("built_in_parsers.rs"),
+    );
+    embed(
+        &manifest.join("gate-integrity"),
+        &["toml"],
+        &out.join("built_in_integrity.rs"),
+    );
+}
+
+/// Writes to `target` a slice of `(file name, contents)` of the files in `dir` with one of
+/// `extensions`, in name order.
+fn embed(dir: &Path, extensions: &[&str], target: &Path) {
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|error| panic!("{} is readable: {error}", dir.display()))
         .filter_map(Result::ok)
         .map(|entry| entry.path())
         .filter(|path| {
             path.extension()
-                .is_some_and(|ext| ext == "toml" || ext == "json")
+                .is_some_and(|ext| extensions.iter().any(|wanted| ext == *wanted))
         })
         .collect();
     files.sort();
@@ -33,7 +49,5 @@ fn main() {
         .expect("writing to a String");
     }
     out.push(']');
-    let target =
-        PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it")).join("built_in_parsers.rs");
     std::fs::write(target, out).expect("OUT_DIR is writable");
 }

@@ -19,6 +19,7 @@ pub(crate) mod engine;
 pub mod exit_code;
 pub(crate) mod files;
 pub(crate) mod gate;
+pub mod integrity;
 pub mod model;
 pub(crate) mod net;
 pub mod parse;

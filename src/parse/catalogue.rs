@@ -54,7 +54,7 @@ impl Catalogue {
         }
         let built_in: Vec<String> = catalogue.names().map(str::to_string).collect();
         for dir in dirs {
-            for path in definition_files(dir)? {
+            for path in definition_files(dir, &["toml", "json"])? {
                 // A user's parser may take the place of a built-in one of the same name; two of
                 // the user's own with one name are an error.
                 let text = read(&path)?;
@@ -202,14 +202,19 @@ fn duplicate(origin: &str, name: &str, first: &str) -> DefinitionError {
     )
 }
 
-fn read(path: &Path) -> Result<String, DefinitionError> {
+/// The text of a definition file.
+pub(crate) fn read(path: &Path) -> Result<String, DefinitionError> {
     std::fs::read_to_string(path).map_err(|source| DefinitionError::Unreadable {
         path: path.to_path_buf(),
         source,
     })
 }
 
-fn definition_files(dir: &Path) -> Result<Vec<PathBuf>, DefinitionError> {
+/// The files in `dir` with one of `extensions`, in name order (a catalogue folder of the user's).
+pub(crate) fn definition_files(
+    dir: &Path,
+    extensions: &[&str],
+) -> Result<Vec<PathBuf>, DefinitionError> {
     let entries = std::fs::read_dir(dir).map_err(|source| DefinitionError::Unreadable {
         path: dir.to_path_buf(),
         source,
@@ -219,7 +224,7 @@ fn definition_files(dir: &Path) -> Result<Vec<PathBuf>, DefinitionError> {
         .map(|entry| entry.path())
         .filter(|path| {
             path.extension()
-                .is_some_and(|ext| ext == "toml" || ext == "json")
+                .is_some_and(|ext| extensions.iter().any(|wanted| ext == *wanted))
                 && path.is_file()
         })
         .collect();

@@ -31,6 +31,7 @@ use std::path::PathBuf;
 
 pub use auto::{Choice, Ranked, RegionSpan, choose, rank};
 pub use catalogue::Catalogue;
+pub(crate) use catalogue::{definition_files, read as read_definition_file};
 pub use error::{DefinitionError, InvalidValue, line_and_column, one_line};
 pub use findings::Findings;
 pub use framing::{FrameReport, Framing};

@@ -18,9 +18,41 @@ pub(super) fn inline(text: &str) -> String {
     out
 }
 
+/// `text` as a Markdown code span on one line: fenced by one more backtick than its longest run
+/// of backticks, padded with a space where it starts or ends with one.
+pub(crate) fn code_span(text: &str) -> String {
+    let text = text.replace(['\r', '\n'], " ");
+    let mut longest = 0;
+    let mut run = 0;
+    for character in text.chars() {
+        run = if character == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn code_spans_hold_any_backticks() {
+        let table = [
+            ("# noqa: F401", "`# noqa: F401`"),
+            ("a `b` c", "``a `b` c``"),
+            ("`x`", "`` `x` ``"),
+            ("two\nlines", "`two lines`"),
+        ];
+        for (text, expected) in table {
+            assert_eq!(code_span(text), expected, "{text:?}");
+        }
+    }
 
     #[test]
     fn names_and_messages_stay_text() {

@@ -12,7 +12,7 @@ mod final_md;
 #[cfg(test)]
 mod fixture;
 pub mod junit;
-mod markdown;
+pub(crate) mod markdown;
 mod merge_md;
 mod outputs;
 pub mod sarif;

@@ -1,0 +1,430 @@
+//! The gate's configuration: a change to a file a tool reads its rules from, or to a file the
+//! gate itself runs, is a move. Files that hold more than tool settings (`pyproject.toml`,
+//! `package.json`, `Cargo.toml`, `setup.cfg`) are read as TOML, JSON or INI, and only the keys
+//! their rule names count; an ignore file counts only the lines added to it. A threshold the
+//! gate must reach (coverage's `fail_under`) that goes down is evasion.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::definition::{ConfigOn, ConfigRule, Threshold};
+use super::gate_files::Named;
+use super::lines::{shown, trim, trimmed_lines};
+use super::{Catalogue, Class, FilePair, GateFiles, Move};
+
+/// Keys of one file listed one by one; the rest are summed up in one move.
+const KEYS_SHOWN: usize = 5;
+
+/// The moves a change to the file of `pair` makes in the gate's configuration.
+pub fn compare(catalogue: &Catalogue, gate_files: &GateFiles, pair: &FilePair<'_>) -> Vec<Move> {
+    if pair.before == pair.after {
+        return Vec::new();
+    }
+    let mut moves = Vec::new();
+    let mut whole_file = false;
+    let mut any_rule = false;
+    for entry in catalogue.entries() {
+        for rule in entry.config.iter().filter(|r| r.files.is_match(pair.path)) {
+            any_rule = true;
+            let name = format!("{}/{}", entry.name, rule.name);
+            let found = config_moves(rule, &name, pair);
+            whole_file |=
+                rule.keys.is_empty() && rule.except_keys.is_empty() && rule.on == ConfigOn::Changed;
+            for found in found {
+                if !moves
+                    .iter()
+                    .any(|m: &Move| m.path == found.path && m.text == found.text)
+                {
+                    moves.push(found);
+                }
+            }
+        }
+        for threshold in entry
+            .thresholds
+            .iter()
+            .filter(|t| t.files.is_match(pair.path))
+        {
+            moves.extend(threshold_moves(
+                threshold,
+                &format!("{}/{}", entry.name, threshold.name),
+                pair,
+            ));
+        }
+    }
+    let gate_file = match gate_files.holds(pair.path) {
+        Some(Named::ByCommand) => !whole_file,
+        Some(Named::ByRunner) => !any_rule,
+        None => false,
+    };
+    if gate_file {
+        let (line, text) = first_difference(pair);
+        moves.push(Move {
+            class: Class::Config,
+            rule: "gate/script".into(),
+            path: Some(pair.path.to_string()),
+            line,
+            what: file_change(pair, "the gate's own file"),
+            text,
+            allowed_by: None,
+        });
+    }
+    moves
+}
+
+/// The moves of one configuration rule on a changed file.
+fn config_moves(rule: &ConfigRule, name: &str, pair: &FilePair<'_>) -> Vec<Move> {
+    let base = Move {
+        class: Class::Config,
+        rule: name.to_string(),
+        path: Some(pair.path.to_string()),
+        line: None,
+        what: file_change(pair, "gate configuration"),
+        text: String::new(),
+        allowed_by: None,
+    };
+    if rule.on == ConfigOn::Added {
+        return added_lines(pair)
+            .into_iter()
+            .take(KEYS_SHOWN)
+            .map(|(line, text)| Move {
+                line: Some(line),
+                what: "ignore rule added".into(),
+                text,
+                ..base.clone()
+            })
+            .collect();
+    }
+    if rule.keys.is_empty() && rule.except_keys.is_empty() {
+        let (line, text) = first_difference(pair);
+        return vec![Move { line, text, ..base }];
+    }
+    let format = Format::of(pair.path);
+    let (Some(before), Some(after)) = (
+        pair.before
+            .map_or(Some(BTreeMap::new()), |t| format.flatten(t)),
+        pair.after
+            .map_or(Some(BTreeMap::new()), |t| format.flatten(t)),
+    ) else {
+        // Not readable as its format: every change counts.
+        let (line, text) = first_difference(pair);
+        return vec![Move { line, text, ..base }];
+    };
+    let counts = |key: &str| {
+        (rule.keys.is_empty() || rule.keys.iter().any(|k| key_matches(k, key)))
+            && !rule.except_keys.iter().any(|k| key_matches(k, key))
+    };
+    let mut keys: Vec<&String> = before.keys().chain(after.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let changed: Vec<(&String, Option<&String>, Option<&String>)> = keys
+        .into_iter()
+        .filter(|key| counts(key))
+        .map(|key| (key, before.get(key), after.get(key)))
+        .filter(|(_, was, is)| was != is)
+        .collect();
+    let mut moves: Vec<Move> = changed
+        .iter()
+        .take(KEYS_SHOWN)
+        .map(|(key, was, is)| Move {
+            what: "gate configuration changed".into(),
+            text: format!(
+                "{key}: {} → {}",
+                was.map_or("(none)".into(), |v| shown(v.as_bytes())),
+                is.map_or("(none)".into(), |v| shown(v.as_bytes()))
+            ),
+            ..base.clone()
+        })
+        .collect();
+    if changed.len() > KEYS_SHOWN {
+        moves.push(Move {
+            what: "gate configuration changed".into(),
+            text: format!("and {} more keys", changed.len() - KEYS_SHOWN),
+            ..base
+        });
+    }
+    moves
+}
+
+/// How a file with keys is read.
+#[derive(Debug, Clone, Copy)]
+enum Format {
+    Toml,
+    Json,
+    /// Sections in brackets, `key = value` or `key: value`, indented lines continuing a value
+    /// (Python's configparser: `setup.cfg`, `tox.ini`).
+    Ini,
+}
+
+impl Format {
+    fn of(path: &str) -> Self {
+        if path.ends_with(".toml") {
+            Self::Toml
+        } else if path.ends_with(".json") {
+            Self::Json
+        } else {
+            Self::Ini
+        }
+    }
+
+    /// Every leaf value by its dotted key; `None` when `text` is not of this format.
+    fn flatten(self, text: &[u8]) -> Option<BTreeMap<String, String>> {
+        let text = std::str::from_utf8(text).ok()?;
+        let mut leaves = BTreeMap::new();
+        match self {
+            Self::Toml => {
+                let table: toml::Table = text.parse().ok()?;
+                flatten_toml(&toml::Value::Table(table), String::new(), &mut leaves);
+            }
+            Self::Json => {
+                let value: serde_json::Value = serde_json::from_str(text).ok()?;
+                flatten_json(&value, String::new(), &mut leaves);
+            }
+            Self::Ini => flatten_ini(text, &mut leaves),
+        }
+        Some(leaves)
+    }
+}
+
+fn join(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+fn flatten_toml(value: &toml::Value, prefix: String, leaves: &mut BTreeMap<String, String>) {
+    match value {
+        toml::Value::Table(table) => {
+            for (key, value) in table {
+                flatten_toml(value, join(&prefix, key), leaves);
+            }
+        }
+        toml::Value::Array(items) if items.iter().any(toml::Value::is_table) => {
+            for (index, item) in items.iter().enumerate() {
+                flatten_toml(item, join(&prefix, &index.to_string()), leaves);
+            }
+        }
+        leaf => {
+            leaves.insert(prefix, leaf.to_string());
+        }
+    }
+}
+
+fn flatten_json(value: &serde_json::Value, prefix: String, leaves: &mut BTreeMap<String, String>) {
+    match value {
+        serde_json::Value::Object(object) => {
+            for (key, value) in object {
+                flatten_json(value, join(&prefix, key), leaves);
+            }
+        }
+        leaf => {
+            leaves.insert(prefix, leaf.to_string());
+        }
+    }
+}
+
+fn flatten_ini(text: &str, leaves: &mut BTreeMap<String, String>) {
+    let mut section = String::new();
+    let mut last: Option<String> = None;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
+            continue;
+        }
+        if line.starts_with(char::is_whitespace) {
+            if let Some(key) = &last {
+                let value = leaves.entry(key.clone()).or_default();
+                value.push('\n');
+                value.push_str(trimmed);
+            }
+            continue;
+        }
+        if let Some(name) = trimmed.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+            section = name.trim().to_string();
+            last = None;
+            continue;
+        }
+        let (key, value) = match trimmed.find(['=', ':']) {
+            Some(at) => (&trimmed[..at], trimmed[at + 1..].trim()),
+            None => (trimmed, ""),
+        };
+        let key = join(&section, &key.trim().to_ascii_lowercase());
+        leaves.insert(key.clone(), value.to_string());
+        last = Some(key);
+    }
+}
+
+/// Whether the dotted `key` is `pattern` or below it; a segment of `pattern` may hold `*`.
+fn key_matches(pattern: &str, key: &str) -> bool {
+    let mut keys = key.split('.');
+    pattern
+        .split('.')
+        .all(|segment| keys.next().is_some_and(|k| wildcard(segment, k)))
+}
+
+/// `*` matches any run of characters.
+pub(super) fn wildcard(pattern: &str, text: &str) -> bool {
+    let Some((head, rest)) = pattern.split_once('*') else {
+        return pattern == text;
+    };
+    let Some(tail) = text.strip_prefix(head) else {
+        return false;
+    };
+    (0..=tail.len())
+        .filter(|&at| tail.is_char_boundary(at))
+        .any(|at| wildcard(rest, &tail[at..]))
+}
+
+/// A threshold that went down, or is gone.
+fn threshold_moves(threshold: &Threshold, name: &str, pair: &FilePair<'_>) -> Vec<Move> {
+    let values = |text: Option<&[u8]>| -> Vec<(u64, f64, String)> {
+        let Some(text) = text else {
+            return Vec::new();
+        };
+        let index = super::lines::LineIndex::new(text);
+        threshold
+            .regex
+            .captures_iter(text)
+            .filter_map(|captures| {
+                let value = captures.name("value")?;
+                let number = std::str::from_utf8(value.as_bytes())
+                    .ok()?
+                    .parse::<f64>()
+                    .ok()?;
+                let whole = captures.get(0)?;
+                Some((
+                    index.line_of(whole.start()),
+                    number,
+                    shown(whole.as_bytes()),
+                ))
+            })
+            .collect()
+    };
+    let (before, after) = (values(pair.before), values(pair.after));
+    let mut moves = Vec::new();
+    for (index, (_, was, was_text)) in before.iter().enumerate() {
+        let (line, what, text) = match after.get(index) {
+            Some((line, is, is_text)) if is < was => (
+                Some(*line),
+                "threshold lowered",
+                format!("{was_text} → {is_text}"),
+            ),
+            Some(_) => continue,
+            None => (None, "threshold removed", was_text.clone()),
+        };
+        moves.push(Move {
+            class: Class::Evasion,
+            rule: name.to_string(),
+            path: Some(pair.path.to_string()),
+            line,
+            what: what.into(),
+            text,
+            allowed_by: None,
+        });
+    }
+    moves
+}
+
+/// `what` added, deleted or changed, as the pair has it.
+fn file_change(pair: &FilePair<'_>, what: &str) -> String {
+    match (pair.before, pair.after) {
+        (None, _) => format!("{what} added"),
+        (_, None) => format!("{what} deleted"),
+        _ => format!("{what} changed"),
+    }
+}
+
+/// The first line where the two sides differ (the new side's, or the old one's when nothing is
+/// left), and its text.
+fn first_difference(pair: &FilePair<'_>) -> (Option<u64>, String) {
+    let before: Vec<(u64, &[u8])> = pair
+        .before
+        .map(|t| trimmed_lines(t).collect())
+        .unwrap_or_default();
+    let after: Vec<(u64, &[u8])> = pair
+        .after
+        .map(|t| trimmed_lines(t).collect())
+        .unwrap_or_default();
+    let at = before
+        .iter()
+        .zip(&after)
+        .position(|(a, b)| a.1 != b.1)
+        .unwrap_or(before.len().min(after.len()));
+    match (after.get(at), before.get(at)) {
+        (Some((line, text)), _) => (Some(*line), shown(text)),
+        (None, Some((line, text))) if pair.after.is_none() => (Some(*line), shown(text)),
+        (None, Some((_, text))) => (None, format!("removed: {}", shown(text))),
+        (None, None) => (None, String::new()),
+    }
+}
+
+/// Lines the change added (counted, so a line moved is not added), but blank and `#` ones.
+fn added_lines(pair: &FilePair<'_>) -> Vec<(u64, String)> {
+    let mut before: HashMap<&[u8], usize> = HashMap::new();
+    for (_, line) in pair
+        .before
+        .map(|t| trimmed_lines(t).collect::<Vec<_>>())
+        .unwrap_or_default()
+    {
+        *before.entry(line).or_default() += 1;
+    }
+    let mut added = Vec::new();
+    for (number, line) in pair
+        .after
+        .map(|t| trimmed_lines(t).collect::<Vec<_>>())
+        .unwrap_or_default()
+    {
+        if line.is_empty() || line.starts_with(b"#") {
+            continue;
+        }
+        match before.get_mut(line) {
+            Some(left) if *left > 0 => *left -= 1,
+            _ => added.push((number, shown(trim(line)))),
+        }
+    }
+    added
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_match_by_dotted_prefix_and_wildcards() {
+        let table = [
+            ("tool", "tool.ruff.lint.select", true),
+            ("tool", "tool", true),
+            ("tool", "toolbox.x", false),
+            ("project.requires-python", "project.requires-python", true),
+            ("project.requires-python", "project.dependencies", false),
+            ("mypy*", "mypy-foo.bar.ignore_errors", true),
+            (
+                "target.*.dependencies",
+                "target.cfg(unix).dependencies.libc",
+                true,
+            ),
+            ("target.*.dependencies", "target.cfg(unix).lints", false),
+            (
+                "target.*.dependencies",
+                "target.x86.dependencies.libc",
+                true,
+            ),
+            ("bdist_*", "bdist_wheel.universal", true),
+        ];
+        for (pattern, key, expected) in table {
+            assert_eq!(key_matches(pattern, key), expected, "{pattern} {key}");
+        }
+    }
+
+    #[test]
+    fn ini_values_continue_on_indented_lines() {
+        let mut leaves = BTreeMap::new();
+        flatten_ini(
+            "[metadata]\nname = x\n\n[flake8]\nextend-ignore =\n    E501,\n    W503\nMax-Line-Length: 100\n",
+            &mut leaves,
+        );
+        assert_eq!(leaves["metadata.name"], "x");
+        assert_eq!(leaves["flake8.extend-ignore"], "\nE501,\nW503");
+        assert_eq!(leaves["flake8.max-line-length"], "100");
+    }
+}

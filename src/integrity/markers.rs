@@ -1,0 +1,265 @@
+//! Markers: text whose addition makes a tool see less (a suppression pragma, a skip or focus
+//! marker, code switched off) or whose removal does (`#![deny(warnings)]`). Counted per file
+//! on both sides of the change, per rule a pragma names: only occurrences the change added
+//! count, so a pragma that was there, one moved with its line, or one narrowed from every rule
+//! to some (`# noqa` to `# noqa: E501`) is no move. Files the change created or deleted are
+//! counted together (a rename carries its pragmas along).
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::definition::{Marker, Side};
+use super::lines::{LineIndex, shown};
+use super::{Catalogue, Class, FilePair, Move};
+
+/// A blanket pragma: every rule of its tool.
+const EVERY_RULE: &str = "*";
+
+/// One occurrence of a marker.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    entry: usize,
+    marker: usize,
+    /// The rule it names, or [`EVERY_RULE`].
+    code: String,
+    path: String,
+    line: u64,
+    /// The marker as written.
+    text: String,
+    /// Its whole line, trimmed: an occurrence on a line the other side also has is not new.
+    line_text: Vec<u8>,
+}
+
+impl Hit {
+    fn key(&self) -> (usize, usize, &str) {
+        (self.entry, self.marker, &self.code)
+    }
+}
+
+/// The occurrences in one file (or in several, pooled), before and after the change.
+#[derive(Debug, Default)]
+pub struct Readings {
+    before: Vec<Hit>,
+    after: Vec<Hit>,
+}
+
+/// Reads both sides of `pair`.
+pub fn read_pair(catalogue: &Catalogue, pair: &FilePair<'_>) -> Readings {
+    Readings {
+        before: pair
+            .before
+            .map(|text| read(catalogue, pair.path, text))
+            .unwrap_or_default(),
+        after: pair
+            .after
+            .map(|text| read(catalogue, pair.path, text))
+            .unwrap_or_default(),
+    }
+}
+
+/// Every occurrence of a marker that applies to `path` in `text`.
+fn read(catalogue: &Catalogue, path: &str, text: &[u8]) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    let mut index = None;
+    for (entry_index, entry) in catalogue.entries().iter().enumerate() {
+        if entry.markers.is_empty() || !entry.markers.iter().any(|m| m.files.is_match(path)) {
+            continue;
+        }
+        for marker_index in entry.marker_set.matches(text).iter() {
+            let marker = &entry.markers[marker_index];
+            if !marker.files.is_match(path) {
+                continue;
+            }
+            let index = index.get_or_insert_with(|| LineIndex::new(text));
+            for (start, matched, codes) in occurrences(marker, text) {
+                let line = index.line_of(start);
+                let line_text = index.line_at(text, start).to_vec();
+                for code in codes {
+                    hits.push(Hit {
+                        entry: entry_index,
+                        marker: marker_index,
+                        code,
+                        path: path.to_string(),
+                        line,
+                        text: shown(matched),
+                        line_text: line_text.clone(),
+                    });
+                }
+            }
+        }
+    }
+    hits
+}
+
+/// Each match of `marker` in `text`: where it starts, what it matched, and the rules it names
+/// (one [`EVERY_RULE`] when it names none).
+fn occurrences<'t>(marker: &Marker, text: &'t [u8]) -> Vec<(usize, &'t [u8], Vec<String>)> {
+    if !marker.has_codes {
+        return (marker.regex.find_iter(text))
+            .map(|m| (m.start(), m.as_bytes(), vec![EVERY_RULE.to_string()]))
+            .collect();
+    }
+    marker
+        .regex
+        .captures_iter(text)
+        .map(|captures| {
+            let whole = captures.get(0).expect("group 0 is the match");
+            let codes = captures
+                .name("codes")
+                .map(|codes| split_codes(codes.as_bytes()))
+                .unwrap_or_default();
+            let codes = if codes.is_empty() {
+                vec![EVERY_RULE.to_string()]
+            } else {
+                codes
+            };
+            (whole.start(), whole.as_bytes(), codes)
+        })
+        .collect()
+}
+
+/// The rules a pragma names, split at commas and spaces; `all` means every rule.
+fn split_codes(codes: &[u8]) -> Vec<String> {
+    let mut split: Vec<String> = String::from_utf8_lossy(codes)
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .map(|code| code.trim_matches(|c| c == '"' || c == '\''))
+        .filter(|code| !code.is_empty())
+        .map(|code| {
+            if code.eq_ignore_ascii_case("all") {
+                EVERY_RULE.to_string()
+            } else {
+                code.to_string()
+            }
+        })
+        .collect();
+    split.sort();
+    split.dedup();
+    split
+}
+
+/// The markers created and deleted files hold, counted together.
+#[derive(Debug, Default)]
+pub struct Pool {
+    readings: Readings,
+}
+
+impl Pool {
+    pub fn add(&mut self, readings: Readings) {
+        self.readings.before.extend(readings.before);
+        self.readings.after.extend(readings.after);
+    }
+
+    pub fn compare(&self, catalogue: &Catalogue) -> Vec<Move> {
+        compare(catalogue, &self.readings)
+    }
+}
+
+/// The moves between the two sides of `readings`: occurrences added of an `added` marker
+/// (less those a blanket pragma of the same marker gave up), occurrences removed of a
+/// `removed` one.
+pub fn compare(catalogue: &Catalogue, readings: &Readings) -> Vec<Move> {
+    let (before, after) = (count(&readings.before), count(&readings.after));
+    let mut keys: Vec<(usize, usize, &str)> = before.keys().chain(after.keys()).copied().collect();
+    keys.sort();
+    keys.dedup();
+    // What each marker's blanket pragmas gave up, for its narrowed ones to use.
+    let mut spare: HashMap<(usize, usize), usize> = HashMap::new();
+    for &(entry, marker, code) in &keys {
+        if code == EVERY_RULE {
+            let given_up = before.get(&(entry, marker, code)).copied().unwrap_or(0);
+            let given_up =
+                given_up.saturating_sub(after.get(&(entry, marker, code)).copied().unwrap_or(0));
+            spare.insert((entry, marker), given_up);
+        }
+    }
+    let mut moves = Vec::new();
+    for key in keys {
+        let (entry, marker_index, code) = key;
+        let marker = &catalogue.entries()[entry].markers[marker_index];
+        let (was, is) = (
+            before.get(&key).copied().unwrap_or(0),
+            after.get(&key).copied().unwrap_or(0),
+        );
+        let (mut count, from, other) = match marker.on {
+            Side::Added => (is.saturating_sub(was), &readings.after, &readings.before),
+            Side::Removed => (was.saturating_sub(is), &readings.before, &readings.after),
+        };
+        if marker.on == Side::Added && code != EVERY_RULE {
+            let spare = spare.entry((entry, marker_index)).or_default();
+            let used = count.min(*spare);
+            *spare -= used;
+            count -= used;
+        }
+        if count == 0 {
+            continue;
+        }
+        let name = format!("{}/{}", catalogue.entries()[entry].name, marker.name);
+        for hit in new_occurrences(from, other, key, count) {
+            moves.push(Move {
+                class: marker.class,
+                rule: name.clone(),
+                path: Some(hit.path.clone()),
+                line: Some(hit.line),
+                what: what(marker.class, marker.on).to_string(),
+                text: hit.text.clone(),
+                allowed_by: None,
+            });
+        }
+    }
+    // A pragma naming two new rules is one move.
+    let mut seen = std::collections::HashSet::new();
+    moves.retain(|m| seen.insert((m.rule.clone(), m.path.clone(), m.line, m.text.clone())));
+    moves
+}
+
+/// How many occurrences of each key `hits` holds.
+fn count(hits: &[Hit]) -> BTreeMap<(usize, usize, &str), usize> {
+    let mut counts = BTreeMap::new();
+    for hit in hits {
+        *counts.entry(hit.key()).or_default() += 1;
+    }
+    counts
+}
+
+/// `count` occurrences of `key` in `from` that are new: those on lines `other` has no
+/// occurrence of `key` on first, then the last ones.
+fn new_occurrences<'h>(
+    from: &'h [Hit],
+    other: &[Hit],
+    key: (usize, usize, &str),
+    count: usize,
+) -> Vec<&'h Hit> {
+    let mut old_lines: HashMap<&[u8], usize> = HashMap::new();
+    for hit in other.iter().filter(|h| h.key() == key) {
+        *old_lines.entry(&hit.line_text).or_default() += 1;
+    }
+    let candidates: Vec<&Hit> = from.iter().filter(|h| h.key() == key).collect();
+    let mut fresh = Vec::new();
+    let mut stale = Vec::new();
+    for hit in candidates {
+        match old_lines.get_mut(hit.line_text.as_slice()) {
+            Some(left) if *left > 0 => {
+                *left -= 1;
+                stale.push(hit);
+            }
+            _ => fresh.push(hit),
+        }
+    }
+    fresh.extend(stale.into_iter().rev());
+    fresh.truncate(count);
+    fresh.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+    fresh
+}
+
+/// What a change to a marker of `class` did, in words.
+fn what(class: Class, on: Side) -> &'static str {
+    match (class, on) {
+        (Class::Suppression, Side::Added) => "suppression added",
+        (Class::Suppression, Side::Removed) => "a stricter level removed",
+        (Class::Tests, Side::Added) => "test skipped, focused or excused",
+        (Class::Tests, Side::Removed) => "test requirement removed",
+        (Class::Config, Side::Added) => "tool configured inline",
+        (Class::Config, Side::Removed) => "inline configuration removed",
+        (Class::Evasion, Side::Added) => "code switched off",
+        (Class::Evasion, Side::Removed) => "code switched off (a line removed)",
+    }
+}

@@ -1,0 +1,304 @@
+//! Gate integrity: a change that lowers the count by changing what the gate sees is no fix.
+//! After the gate has run on a delegate's change, [`inspect`] reads the change itself (each
+//! file before and after) and the gate's record (the runners' test counts, where the findings
+//! were) for moves that make the gate see less: a suppression added; a test skipped, focused,
+//! deleted or its assertions weakened; the gate's configuration or scripts changed; code or a
+//! file moved out of the gate's reach. What counts as such a move is data, the catalogue in
+//! `gate-integrity/` (one entry per tool or language), which users extend and override like
+//! the parser catalogue; `[[integrity.allow]]` entries let a project accept what it means to.
+
+mod allow;
+mod catalogue;
+mod config_files;
+pub(crate) mod definition;
+mod evasion;
+mod gate_files;
+mod lines;
+mod markers;
+mod test_code;
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+pub use allow::{Allow, AllowSpec, apply as apply_allows};
+pub use catalogue::Catalogue;
+pub use gate_files::GateFiles;
+
+use crate::model::{CheckRecord, Diagnostic, Severity};
+
+/// The four kinds of move that make a gate see less.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Class {
+    /// An inline or file-level pragma that silences a tool.
+    Suppression,
+    /// A test skipped, focused away, deleted, or its assertions removed or weakened; fewer tests
+    /// run.
+    Tests,
+    /// The files a tool reads its rules from, or the gate's own scripts, changed.
+    Config,
+    /// A file with findings deleted or moved where the gate does not read it, code commented
+    /// out or switched off, a threshold lowered.
+    Evasion,
+}
+
+impl Class {
+    pub const ALL: [Self; 4] = [Self::Suppression, Self::Tests, Self::Config, Self::Evasion];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Suppression => "suppression",
+            Self::Tests => "tests",
+            Self::Config => "config",
+            Self::Evasion => "evasion",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|class| class.name() == text)
+    }
+}
+
+/// What the loop does with a change that weakens the gate (`[loop] integrity`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Rolled back, a strike for its delegate (the default).
+    #[default]
+    Refuse,
+    /// Judged as any change; its moves are listed.
+    Report,
+    /// Not looked for.
+    Off,
+}
+
+impl Mode {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "refuse" => Some(Self::Refuse),
+            "report" => Some(Self::Report),
+            "off" => Some(Self::Off),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Refuse => "refuse",
+            Self::Report => "report",
+            Self::Off => "off",
+        }
+    }
+}
+
+/// One move a change made that makes the gate see less.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Move {
+    pub class: Class,
+    /// The catalogue's rule: `python/noqa`, or `runner/totals`.
+    pub rule: String,
+    /// The file, relative to the target (`:/path` from the repository's top when outside it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    /// What was done: `suppression added`.
+    pub what: String,
+    /// What was found: the pragma or marker, the line, the key and its values.
+    pub text: String,
+    /// The `[[integrity.allow]]` entry that lets it through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_by: Option<String>,
+}
+
+impl Move {
+    /// One line: ``` `src/app.py:3`: suppression added: `# noqa: F401` (python/noqa) ```.
+    pub fn describe(&self) -> String {
+        use crate::report::markdown::code_span;
+        let place = match (&self.path, self.line) {
+            (Some(path), Some(line)) => format!("{}: ", code_span(&format!("{path}:{line}"))),
+            (Some(path), None) => format!("{}: ", code_span(path)),
+            (None, _) => String::new(),
+        };
+        let allowed = match &self.allowed_by {
+            Some(by) => format!("; allowed by {by}"),
+            None => String::new(),
+        };
+        format!(
+            "{place}{}: {} ({}){allowed}",
+            self.what,
+            code_span(&self.text),
+            self.rule
+        )
+    }
+}
+
+/// What a path holds, before or after the change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum State {
+    Absent,
+    /// A regular file; its bytes are loaded by this hash.
+    File {
+        sha256: String,
+    },
+    /// A symlink, a folder or a special file.
+    Other {
+        what: &'static str,
+    },
+}
+
+impl State {
+    fn sha256(&self) -> Option<&str> {
+        match self {
+            Self::File { sha256 } => Some(sha256),
+            _ => None,
+        }
+    }
+}
+
+/// One path the change touched.
+#[derive(Debug, Clone)]
+pub struct Subject {
+    /// Relative to the target, `/`-separated (`:/path` from the repository's top when the path
+    /// is outside the target): as the catalogue's globs and the findings name it.
+    pub path: String,
+    pub before: State,
+    pub after: State,
+}
+
+/// A gate run, as the inspection reads it.
+#[derive(Debug, Default)]
+pub struct GateView<'a> {
+    pub checks: &'a [CheckRecord],
+    /// Failing findings per file (as the findings name it).
+    pub findings: HashMap<String, u64>,
+    /// Files where a test runner (a check that reports test counts) found a failure.
+    pub failing_tests: HashSet<String>,
+}
+
+impl<'a> GateView<'a> {
+    /// The view of a run whose `checks` reported `findings`, `origins[i]` naming the check of
+    /// `findings[i]`.
+    pub fn new(checks: &'a [CheckRecord], findings: &[Diagnostic], origins: &[String]) -> Self {
+        let runners: HashSet<&str> = (checks.iter())
+            .filter(|c| c.tests.is_some())
+            .map(|c| c.name.as_str())
+            .collect();
+        let mut view = Self {
+            checks,
+            ..Self::default()
+        };
+        for (finding, origin) in findings.iter().zip(origins) {
+            let Some(file) = finding.file.as_deref() else {
+                continue;
+            };
+            if finding.severity != Severity::Error {
+                continue;
+            }
+            let file = file.trim_start_matches("./").to_string();
+            if runners.contains(origin.as_str()) {
+                view.failing_tests.insert(file.clone());
+            }
+            *view.findings.entry(file).or_default() += 1;
+        }
+        view
+    }
+}
+
+/// What an inspection reads beside the change.
+#[derive(Debug, Clone, Copy)]
+pub struct Inspection<'a> {
+    pub catalogue: &'a Catalogue,
+    pub gate_files: &'a GateFiles,
+    /// The gate on the state the change started from, and on the change.
+    pub before: &'a GateView<'a>,
+    pub after: &'a GateView<'a>,
+}
+
+/// One file of the change with its bytes on each side (`None`: not a regular file there).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FilePair<'a> {
+    pub path: &'a str,
+    pub before: Option<&'a [u8]>,
+    pub after: Option<&'a [u8]>,
+}
+
+impl FilePair<'_> {
+    /// A file the change created (nothing was there) or deleted (nothing is left).
+    fn created_or_deleted(&self) -> bool {
+        self.before.is_none() || self.after.is_none()
+    }
+}
+
+/// The moves `subjects` (the change) made, in the order found; `load` gives a file's bytes by
+/// its hash. Every file is read once, and the bytes of one file at a time are held.
+pub fn inspect(
+    inspection: &Inspection<'_>,
+    subjects: &[Subject],
+    load: &dyn Fn(&str) -> Option<Vec<u8>>,
+) -> Vec<Move> {
+    let catalogue = inspection.catalogue;
+    let mut moves = Vec::new();
+    let mut moved_markers = markers::Pool::default();
+    let mut tests = test_code::Tally::new(catalogue);
+    for subject in subjects {
+        if !reads_contents(inspection, &subject.path) {
+            continue;
+        }
+        let before = subject.before.sha256().and_then(load);
+        let after = subject.after.sha256().and_then(load);
+        let pair = FilePair {
+            path: &subject.path,
+            before: before.as_deref(),
+            after: after.as_deref(),
+        };
+        if pair.before.is_none() && pair.after.is_none() {
+            continue;
+        }
+        let readings = markers::read_pair(catalogue, &pair);
+        if pair.created_or_deleted() {
+            moved_markers.add(readings);
+        } else {
+            moves.extend(markers::compare(catalogue, &readings));
+        }
+        tests.read(&pair);
+        moves.extend(config_files::compare(
+            catalogue,
+            inspection.gate_files,
+            &pair,
+        ));
+        moves.extend(evasion::commented_out(catalogue, &pair));
+    }
+    moves.extend(moved_markers.compare(catalogue));
+    moves.extend(tests.compare(subjects, inspection.before));
+    moves.extend(test_code::runner_totals(
+        inspection.before.checks,
+        inspection.after.checks,
+    ));
+    moves.extend(evasion::vanished_files(
+        catalogue,
+        subjects,
+        inspection.before,
+        inspection.after,
+    ));
+    moves
+}
+
+/// Whether any rule reads the contents of the file at `path`.
+fn reads_contents(inspection: &Inspection<'_>, path: &str) -> bool {
+    inspection.gate_files.holds(path).is_some()
+        || inspection.catalogue.entries().iter().any(|entry| {
+            entry.markers.iter().any(|m| m.files.is_match(path))
+                || entry.tests.iter().any(|t| t.files.is_match(path))
+                || entry.config.iter().any(|c| c.files.is_match(path))
+                || entry.thresholds.iter().any(|t| t.files.is_match(path))
+                || entry
+                    .comment
+                    .as_ref()
+                    .is_some_and(|c| c.files.is_match(path))
+        })
+}
+
+#[cfg(test)]
+#[path = "integrity_tests.rs"]
+mod tests;

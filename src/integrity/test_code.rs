@@ -1,0 +1,513 @@
+//! Tests weakened: fewer tests (a test file deleted or moved out of the runner's collection, a
+//! test function removed or renamed away), fewer assertions, an assertion's expected value
+//! changed in a test that was failing, an assertion that always holds; and the runners' own
+//! totals: fewer tests collected, or more of them skipped. The counts are pooled over the
+//! change, so a test moved from one file to another is no move.
+
+use std::collections::{HashMap, HashSet};
+
+use super::definition::TestRule;
+use super::lines::{LineIndex, shown, trim};
+use super::{Catalogue, Class, FilePair, GateView, Move, Subject};
+use crate::model::{CheckRecord, TestCounts};
+
+/// Lines an assertion may run over, at most.
+const STATEMENT_LINES: usize = 30;
+/// Bytes an assertion may take, at most.
+const STATEMENT_BYTES: usize = 4000;
+
+/// A test definition or an assertion, as found.
+#[derive(Debug, Clone)]
+struct Found {
+    line: u64,
+    /// As a report shows it.
+    text: String,
+    /// What identifies it on the other side: a definition's line, an assertion without its
+    /// layout (spaces, brackets, commas, the kind of quotes).
+    key: String,
+    /// An assertion's numbers and strings.
+    literals: Vec<String>,
+}
+
+/// One file's tests on one side of the change.
+#[derive(Debug, Default)]
+struct Reading {
+    definitions: Vec<Found>,
+    assertions: Vec<Found>,
+}
+
+/// One file under one test rule, on both sides.
+#[derive(Debug)]
+struct FileTests {
+    entry: usize,
+    rule: usize,
+    path: String,
+    before: Reading,
+    after: Reading,
+}
+
+/// The tests of every file the change touched, per test rule.
+#[derive(Debug)]
+pub struct Tally<'c> {
+    catalogue: &'c Catalogue,
+    files: Vec<FileTests>,
+}
+
+impl<'c> Tally<'c> {
+    pub fn new(catalogue: &'c Catalogue) -> Self {
+        Self {
+            catalogue,
+            files: Vec::new(),
+        }
+    }
+
+    /// Reads the tests of both sides of `pair`, under each rule whose files it is.
+    pub fn read(&mut self, pair: &FilePair<'_>) {
+        for (entry_index, entry) in self.catalogue.entries().iter().enumerate() {
+            for (rule_index, rule) in entry.tests.iter().enumerate() {
+                if !rule.files.is_match(pair.path) {
+                    continue;
+                }
+                let before = pair.before.map(|t| read(rule, t)).unwrap_or_default();
+                let after = pair.after.map(|t| read(rule, t)).unwrap_or_default();
+                if before.definitions.is_empty()
+                    && after.definitions.is_empty()
+                    && before.assertions.is_empty()
+                    && after.assertions.is_empty()
+                {
+                    continue;
+                }
+                self.files.push(FileTests {
+                    entry: entry_index,
+                    rule: rule_index,
+                    path: pair.path.to_string(),
+                    before,
+                    after,
+                });
+            }
+        }
+    }
+
+    /// The moves, rule by rule: `subjects` tell where a deleted file went, `before` which
+    /// files held a failing test.
+    pub fn compare(&self, subjects: &[Subject], before: &GateView<'_>) -> Vec<Move> {
+        let mut rules: Vec<(usize, usize)> = self.files.iter().map(|f| (f.entry, f.rule)).collect();
+        rules.sort_unstable();
+        rules.dedup();
+        let mut moves = Vec::new();
+        for (entry, rule) in rules {
+            let files: Vec<&FileTests> = (self.files.iter())
+                .filter(|f| (f.entry, f.rule) == (entry, rule))
+                .collect();
+            let test_rule = &self.catalogue.entries()[entry].tests[rule];
+            let name = format!(
+                "{}/{}",
+                self.catalogue.entries()[entry].name,
+                test_rule.name
+            );
+            let mut push = |path: &str, found: Option<&Found>, what: String, text: String| {
+                moves.push(Move {
+                    class: Class::Tests,
+                    rule: name.clone(),
+                    path: Some(path.to_string()),
+                    line: found.map(|f| f.line),
+                    what,
+                    text,
+                    allowed_by: None,
+                });
+            };
+            // Test files gone, or moved out of the runner's collection.
+            let mut accounted = 0;
+            let mut gone_files: HashSet<&str> = HashSet::new();
+            for file in &files {
+                let Some(subject) = subjects.iter().find(|s| s.path == file.path) else {
+                    continue;
+                };
+                let count = file.before.definitions.len();
+                if count == 0 || subject.after.sha256().is_some() {
+                    continue;
+                }
+                let went = subject.before.sha256().and_then(|sha| {
+                    subjects
+                        .iter()
+                        .find(|s| s.before.sha256().is_none() && s.after.sha256() == Some(sha))
+                });
+                let first = file.before.definitions.first();
+                match went {
+                    Some(to) if test_rule.files.is_match(&to.path) => continue,
+                    Some(to) => push(
+                        &file.path,
+                        first,
+                        format!("test file moved out of the runner's collection ({count} tests)"),
+                        format!("{} → {}", file.path, to.path),
+                    ),
+                    None => push(
+                        &file.path,
+                        first,
+                        format!("test file deleted ({count} tests)"),
+                        first.map(|f| f.text.clone()).unwrap_or_default(),
+                    ),
+                }
+                accounted += count;
+                gone_files.insert(&file.path);
+            }
+            // Fewer tests than before: those whose definitions vanished.
+            let total = |side: fn(&FileTests) -> &Reading| -> usize {
+                files.iter().map(|f| side(f).definitions.len()).sum()
+            };
+            let deficit = total(|f| &f.before)
+                .saturating_sub(total(|f| &f.after))
+                .saturating_sub(accounted);
+            if deficit > 0 {
+                let vanished = vanished(&files, |r| &r.definitions);
+                for (path, found) in vanished
+                    .into_iter()
+                    .filter(|(path, _)| !gone_files.contains(path))
+                    .take(deficit)
+                {
+                    push(
+                        path,
+                        Some(found),
+                        "test removed, or renamed out of the runner's collection".into(),
+                        found.text.clone(),
+                    );
+                }
+            }
+            // Fewer assertions; an expected value changed where a test failed; one that
+            // always holds.
+            let assertions = |side: fn(&FileTests) -> &Reading| -> usize {
+                files.iter().map(|f| side(f).assertions.len()).sum()
+            };
+            let fewer = assertions(|f| &f.before).saturating_sub(assertions(|f| &f.after));
+            let gone = vanished(&files, |r| &r.assertions);
+            let added = appeared(&files);
+            let mut added_literals: HashMap<&str, usize> = HashMap::new();
+            for (_, found) in &added {
+                for literal in &found.literals {
+                    *added_literals.entry(literal).or_default() += 1;
+                }
+            }
+            for (index, (path, found)) in gone.iter().enumerate() {
+                if index < fewer {
+                    push(
+                        path,
+                        Some(found),
+                        "assertion removed".into(),
+                        found.text.clone(),
+                    );
+                    continue;
+                }
+                if !before.failing_tests.contains(*path) {
+                    continue;
+                }
+                let mut left = added_literals.clone();
+                let kept_values = found.literals.iter().all(|literal| {
+                    left.get_mut(literal.as_str())
+                        .filter(|n| **n > 0)
+                        .map(|n| *n -= 1)
+                        .is_some()
+                });
+                if !kept_values {
+                    let instead = added
+                        .iter()
+                        .filter(|(p, _)| p == path)
+                        .min_by_key(|(_, f)| f.line.abs_diff(found.line))
+                        .map(|(_, f)| format!(" → {}", f.text))
+                        .unwrap_or_default();
+                    push(
+                        path,
+                        Some(found),
+                        "a failing test's expected value changed".into(),
+                        format!("{}{instead}", found.text),
+                    );
+                }
+            }
+            if let Some(trivial) = &test_rule.trivial {
+                for (path, found) in &added {
+                    if trivial.is_match(found.text.as_bytes()) {
+                        push(
+                            path,
+                            Some(found),
+                            "an assertion that always holds added".into(),
+                            found.text.clone(),
+                        );
+                    }
+                }
+            }
+        }
+        moves
+    }
+}
+
+/// What `side` of `files` held before and not after, by key, counted: a definition or an
+/// assertion that moved stays.
+fn vanished<'f>(
+    files: &[&'f FileTests],
+    side: fn(&Reading) -> &Vec<Found>,
+) -> Vec<(&'f str, &'f Found)> {
+    let mut after: HashMap<&str, usize> = HashMap::new();
+    for file in files {
+        for found in side(&file.after) {
+            *after.entry(&found.key).or_default() += 1;
+        }
+    }
+    let mut gone = Vec::new();
+    for file in files {
+        for found in side(&file.before) {
+            match after.get_mut(found.key.as_str()) {
+                Some(left) if *left > 0 => *left -= 1,
+                _ => gone.push((file.path.as_str(), found)),
+            }
+        }
+    }
+    gone
+}
+
+/// The assertions the change added (by key, counted).
+fn appeared<'f>(files: &[&'f FileTests]) -> Vec<(&'f str, &'f Found)> {
+    let mut before: HashMap<&str, usize> = HashMap::new();
+    for file in files {
+        for found in &file.before.assertions {
+            *before.entry(&found.key).or_default() += 1;
+        }
+    }
+    let mut new = Vec::new();
+    for file in files {
+        for found in &file.after.assertions {
+            match before.get_mut(found.key.as_str()) {
+                Some(left) if *left > 0 => *left -= 1,
+                _ => new.push((file.path.as_str(), found)),
+            }
+        }
+    }
+    new
+}
+
+/// The test definitions and assertions of `text` under `rule`.
+fn read(rule: &TestRule, text: &[u8]) -> Reading {
+    let mut reading = Reading::default();
+    let mut index = None;
+    if let Some(definition) = &rule.definition {
+        for found in definition.find_iter(text) {
+            let index = index.get_or_insert_with(|| LineIndex::new(text));
+            let line = index.line_at(text, found.start());
+            reading.definitions.push(Found {
+                line: index.line_of(found.start()),
+                text: shown(line),
+                key: String::from_utf8_lossy(line).into_owned(),
+                literals: Vec::new(),
+            });
+        }
+    }
+    if let Some(assertion) = &rule.assertion {
+        for found in assertion.find_iter(text) {
+            let index = index.get_or_insert_with(|| LineIndex::new(text));
+            let statement = statement_at(text, found.start());
+            reading.assertions.push(Found {
+                line: index.line_of(found.start()),
+                text: shown(statement),
+                key: skeleton(statement),
+                literals: literals(statement),
+            });
+        }
+    }
+    reading
+}
+
+/// The statement that starts at `start`: to the end of its line, and on while a bracket is
+/// open, the line ends in `\`, or the next line goes on with a method call (`.toBe(3)`).
+fn statement_at(text: &[u8], start: usize) -> &[u8] {
+    let mut depth: i64 = 0;
+    let mut lines = 0;
+    let mut at = start;
+    while at < text.len() {
+        match text[at] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            b'\n' => {
+                lines += 1;
+                let next = text[at + 1..].iter().find(|b| !b.is_ascii_whitespace());
+                let open = depth > 0 || trim(&text[start..at]).ends_with(b"\\");
+                let goes_on = open || next == Some(&b'.');
+                if !goes_on || lines >= STATEMENT_LINES || at - start >= STATEMENT_BYTES {
+                    break;
+                }
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    &text[start..at]
+}
+
+/// An assertion without its layout: no spaces, brackets or commas, one kind of quote, no
+/// trailing `;`. A formatter's rewrapping or requoting keeps it.
+fn skeleton(statement: &[u8]) -> String {
+    let kept: Vec<u8> = statement
+        .iter()
+        .filter(|b| !b.is_ascii_whitespace() && !matches!(b, b'(' | b')' | b',' | b';' | b'\\'))
+        .map(|&b| if b == b'\'' || b == b'`' { b'"' } else { b })
+        .collect();
+    String::from_utf8_lossy(&kept).into_owned()
+}
+
+/// The numbers and strings of a statement, each as written but for `_` in numbers, case, and
+/// escapes.
+fn literals(statement: &[u8]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < statement.len() {
+        let byte = statement[at];
+        if matches!(byte, b'"' | b'\'' | b'`') {
+            let mut end = at + 1;
+            let mut value = Vec::new();
+            while end < statement.len() && statement[end] != byte {
+                if statement[end] == b'\\' {
+                    end += 1;
+                }
+                if let Some(&b) = statement.get(end) {
+                    value.push(b);
+                }
+                end += 1;
+            }
+            if !value.is_empty() {
+                found.push(format!("s:{}", String::from_utf8_lossy(&value)));
+            }
+            at = end + 1;
+        } else if byte.is_ascii_digit()
+            && (at == 0
+                || !(statement[at - 1].is_ascii_alphanumeric() || statement[at - 1] == b'_'))
+        {
+            let mut end = at;
+            while end < statement.len()
+                && (statement[end].is_ascii_alphanumeric() || matches!(statement[end], b'_' | b'.'))
+            {
+                end += 1;
+            }
+            let number: String = String::from_utf8_lossy(&statement[at..end])
+                .chars()
+                .filter(|&c| c != '_')
+                .collect::<String>()
+                .to_ascii_lowercase();
+            found.push(format!("n:{}", number.trim_end_matches('.')));
+            at = end;
+        } else {
+            at += 1;
+        }
+    }
+    found
+}
+
+/// The runners' own totals, check by check: fewer tests collected, more of them skipped, or
+/// no count any more where there was one.
+pub fn runner_totals(before: &[CheckRecord], after: &[CheckRecord]) -> Vec<Move> {
+    let mut moves = Vec::new();
+    for was in before {
+        let Some(was_counts) = was.tests else {
+            continue;
+        };
+        let Some(is) = after.iter().find(|c| c.name == was.name) else {
+            continue;
+        };
+        let collected = |t: &TestCounts| t.passed + t.failed + t.skipped;
+        let ran = |t: &TestCounts| t.passed + t.failed;
+        let (what, text) = match is.tests {
+            None if collected(&was_counts) > 0 => (
+                "the test runner no longer reports its tests".to_string(),
+                format!(
+                    "{}: {} tests → none reported",
+                    was.name,
+                    collected(&was_counts)
+                ),
+            ),
+            None => continue,
+            Some(counts) if collected(&counts) < collected(&was_counts) => (
+                "fewer tests collected".to_string(),
+                format!(
+                    "{}: {} tests → {}",
+                    was.name,
+                    collected(&was_counts),
+                    collected(&counts)
+                ),
+            ),
+            Some(counts) if ran(&counts) < ran(&was_counts) => (
+                "fewer tests run (more skipped)".to_string(),
+                format!(
+                    "{}: {} run, {} skipped → {} run, {} skipped",
+                    was.name,
+                    ran(&was_counts),
+                    was_counts.skipped,
+                    ran(&counts),
+                    counts.skipped
+                ),
+            ),
+            Some(_) => continue,
+        };
+        moves.push(Move {
+            class: Class::Tests,
+            rule: "runner/totals".into(),
+            path: None,
+            line: None,
+            what,
+            text,
+            allowed_by: None,
+        });
+    }
+    moves
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_run_while_brackets_are_open() {
+        let table: [(&str, &str); 5] = [
+            ("assert x == 1\nfoo()\n", "assert x == 1"),
+            (
+                "assert (\n    x == 1\n), \"m\"\nfoo()",
+                "assert (\n    x == 1\n), \"m\"",
+            ),
+            ("expect(a)\n  .toBe(3);\nnext", "expect(a)\n  .toBe(3);"),
+            ("assert x \\\n  == 1\nnext", "assert x \\\n  == 1"),
+            ("assert_eq!(a, b);", "assert_eq!(a, b);"),
+        ];
+        for (text, statement) in table {
+            assert_eq!(
+                statement_at(text.as_bytes(), 0),
+                statement.as_bytes(),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_formatters_layout_keeps_the_skeleton() {
+        let same = [
+            ("assert x == {'a': 1}", "assert (\n    x == {\"a\": 1,}\n)"),
+            ("expect(a).toBe('b')", "expect(a)\n  .toBe(\"b\");"),
+            ("assert_eq!(a,b)", "assert_eq!(\n    a,\n    b\n);"),
+        ];
+        for (one, other) in same {
+            assert_eq!(
+                skeleton(one.as_bytes()),
+                skeleton(other.as_bytes()),
+                "{one}"
+            );
+        }
+        assert_ne!(skeleton(b"assert x == 1"), skeleton(b"assert x == 2"));
+    }
+
+    #[test]
+    fn literals_are_numbers_and_strings() {
+        assert_eq!(
+            literals(b"assert total(items, 1_000) == 'ab\\'c' and x2 == 0XFF"),
+            vec!["n:1000", "s:ab'c", "n:0xff"]
+        );
+        assert_eq!(
+            literals(b"assert_eq!(add(2, 2), 4.0);"),
+            vec!["n:2", "n:2", "n:4.0"]
+        );
+        assert!(literals(b"assert x is None").is_empty());
+    }
+}
