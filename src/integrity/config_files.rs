@@ -43,11 +43,16 @@ pub fn compare(catalogue: &Catalogue, gate_files: &GateFiles, pair: &FilePair<'_
             .iter()
             .filter(|t| t.files.is_match(pair.path))
         {
-            moves.extend(threshold_moves(
-                threshold,
-                &format!("{}/{}", entry.name, threshold.name),
-                pair,
-            ));
+            let name = format!("{}/{}", entry.name, threshold.name);
+            for found in threshold_moves(threshold, &name, pair) {
+                // Two entries may read the same setting (`fail-under`): one move.
+                let seen = |m: &Move| {
+                    m.class == found.class && m.path == found.path && m.line == found.line
+                };
+                if !moves.iter().any(seen) {
+                    moves.push(found);
+                }
+            }
         }
     }
     let gate_file = match gate_files.holds(pair.path) {

@@ -109,6 +109,15 @@ impl GateFiles {
         }
     }
 
+    /// The gate's files are `paths`, each named by a command (for tests).
+    #[cfg(test)]
+    pub fn of_paths(paths: &[String]) -> Self {
+        Self {
+            named: paths.iter().cloned().collect(),
+            ..Self::default()
+        }
+    }
+
     /// The files, for the report and for tests.
     pub fn listed(&self) -> Vec<String> {
         (self.named.iter())
@@ -124,21 +133,17 @@ impl GateFiles {
 fn words(command: &str, depth: u32) -> Vec<String> {
     let split = shlex::split(command)
         .unwrap_or_else(|| command.split_whitespace().map(str::to_string).collect());
-    let mut words = Vec::new();
+    let mut found = Vec::new();
     for word in split {
         if let Some((_, value)) = word.split_once('=').filter(|_| word.starts_with('-')) {
-            words.push(value.to_string());
+            found.push(value.to_string());
         }
         if depth > 0 && word.contains(char::is_whitespace) {
-            words.extend(words_of(&word, depth - 1));
+            found.extend(words(&word, depth - 1));
         }
-        words.push(word);
+        found.push(word);
     }
-    words
-}
-
-fn words_of(command: &str, depth: u32) -> Vec<String> {
-    words(command, depth)
+    found
 }
 
 /// `path` without `.` and with `..` taken back, `/`-separated.

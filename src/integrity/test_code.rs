@@ -178,8 +178,18 @@ impl<'c> Tally<'c> {
             let assertions = |side: fn(&FileTests) -> &Reading| -> usize {
                 files.iter().map(|f| side(f).assertions.len()).sum()
             };
-            let fewer = assertions(|f| &f.before).saturating_sub(assertions(|f| &f.after));
-            let gone = vanished(&files, |r| &r.assertions);
+            // A test file gone is one move, not one for each of its assertions.
+            let in_gone_files: usize = (files.iter())
+                .filter(|f| gone_files.contains(f.path.as_str()))
+                .map(|f| f.before.assertions.len())
+                .sum();
+            let fewer = assertions(|f| &f.before)
+                .saturating_sub(assertions(|f| &f.after))
+                .saturating_sub(in_gone_files);
+            let gone: Vec<(&str, &Found)> = vanished(&files, |r| &r.assertions)
+                .into_iter()
+                .filter(|(path, _)| !gone_files.contains(path))
+                .collect();
             let added = appeared(&files);
             let mut added_literals: HashMap<&str, usize> = HashMap::new();
             for (_, found) in &added {
@@ -207,12 +217,17 @@ impl<'c> Tally<'c> {
                         .map(|n| *n -= 1)
                         .is_some()
                 });
-                if !kept_values {
-                    let instead = added
-                        .iter()
-                        .filter(|(p, _)| p == path)
-                        .min_by_key(|(_, f)| f.line.abs_diff(found.line))
-                        .map(|(_, f)| format!(" → {}", f.text))
+                let nearest = (added.iter())
+                    .filter(|(p, _)| p == path)
+                    .min_by_key(|(_, f)| f.line.abs_diff(found.line))
+                    .map(|(_, f)| *f);
+                let is_trivial = |f: &Found| {
+                    (test_rule.trivial.as_ref()).is_some_and(|t| t.is_match(f.text.as_bytes()))
+                };
+                // An assertion replaced by one that always holds is that move, below.
+                if !kept_values && !nearest.is_some_and(is_trivial) {
+                    let instead = nearest
+                        .map(|f| format!(" → {}", f.text))
                         .unwrap_or_default();
                     push(
                         path,
@@ -294,7 +309,7 @@ fn read(rule: &TestRule, text: &[u8]) -> Reading {
             reading.definitions.push(Found {
                 line: index.line_of(found.start()),
                 text: shown(line),
-                key: String::from_utf8_lossy(line).into_owned(),
+                key: skeleton(line),
                 literals: Vec::new(),
             });
         }
