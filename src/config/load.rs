@@ -6,7 +6,9 @@ use std::time::Duration;
 use super::checks::resolve_checks;
 use super::error::ConfigError;
 use super::loop_settings::{parse_verify, resolve_delegates, resolve_run};
-use super::settings::{CampaignSettings, GateSettings, Isolate, Settings, Verify, defaults};
+use super::settings::{
+    CampaignSettings, GateSettings, IntegritySettings, Isolate, Settings, Verify, defaults,
+};
 use super::units::{ByteSize, ConfigDuration};
 use super::wire::{ConfigFile, GateFile};
 use crate::parse::Catalogue;
@@ -133,7 +135,10 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let mut parsers = load_parsers(&config_dir, file.parser_dirs.as_deref())?;
+    let parser_dirs: Vec<PathBuf> = (file.parser_dirs.iter().flatten())
+        .map(|dir| config_dir.join(dir))
+        .collect();
+    let mut parsers = Catalogue::load(&parser_dirs)?;
 
     let gate_file = file.gate.unwrap_or_default();
     let limits = GateLimits::resolve(overrides, &gate_file);
@@ -177,7 +182,16 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         file.state_dir.as_deref(),
     )?;
 
+    let integrity = IntegritySettings::resolve(
+        &config_file,
+        &target,
+        file.integrity.unwrap_or_default(),
+        &checks,
+        &parser_dirs,
+    )?;
+
     Ok(Settings {
+        integrity,
         target,
         config_file,
         state_dir,
@@ -224,20 +238,6 @@ impl GateLimits {
                 .map_or(defaults::LOG_LIMIT, |s| s.0),
         }
     }
-}
-
-/// The built-in parsers and those defined in `parser_dirs`, which are relative to the config
-/// file's folder.
-fn load_parsers(
-    config_dir: &Path,
-    parser_dirs: Option<&[PathBuf]>,
-) -> Result<Catalogue, ConfigError> {
-    let parser_dirs: Vec<PathBuf> = parser_dirs
-        .into_iter()
-        .flatten()
-        .map(|dir| config_dir.join(dir))
-        .collect();
-    Ok(Catalogue::load(&parser_dirs)?)
 }
 
 /// `[loop] baseline_confirm_runs`: its default when left out, and never above the limit.

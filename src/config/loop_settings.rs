@@ -94,6 +94,16 @@ pub(super) fn resolve_run(
             ));
         }
     };
+    let integrity = match file.integrity.as_deref() {
+        None => crate::integrity::Mode::default(),
+        Some(text) => crate::integrity::Mode::parse(text).ok_or_else(|| {
+            invalid(
+                config_file,
+                "loop.integrity",
+                format!("\"{text}\" is not an integrity mode; expected refuse, report or off"),
+            )
+        })?,
+    };
     let priority = overrides
         .priority
         .clone()
@@ -129,6 +139,7 @@ pub(super) fn resolve_run(
         time_budget: overrides.time_budget.or(file.time_budget).map(|d| d.0),
         verify,
         accept,
+        integrity,
         priority,
         isolate,
         share,

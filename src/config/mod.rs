@@ -5,6 +5,7 @@
 mod checks;
 mod error;
 mod fix_mode;
+mod integrity;
 mod load;
 mod loop_guards;
 mod loop_settings;

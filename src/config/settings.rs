@@ -75,6 +75,17 @@ pub struct Settings {
     /// Sweep the GitHub open surface once at the start of a campaign.
     pub sweep: bool,
     pub campaign: CampaignSettings,
+    /// The catalogue of moves that make the gate see less, what the project allows of them, and
+    /// the gate's own files.
+    pub integrity: IntegritySettings,
+}
+
+/// Gate integrity, resolved (`[integrity]`).
+#[derive(Debug)]
+pub struct IntegritySettings {
+    pub catalogue: crate::integrity::Catalogue,
+    pub allow: Vec<crate::integrity::Allow>,
+    pub gate_files: crate::integrity::GateFiles,
 }
 
 /// `[campaign]`: earlier work that is not in HEAD, and the budget across runs.
@@ -158,6 +169,8 @@ pub struct RunSettings {
     pub verify: Verify,
     /// How a verifying gate run is judged (`[loop] accept`).
     pub accept: Accept,
+    /// What a change that makes the gate see less comes to (`[loop] integrity`).
+    pub integrity: crate::integrity::Mode,
     pub priority: Vec<String>,
     pub isolate: Isolate,
     /// Folders (relative to the repository root) a worktree shares with the user's tree.

@@ -34,6 +34,44 @@ pub struct ConfigFile {
     pub sweep: Option<bool>,
     /// Campaigns (`refine`, `improve`) that go on across runs: earlier work, and their budget.
     pub campaign: Option<CampaignFile>,
+    /// Gate integrity: what a project allows of the moves that make the gate see less, and its
+    /// own catalogue entries. Whether such a change is refused is `[loop] integrity`.
+    pub integrity: Option<IntegrityFile>,
+}
+
+/// Gate integrity: a change that lowers the count by changing what the gate sees (a
+/// suppression, a skipped or deleted test, a relaxed config, a file out of reach) is no fix.
+#[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct IntegrityFile {
+    /// Folders of extra catalogue entries (`*.toml`), relative to this file; an entry with the
+    /// name of a built-in one takes its place.
+    pub dirs: Option<Vec<PathBuf>>,
+    /// Moves the project allows: one is let through when it meets every condition an entry
+    /// sets. It is still listed in the report.
+    #[serde(default)]
+    pub allow: Vec<AllowFile>,
+}
+
+/// A kind of move the project allows (at least one condition).
+#[derive(Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AllowFile {
+    /// The class of move: `"suppression"`, `"tests"`, `"config"` or `"evasion"`.
+    #[cfg_attr(test, schemars(extend("enum" = ["suppression", "tests", "config", "evasion"])))]
+    pub class: Option<String>,
+    /// The catalogue's rule, as the report names it (`python/type-ignore`); `*` matches any
+    /// run of characters (`python/*`).
+    pub rule: Option<String>,
+    /// A regex searched in what was found: the pragma, the line, or the key and its values
+    /// (`'type: ignore\[import-untyped\]'`).
+    pub pattern: Option<String>,
+    /// Globs of the files (relative to the target) where the move is allowed.
+    pub paths: Option<Vec<String>>,
+    /// Why the project allows it, shown in the report.
+    pub reason: Option<String>,
 }
 
 /// A campaign across runs (a nightly job): what to do with earlier accepted work that is not
@@ -94,6 +132,12 @@ pub struct LoopFile {
     pub protect_ignored_max: Option<ByteSize>,
     /// Folder names (at any depth) whose ignored files are never kept: build output, caches.
     pub protect_ignored_skip: Option<Vec<String>>,
+    /// A change that makes the gate see less (a suppression, a skipped or deleted test, the
+    /// gate's configuration relaxed, a file moved out of its reach): `"refuse"` (default) rolls
+    /// it back and strikes its delegate; `"report"` judges it as any change and lists each
+    /// move; `"off"` does not look.
+    #[cfg_attr(test, schemars(extend("enum" = ["refuse", "report", "off"])))]
+    pub integrity: Option<String>,
 }
 
 /// A delegate: a command, or a model endpoint, that fixes the findings of its categories.

@@ -51,6 +51,7 @@ fn run(spec: &DelegateSpec, dir: &Path) -> DelegateRun {
         target: dir,
         state_dir: &dir.join("state"),
         reports_dir: &reports,
+        refused: &[],
     };
     run_delegate(
         spec,

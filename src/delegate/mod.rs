@@ -139,6 +139,9 @@ pub struct Assignment<'a> {
     pub state_dir: &'a Path,
     /// `cycle-N/delegate-reports/`, where its files go.
     pub reports_dir: &'a Path,
+    /// What this delegate's last refused change did to make the gate see less: its prompt says
+    /// so.
+    pub refused: &'a [String],
 }
 
 /// The files a delegate run uses, all in the cycle's `delegate-reports/`.
@@ -280,12 +283,13 @@ fn write_inputs(
                 })
             })
     };
-    let prompt = render_prompt(
+    let mut prompt = render_prompt(
         &spec.template,
         assignment.category,
         &assignment.scope.describe(),
         assignment.details,
     );
+    prompt.push_str(&prompt::refused_section(assignment.refused));
     write(&files.prompt, prompt.as_bytes())?;
     let findings = serde_json::to_vec_pretty(assignment.diagnostics).unwrap_or_default();
     write(&files.findings, &findings)?;

@@ -25,6 +25,29 @@ pub fn render_prompt(template: &str, category: &str, scope: &str, details: &[Str
         .replace("{details}", &listed.join("\n"))
 }
 
+/// The section a prompt ends with when the delegate's last change was refused for weakening
+/// the gate: what it did, and the rule (empty when nothing was refused).
+pub fn refused_section(refused: &[String]) -> String {
+    if refused.is_empty() {
+        return String::new();
+    }
+    let mut section = String::from(
+        "\n\n## Your last change was refused\n\nIt lowered the count by changing what the gate \
+         sees, not by fixing the code, so it was rolled back:\n\n",
+    );
+    for line in refused {
+        section.push_str("- ");
+        section.push_str(line);
+        section.push('\n');
+    }
+    section.push_str(
+        "\nFix the code itself. Do not add suppressions, skip, delete or weaken tests, change the \
+         tools' configuration or the gate's scripts, or move code out of the gate's reach: such a \
+         change is found and rolled back again.\n",
+    );
+    section
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -36,6 +59,18 @@ mod tests {
         assert!(prompt.starts_with("# Fix the `lint` failures\n\nWork in the whole repository."));
         assert!(prompt.contains("\n- src/a.rs:1:1: unneeded `return`\n"));
         assert!(!prompt.contains("{category}") && !prompt.contains("{details}"));
+    }
+
+    #[test]
+    fn a_refused_change_is_named_in_the_next_prompt() {
+        assert_eq!(refused_section(&[]), "");
+        let section =
+            refused_section(&["`src/a.py:1`: suppression added: `# noqa` (python/noqa)".into()]);
+        assert!(
+            section.contains("\n- `src/a.py:1`: suppression added: `# noqa` (python/noqa)\n"),
+            "{section}"
+        );
+        assert!(section.contains("Do not add suppressions"), "{section}");
     }
 
     #[test]

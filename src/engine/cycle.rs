@@ -176,6 +176,7 @@ fn turn(
         spec.template = template.to_string();
     }
     let reports_dir = engine.reports_dir(cycle)?;
+    let refused = engine.integrity.take_refused_lines(delegate);
     let assignment = Assignment {
         category: &item.file_name,
         cycle: cycle.index,
@@ -186,6 +187,7 @@ fn turn(
         target: &settings.target,
         state_dir: &settings.state_dir,
         reports_dir: &reports_dir,
+        refused: &refused,
     };
     engine.say(format!(
         "cycle {}: {}: `{}`",

@@ -82,6 +82,7 @@ impl EngineEnd {
                 full_scans: Vec::new(),
                 in_worktree: settings.run.isolate == crate::config::Isolate::Worktree,
                 remaining: self.remaining.clone(),
+                integrity: self.integrity.clone(),
             }),
             campaign: None,
             sweep: None,

@@ -37,6 +37,7 @@ pub(super) fn verify_one(
     }
     engine.say(format!("cycle {}: verifying with the gate", cycle.index));
     let verified = engine.verify(cycle, &attempt.changes)?;
+    attempt.integrity.clone_from(&verified.integrity);
     // What the gate run did that it must not is the change's doing, and comes first.
     let mut reasons = hold_to_account(engine, attempt, &verified.incidents);
     reasons.extend(verified.reasons.iter().cloned());
@@ -48,6 +49,7 @@ pub(super) fn verify_one(
     }
     attempt.settled = true;
     let decided = !verified.run.cancelled;
+    engine.note_integrity(cycle, attempt);
     let judgement = if reasons.is_empty() {
         attempt.unmasked = verified.unmasked.iter().map(Diagnostic::detail).collect();
         engine.note_unmasked(&verified.unmasked);
@@ -97,6 +99,15 @@ pub(super) fn verify_together(
         engine.say(format!("cycle {}: verifying with the gate", cycle.index));
         let verified = engine.verify(cycle, &changes)?;
         measured = Some(verified.run.summary.clone());
+        for (_, attempt) in attempts.iter_mut().filter(|(_, a)| !a.settled) {
+            attempt.integrity = super::integrity::of_attempt(
+                engine.settings,
+                engine.workspace.root(),
+                attempt,
+                &verified.integrity,
+            );
+            engine.note_integrity(cycle, attempt);
+        }
         let mut held = Vec::new();
         for (_, attempt) in attempts.iter_mut().filter(|(_, a)| !a.settled) {
             held = hold_to_account(engine, attempt, &verified.incidents);
@@ -138,6 +149,24 @@ pub(super) fn verify_together(
     }
     engine.after_gate()?;
     Ok(measured)
+}
+
+impl Engine<'_> {
+    /// Records what `attempt`'s change was found to do that makes the gate see less; a delegate
+    /// refused for it again and again is barred, as one that keeps failing.
+    fn note_integrity(&mut self, cycle: CycleNumber, attempt: &Attempt) {
+        if attempt.integrity.is_empty() {
+            return;
+        }
+        let mode = self.settings.run.integrity;
+        let refused = super::integrity::refusal(mode, &attempt.integrity).is_some();
+        let name = self.settings.delegates[attempt.delegate].describe();
+        let refusals = self.integrity.record(cycle.index, attempt, &name, refused);
+        if refusals >= super::integrity::REFUSALS_FOR_BAR {
+            tracing::warn!(delegate = %name, refusals, "it keeps weakening the gate: barred for the run");
+            self.standing.bar(attempt.delegate);
+        }
+    }
 }
 
 /// Holds what a gate run on `attempt`'s change did that it must not against it: the incidents

@@ -14,6 +14,7 @@ mod error;
 mod head_lines;
 mod heuristics;
 pub mod improve;
+mod integrity;
 mod isolate;
 mod judge;
 mod ledger;
@@ -99,6 +100,8 @@ pub struct EngineEnd {
     pub ignored_not_protected: Vec<String>,
     /// Why each failing category's findings remain.
     pub remaining: Vec<crate::report::Remaining>,
+    /// Changes that made the gate see less, and what came of them.
+    pub integrity: crate::report::IntegrityPart,
 }
 
 /// The engine's state while it runs: the kept state, the tree as last seen, who may run, and
@@ -143,6 +146,8 @@ pub struct Engine<'a> {
     pending: Option<crate::workspace::Journal>,
     /// The kernel's hold on command delegates, when it confines them.
     confiner: Option<crate::confine::Confiner>,
+    /// Moves that made the gate see less, found in the changes so far.
+    integrity: integrity::IntegrityLog,
 }
 
 impl<'a> Engine<'a> {
@@ -212,6 +217,7 @@ impl<'a> Engine<'a> {
             progress,
             pending: None,
             confiner,
+            integrity: integrity::IntegrityLog::default(),
         })
     }
 
@@ -251,6 +257,7 @@ impl<'a> Engine<'a> {
             ignored_restored: self.ignored_restored,
             ignored_not_protected: self.workspace.ignored_not_protected(),
             remaining,
+            integrity: self.integrity.part(self.settings.run.integrity),
         })
     }
 
@@ -346,6 +353,22 @@ impl<'a> Engine<'a> {
         let mut verified = verified?;
         verified.incidents = incidents?;
         self.cancelled |= verified.run.cancelled;
+        let mode = self.settings.run.integrity;
+        if mode != crate::integrity::Mode::Off && !verified.run.cancelled {
+            let started = Instant::now();
+            verified.integrity = integrity::moves_of(
+                self.settings,
+                self.workspace.root(),
+                self.workspace.store(),
+                changes,
+                &self.kept,
+                &verified.run,
+            );
+            verified
+                .reasons
+                .extend(integrity::refusal(mode, &verified.integrity));
+            self.integrity.time += started.elapsed();
+        }
         Ok(verified)
     }
 

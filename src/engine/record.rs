@@ -34,6 +34,9 @@ pub fn write_delegate_report(
         kept: attempt.kept,
         rejected_because: &attempt.rejected_because,
         unmasked: &attempt.unmasked,
+        integrity: &attempt.integrity,
+        integrity_refused: super::integrity::refusal(settings.run.integrity, &attempt.integrity)
+            .is_some(),
     });
     state::write_atomic(path, text.as_bytes())
 }
@@ -133,7 +136,11 @@ pub(super) fn close(
         last.overhead_ms = Some(millis(spent.saturating_sub(outside)));
         last.gate_ms = Some(millis(engine.gate_time));
         last.delegate_ms = Some(millis(engine.delegate_time));
+        if engine.settings.run.integrity != crate::integrity::Mode::Off {
+            last.integrity_ms = Some(millis(engine.integrity.time));
+        }
     }
+    engine.integrity.time = std::time::Duration::ZERO;
     engine.counted_until = now;
     engine.gate_time = std::time::Duration::ZERO;
     engine.delegate_time = std::time::Duration::ZERO;
@@ -158,6 +165,9 @@ fn record_trend(engine: &mut Engine<'_>, record: &CycleRecord<'_>) -> Result<(),
         last.unmasked = (unmasked > 0).then_some(unmasked);
         last.tokens =
             TokenUsage::total(record.attempts.iter().filter_map(|a| a.run.usage.as_ref()));
+        if engine.settings.run.integrity != crate::integrity::Mode::Off {
+            last.integrity = Some(engine.integrity.take_cycle());
+        }
         if let (Some(measured), false, false) =
             (record.measured, record.accepted, record.attempts.is_empty())
         {

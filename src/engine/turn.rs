@@ -34,6 +34,8 @@ pub struct Attempt {
     pub rejected_because: Vec<String>,
     /// Kept: the new findings its change brought to light outside the files it touched.
     pub unmasked: Vec<String>,
+    /// What its change did that makes the gate see less.
+    pub integrity: Vec<crate::integrity::Move>,
 }
 
 /// Who takes a turn, and on what.
@@ -114,6 +116,7 @@ pub(super) fn take_turn(
         settled: false,
         rejected_because: Vec::new(),
         unmasked: Vec::new(),
+        integrity: Vec::new(),
     };
     if hostile || vetoed {
         workspace.roll_back(&attempt.changes, attempt.started)?;

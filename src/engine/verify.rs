@@ -23,6 +23,8 @@ pub struct Verified {
     pub unmasked: Vec<Diagnostic>,
     /// What the run changed that it must not (put back already): held against the change.
     pub incidents: Vec<Incident>,
+    /// What the change did that makes the gate see less.
+    pub integrity: Vec<crate::integrity::Move>,
 }
 
 impl Verified {
@@ -65,6 +67,7 @@ pub fn verify(
         reasons: verdict.reasons,
         unmasked: verdict.unmasked,
         incidents: Vec::new(),
+        integrity: Vec::new(),
     })
 }
 

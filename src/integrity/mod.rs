@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 pub use allow::{Allow, AllowSpec, apply as apply_allows};
 pub use catalogue::Catalogue;
-pub use gate_files::GateFiles;
+pub use gate_files::{CheckCommand, GateFiles};
 
 use crate::model::{CheckRecord, Diagnostic, Severity};
 
@@ -245,8 +245,14 @@ pub fn inspect(
         if !reads_contents(inspection, &subject.path) {
             continue;
         }
-        let before = subject.before.sha256().and_then(load);
-        let after = subject.after.sha256().and_then(load);
+        // A file whose bytes cannot be had is left out, not read as created or deleted.
+        let side = |state: &State| match state.sha256() {
+            None => Some(None),
+            Some(sha) => load(sha).map(Some),
+        };
+        let (Some(before), Some(after)) = (side(&subject.before), side(&subject.after)) else {
+            continue;
+        };
         let pair = FilePair {
             path: &subject.path,
             before: before.as_deref(),

@@ -14,7 +14,9 @@ pub use run::{BaselineNotes, ConfinementNote, ConfinementState, FlakyTestNote, I
 pub use summary::{
     CategorySummary, CheckRecord, CheckStatus, ExpectedCount, GateResult, GateSummary,
 };
-pub use trend::{CategoryCycle, CategoryHistory, Regression, TokenUsage, Trend, TrendCycle};
+pub use trend::{
+    CategoryCycle, CategoryHistory, IntegrityCounts, Regression, TokenUsage, Trend, TrendCycle,
+};
 
 /// A finished sha256 as lowercase hex, as every fingerprint is written.
 pub(crate) fn hex_digest(hasher: sha2::Sha256) -> String {

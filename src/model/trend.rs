@@ -54,6 +54,26 @@ pub struct TrendCycle {
     /// The tokens the cycle's http delegates used, as their endpoints reported them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TokenUsage>,
+    /// Moves of the cycle's changes that made the gate see less: refused (their change rolled
+    /// back), allowed by `[[integrity.allow]]`, or only reported (`integrity = "report"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<IntegrityCounts>,
+    /// Of `overhead_ms`, the time spent looking for those moves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integrity_ms: Option<u64>,
+}
+
+/// A cycle's moves that make the gate see less, by what came of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IntegrityCounts {
+    pub refused: u64,
+    pub allowed: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reported: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 /// Tokens an endpoint reports for a request (an http delegate's).
@@ -115,6 +135,8 @@ impl Trend {
             gate_ms: None,
             delegate_ms: None,
             tokens: None,
+            integrity: None,
+            integrity_ms: None,
         });
     }
 

@@ -27,6 +27,11 @@ pub(super) fn campaign_report(report: &Report) -> String {
         campaign.cards.clone(),
     );
     backlog_sections(&mut text, &campaign.backlog, preset);
+    if let Some(run) = &report.run {
+        let section = super::final_md::integrity_section(&run.integrity);
+        text.push_str(section.trim_start_matches('\n'));
+        text.push('\n');
+    }
     record_section(&mut text, report);
     text.push_str("\n## How to go on\n\n");
     text.push_str(if report.outcome == Outcome::Cancelled {

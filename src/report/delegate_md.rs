@@ -28,6 +28,9 @@ pub struct DelegateReport<'a> {
     pub rejected_because: &'a [String],
     /// New findings the change brought to light outside the files it touched (kept).
     pub unmasked: &'a [String],
+    /// What its change did that makes the gate see less, and whether the change went for it.
+    pub integrity: &'a [crate::integrity::Move],
+    pub integrity_refused: bool,
 }
 
 /// `cycle-N/delegate-reports/fix-<category>.md`: how the delegate ended, its verdict, what the
@@ -74,6 +77,7 @@ pub fn delegate_report(attempt: &DelegateReport<'_>) -> String {
         );
     }
     unmasked_section(&mut text, attempt.unmasked);
+    integrity_section(&mut text, attempt);
     if !attempt.incidents.is_empty() {
         text.push_str("\n## What it must not do\n\n");
         for incident in attempt.incidents {
@@ -117,6 +121,27 @@ fn outcome(attempt: &DelegateReport<'_>) -> String {
         "kept".to_string()
     } else {
         format!("rolled back: {}", attempt.rejected_because.join("; "))
+    }
+}
+
+/// The moves its change made that make the gate see less, each with what came of it.
+fn integrity_section(text: &mut String, attempt: &DelegateReport<'_>) {
+    if attempt.integrity.is_empty() {
+        return;
+    }
+    text.push_str("\n## Gate integrity\n\n");
+    text.push_str(if attempt.integrity_refused {
+        "The change made the gate see less instead of fixing the code, so it was rolled back:\n\n"
+    } else {
+        "The change made the gate see less:\n\n"
+    });
+    for found in attempt.integrity {
+        let came_to = match (&found.allowed_by, attempt.integrity_refused) {
+            (Some(_), _) => "allowed",
+            (None, true) => "refused",
+            (None, false) => "reported",
+        };
+        let _ = writeln!(text, "- {came_to}: {}", found.describe());
     }
 }
 
@@ -184,8 +209,21 @@ mod tests {
             changes: &changes,
             incidents: &incidents,
             kept: false,
-            rejected_because: &["tests passed and now fails (0 → 1)".into()],
+            rejected_because: &[
+                "tests passed and now fails (0 → 1)".into(),
+                "it weakens the gate instead of fixing the code (1 move: suppression); first: `src/app.py:1`: suppression added: `# noqa: F401` (python/noqa)".into(),
+            ],
             unmasked: &[],
+            integrity: &[crate::integrity::Move {
+                class: crate::integrity::Class::Suppression,
+                rule: "python/noqa".into(),
+                path: Some("src/app.py".into()),
+                line: Some(1),
+                what: "suppression added".into(),
+                text: "# noqa: F401".into(),
+                allowed_by: None,
+            }],
+            integrity_refused: true,
         });
         insta::assert_snapshot!(text);
     }

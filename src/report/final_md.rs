@@ -87,6 +87,7 @@ fn refactoring_report(report: &Report, run: &RunPart) -> String {
             let _ = writeln!(text, "- {line}");
         }
     }
+    text.push_str(&integrity_section(&run.integrity));
     change_detection_section(&mut text, &run.full_scans);
     ignored_section(&mut text, &run.ignored);
     text.push_str(&baseline_md::report_section(&run.notes));
@@ -139,6 +140,63 @@ pub(super) fn scope_section(scope: &ScopePart) -> String {
     }
     for violation in &scope.violations {
         let _ = writeln!(text, "- scope violation: {violation}");
+    }
+    text
+}
+
+/// Moves listed in each list of the integrity section, at most.
+const INTEGRITY_SHOWN: usize = 50;
+
+/// Gate integrity: each move that made the gate see less, refused, allowed or only reported,
+/// and per delegate how often it tried.
+pub(super) fn integrity_section(part: &super::IntegrityPart) -> String {
+    use crate::integrity::Mode;
+    let mut text = String::from("\n## Gate integrity\n\n");
+    if part.mode == Mode::Off {
+        text.push_str("Not looked for: `[loop] integrity = \"off\"`.\n");
+        return text;
+    }
+    let (refused, allowed, reported) = (&part.refused, &part.allowed, &part.reported);
+    if refused.is_empty() && allowed.is_empty() && reported.is_empty() {
+        text.push_str(
+            "No change tried to lower the count by changing what the gate sees (a suppression, a \
+             skipped or weakened test, the gate's configuration, code moved out of its reach).\n",
+        );
+        return text;
+    }
+    let _ = writeln!(
+        text,
+        "A change that lowers the count by changing what the gate sees is no fix \
+         (`[loop] integrity = \"{}\"`).",
+        part.mode.name()
+    );
+    let lists = [
+        ("Refused: rolled back, a strike for the delegate", refused),
+        ("Allowed by `[[integrity.allow]]`, kept", allowed),
+        ("Reported: judged as any change", reported),
+    ];
+    for (title, lines) in lists.into_iter().filter(|(_, lines)| !lines.is_empty()) {
+        let _ = writeln!(text, "\n{title}:\n");
+        for line in lines.iter().take(INTEGRITY_SHOWN) {
+            let _ = writeln!(text, "- {line}");
+        }
+        if lines.len() > INTEGRITY_SHOWN {
+            let _ = writeln!(text, "- … and {} more", lines.len() - INTEGRITY_SHOWN);
+        }
+    }
+    text.push_str(
+        "\n| delegate | changes refused | moves refused | allowed | reported |\n|---|---|---|---|---|\n",
+    );
+    for row in &part.delegates {
+        let _ = writeln!(
+            text,
+            "| {} | {} | {} | {} | {} |",
+            super::markdown::code_span(&row.delegate).replace('|', "\\|"),
+            row.changes_refused,
+            row.refused,
+            row.allowed,
+            row.reported
+        );
     }
     text
 }

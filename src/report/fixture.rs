@@ -228,6 +228,24 @@ pub fn report(mode: Mode) -> Report {
 
 fn run_part() -> RunPart {
     RunPart {
+        integrity: super::IntegrityPart {
+            mode: crate::integrity::Mode::Refuse,
+            refused: vec![
+                "cycle 1, `claude -p` on lint: `src/cart.py:3`: suppression added: `# noqa: F401` (python/noqa)".into(),
+                "cycle 1, `claude -p` on lint: `tests/test_cart.py:8`: test skipped, focused or excused: `pytest.mark.skip` (python/pytest-skip)".into(),
+            ],
+            allowed: vec![
+                "cycle 2, `claude -p` on types: `src/cart.py:1`: suppression added: `# type: ignore[import-untyped]` (python/type-ignore); allowed by [[integrity.allow]] #1 (stubs are missing upstream)".into(),
+            ],
+            reported: Vec::new(),
+            delegates: vec![super::DelegateIntegrity {
+                delegate: "claude -p".into(),
+                changes_refused: 1,
+                refused: 2,
+                allowed: 1,
+                reported: 0,
+            }],
+        },
         in_worktree: false,
         remaining: Vec::new(),
         checks_configured: 2,

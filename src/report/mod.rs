@@ -130,6 +130,32 @@ pub struct RunPart {
     pub in_worktree: bool,
     /// Why each failing category's findings remain.
     pub remaining: Vec<Remaining>,
+    /// Changes that made the gate see less, and what came of them.
+    pub integrity: IntegrityPart,
+}
+
+/// Gate integrity over a run: every move found that makes the gate see less, one line each
+/// (the cycle, the delegate, the move), by what came of it; and per delegate, how often.
+#[derive(Debug, Clone, Default)]
+pub struct IntegrityPart {
+    pub mode: crate::integrity::Mode,
+    pub refused: Vec<String>,
+    pub allowed: Vec<String>,
+    /// Found, but judged as any change (`integrity = "report"`).
+    pub reported: Vec<String>,
+    pub delegates: Vec<DelegateIntegrity>,
+}
+
+/// How often one delegate tried to weaken the gate.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DelegateIntegrity {
+    pub delegate: String,
+    /// Its changes rolled back for it.
+    pub changes_refused: u32,
+    /// Its moves, by what came of them.
+    pub refused: u32,
+    pub allowed: u32,
+    pub reported: u32,
 }
 
 /// A category still failing at the end of a run, and why its findings remain.

@@ -12,6 +12,9 @@ pub const MAX_SUMMARY_BYTES: usize = 1_048_576;
 /// The summary lists this many remaining findings, the most severe first; the report has all.
 const MAX_LISTED_FINDINGS: usize = 50;
 
+/// The summary lists this many refused moves; the report has all.
+const MAX_LISTED_MOVES: usize = 10;
+
 /// A table cell or list item shows this many characters of a text at most.
 const MAX_CELL_CHARS: usize = 300;
 
@@ -36,6 +39,8 @@ pub struct SummaryInput {
     pub artifact: Option<String>,
     /// The run left a patch (`refine-loop.patch` and the `patches/` series).
     pub patch: bool,
+    /// Moves that made the gate see less, whose changes were refused: one line each.
+    pub integrity_refused: Vec<String>,
 }
 
 /// One category's failures before and after.
@@ -61,6 +66,11 @@ pub fn summary_input(report: &super::Report) -> SummaryInput {
             .run
             .as_ref()
             .is_some_and(|run| run.delivery.reference.is_some() && run.delivery.refused.is_none()),
+        integrity_refused: report
+            .run
+            .as_ref()
+            .map(|run| run.integrity.refused.clone())
+            .unwrap_or_default(),
     }
 }
 
@@ -150,6 +160,21 @@ fn render(input: &SummaryInput, redactor: &Redactor) -> String {
     }
     out.push_str("\n### Categories\n\n");
     out.push_str(&categories(&input.categories, &text));
+    if !input.integrity_refused.is_empty() {
+        out.push_str(&format!(
+            "\n### Gate integrity: {} refused\n\nChanges that lowered the count by changing what the gate sees were rolled back:\n\n",
+            input.integrity_refused.len()
+        ));
+        for line in input.integrity_refused.iter().take(MAX_LISTED_MOVES) {
+            out.push_str(&format!("- {}\n", text(line)));
+        }
+        if input.integrity_refused.len() > MAX_LISTED_MOVES {
+            out.push_str(&format!(
+                "- … and {} more (the report has every one)\n",
+                input.integrity_refused.len() - MAX_LISTED_MOVES
+            ));
+        }
+    }
     if input.trend.len() >= 2 {
         out.push_str("\n### Failures per cycle\n\n");
         out.push_str(&trend_chart(&input.trend));

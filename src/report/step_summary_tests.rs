@@ -63,6 +63,7 @@ fn a_campaign_summary() {
         error: None,
         artifact: None,
         patch: false,
+        integrity_refused: Vec::new(),
     };
     let expected = r##"## refine-loop: NEEDS-FIX
 
@@ -288,6 +289,7 @@ fn secrets_never_reach_the_summary() {
         error: None,
         artifact: None,
         patch: false,
+        integrity_refused: Vec::new(),
     };
     let summary = step_summary(&input, &redactor());
     assert!(!summary.contains(SECRET), "{summary}");

@@ -157,6 +157,25 @@ impl SnapshotStore {
         }
     }
 
+    /// The bytes kept under `hash`, checked against it; the second copy when the first is gone
+    /// or damaged.
+    pub fn read_verified(&self, hash: &str) -> io::Result<Vec<u8>> {
+        let read = |path: &Path| -> io::Result<Vec<u8>> {
+            let bytes = std::fs::read(path)?;
+            if hex(Sha256::new_with_prefix(&bytes)) != hash {
+                return Err(io::Error::other(format!(
+                    "the kept copy {} was changed; it is not used",
+                    path.display()
+                )));
+            }
+            Ok(bytes)
+        };
+        match (read(&self.path_of(hash)), &self.backup) {
+            (Err(_), Some(backup)) => read(&backup.join(hash)),
+            (kept, _) => kept,
+        }
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }

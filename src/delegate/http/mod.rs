@@ -27,7 +27,9 @@ use crate::workspace::{PathState, RepoPath};
 const SYSTEM: &str = "You fix findings of a repository's quality gate. Answer with exactly one \
 unified diff in a ```diff block, in `git diff` form with paths relative to the repository root \
 (`--- a/path`, `+++ b/path`), whose context lines match the files exactly. Change only what the \
-findings need and keep behaviour. If no safe fix exists, answer `NO-CHANGE: <reason>` instead.";
+findings need and keep behaviour. Fix the code itself: never add a suppression comment, skip, \
+delete or weaken a test, or change a tool's configuration or the gate's scripts; such a change is \
+rolled back. If no safe fix exists, answer `NO-CHANGE: <reason>` instead.";
 
 /// A reply may hold this much beside its tokens (JSON, headers of the body).
 const REPLY_OVERHEAD: u64 = 1 << 20;

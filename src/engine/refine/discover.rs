@@ -99,6 +99,7 @@ fn ask_lens(
         target: &settings.target,
         state_dir: &settings.state_dir,
         reports_dir: &reports_dir,
+        refused: &[],
     };
     let attempt = engine.take_turn(index, &spec, &assignment)?;
     if attempt.run.failed() {

@@ -83,6 +83,7 @@ pub fn review(
         target: &settings.target,
         state_dir: &settings.state_dir,
         reports_dir,
+        refused: &[],
     };
     // The reviewer reads the tree with the candidate's change in it.
     engine.refresh()?;
