@@ -1,22 +1,33 @@
 //! The gate's configuration: a change to a file a tool reads its rules from, or to a file the
-//! gate itself runs, is a move. Files that hold more than tool settings (`pyproject.toml`,
-//! `package.json`, `Cargo.toml`, `setup.cfg`) are read as TOML, JSON or INI, and only the keys
-//! their rule names count; an ignore file counts only the lines added to it. A threshold the
-//! gate must reach (coverage's `fail_under`) that goes down is evasion.
+//! gate itself runs, is a move; one that only changes the layout (a formatter's) is not. Files
+//! that hold more than tool settings (`pyproject.toml`, `package.json`, `Cargo.toml`,
+//! `setup.cfg`) are read as TOML, JSON or INI, and only the keys their rule names count; code
+//! that is configuration too (`conftest.py`) counts the lines added that can steer the tools; an
+//! ignore file counts the lines added that hide a file where the gate found something. A
+//! threshold the gate must reach (coverage's `fail_under`) that goes down is evasion.
 
 use std::collections::{BTreeMap, HashMap};
 
 use super::definition::{ConfigOn, ConfigRule, Threshold};
 use super::gate_files::Named;
 use super::lines::{shown, trim, trimmed_lines};
-use super::{Catalogue, Class, FilePair, GateFiles, Move};
+use super::{Catalogue, Class, FilePair, GateFiles, GateView, Move};
 
 /// Keys of one file listed one by one; the rest are summed up in one move.
 const KEYS_SHOWN: usize = 5;
 
 /// The moves a change to the file of `pair` makes in the gate's configuration.
-pub fn compare(catalogue: &Catalogue, gate_files: &GateFiles, pair: &FilePair<'_>) -> Vec<Move> {
-    if pair.before == pair.after {
+pub fn compare(
+    catalogue: &Catalogue,
+    gate_files: &GateFiles,
+    before: &GateView<'_>,
+    pair: &FilePair<'_>,
+) -> Vec<Move> {
+    let layout_only = match (pair.before, pair.after) {
+        (Some(was), Some(is)) => layout_free(was) == layout_free(is),
+        _ => false,
+    };
+    if pair.before == pair.after || layout_only {
         return Vec::new();
     }
     let mut moves = Vec::new();
@@ -26,7 +37,7 @@ pub fn compare(catalogue: &Catalogue, gate_files: &GateFiles, pair: &FilePair<'_
         for rule in entry.config.iter().filter(|r| r.files.is_match(pair.path)) {
             any_rule = true;
             let name = format!("{}/{}", entry.name, rule.name);
-            let found = config_moves(rule, &name, pair);
+            let found = config_moves(rule, &name, pair, before);
             whole_file |=
                 rule.keys.is_empty() && rule.except_keys.is_empty() && rule.on == ConfigOn::Changed;
             for found in found {
@@ -76,7 +87,12 @@ pub fn compare(catalogue: &Catalogue, gate_files: &GateFiles, pair: &FilePair<'_
 }
 
 /// The moves of one configuration rule on a changed file.
-fn config_moves(rule: &ConfigRule, name: &str, pair: &FilePair<'_>) -> Vec<Move> {
+fn config_moves(
+    rule: &ConfigRule,
+    name: &str,
+    pair: &FilePair<'_>,
+    gate: &GateView<'_>,
+) -> Vec<Move> {
     let base = Move {
         class: Class::Config,
         rule: name.to_string(),
@@ -89,13 +105,41 @@ fn config_moves(rule: &ConfigRule, name: &str, pair: &FilePair<'_>) -> Vec<Move>
     if rule.on == ConfigOn::Added {
         return added_lines(pair)
             .into_iter()
+            .filter(|(_, text)| {
+                rule.lines
+                    .as_ref()
+                    .is_none_or(|r| r.is_match(text.as_bytes()))
+            })
             .take(KEYS_SHOWN)
             .map(|(line, text)| Move {
                 line: Some(line),
-                what: "ignore rule added".into(),
+                what: "the tools steered: a line added".into(),
                 text,
                 ..base.clone()
             })
+            .collect();
+    }
+    if rule.on == ConfigOn::Hides {
+        let folder = pair.path.rsplit_once('/').map_or("", |(folder, _)| folder);
+        return added_lines(pair)
+            .into_iter()
+            .filter_map(|(line, text)| {
+                let globs = ignore_globs(folder, &text)?;
+                let mut hidden: Vec<&String> =
+                    gate.findings.keys().filter(|file| globs.is_match(file.as_str())).collect();
+                hidden.sort();
+                let first = hidden.first()?;
+                Some(Move {
+                    line: Some(line),
+                    what: format!(
+                        "an ignore rule added that hides {} where the gate found something, `{first}` first",
+                        if hidden.len() == 1 { "a file".to_string() } else { format!("{} files", hidden.len()) }
+                    ),
+                    text,
+                    ..base.clone()
+                })
+            })
+            .take(KEYS_SHOWN)
             .collect();
     }
     if rule.keys.is_empty() && rule.except_keys.is_empty() {
@@ -330,6 +374,69 @@ fn threshold_moves(threshold: &Threshold, name: &str, pair: &FilePair<'_>) -> Ve
     moves
 }
 
+/// The globs of one line of an ignore file in `folder` (gitignore's rules: a pattern without a
+/// `/` but at its end matches at any depth, one with a `/` from the file's folder; a folder
+/// hides all below it); `None` for a blank line, a comment or a negation.
+fn ignore_globs(folder: &str, line: &str) -> Option<globset::GlobSet> {
+    let pattern = line.trim();
+    if pattern.is_empty() || pattern.starts_with('#') || pattern.starts_with('!') {
+        return None;
+    }
+    let pattern = pattern.trim_end_matches('/');
+    let anchored = pattern.starts_with('/') || pattern.contains('/');
+    let pattern = pattern.trim_start_matches('/');
+    let base = match (folder.is_empty(), anchored) {
+        (true, true) => pattern.to_string(),
+        (true, false) => format!("**/{pattern}"),
+        (false, true) => format!("{folder}/{pattern}"),
+        (false, false) => format!("{folder}/**/{pattern}"),
+    };
+    let mut set = globset::GlobSetBuilder::new();
+    for glob in [base.clone(), format!("{base}/**")] {
+        set.add(
+            globset::GlobBuilder::new(&glob)
+                .literal_separator(true)
+                .build()
+                .ok()?,
+        );
+    }
+    set.build().ok()
+}
+
+/// `text` without its layout: runs of spaces and line breaks dropped (one space kept between
+/// two words), one kind of quote, no `;`, brackets or trailing commas, and `var`, `let` and
+/// `const` alike. A formatter's change (prettier, ruff format, taplo) leaves it as it was.
+fn layout_free(text: &[u8]) -> Vec<u8> {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+    let mut out: Vec<u8> = Vec::with_capacity(text.len());
+    let mut space = false;
+    for &byte in text {
+        if byte.is_ascii_whitespace() {
+            space = true;
+            continue;
+        }
+        let byte = match byte {
+            b'\'' | b'`' => b'"',
+            b';' | b'(' | b')' => continue,
+            other => other,
+        };
+        if matches!(byte, b'}' | b']') && out.last() == Some(&b',') {
+            out.pop();
+        }
+        if space && out.last().is_some_and(|&last| word(last)) && word(byte) {
+            out.push(b' ');
+        }
+        space = false;
+        out.push(byte);
+    }
+    let text = String::from_utf8_lossy(&out);
+    let declaration = regex::Regex::new(r"\b(?:var|const)\b").expect("a valid regex");
+    declaration
+        .replace_all(&text, "let")
+        .into_owned()
+        .into_bytes()
+}
+
 /// `what` added, deleted or changed, as the pair has it.
 fn file_change(pair: &FilePair<'_>, what: &str) -> String {
     match (pair.before, pair.after) {
@@ -418,6 +525,59 @@ mod tests {
         ];
         for (pattern, key, expected) in table {
             assert_eq!(key_matches(pattern, key), expected, "{pattern} {key}");
+        }
+    }
+
+    #[test]
+    fn a_formatters_change_is_layout() {
+        let same = [
+            (
+                "module.exports = [{ rules: { 'no-var': 'error', } }];\n",
+                "module.exports = [\n  {\n    rules: { \"no-var\": \"error\" },\n  },\n]\n",
+            ),
+            ("var x = require('a')\n", "const x = require(\"a\");\n"),
+            (
+                "[tool.ruff]\nline-length=100\n",
+                "[tool.ruff]\nline-length = 100\n",
+            ),
+        ];
+        for (was, is) in same {
+            assert_eq!(
+                layout_free(was.as_bytes()),
+                layout_free(is.as_bytes()),
+                "{was}"
+            );
+        }
+        let different = [
+            ("rules: { 'no-var': 'error' }", "rules: { 'no-var': 'off' }"),
+            ("ignore = E501 W503", "ignore = E501W503"),
+            ("line-length = 100", "line-length = 1000"),
+        ];
+        for (was, is) in different {
+            assert_ne!(
+                layout_free(was.as_bytes()),
+                layout_free(is.as_bytes()),
+                "{was}"
+            );
+        }
+    }
+
+    #[test]
+    fn ignore_lines_as_globs() {
+        let table = [
+            ("", "*.tmp", "src/a.tmp", true),
+            ("", "*.tmp", "src/a.py", false),
+            ("", "src/legacy.py", "src/legacy.py", true),
+            ("", "/src/", "src/deep/a.py", true),
+            ("", "legacy/", "pkg/legacy/a.py", true),
+            ("sub", "a.py", "sub/x/a.py", true),
+            ("sub", "/a.py", "sub/x/a.py", false),
+            ("", "!keep.py", "keep.py", false),
+            ("", "# comment", "comment", false),
+        ];
+        for (folder, line, path, hidden) in table {
+            let found = ignore_globs(folder, line).is_some_and(|g| g.is_match(path));
+            assert_eq!(found, hidden, "{folder} {line} {path}");
         }
     }
 

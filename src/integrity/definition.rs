@@ -28,8 +28,10 @@ pub enum ConfigOn {
     /// Any change (of the keys named, when `keys` or `except_keys` is given).
     #[default]
     Changed,
-    /// Only lines the change added (an ignore file: a line added hides more).
+    /// Only lines the change added (those matching `lines`, when it is given).
     Added,
+    /// An ignore file: lines added that hide a file where the gate found something.
+    Hides,
 }
 
 #[derive(Debug, Deserialize)]
@@ -87,6 +89,7 @@ struct ConfigFile {
     except_keys: Option<Vec<String>>,
     #[serde(default)]
     on: ConfigOn,
+    lines: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -165,6 +168,8 @@ pub struct ConfigRule {
     /// These keys do not count.
     pub except_keys: Vec<String>,
     pub on: ConfigOn,
+    /// With `on = "added"`: only added lines this matches count.
+    pub lines: Option<Regex>,
 }
 
 /// A number a gate must reach (coverage's `fail_under`): lowering it is evasion.
@@ -254,12 +259,19 @@ pub fn compile(origin: &str, text: &str) -> Result<Entry, InvalidValue> {
                 ));
             }
         }
+        let lines = (rule.lines.as_deref())
+            .map(|p| compile_regex(p, &[]).map_err(|r| invalid(key("lines"), r)))
+            .transpose()?;
+        if lines.is_some() && rule.on != ConfigOn::Added {
+            return Err(invalid(key("lines"), "goes with on = \"added\"".into()));
+        }
         config.push(ConfigRule {
             name: rule.name.clone(),
             files: compile_globs(&rule.files).map_err(|r| invalid(key("files"), r))?,
             keys,
             except_keys,
             on: rule.on,
+            lines,
         });
     }
     let mut thresholds = Vec::new();

@@ -58,30 +58,28 @@ impl GateFiles {
             .folders
             .extend(folders.iter().filter_map(|f| relative(f)));
         for check in checks {
-            for word in words(check.run, 2) {
-                let candidate = check.cwd.join(&word);
-                if candidate.is_file()
-                    && let Some(path) = relative(&candidate)
-                {
-                    files.named.insert(path);
-                }
-                let program = Path::new(&word)
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                for entry in catalogue.entries() {
-                    for runner in entry
-                        .runners
-                        .iter()
-                        .filter(|r| r.command.contains(&program))
+            let cwd = check
+                .cwd
+                .canonicalize()
+                .unwrap_or_else(|_| check.cwd.to_path_buf());
+            let folder = cwd.strip_prefix(&target).ok().map(Path::to_path_buf);
+            for command in commands(check.run, 2) {
+                for word in command.run_files() {
+                    let candidate = cwd.join(word);
+                    if candidate.is_file()
+                        && let Some(path) = relative(&candidate)
                     {
-                        let cwd = check
-                            .cwd
-                            .canonicalize()
-                            .unwrap_or_else(|_| check.cwd.to_path_buf());
-                        let Ok(folder) = cwd.strip_prefix(&target) else {
-                            continue;
-                        };
+                        files.named.insert(path);
+                    }
+                }
+                let Some(folder) = &folder else {
+                    continue;
+                };
+                for entry in catalogue.entries() {
+                    let runners = entry.runners.iter();
+                    for runner in
+                        runners.filter(|r| r.command.iter().any(|c| *c == command.program))
+                    {
                         for file in &runner.files {
                             files.by_runner.insert(normal(&folder.join(file)));
                         }
@@ -128,21 +126,139 @@ impl GateFiles {
     }
 }
 
-/// The words of a shell command, as sh splits them; a word that holds a command of its own
-/// (`sh -c '…'`) is split too, `depth` times; an option's value (`--config=x.toml`) is a word.
-fn words(command: &str, depth: u32) -> Vec<String> {
-    let split = shlex::split(command)
-        .unwrap_or_else(|| command.split_whitespace().map(str::to_string).collect());
+/// Programs that run a file they are given (`python tools/check.py`, `sh ci/lint.sh`).
+const INTERPRETERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "python", "python3", "python2", "node", "deno", "bun",
+    "ruby", "perl", "php", "pwsh", "Rscript", "tclsh", "source", ".",
+];
+
+/// Words that run the command after them (`env`, `uv run`, `xargs -0`).
+const WRAPPERS: &[&str] = &[
+    "env", "time", "nice", "nohup", "exec", "command", "xargs", "timeout", "npx", "pnpx", "bunx",
+    "pipx", "uv", "uvx", "poetry", "pdm", "hatch", "run", "stdbuf", "sudo",
+];
+
+/// Options whose value is a tool's configuration file (`--config=ruff-ci.toml`, `-c x.yml`).
+const CONFIG_OPTIONS: &[&str] = &[
+    "-c",
+    "-p",
+    "--config",
+    "--config-file",
+    "--configfile",
+    "--rcfile",
+    "--settings",
+    "--settings-path",
+    "--rules",
+    "--ruleset",
+    "--project",
+    "--ignore-path",
+    "--ignore-file",
+    "--exclude-from",
+    "--baseline",
+    "--resolve-plugins-relative-to",
+];
+
+/// One simple command of a check's `run`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SimpleCommand {
+    /// Its program's file name (`make` of `/usr/bin/make`).
+    program: String,
+    /// As written: the program, then its arguments.
+    words: Vec<String>,
+}
+
+impl SimpleCommand {
+    /// The files it runs or reads its rules from: the program itself when it is a path, the
+    /// script an interpreter is given, the values of configuration options.
+    fn run_files(&self) -> Vec<&str> {
+        let mut files = Vec::new();
+        let Some(first) = self.words.first() else {
+            return files;
+        };
+        if first.contains('/') {
+            files.push(first.as_str());
+        }
+        let interpreter =
+            INTERPRETERS.contains(&self.program.as_str()) || self.program.starts_with("python3.");
+        if interpreter {
+            // `python -m module` and `sh -c '...'` name no file (the latter is split on its own).
+            let mut arguments = self.words[1..].iter();
+            while let Some(word) = arguments.next() {
+                if word == "-m" || word == "-c" || word == "-e" {
+                    break;
+                }
+                if !word.starts_with('-') {
+                    files.push(word);
+                    break;
+                }
+            }
+            return files;
+        }
+        let mut words = self.words[1..].iter().peekable();
+        while let Some(word) = words.next() {
+            match word.split_once('=') {
+                Some((option, value)) if CONFIG_OPTIONS.contains(&option) => files.push(value),
+                _ if CONFIG_OPTIONS.contains(&word.as_str()) => {
+                    if let Some(value) = words.next() {
+                        files.push(value);
+                    }
+                }
+                _ => {}
+            }
+        }
+        files
+    }
+}
+
+/// The simple commands of a shell command line, as sh splits it into words and at `&&`, `||`,
+/// `;`, `|`; a word that holds a command of its own (`sh -c '…'`) is split too, `depth` times.
+/// Variable assignments and wrappers (`env`, `uv run`, `xargs -0`) before a program are passed
+/// over.
+fn commands(line: &str, depth: u32) -> Vec<SimpleCommand> {
+    let split =
+        shlex::split(line).unwrap_or_else(|| line.split_whitespace().map(str::to_string).collect());
     let mut found = Vec::new();
+    let mut current: Vec<String> = Vec::new();
+    let finish = |current: &mut Vec<String>, found: &mut Vec<SimpleCommand>| {
+        let words = std::mem::take(current);
+        let start = words.iter().position(|word| {
+            !(word.contains('=') && !word.starts_with('-') && !word.contains('/'))
+                && !WRAPPERS.contains(&word.as_str())
+                && !word.starts_with('-')
+                && word.parse::<f64>().is_err()
+        });
+        if let Some(start) = start {
+            let words = words[start..].to_vec();
+            let program = Path::new(&words[0])
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            found.push(SimpleCommand { program, words });
+        }
+    };
     for word in split {
-        if let Some((_, value)) = word.split_once('=').filter(|_| word.starts_with('-')) {
-            found.push(value.to_string());
+        let ends_command = word.len() > 1 && word.ends_with(';');
+        let word = if ends_command {
+            &word[..word.len() - 1]
+        } else {
+            word.as_str()
+        };
+        // `!` negates a command where one starts; elsewhere it is an argument (`test ! -s x`).
+        let negation = word == "!" && current.is_empty();
+        if negation || ["&&", "||", ";", "|", "&", "(", ")", "{", "}"].contains(&word) {
+            finish(&mut current, &mut found);
+            continue;
         }
         if depth > 0 && word.contains(char::is_whitespace) {
-            found.extend(words(&word, depth - 1));
+            found.extend(commands(word, depth - 1));
+        } else {
+            current.push(word.to_string());
         }
-        found.push(word);
+        if ends_command {
+            finish(&mut current, &mut found);
+        }
     }
+    finish(&mut current, &mut found);
     found
 }
 
@@ -166,27 +282,45 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_words_of_a_command_and_of_the_commands_it_holds() {
-        assert_eq!(
-            words(
-                "sh -c 'scripts/lint.sh --fast' && ruff check --config=ruff.toml .",
-                2
+    fn the_files_a_command_runs_or_reads_its_rules_from() {
+        let table: [(&str, &[&str]); 11] = [
+            ("scripts/lint.sh --fast", &["scripts/lint.sh"]),
+            ("./gate", &["./gate"]),
+            ("sh -c 'bash ci/check.sh && make lint'", &["ci/check.sh"]),
+            (
+                "FOO=1 uv run python tools/check.py src",
+                &["tools/check.py"],
             ),
-            vec![
-                "sh",
-                "-c",
-                "scripts/lint.sh",
-                "--fast",
-                "scripts/lint.sh --fast",
-                "&&",
-                "ruff",
-                "check",
-                "ruff.toml",
-                "--config=ruff.toml",
-                "."
-            ]
-        );
-        assert_eq!(words("echo 'unbalanced", 1), vec!["echo", "'unbalanced"]);
+            ("python3 -m pytest -q tests/test_a.py", &[]),
+            (
+                "ruff check --config=ruff-ci.toml src/app.py",
+                &["ruff-ci.toml"],
+            ),
+            (
+                "eslint -c ci.eslintrc.js . | tee out.txt",
+                &["ci.eslintrc.js"],
+            ),
+            ("cat findings.txt; test ! -s src/findings.txt", &[]),
+            ("! grep -q FIXME src/m000/*.rs", &[]),
+            (
+                "git ls-files -z -- '*.sh' | xargs -0 -r shellcheck -f gcc",
+                &[],
+            ),
+            ("shellcheck scripts/deploy.sh", &[]),
+        ];
+        for (line, expected) in table {
+            let files: Vec<String> = commands(line, 2)
+                .iter()
+                .flat_map(|c| c.run_files().into_iter().map(str::to_string))
+                .collect();
+            assert_eq!(files, expected, "{line}");
+        }
+        let programs: Vec<String> =
+            commands("cd sub && FOO=1 make -j4 lint; xargs -0 -r shellcheck", 1)
+                .into_iter()
+                .map(|c| c.program)
+                .collect();
+        assert_eq!(programs, ["cd", "make", "shellcheck"]);
     }
 
     #[test]
@@ -205,7 +339,7 @@ mod tests {
         let catalogue = Catalogue::built_in().unwrap();
         let checks = [
             CheckCommand {
-                run: "bash scripts/lint.sh && make test",
+                run: "bash scripts/lint.sh && make test && cat refine-loop.toml",
                 cwd: root,
             },
             CheckCommand {

@@ -170,7 +170,7 @@ pub struct Subject {
 #[derive(Debug, Default)]
 pub struct GateView<'a> {
     pub checks: &'a [CheckRecord],
-    /// Failing findings per file (as the findings name it).
+    /// Findings per file (as the findings name it), of any severity: where the gate looked.
     pub findings: HashMap<String, u64>,
     /// Files where a test runner (a check that reports test counts) found a failure.
     pub failing_tests: HashSet<String>,
@@ -192,11 +192,8 @@ impl<'a> GateView<'a> {
             let Some(file) = finding.file.as_deref() else {
                 continue;
             };
-            if finding.severity != Severity::Error {
-                continue;
-            }
             let file = file.trim_start_matches("./").to_string();
-            if runners.contains(origin.as_str()) {
+            if finding.severity == Severity::Error && runners.contains(origin.as_str()) {
                 view.failing_tests.insert(file.clone());
             }
             *view.findings.entry(file).or_default() += 1;
@@ -271,6 +268,7 @@ pub fn inspect(
         moves.extend(config_files::compare(
             catalogue,
             inspection.gate_files,
+            inspection.before,
             &pair,
         ));
         moves.extend(evasion::commented_out(catalogue, &pair));

@@ -28,6 +28,7 @@ mod image;
 mod init;
 mod init_projects;
 mod install;
+mod integrity;
 mod isolate;
 mod junit_xml;
 mod leftovers;
