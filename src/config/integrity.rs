@@ -40,7 +40,7 @@ impl IntegritySettings {
             allow.push(Allow::new(index + 1, &spec).map_err(|(key, reason)| {
                 super::load::invalid(
                     config_file,
-                    &format!("integrity.allow[{index}].{key}"),
+                    format!("integrity.allow[{index}].{key}"),
                     reason,
                 )
             })?);

@@ -77,9 +77,7 @@ impl GateFiles {
                 };
                 for entry in catalogue.entries() {
                     let runners = entry.runners.iter();
-                    for runner in
-                        runners.filter(|r| r.command.iter().any(|c| *c == command.program))
-                    {
+                    for runner in runners.filter(|r| r.command.contains(&command.program)) {
                         for file in &runner.files {
                             files.by_runner.insert(normal(&folder.join(file)));
                         }
@@ -182,8 +180,7 @@ impl SimpleCommand {
             INTERPRETERS.contains(&self.program.as_str()) || self.program.starts_with("python3.");
         if interpreter {
             // `python -m module` and `sh -c '...'` name no file (the latter is split on its own).
-            let mut arguments = self.words[1..].iter();
-            while let Some(word) = arguments.next() {
+            for word in &self.words[1..] {
                 if word == "-m" || word == "-c" || word == "-e" {
                     break;
                 }
@@ -194,7 +191,7 @@ impl SimpleCommand {
             }
             return files;
         }
-        let mut words = self.words[1..].iter().peekable();
+        let mut words = self.words[1..].iter();
         while let Some(word) = words.next() {
             match word.split_once('=') {
                 Some((option, value)) if CONFIG_OPTIONS.contains(&option) => files.push(value),
@@ -221,11 +218,14 @@ fn commands(line: &str, depth: u32) -> Vec<SimpleCommand> {
     let mut current: Vec<String> = Vec::new();
     let finish = |current: &mut Vec<String>, found: &mut Vec<SimpleCommand>| {
         let words = std::mem::take(current);
+        // The program: the first word that is not an assignment (`FOO=1`), a wrapper, one of
+        // its options or a number (`timeout 60`).
+        let assignment = |word: &str| word.contains('=') && !word.contains('/');
         let start = words.iter().position(|word| {
-            !(word.contains('=') && !word.starts_with('-') && !word.contains('/'))
-                && !WRAPPERS.contains(&word.as_str())
-                && !word.starts_with('-')
-                && word.parse::<f64>().is_err()
+            !(assignment(word)
+                || WRAPPERS.contains(&word.as_str())
+                || word.starts_with('-')
+                || word.parse::<f64>().is_ok())
         });
         if let Some(start) = start {
             let words = words[start..].to_vec();

@@ -83,9 +83,13 @@ fn files_below(dir: &Path) -> Vec<String> {
     found
 }
 
-/// The change of `case`: its subjects, and the bytes by hash.
-fn change_of(case: &Case) -> (Vec<Subject>, BTreeMap<String, Vec<u8>>) {
-    let mut files: Vec<(String, Option<Vec<u8>>, Option<Vec<u8>>, Option<&str>)> = Vec::new();
+/// One file of a case: its path, its bytes before and after, and what is there after when it
+/// is not a file.
+type Sides<'c> = (String, Option<Vec<u8>>, Option<Vec<u8>>, Option<&'c str>);
+
+/// The files of `case`: those of its `real` folder, then its own.
+fn files_of(case: &Case) -> Vec<Sides<'_>> {
+    let mut files = Vec::new();
     if let Some(real) = &case.real {
         let dir = fixtures().join("real").join(real);
         let mut paths = files_below(&dir.join("before"));
@@ -105,6 +109,11 @@ fn change_of(case: &Case) -> (Vec<Subject>, BTreeMap<String, Vec<u8>>) {
             file.after_is.as_deref(),
         ));
     }
+    files
+}
+
+/// The change of `case`: its subjects, and the bytes by hash.
+fn change_of(case: &Case) -> (Vec<Subject>, BTreeMap<String, Vec<u8>>) {
     let mut store = BTreeMap::new();
     let mut state = |bytes: &Option<Vec<u8>>, other: Option<&str>| match (bytes, other) {
         (_, Some("symlink")) => State::Other { what: "symlink" },
@@ -117,7 +126,7 @@ fn change_of(case: &Case) -> (Vec<Subject>, BTreeMap<String, Vec<u8>>) {
         (None, None) => State::Absent,
     };
     let mut subjects = Vec::new();
-    for (path, before, after, after_is) in files {
+    for (path, before, after, after_is) in files_of(case) {
         let before = state(&before, None);
         let after = state(&after, after_is);
         if before != after {

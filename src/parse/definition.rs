@@ -39,6 +39,9 @@ const SUMMARY_GROUPS: &[&str] = &[
     "passed",
     "failed",
     "skipped",
+    "xfailed",
+    "deselected",
+    "todo",
 ];
 
 /// Reads and compiles one parser definition. `origin` names the file in errors.

@@ -309,7 +309,7 @@ fn fill<T>(slot: &mut Option<T>, value: impl FnOnce() -> Option<T>) {
 }
 
 /// Adds the counts of one summary line. `warnings` less `duplicates` (cargo's "(2 duplicates)");
-/// failed tests count as expected errors.
+/// failed tests count as expected errors; `xfailed`, `deselected` and `todo` tests as skipped.
 pub fn apply_summary(regex: &Regex, captures: &Captures<'_>, findings: &mut Findings) {
     // The groups by position (a summary line of a dense log is read often; by name is a lookup).
     let count = |name: &str| {
@@ -327,7 +327,15 @@ pub fn apply_summary(regex: &Regex, captures: &Captures<'_>, findings: &mut Find
         let expected = findings.expected_mut();
         expected.warning = Some(expected.warning.unwrap_or(0).saturating_add(new));
     }
-    let (passed, failed, skipped) = (count("passed"), count("failed"), count("skipped"));
+    // Tests expected to fail, left out, or still to write did not run: skipped, as far as the
+    // count of tests run goes.
+    let not_run = ["skipped", "xfailed", "deselected", "todo"].map(count);
+    let skipped = not_run
+        .iter()
+        .flatten()
+        .copied()
+        .reduce(u64::saturating_add);
+    let (passed, failed) = (count("passed"), count("failed"));
     if passed.is_some() || failed.is_some() || skipped.is_some() {
         let tests = findings.tests_mut();
         tests.passed = tests.passed.saturating_add(passed.unwrap_or(0));

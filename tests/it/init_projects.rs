@@ -92,6 +92,26 @@ fn init_then_run(name: &str) -> tempfile::TempDir {
         counts.len() >= 2 && counts.last() < counts.first(),
         "{name}: {counts:?}\n{output:?}"
     );
+    // The real fixers' changes make no move that weakens the gate: the integrity check took no
+    // fix away, so the counts are those of a run without it.
+    for cycle in json("trend.json")["cycles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip(1)
+    {
+        assert_eq!(
+            cycle["integrity"],
+            serde_json::json!({"refused": 0, "allowed": 0}),
+            "{name}: {cycle}"
+        );
+    }
+    let report =
+        std::fs::read_to_string(dir.path().join(".refine-loop/REFINE-LOOP-FINAL.md")).unwrap();
+    assert!(
+        report.contains("No change tried to lower the count"),
+        "{name}: {report}"
+    );
     // No gate check wrote a tracked file, in any cycle.
     for cycle in 0..counts.len() {
         let summary = json(&format!("cycle-{cycle}/gate-summary.json"));

@@ -161,6 +161,23 @@ const PYTHON: &[Case] = &[
         ],
     },
     Case {
+        name: "python: the failing test expected to fail",
+        categories: "[\"tests\"]",
+        delegate: "sed -i 's/^def test_average/import pytest\\n\\n\\n@pytest.mark.xfail\\ndef test_average/' tests/test_shop.py",
+        moves: &[
+            "test skipped, focused or excused: `pytest.mark.xfail` (python/pytest-skip)",
+            "fewer tests run (more skipped): `pytest: 2 run, 0 skipped → 1 run, 1 skipped`",
+        ],
+    },
+    Case {
+        name: "python: the failing test's expected value made what the code returns",
+        categories: "[\"tests\"]",
+        delegate: "sed -i 's/== 1.5$/== 1/' tests/test_shop.py",
+        moves: &[
+            "`tests/test_shop.py:9`: a failing test's expected value changed: `assert average([1, 2]) == 1.5 → assert average([1, 2]) == 1` (python/pytest)",
+        ],
+    },
+    Case {
         name: "python: ruff told to ignore F401 in src",
         categories: "[\"lint\"]",
         delegate: "printf '\\n[tool.ruff.lint.per-file-ignores]\\n\"src/*\" = [\"F401\"]\\n' >> pyproject.toml",
@@ -249,6 +266,12 @@ const JAVASCRIPT: &[Case] = &[
             "`test/cart.test.js:9`: test skipped, focused or excused: `test.skip` (javascript/skip)",
             "fewer tests run (more skipped): `node-test: 2 run, 0 skipped → 1 run, 1 skipped`",
         ],
+    },
+    Case {
+        name: "js: the passing test focused (the others are left out where the runner heeds it)",
+        categories: "[\"tests\"]",
+        delegate: "sed -i 's/^test(\"total adds\"/test.only(\"total adds\"/' test/cart.test.js",
+        moves: &["test skipped, focused or excused: `test.only` (javascript/focus)"],
     },
     Case {
         name: "js: the rule turned off in eslint.config.js",
