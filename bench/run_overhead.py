@@ -24,8 +24,31 @@ parser = "gcc"
 
 [[delegate]]
 categories = ["lint"]
-run = "f=$(grep -l FIXME src/m000/*.rs | head -1); sed -i '0,/FIXME/{/FIXME/d}' \\"$f\\""
+run = "f=$(grep -l FIXME src/m000/*.rs | head -1); sed -i '0,/FIXME/{/FIXME/d}' \\"$f\\"{touch}"
 """
+# With --touch N, the delegate also changes N more files each cycle (a line appended to each):
+# a change of N files, every one read by the integrity check on both sides. They are written as
+# real modules (functions, a test module with assertions, comments), in the folders
+# after src/m000 (~1.5 KiB each), so that the check has real work on each.
+TOUCH = "; git ls-files 'src/m*/*.rs' | grep -v '^src/m000/' | head -n {count} | " \
+    "xargs sh -c 'for g; do echo \\\"// touched $$\\\" >> \\\"$g\\\"; done' _"
+
+
+def module(i):
+    """A real-sized Rust module: a few functions, comments, and a test module."""
+    body = [f"//! Module {i}: arithmetic on prices, for the benchmark.", ""]
+    for k in range(6):
+        body += [f"/// Adds {k} to a price, saturating.",
+                 f"pub fn add_{k}(price: u32) -> u32 {{",
+                 f"    price.saturating_add({k}) // the {k}th rule",
+                 "}", ""]
+    body += ["#[cfg(test)]", "mod tests {", "    use super::*;", ""]
+    for k in range(6):
+        body += ["    #[test]", f"    fn adds_{k}() {{",
+                 f"        assert_eq!(add_{k}(1), {k + 1});",
+                 f"        assert!(add_{k}(u32::MAX) == u32::MAX);", "    }", ""]
+    body.append("}")
+    return "\n".join(body) + "\n"
 BUDGET_EXIT = 3  # exit_code::BUDGET: the cycle budget ran out, as expected here
 CYCLE_LINE = b"refine-loop cycle "
 STATUS_RUNS = 3  # `git status` timings before and after each run
@@ -38,8 +61,9 @@ def git(repo, *args):
                    stdout=subprocess.DEVNULL)
 
 
-def make_repo(repo, files):
-    """FILES one-line files, 100 to a folder, and the FIXMEs the delegate removes; committed."""
+def make_repo(repo, files, touch):
+    """FILES one-line files, 100 to a folder, and the FIXMEs the delegate removes; the TOUCH
+    files after src/m000 that the delegate also changes are real-sized modules; committed."""
     os.makedirs(repo)
     git(repo, "init", "-q")
     git(repo, "config", "gc.auto", "0")
@@ -47,12 +71,13 @@ def make_repo(repo, files):
         folder = os.path.join(repo, f"src/m{i // 100:03d}")
         os.makedirs(folder, exist_ok=True)
         with open(os.path.join(folder, f"f{i % 100:02d}.rs"), "w") as f:
-            f.write(f"pub fn f{i}() -> u32 {{ {i} }}\n")
+            touched = 100 <= i < 100 + touch
+            f.write(module(i) if touched else f"pub fn f{i}() -> u32 {{ {i} }}\n")
     for i in range(FIXMES):
         with open(os.path.join(repo, f"src/m000/f{i:02d}.rs"), "a") as f:
             f.write(f"// FIXME {i}\n")
     with open(os.path.join(repo, "refine-loop.toml"), "w") as f:
-        f.write(CONFIG)
+        f.write(CONFIG.replace("{touch}", TOUCH.format(count=touch) if touch else ""))
     with open(os.path.join(repo, ".gitignore"), "w") as f:
         f.write("/.refine-loop\n")
     git(repo, "add", "-A")
@@ -143,6 +168,7 @@ class Size:
         self.before_first = []  # ms from the start to cycle 1's line (the baseline gate too)
         self.after_last = []  # ms from the last cycle's line to the exit (the report)
         self.peak_kib = 0
+        self.integrity = []  # integrity_ms of cycles 1..N (a part of overhead_ms)
 
     def measure(self, binary, repo, cycles):
         reset(repo)
@@ -154,6 +180,7 @@ class Size:
         self.after_last.append(ms(end - lines[-1]))
         recorded = read_trend(repo, cycles)
         self.overhead += [c["overhead_ms"] for c in recorded if "overhead_ms" in c]
+        self.integrity += [c["integrity_ms"] for c in recorded if "integrity_ms" in c]
         # Cycle 1 has no line before it: what precedes its line includes the start-up and the
         # baseline gate, so it is left out of the wall figures.
         for k in range(2, cycles + 1):
@@ -166,11 +193,15 @@ class Size:
     def summary(self):
         git_ms, overhead_ms = median(self.status), median(self.overhead)
         ratio = overhead_ms / git_ms if overhead_ms is not None and git_ms else None
+        integrity_ms = median(self.integrity)
+        share = integrity_ms / overhead_ms if integrity_ms is not None and overhead_ms else None
         return {
             "files": f"{self.files:,}",
             "git status (ms)": shown(git_ms),
             "overhead_ms / cycle": shown(overhead_ms),
             "overhead / git status": "n/a" if ratio is None else f"{ratio:.2f}x",
+            "integrity_ms / cycle": shown(integrity_ms),
+            "integrity / overhead": "n/a" if share is None else f"{share:.0%}",
             "wall / cycle (ms)": shown(median(self.wall)),
             "wall - gate - delegate (ms)": shown(median(self.unaccounted)),
             "peak RSS (MiB)": f"{self.peak_kib / 1024:.0f}",
@@ -184,6 +215,9 @@ class Size:
         print(f"  overhead_ms per cycle: median {row['overhead_ms / cycle']} "
               f"({len(self.overhead)} cycles; all: {self.overhead})")
         print(f"  overhead / git status: {row['overhead / git status']}")
+        print(f"  integrity_ms per cycle (part of overhead_ms): median "
+              f"{row['integrity_ms / cycle']} ({row['integrity / overhead']} of it; "
+              f"all: {self.integrity})")
         print(f"  wall per cycle (line to line, cycles 2..N): "
               f"median {shown(median(self.wall), ' ms')}; "
               f"less gate_ms and delegate_ms: median {shown(median(self.unaccounted), ' ms')}")
@@ -214,9 +248,14 @@ def main():
                         help="repository sizes, comma-separated (default 1000,20000,100000)")
     parser.add_argument("--cycles", type=int, default=10, help="cycles per run (default 10)")
     parser.add_argument("--rounds", type=int, default=5, help="runs per size (default 5)")
+    parser.add_argument("--touch", type=int, default=0,
+                        help="files (real-sized modules) the delegate also changes each cycle "
+                             "(default 0): the integrity check reads each, on both sides")
     parser.add_argument("--bin", required=True, help=argparse.SUPPRESS)
     args = parser.parse_args()
     sizes = [Size(int(n)) for n in args.files.split(",")]
+    if any(args.touch > size.files - 100 for size in sizes):
+        parser.error("--touch must leave out the 100 files of src/m000: at most FILES - 100")
     if not 2 <= args.cycles <= FIXMES - 1:
         parser.error(f"--cycles must be 2 to {FIXMES - 1} (at least two for a line-to-line time)")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -225,7 +264,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="run-overhead.") as work:
         repos = {size.files: os.path.join(work, str(size.files)) for size in sizes}
         for size in sizes:
-            make_repo(repos[size.files], size.files)
+            make_repo(repos[size.files], size.files, args.touch)
         # Freshly written files stat slower until they are written back; every run starts
         # with them settled.
         subprocess.run(["sync"], check=True)
@@ -238,7 +277,8 @@ def main():
                 size.measure(args.bin, repos[size.files], args.cycles)
             progress(began, f"round {round_ + 1}/{args.rounds} done")
     progress(began, "done, temporary repositories removed")
-    print(f"{args.cycles} cycles a run, {args.rounds} rounds")
+    touched = f", the delegate changing {args.touch} more files each cycle" if args.touch else ""
+    print(f"{args.cycles} cycles a run, {args.rounds} rounds{touched}")
     for size in sizes:
         size.report()
     header = list(sizes[0].summary())

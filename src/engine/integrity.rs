@@ -19,6 +19,10 @@ use crate::workspace::{Change, PathState, SnapshotStore};
 /// Changes a delegate may have refused for weakening the gate before it is barred.
 pub const REFUSALS_FOR_BAR: u32 = 3;
 
+/// A changed file larger than this is not read for its markers, tests or configuration (its
+/// deletion or move still counts): no source file a gate reads is this large.
+const MAX_READ_BYTES: u64 = 16 << 20;
+
 /// Refused moves an attempt's next prompt names, at most.
 const PROMPT_MOVES: usize = 10;
 
@@ -51,11 +55,21 @@ pub fn moves_of(
         before: &before,
         after: &after,
     };
-    let load = |sha: &str| match store.read_verified(sha) {
-        Ok(bytes) => Some(bytes),
-        Err(error) => {
-            tracing::warn!(%error, "a changed file's kept copy cannot be read; integrity leaves it out");
-            None
+    let load = |sha: &str| {
+        let size = std::fs::metadata(store.path_of(sha)).map_or(0, |m| m.len());
+        if size > MAX_READ_BYTES {
+            tracing::info!(
+                size,
+                "a changed file is too large to read for integrity; left out"
+            );
+            return None;
+        }
+        match store.read_verified(sha) {
+            Ok(bytes) => Some(bytes),
+            Err(error) => {
+                tracing::warn!(%error, "a changed file's kept copy cannot be read; integrity leaves it out");
+                None
+            }
         }
     };
     let mut moves = inspect(&inspection, &subjects, &load);

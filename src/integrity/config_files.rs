@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::definition::{ConfigOn, ConfigRule, Threshold};
 use super::gate_files::Named;
 use super::lines::{shown, trim, trimmed_lines};
-use super::{Catalogue, Class, FilePair, GateFiles, GateView, Move};
+use super::{Applicable, Catalogue, Class, FilePair, GateFiles, GateView, Move};
 
 /// Keys of one file listed one by one; the rest are summed up in one move.
 const KEYS_SHOWN: usize = 5;
@@ -19,54 +19,54 @@ const KEYS_SHOWN: usize = 5;
 /// The moves a change to the file of `pair` makes in the gate's configuration.
 pub fn compare(
     catalogue: &Catalogue,
+    applicable: &Applicable,
     gate_files: &GateFiles,
     before: &GateView<'_>,
     pair: &FilePair<'_>,
 ) -> Vec<Move> {
-    let layout_only = match (pair.before, pair.after) {
-        (Some(was), Some(is)) => layout_free(was) == layout_free(is),
-        _ => false,
-    };
-    if pair.before == pair.after || layout_only {
+    let gate_file = gate_files.holds(pair.path);
+    let rules_apply = !applicable.config.is_empty() || !applicable.thresholds.is_empty();
+    if pair.before == pair.after || (!rules_apply && gate_file.is_none()) {
+        return Vec::new();
+    }
+    if let (Some(was), Some(is)) = (pair.before, pair.after)
+        && layout_free(was) == layout_free(is)
+    {
         return Vec::new();
     }
     let mut moves = Vec::new();
     let mut whole_file = false;
-    let mut any_rule = false;
-    for entry in catalogue.entries() {
-        for rule in entry.config.iter().filter(|r| r.files.is_match(pair.path)) {
-            any_rule = true;
-            let name = format!("{}/{}", entry.name, rule.name);
-            let found = config_moves(rule, &name, pair, before);
-            whole_file |=
-                rule.keys.is_empty() && rule.except_keys.is_empty() && rule.on == ConfigOn::Changed;
-            for found in found {
-                if !moves
-                    .iter()
-                    .any(|m: &Move| m.path == found.path && m.text == found.text)
-                {
-                    moves.push(found);
-                }
-            }
-        }
-        for threshold in entry
-            .thresholds
-            .iter()
-            .filter(|t| t.files.is_match(pair.path))
-        {
-            let name = format!("{}/{}", entry.name, threshold.name);
-            for found in threshold_moves(threshold, &name, pair) {
-                // Two entries may read the same setting (`fail-under`): one move.
-                let seen = |m: &Move| {
-                    m.class == found.class && m.path == found.path && m.line == found.line
-                };
-                if !moves.iter().any(seen) {
-                    moves.push(found);
-                }
+    let any_rule = !applicable.config.is_empty();
+    for &(e, r) in &applicable.config {
+        let (entry, rule) = (&catalogue.entries()[e], &catalogue.entries()[e].config[r]);
+        let name = format!("{}/{}", entry.name, rule.name);
+        whole_file |=
+            rule.keys.is_empty() && rule.except_keys.is_empty() && rule.on == ConfigOn::Changed;
+        for found in config_moves(rule, &name, pair, before) {
+            if !moves
+                .iter()
+                .any(|m: &Move| m.path == found.path && m.text == found.text)
+            {
+                moves.push(found);
             }
         }
     }
-    let gate_file = match gate_files.holds(pair.path) {
+    for &(e, t) in &applicable.thresholds {
+        let (entry, threshold) = (
+            &catalogue.entries()[e],
+            &catalogue.entries()[e].thresholds[t],
+        );
+        let name = format!("{}/{}", entry.name, threshold.name);
+        for found in threshold_moves(threshold, &name, pair) {
+            // Two entries may read the same setting (`fail-under`): one move.
+            let seen =
+                |m: &Move| m.class == found.class && m.path == found.path && m.line == found.line;
+            if !moves.iter().any(seen) {
+                moves.push(found);
+            }
+        }
+    }
+    let gate_file = match gate_file {
         Some(Named::ByCommand) => !whole_file,
         Some(Named::ByRunner) => !any_rule,
         None => false,
@@ -429,12 +429,10 @@ fn layout_free(text: &[u8]) -> Vec<u8> {
         space = false;
         out.push(byte);
     }
-    let text = String::from_utf8_lossy(&out);
-    let declaration = regex::Regex::new(r"\b(?:var|const)\b").expect("a valid regex");
-    declaration
-        .replace_all(&text, "let")
-        .into_owned()
-        .into_bytes()
+    static DECLARATION: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
+        regex::bytes::Regex::new(r"\b(?:var|const)\b").expect("a valid regex")
+    });
+    DECLARATION.replace_all(&out, &b"let"[..]).into_owned()
 }
 
 /// `what` added, deleted or changed, as the pair has it.

@@ -116,6 +116,20 @@ struct RunnerFile {
     files: Vec<String>,
 }
 
+/// The files a rule applies to: its globs as written (anchored), and compiled.
+#[derive(Debug, Clone)]
+pub struct Files {
+    /// Each glob anchored at the target (`**/` before a bare name).
+    pub globs: Vec<String>,
+    set: GlobSet,
+}
+
+impl Files {
+    pub fn is_match(&self, path: &str) -> bool {
+        self.set.is_match(path)
+    }
+}
+
 /// A catalogue entry, compiled.
 #[derive(Debug)]
 pub struct Entry {
@@ -143,7 +157,7 @@ pub struct Marker {
     pub regex: Regex,
     /// The regex has a `codes` group: the rules a pragma names, each counted on its own.
     pub has_codes: bool,
-    pub files: GlobSet,
+    pub files: Files,
     pub on: Side,
 }
 
@@ -151,7 +165,7 @@ pub struct Marker {
 #[derive(Debug)]
 pub struct TestRule {
     pub name: String,
-    pub files: GlobSet,
+    pub files: Files,
     pub definition: Option<Regex>,
     pub assertion: Option<Regex>,
     /// An assertion that always holds (`assert True`).
@@ -162,7 +176,7 @@ pub struct TestRule {
 #[derive(Debug)]
 pub struct ConfigRule {
     pub name: String,
-    pub files: GlobSet,
+    pub files: Files,
     /// Only these dotted keys count (TOML, JSON, INI sections); all when empty.
     pub keys: Vec<String>,
     /// These keys do not count.
@@ -176,7 +190,7 @@ pub struct ConfigRule {
 #[derive(Debug)]
 pub struct Threshold {
     pub name: String,
-    pub files: GlobSet,
+    pub files: Files,
     /// With a `value` group.
     pub regex: Regex,
 }
@@ -184,7 +198,7 @@ pub struct Threshold {
 /// How a language writes comments, to see code commented out.
 #[derive(Debug)]
 pub struct Comment {
-    pub files: GlobSet,
+    pub files: Files,
     pub line: Vec<Vec<u8>>,
     pub block: Vec<(Vec<u8>, Vec<u8>)>,
 }
@@ -207,10 +221,10 @@ pub fn compile(origin: &str, text: &str) -> Result<Entry, InvalidValue> {
     let entry_files = if file.files.is_empty() {
         None
     } else {
-        Some(compile_globs(&file.files).map_err(|r| invalid("files".into(), r))?)
+        Some(compile_files(&file.files).map_err(|r| invalid("files".into(), r))?)
     };
     let files_or_entry = |key: String, given: Option<&[String]>| match given {
-        Some(globs) => compile_globs(globs).map_err(|r| invalid(key, r)),
+        Some(globs) => compile_files(globs).map_err(|r| invalid(key, r)),
         None => entry_files
             .clone()
             .ok_or_else(|| invalid(key, "no `files` here or for the whole entry".into())),
@@ -240,7 +254,7 @@ pub fn compile(origin: &str, text: &str) -> Result<Entry, InvalidValue> {
         };
         tests.push(TestRule {
             name: rule.name.clone(),
-            files: compile_globs(&rule.files).map_err(|r| invalid(key("files"), r))?,
+            files: compile_files(&rule.files).map_err(|r| invalid(key("files"), r))?,
             definition: optional("definition", &rule.definition)?,
             assertion: optional("assertion", &rule.assertion)?,
             trivial: optional("trivial", &rule.trivial)?,
@@ -267,7 +281,7 @@ pub fn compile(origin: &str, text: &str) -> Result<Entry, InvalidValue> {
         }
         config.push(ConfigRule {
             name: rule.name.clone(),
-            files: compile_globs(&rule.files).map_err(|r| invalid(key("files"), r))?,
+            files: compile_files(&rule.files).map_err(|r| invalid(key("files"), r))?,
             keys,
             except_keys,
             on: rule.on,
@@ -283,7 +297,7 @@ pub fn compile(origin: &str, text: &str) -> Result<Entry, InvalidValue> {
         }
         thresholds.push(Threshold {
             name: rule.name.clone(),
-            files: compile_globs(&rule.files).map_err(|r| invalid(key("files"), r))?,
+            files: compile_files(&rule.files).map_err(|r| invalid(key("files"), r))?,
             regex,
         });
     }
@@ -353,21 +367,39 @@ fn read(origin: &str, text: &str) -> Result<EntryFile, InvalidValue> {
 /// Globs as the catalogue writes them: relative to the target, `/` between folders, `*` within
 /// one folder; a glob without a `/` matches a file's name at any depth.
 pub fn compile_globs(globs: &[String]) -> Result<GlobSet, String> {
+    compile_files(globs).map(|files| files.set)
+}
+
+/// [`compile_globs`], keeping the globs.
+pub fn compile_files(globs: &[String]) -> Result<Files, String> {
     let mut set = GlobSetBuilder::new();
+    let mut anchored_globs = Vec::new();
     for glob in globs {
-        let anchored = if glob.contains('/') {
-            glob.trim_start_matches("./").to_string()
-        } else {
-            format!("**/{glob}")
-        };
-        let compiled = GlobBuilder::new(&anchored)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .map_err(|e| format!("\"{glob}\": {e}"))?;
-        set.add(compiled);
+        let anchored = anchor(glob);
+        set.add(compile_glob(&anchored).map_err(|e| format!("\"{glob}\": {e}"))?);
+        anchored_globs.push(anchored);
     }
-    set.build().map_err(|e| e.to_string())
+    Ok(Files {
+        globs: anchored_globs,
+        set: set.build().map_err(|e| e.to_string())?,
+    })
+}
+
+/// A glob relative to the target: one without a `/` matches a name at any depth.
+fn anchor(glob: &str) -> String {
+    if glob.contains('/') {
+        glob.trim_start_matches("./").to_string()
+    } else {
+        format!("**/{glob}")
+    }
+}
+
+/// An anchored glob, compiled as the catalogue reads them.
+pub fn compile_glob(anchored: &str) -> Result<globset::Glob, globset::Error> {
+    GlobBuilder::new(anchored)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
 }
 
 /// A regex of the catalogue, matched line by line (`^` and `$` at each line's ends): its named

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::definition::Comment;
-use super::lines::{shown, trimmed_lines};
+use super::lines::{LineDiff, shown, trimmed_lines};
 use super::{Catalogue, Class, FilePair, GateView, Move, State, Subject};
 
 /// Non-blank characters a commented-out line must have to count (`}` or `else:` alone does
@@ -90,19 +90,23 @@ fn extension(path: &str) -> &str {
 
 /// Lines of code the change commented out in the file of `pair`, by the comment syntax of
 /// each entry that reads it: one move for the file.
-pub fn commented_out(catalogue: &Catalogue, pair: &FilePair<'_>) -> Vec<Move> {
+pub fn commented_out(
+    catalogue: &Catalogue,
+    entries: &[usize],
+    pair: &FilePair<'_>,
+    diff: &LineDiff<'_>,
+) -> Vec<Move> {
     let (Some(before), Some(after)) = (pair.before, pair.after) else {
         return Vec::new();
     };
     let mut moves = Vec::new();
-    for entry in catalogue.entries() {
-        let Some(comment) = entry
-            .comment
-            .as_ref()
-            .filter(|c| c.files.is_match(pair.path))
-        else {
+    for entry in entries.iter().map(|&e| &catalogue.entries()[e]) {
+        let Some(comment) = entry.comment.as_ref() else {
             continue;
         };
+        if !adds_a_comment(comment, diff) {
+            continue;
+        }
         let was = Split::of(comment, before);
         let is = Split::of(comment, after);
         let (was_code, was_commented) = (counts(&was.code), counts(&was.commented));
@@ -143,6 +147,18 @@ pub fn commented_out(catalogue: &Catalogue, pair: &FilePair<'_>) -> Vec<Move> {
         });
     }
     moves
+}
+
+/// Whether the change may have commented code out: it added a block comment's opening, or a
+/// line comment whose text is a line of code it removed.
+fn adds_a_comment(comment: &Comment, diff: &LineDiff<'_>) -> bool {
+    let removed: std::collections::HashSet<&[u8]> = diff.removed.iter().map(|(_, l)| *l).collect();
+    diff.added.iter().any(|(_, line)| {
+        comment.block.iter().any(|(open, _)| line.starts_with(open))
+            || (comment.line.iter())
+                .filter_map(|mark| line.strip_prefix(mark.as_slice()))
+                .any(|content| removed.contains(content.trim_ascii()))
+    })
 }
 
 fn counts<'t>(lines: &[(u64, &'t [u8])]) -> HashMap<&'t [u8], usize> {

@@ -40,6 +40,43 @@ pub fn trimmed_lines(text: &[u8]) -> impl Iterator<Item = (u64, &[u8])> {
         .map(|(index, line)| (index as u64 + 1, trim(line)))
 }
 
+/// The lines one side of a file has more of than the other (trimmed, counted): what a change
+/// added and removed, with their numbers. Lines both sides hold as often are in neither.
+#[derive(Debug, Default)]
+pub struct LineDiff<'t> {
+    pub added: Vec<(u64, &'t [u8])>,
+    pub removed: Vec<(u64, &'t [u8])>,
+}
+
+impl<'t> LineDiff<'t> {
+    pub fn of(before: &'t [u8], after: &'t [u8]) -> Self {
+        let mut balance: foldhash::HashMap<&[u8], i64> = foldhash::HashMap::default();
+        for (_, line) in trimmed_lines(after) {
+            *balance.entry(line).or_default() += 1;
+        }
+        for (_, line) in trimmed_lines(before) {
+            *balance.entry(line).or_default() -= 1;
+        }
+        // The last occurrences of a line are the ones taken for added (or removed).
+        let pick = |text: &'t [u8], sign: i64, balance: &mut foldhash::HashMap<&[u8], i64>| {
+            let mut lines: Vec<(u64, &'t [u8])> = trimmed_lines(text).collect();
+            lines.reverse();
+            let mut picked = Vec::new();
+            for (number, line) in lines {
+                if let Some(left) = balance.get_mut(line).filter(|left| **left * sign > 0) {
+                    *left -= sign;
+                    picked.push((number, line));
+                }
+            }
+            picked.reverse();
+            picked
+        };
+        let added = pick(after, 1, &mut balance);
+        let removed = pick(before, -1, &mut balance);
+        Self { added, removed }
+    }
+}
+
 /// Text from a file for a report: lossy UTF-8 on one line, at most [`SHOWN`] characters.
 pub fn shown(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(trim(bytes)).replace(['\r', '\n', '\t'], " ");
@@ -74,6 +111,15 @@ mod tests {
             assert_eq!(index.line_of(offset), line, "{offset}");
             assert_eq!(index.line_at(text, offset), content.as_bytes(), "{offset}");
         }
+    }
+
+    #[test]
+    fn a_line_diff_counts_lines_and_keeps_their_numbers() {
+        let diff = LineDiff::of(b"a\nb\nb\nc\n", b"b\n  a\nd\nb\nb\n");
+        assert_eq!(diff.added, vec![(3, &b"d"[..]), (5, &b"b"[..])]);
+        assert_eq!(diff.removed, vec![(4, &b"c"[..])]);
+        let same = LineDiff::of(b"x\n  y\n", b"  y\nx\n");
+        assert!(same.added.is_empty() && same.removed.is_empty());
     }
 
     #[test]

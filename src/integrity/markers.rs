@@ -8,8 +8,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::definition::{Marker, Side};
-use super::lines::{LineIndex, shown};
-use super::{Catalogue, Class, FilePair, Move};
+use super::lines::{LineDiff, LineIndex, shown};
+use super::{Applicable, Catalogue, Class, FilePair, Move};
 
 /// A blanket pragma: every rule of its tool.
 const EVERY_RULE: &str = "*";
@@ -43,32 +43,67 @@ pub struct Readings {
 }
 
 /// Reads both sides of `pair`.
-pub fn read_pair(catalogue: &Catalogue, pair: &FilePair<'_>) -> Readings {
+pub fn read_pair(catalogue: &Catalogue, applicable: &Applicable, pair: &FilePair<'_>) -> Readings {
+    let side = |text: Option<&[u8]>| {
+        text.map(|text| read(catalogue, applicable, pair.path, text))
+            .unwrap_or_default()
+    };
     Readings {
-        before: pair
-            .before
-            .map(|text| read(catalogue, pair.path, text))
-            .unwrap_or_default(),
-        after: pair
-            .after
-            .map(|text| read(catalogue, pair.path, text))
-            .unwrap_or_default(),
+        before: side(pair.before),
+        after: side(pair.after),
     }
 }
 
-/// Every occurrence of a marker that applies to `path` in `text`.
-fn read(catalogue: &Catalogue, path: &str, text: &[u8]) -> Vec<Hit> {
+/// The occurrences in the lines a change removed from a file and added to it. A marker lies
+/// within one line, so these differ between the sides by as much as the whole files do.
+pub fn read_diff(
+    catalogue: &Catalogue,
+    applicable: &Applicable,
+    path: &str,
+    diff: &LineDiff<'_>,
+) -> Readings {
+    let side = |lines: &[(u64, &[u8])]| {
+        let joined = lines
+            .iter()
+            .map(|(_, line)| *line)
+            .collect::<Vec<_>>()
+            .join(&b'\n');
+        let mut hits = read(catalogue, applicable, path, &joined);
+        for hit in &mut hits {
+            // The joined text's line k is lines[k - 1].
+            hit.line = usize::try_from(hit.line - 1)
+                .ok()
+                .and_then(|index| lines.get(index))
+                .map_or(hit.line, |(number, _)| *number);
+        }
+        hits
+    };
+    Readings {
+        before: side(&diff.removed),
+        after: side(&diff.added),
+    }
+}
+
+/// Every occurrence in `text` of the markers that apply (to the file at `path`).
+fn read(catalogue: &Catalogue, applicable: &Applicable, path: &str, text: &[u8]) -> Vec<Hit> {
     let mut hits = Vec::new();
     let mut index = None;
-    for (entry_index, entry) in catalogue.entries().iter().enumerate() {
-        if entry.markers.is_empty() || !entry.markers.iter().any(|m| m.files.is_match(path)) {
-            continue;
+    let mut rules = applicable.markers.iter().peekable();
+    while let Some(&&(entry_index, _)) = rules.peek() {
+        // The rules of one entry are together: its set says which of them `text` holds.
+        let mut of_entry = Vec::new();
+        while let Some(&&(e, m)) = rules.peek()
+            && e == entry_index
+        {
+            of_entry.push(m);
+            rules.next();
         }
+        let entry = &catalogue.entries()[entry_index];
         for marker_index in entry.marker_set.matches(text).iter() {
-            let marker = &entry.markers[marker_index];
-            if !marker.files.is_match(path) {
+            if !of_entry.contains(&marker_index) {
                 continue;
             }
+            let marker = &entry.markers[marker_index];
             let index = index.get_or_insert_with(|| LineIndex::new(text));
             for (start, matched, codes) in occurrences(marker, text) {
                 let line = index.line_of(start);

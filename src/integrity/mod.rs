@@ -22,7 +22,7 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 pub use allow::{Allow, AllowSpec, apply as apply_allows};
-pub use catalogue::Catalogue;
+pub use catalogue::{Applicable, Catalogue};
 pub use gate_files::{CheckCommand, GateFiles};
 
 use crate::model::{CheckRecord, Diagnostic, Severity};
@@ -220,13 +220,6 @@ pub(crate) struct FilePair<'a> {
     pub after: Option<&'a [u8]>,
 }
 
-impl FilePair<'_> {
-    /// A file the change created (nothing was there) or deleted (nothing is left).
-    fn created_or_deleted(&self) -> bool {
-        self.before.is_none() || self.after.is_none()
-    }
-}
-
 /// The moves `subjects` (the change) made, in the order found; `load` gives a file's bytes by
 /// its hash. Every file is read once, and the bytes of one file at a time are held.
 pub fn inspect(
@@ -239,7 +232,8 @@ pub fn inspect(
     let mut moved_markers = markers::Pool::default();
     let mut tests = test_code::Tally::new(catalogue);
     for subject in subjects {
-        if !reads_contents(inspection, &subject.path) {
+        let applicable = catalogue.applicable(&subject.path);
+        if applicable.is_empty() && inspection.gate_files.holds(&subject.path).is_none() {
             continue;
         }
         // A file whose bytes cannot be had is left out, not read as created or deleted.
@@ -258,20 +252,33 @@ pub fn inspect(
         if pair.before.is_none() && pair.after.is_none() {
             continue;
         }
-        let readings = markers::read_pair(catalogue, &pair);
-        if pair.created_or_deleted() {
-            moved_markers.add(readings);
-        } else {
-            moves.extend(markers::compare(catalogue, &readings));
+        let diff = match (pair.before, pair.after) {
+            (Some(before), Some(after)) => Some(lines::LineDiff::of(before, after)),
+            _ => None,
+        };
+        match &diff {
+            Some(diff) => {
+                let readings = markers::read_diff(catalogue, &applicable, pair.path, diff);
+                moves.extend(markers::compare(catalogue, &readings));
+            }
+            None => moved_markers.add(markers::read_pair(catalogue, &applicable, &pair)),
         }
-        tests.read(&pair);
+        tests.read(&pair, &applicable.tests);
         moves.extend(config_files::compare(
             catalogue,
+            &applicable,
             inspection.gate_files,
             inspection.before,
             &pair,
         ));
-        moves.extend(evasion::commented_out(catalogue, &pair));
+        if let Some(diff) = &diff {
+            moves.extend(evasion::commented_out(
+                catalogue,
+                &applicable.comments,
+                &pair,
+                diff,
+            ));
+        }
     }
     moves.extend(moved_markers.compare(catalogue));
     moves.extend(tests.compare(subjects, inspection.before));
@@ -286,21 +293,6 @@ pub fn inspect(
         inspection.after,
     ));
     moves
-}
-
-/// Whether any rule reads the contents of the file at `path`.
-fn reads_contents(inspection: &Inspection<'_>, path: &str) -> bool {
-    inspection.gate_files.holds(path).is_some()
-        || inspection.catalogue.entries().iter().any(|entry| {
-            entry.markers.iter().any(|m| m.files.is_match(path))
-                || entry.tests.iter().any(|t| t.files.is_match(path))
-                || entry.config.iter().any(|c| c.files.is_match(path))
-                || entry.thresholds.iter().any(|t| t.files.is_match(path))
-                || entry
-                    .comment
-                    .as_ref()
-                    .is_some_and(|c| c.files.is_match(path))
-        })
 }
 
 #[cfg(test)]

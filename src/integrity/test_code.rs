@@ -22,9 +22,9 @@ struct Found {
     line: u64,
     /// As a report shows it.
     text: String,
-    /// What identifies it on the other side: a definition's line, an assertion without its
-    /// layout (spaces, brackets, commas, the kind of quotes).
-    key: String,
+    /// What identifies it on the other side: the hash of a definition's line, or of an
+    /// assertion, without its layout (spaces, brackets, commas, the kind of quotes).
+    key: u64,
     /// An assertion's numbers and strings.
     literals: Vec<String>,
 }
@@ -61,28 +61,24 @@ impl<'c> Tally<'c> {
         }
     }
 
-    /// Reads the tests of both sides of `pair`, under each rule whose files it is.
-    pub fn read(&mut self, pair: &FilePair<'_>) {
-        for (entry_index, entry) in self.catalogue.entries().iter().enumerate() {
-            for (rule_index, rule) in entry.tests.iter().enumerate() {
-                if !rule.files.is_match(pair.path) {
-                    continue;
-                }
-                let before = pair.before.map(|t| read(rule, t)).unwrap_or_default();
-                let after = pair.after.map(|t| read(rule, t)).unwrap_or_default();
-                if before.definitions.is_empty()
-                    && after.definitions.is_empty()
-                    && before.assertions.is_empty()
-                    && after.assertions.is_empty()
-                {
+    /// Reads the tests of both sides of `pair`, under each rule whose files it is. A file whose
+    /// tests and assertions are the same on both sides (by key) adds as much to each side of
+    /// the pooled counts as it takes away, so it is left out.
+    pub fn read(&mut self, pair: &FilePair<'_>, rules: &[(usize, usize)]) {
+        for &(entry_index, rule_index) in rules {
+            let rule = &self.catalogue.entries()[entry_index].tests[rule_index];
+            {
+                let before = pair.before.map(|t| locate(rule, t)).unwrap_or_default();
+                let after = pair.after.map(|t| locate(rule, t)).unwrap_or_default();
+                if before.same_keys(&after) {
                     continue;
                 }
                 self.files.push(FileTests {
                     entry: entry_index,
                     rule: rule_index,
                     path: pair.path.to_string(),
-                    before,
-                    after,
+                    before: before.read(pair.before.unwrap_or_default()),
+                    after: after.read(pair.after.unwrap_or_default()),
                 });
             }
         }
@@ -120,11 +116,14 @@ impl<'c> Tally<'c> {
             let mut accounted = 0;
             let mut gone_files: HashSet<&str> = HashSet::new();
             for file in &files {
+                let count = file.before.definitions.len();
+                if count == 0 || !file.after.definitions.is_empty() {
+                    continue;
+                }
                 let Some(subject) = subjects.iter().find(|s| s.path == file.path) else {
                     continue;
                 };
-                let count = file.before.definitions.len();
-                if count == 0 || subject.after.sha256().is_some() {
+                if subject.after.sha256().is_some() {
                     continue;
                 }
                 let went = subject.before.sha256().and_then(|sha| {
@@ -260,16 +259,16 @@ fn vanished<'f>(
     files: &[&'f FileTests],
     side: fn(&Reading) -> &Vec<Found>,
 ) -> Vec<(&'f str, &'f Found)> {
-    let mut after: HashMap<&str, usize> = HashMap::new();
+    let mut after: HashMap<u64, usize> = HashMap::new();
     for file in files {
         for found in side(&file.after) {
-            *after.entry(&found.key).or_default() += 1;
+            *after.entry(found.key).or_default() += 1;
         }
     }
     let mut gone = Vec::new();
     for file in files {
         for found in side(&file.before) {
-            match after.get_mut(found.key.as_str()) {
+            match after.get_mut(&found.key) {
                 Some(left) if *left > 0 => *left -= 1,
                 _ => gone.push((file.path.as_str(), found)),
             }
@@ -280,16 +279,16 @@ fn vanished<'f>(
 
 /// The assertions the change added (by key, counted).
 fn appeared<'f>(files: &[&'f FileTests]) -> Vec<(&'f str, &'f Found)> {
-    let mut before: HashMap<&str, usize> = HashMap::new();
+    let mut before: HashMap<u64, usize> = HashMap::new();
     for file in files {
         for found in &file.before.assertions {
-            *before.entry(&found.key).or_default() += 1;
+            *before.entry(found.key).or_default() += 1;
         }
     }
     let mut new = Vec::new();
     for file in files {
         for found in &file.after.assertions {
-            match before.get_mut(found.key.as_str()) {
+            match before.get_mut(&found.key) {
                 Some(left) if *left > 0 => *left -= 1,
                 _ => new.push((file.path.as_str(), found)),
             }
@@ -298,35 +297,91 @@ fn appeared<'f>(files: &[&'f FileTests]) -> Vec<(&'f str, &'f Found)> {
     new
 }
 
-/// The test definitions and assertions of `text` under `rule`.
-fn read(rule: &TestRule, text: &[u8]) -> Reading {
-    let mut reading = Reading::default();
-    let mut index = None;
+/// Where a test definition or an assertion is in a file, and its key.
+#[derive(Debug, Clone, Copy)]
+struct Spot {
+    start: usize,
+    end: usize,
+    key: u64,
+}
+
+/// The test definitions and assertions of one side of a file, located.
+#[derive(Debug, Default)]
+struct Located {
+    definitions: Vec<Spot>,
+    assertions: Vec<Spot>,
+}
+
+impl Located {
+    /// Both sides hold the same definitions and assertions, counted, by key.
+    fn same_keys(&self, other: &Self) -> bool {
+        let sorted = |spots: &[Spot]| {
+            let mut keys: Vec<u64> = spots.iter().map(|s| s.key).collect();
+            keys.sort_unstable();
+            keys
+        };
+        sorted(&self.definitions) == sorted(&other.definitions)
+            && sorted(&self.assertions) == sorted(&other.assertions)
+    }
+
+    /// What a report shows of each, from `text`.
+    fn read(&self, text: &[u8]) -> Reading {
+        let index = LineIndex::new(text);
+        let found = |spot: &Spot, literals: bool| Found {
+            line: index.line_of(spot.start),
+            text: shown(&text[spot.start..spot.end]),
+            key: spot.key,
+            literals: if literals {
+                self::literals(&text[spot.start..spot.end])
+            } else {
+                Vec::new()
+            },
+        };
+        Reading {
+            definitions: self.definitions.iter().map(|s| found(s, false)).collect(),
+            assertions: self.assertions.iter().map(|s| found(s, true)).collect(),
+        }
+    }
+}
+
+/// The test definitions (their lines) and assertions (their statements) of `text` under
+/// `rule`, with their keys.
+fn locate(rule: &TestRule, text: &[u8]) -> Located {
+    let mut located = Located::default();
     if let Some(definition) = &rule.definition {
         for found in definition.find_iter(text) {
-            let index = index.get_or_insert_with(|| LineIndex::new(text));
-            let line = index.line_at(text, found.start());
-            reading.definitions.push(Found {
-                line: index.line_of(found.start()),
-                text: shown(line),
-                key: skeleton(line),
-                literals: Vec::new(),
+            let start = memchr::memrchr(b'\n', &text[..found.start()]).map_or(0, |at| at + 1);
+            let end = memchr::memchr(b'\n', &text[found.start()..])
+                .map_or(text.len(), |at| found.start() + at);
+            let line = &text[start..end];
+            located.definitions.push(Spot {
+                start,
+                end,
+                key: key(line),
             });
         }
     }
     if let Some(assertion) = &rule.assertion {
         for found in assertion.find_iter(text) {
-            let index = index.get_or_insert_with(|| LineIndex::new(text));
             let statement = statement_at(text, found.start());
-            reading.assertions.push(Found {
-                line: index.line_of(found.start()),
-                text: shown(statement),
-                key: skeleton(statement),
-                literals: literals(statement),
+            located.assertions.push(Spot {
+                start: found.start(),
+                end: found.start() + statement.len(),
+                key: key(statement),
             });
         }
     }
-    reading
+    located
+}
+
+/// The hash of [`skeleton`], without building it.
+fn key(statement: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut hasher = std::hash::DefaultHasher::new();
+    for byte in skeleton_bytes(statement) {
+        hasher.write_u8(byte);
+    }
+    hasher.finish()
 }
 
 /// The statement that starts at `start`: to the end of its line, and on while a bracket is
@@ -357,13 +412,16 @@ fn statement_at(text: &[u8], start: usize) -> &[u8] {
 
 /// An assertion without its layout: no spaces, brackets or commas, one kind of quote, no
 /// trailing `;`. A formatter's rewrapping or requoting keeps it.
+#[cfg(test)]
 fn skeleton(statement: &[u8]) -> String {
-    let kept: Vec<u8> = statement
+    String::from_utf8_lossy(&skeleton_bytes(statement).collect::<Vec<u8>>()).into_owned()
+}
+
+fn skeleton_bytes(statement: &[u8]) -> impl Iterator<Item = u8> + '_ {
+    statement
         .iter()
         .filter(|b| !b.is_ascii_whitespace() && !matches!(b, b'(' | b')' | b',' | b';' | b'\\'))
         .map(|&b| if b == b'\'' || b == b'`' { b'"' } else { b })
-        .collect();
-    String::from_utf8_lossy(&kept).into_owned()
 }
 
 /// The numbers and strings of a statement, each as written but for `_` in numbers, case, and

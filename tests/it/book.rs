@@ -222,6 +222,27 @@ fn the_books_parser_definition_loads() {
     assert_eq!(names, ["my-linter"]);
 }
 
+/// The integrity page's example entry loads beside the built-in ones, and its table lists every
+/// built-in entry.
+#[test]
+fn the_books_integrity_entry_loads_and_every_entry_is_listed() {
+    let text = page("integrity.md");
+    let start = text.find("name = \"mytool\"").expect("the example entry");
+    let close = text[start..].find("```").expect("a closed block");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("mytool.toml"), &text[start..start + close]).unwrap();
+    let catalogue = refine_loop::integrity::Catalogue::load(&[dir.path().to_path_buf()]).unwrap();
+    assert!(catalogue.get("mytool").is_some());
+    let built_in = refine_loop::integrity::Catalogue::built_in().unwrap();
+    for entry in built_in.entries() {
+        assert!(
+            text.contains(&format!("| `{}` |", entry.name)),
+            "docs/src/integrity.md does not list the entry {}",
+            entry.name
+        );
+    }
+}
+
 #[test]
 fn the_books_exit_codes_are_the_binarys() {
     let text = page("exit-codes.md");

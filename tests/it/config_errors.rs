@@ -181,6 +181,48 @@ const CASES: &[Case] = &[
         env: &[],
         expected: &["parsers/broken.toml: pattern[1].regex: invalid regex /(unclosed/"],
     },
+    Case {
+        name: "an unknown integrity mode",
+        config: Some(
+            "[loop]\nintegrity = \"warn\"\n[[gate.check]]\nname = \"t\"\nrun = \"touch ran\"\n",
+        ),
+        args: &[],
+        env: &[],
+        expected: &[
+            "refine-loop.toml: loop.integrity: \"warn\" is not an integrity mode; expected refuse, report or off",
+        ],
+    },
+    Case {
+        name: "an allow entry of an unknown class",
+        config: Some(
+            "[[integrity.allow]]\nclass = \"lint\"\n[[gate.check]]\nname = \"t\"\nrun = \"touch ran\"\n",
+        ),
+        args: &[],
+        env: &[],
+        expected: &[
+            "refine-loop.toml: integrity.allow[0].class: \"lint\" is not one of suppression, tests, config, evasion",
+        ],
+    },
+    Case {
+        name: "an allow entry that sets no condition",
+        config: Some(
+            "[[integrity.allow]]\nreason = \"all of it\"\n[[gate.check]]\nname = \"t\"\nrun = \"touch ran\"\n",
+        ),
+        args: &[],
+        env: &[],
+        expected: &[
+            "integrity.allow[0].class: an allow entry needs at least one of class, rule, pattern and paths",
+        ],
+    },
+    Case {
+        name: "a broken integrity entry",
+        config: Some(
+            "[integrity]\ndirs = [\"integrity\"]\n[[gate.check]]\nname = \"t\"\nrun = \"touch ran\"\n",
+        ),
+        args: &[],
+        env: &[],
+        expected: &["integrity/broken.toml: marker[0].regex: "],
+    },
 ];
 
 #[test]
@@ -193,6 +235,10 @@ fn bad_input_exits_2_with_one_line_and_changes_nothing() {
         repo.write(
             "parsers/broken.toml",
             "name = \"broken\"\n[[pattern]]\nregex = '(?P<message>.*)'\n[[pattern]]\nregex = '(unclosed'\n",
+        );
+        repo.write(
+            "integrity/broken.toml",
+            "name = \"broken\"\nfiles = [\"*.py\"]\n[[marker]]\nname = \"x\"\nclass = \"suppression\"\nregex = '#\\s*x(?P<rule>'\n",
         );
         let mut command = repo.command(&["check"]);
         command.args(case.args);
