@@ -10,7 +10,6 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::*;
-use crate::model::{CheckStatus, SeverityCounts};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -254,29 +253,12 @@ fn counts(passed: u64, failed: u64, skipped: u64) -> Option<TestCounts> {
     })
 }
 
+/// The record of a test runner `name` that counted `tests`.
 fn record(name: &str, tests: Option<TestCounts>) -> CheckRecord {
-    CheckRecord {
-        name: name.into(),
-        category: "tests".into(),
-        parser: "pytest".into(),
-        status: CheckStatus::Failed,
-        exit_code: Some(1),
-        signal: None,
-        duration_ms: 0,
-        timed_out: false,
-        counts: SeverityCounts::default(),
-        expected_count: None,
-        tests,
-        unparsed: false,
-        output_bytes: 0,
-        lines_cut: 0,
-        infra_reason: None,
-        leftover_processes_stopped: false,
-        output_abandoned: false,
-        flaky: false,
-        excused: Vec::new(),
-        wrote_tracked: Vec::new(),
-    }
+    let mut pytest = crate::report::fixture::records().remove(1);
+    pytest.name = name.into();
+    pytest.tests = tests;
+    pytest
 }
 
 use crate::model::{CheckRecord, TestCounts};

@@ -10,7 +10,7 @@ pub mod codequality;
 mod delegate_md;
 mod final_md;
 #[cfg(test)]
-mod fixture;
+pub(crate) mod fixture;
 pub mod junit;
 pub(crate) mod markdown;
 mod merge_md;
