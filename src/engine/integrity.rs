@@ -263,6 +263,7 @@ impl IntegrityLog {
                 .map(|(name, mut row)| {
                     row.delegate = name.to_string();
                     row.changes_refused = changes_refused.get(name).map_or(0, |c| c.len() as u32);
+                    row.barred = row.changes_refused >= REFUSALS_FOR_BAR;
                     row
                 })
                 .collect(),

@@ -198,6 +198,14 @@ pub(super) fn integrity_section(part: &super::IntegrityPart) -> String {
             row.reported
         );
     }
+    for row in part.delegates.iter().filter(|row| row.barred) {
+        let _ = writeln!(
+            text,
+            "\n{} was barred for the rest of the run: {} of its changes were refused.",
+            super::markdown::code_span(&row.delegate),
+            row.changes_refused
+        );
+    }
     text
 }
 

@@ -244,6 +244,7 @@ fn run_part() -> RunPart {
                 refused: 2,
                 allowed: 1,
                 reported: 0,
+                barred: false,
             }],
         },
         in_worktree: false,

@@ -156,6 +156,8 @@ pub struct DelegateIntegrity {
     pub refused: u32,
     pub allowed: u32,
     pub reported: u32,
+    /// Refused so often it was barred for the rest of the run.
+    pub barred: bool,
 }
 
 /// A category still failing at the end of a run, and why its findings remain.

@@ -518,6 +518,51 @@ fn an_allow_entry_lets_its_pattern_through_and_still_lists_it() {
 }
 
 #[test]
+fn a_delegate_that_only_weakens_the_gate_is_barred() {
+    // One agent for every category, each change verified alone: a skip for tests, a noqa for
+    // lint (tests come first). Cycle 1 refuses both; cycle 2 refuses the tests one, the third,
+    // and bars it: it does not get lint.
+    let cheat = Case {
+        name: "python: an agent that suppresses or skips whatever it is given",
+        categories: "[\"*\"]",
+        delegate: "if [ \"$REFINE_LOOP_CATEGORY\" = lint ]; then sed -i 's/^import os$/import os  # noqa: F401/' src/shop.py; \
+                   else sed -i 's/^def test_average/import pytest\\n\\n\\n@pytest.mark.skip\\ndef test_average/' tests/test_shop.py; fi",
+        moves: &[],
+    };
+    let repo = python_with(&cheat, "verify = \"per-delegate\"\n");
+    let text = std::fs::read_to_string(repo.join("refine-loop.toml"))
+        .unwrap()
+        .replace("max_cycles = 1", "max_cycles = 2");
+    std::fs::write(repo.join("refine-loop.toml"), text).unwrap();
+    repo.commit("two cycles");
+    let output = run(&repo, &[]);
+    let report = final_report(&repo);
+    let context = format!("{output:?}\n{report}");
+    assert_eq!(changed(&repo), "", "{context}");
+    let reports = |cycle: u32| -> Vec<String> {
+        let dir = repo.join(&format!(".refine-loop/cycle-{cycle}/delegate-reports"));
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+            })
+            .into_iter()
+            .flatten()
+            .filter(|name| name.ends_with(".md") && !name.ends_with(".prompt.md"))
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(reports(1), ["fix-lint.md", "fix-tests.md"], "{context}");
+    assert_eq!(reports(2), ["fix-tests.md"], "{context}");
+    assert!(
+        report.contains("was barred for the rest of the run: 3 of its changes were refused."),
+        "{context}"
+    );
+}
+
+#[test]
 fn a_refused_delegate_is_told_why_in_its_next_prompt() {
     let repo = python(&PYTHON[0]);
     let text = std::fs::read_to_string(repo.join("refine-loop.toml"))
