@@ -20,8 +20,8 @@ use crate::workspace::{Change, PathState, SnapshotStore};
 pub const REFUSALS_FOR_BAR: u32 = 3;
 
 /// A changed file larger than this is not read for its markers, tests or configuration (its
-/// deletion or move still counts): no source file a gate reads is this large.
-const MAX_READ_BYTES: u64 = 16 << 20;
+/// deletion or move still counts): a source file a gate reads is far smaller.
+const MAX_READ_BYTES: u64 = 64 << 20;
 
 /// Refused moves an attempt's next prompt names, at most.
 const PROMPT_MOVES: usize = 10;

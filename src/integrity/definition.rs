@@ -336,6 +336,7 @@ pub fn compile(origin: &str, text: &str) -> Result<Entry, InvalidValue> {
     };
     let marker_set = RegexSetBuilder::new(file.marker.iter().map(|m| &m.regex))
         .multi_line(true)
+        .crlf(true)
         .build()
         .map_err(|e| invalid("marker".into(), crate::parse::one_line(&e.to_string())))?;
     Ok(Entry {
@@ -402,11 +403,12 @@ pub fn compile_glob(anchored: &str) -> Result<globset::Glob, globset::Error> {
         .build()
 }
 
-/// A regex of the catalogue, matched line by line (`^` and `$` at each line's ends): its named
-/// groups must be among `groups`, and it must not match an empty text.
+/// A regex of the catalogue, matched line by line (`^` and `$` at each line's ends, before a
+/// `\r\n` too): its named groups must be among `groups`, and it must not match an empty text.
 pub fn compile_regex(pattern: &str, groups: &[&str]) -> Result<Regex, String> {
     let regex = RegexBuilder::new(pattern)
         .multi_line(true)
+        .crlf(true)
         .build()
         .map_err(|e| crate::parse::one_line(&e.to_string()))?;
     if let Some(name) = regex

@@ -105,17 +105,17 @@ fn read(catalogue: &Catalogue, applicable: &Applicable, path: &str, text: &[u8])
             }
             let marker = &entry.markers[marker_index];
             let index = index.get_or_insert_with(|| LineIndex::new(text));
-            for (start, matched, codes) in occurrences(marker, text) {
+            for (start, named) in occurrences(marker, text) {
                 let line = index.line_of(start);
                 let line_text = index.line_at(text, start).to_vec();
-                for code in codes {
+                for (code, text) in named {
                     hits.push(Hit {
                         entry: entry_index,
                         marker: marker_index,
                         code,
                         path: path.to_string(),
                         line,
-                        text: shown(matched),
+                        text,
                         line_text: line_text.clone(),
                     });
                 }
@@ -125,12 +125,15 @@ fn read(catalogue: &Catalogue, applicable: &Applicable, path: &str, text: &[u8])
     hits
 }
 
-/// Each match of `marker` in `text`: where it starts, what it matched, and the rules it names
-/// (one [`EVERY_RULE`] when it names none).
-fn occurrences<'t>(marker: &Marker, text: &'t [u8]) -> Vec<(usize, &'t [u8], Vec<String>)> {
+/// Each match of `marker` in `text`: where it starts, and each rule it names (one
+/// [`EVERY_RULE`] when it names none) with the marker as it reads for that rule alone (`#
+/// type: ignore[a, b]` is `# type: ignore[a]` and `# type: ignore[b]`), so that an allow entry
+/// for one rule lets no other through.
+fn occurrences(marker: &Marker, text: &[u8]) -> Vec<(usize, Vec<(String, String)>)> {
+    let every = |matched: &[u8]| vec![(EVERY_RULE.to_string(), shown(matched))];
     if !marker.has_codes {
         return (marker.regex.find_iter(text))
-            .map(|m| (m.start(), m.as_bytes(), vec![EVERY_RULE.to_string()]))
+            .map(|m| (m.start(), every(m.as_bytes())))
             .collect();
     }
     marker
@@ -138,36 +141,49 @@ fn occurrences<'t>(marker: &Marker, text: &'t [u8]) -> Vec<(usize, &'t [u8], Vec
         .captures_iter(text)
         .map(|captures| {
             let whole = captures.get(0).expect("group 0 is the match");
-            let codes = captures
-                .name("codes")
-                .map(|codes| split_codes(codes.as_bytes()))
-                .unwrap_or_default();
-            let codes = if codes.is_empty() {
-                vec![EVERY_RULE.to_string()]
-            } else {
-                codes
+            let Some(codes) = captures.name("codes") else {
+                return (whole.start(), every(whole.as_bytes()));
             };
-            (whole.start(), whole.as_bytes(), codes)
+            let split = split_codes(codes.as_bytes());
+            if split.is_empty() {
+                return (whole.start(), every(whole.as_bytes()));
+            }
+            let (head, tail) = (
+                &text[whole.start()..codes.start()],
+                &text[codes.end()..whole.end()],
+            );
+            let named = split
+                .into_iter()
+                .map(|(code, written)| {
+                    let alone = [head, written.as_bytes(), tail].concat();
+                    (code, shown(&alone))
+                })
+                .collect();
+            (whole.start(), named)
         })
         .collect()
 }
 
-/// The rules a pragma names, split at commas and spaces; `all` means every rule.
-fn split_codes(codes: &[u8]) -> Vec<String> {
-    let mut split: Vec<String> = String::from_utf8_lossy(codes)
+/// The rules a pragma names, split at commas and spaces: each as counted (quotes and braces
+/// off; `all` means every rule) and as written.
+fn split_codes(codes: &[u8]) -> Vec<(String, String)> {
+    let mut split: Vec<(String, String)> = String::from_utf8_lossy(codes)
         .split(|c: char| c == ',' || c.is_whitespace())
-        .map(|code| code.trim_matches(|c| c == '"' || c == '\''))
-        .filter(|code| !code.is_empty())
-        .map(|code| {
-            if code.eq_ignore_ascii_case("all") {
+        .filter_map(|written| {
+            let code = written.trim_matches(|c| matches!(c, '"' | '\'' | '{' | '}'));
+            if code.is_empty() {
+                return None;
+            }
+            let key = if code.eq_ignore_ascii_case("all") {
                 EVERY_RULE.to_string()
             } else {
                 code.to_string()
-            }
+            };
+            Some((key, written.to_string()))
         })
         .collect();
     split.sort();
-    split.dedup();
+    split.dedup_by(|a, b| a.0 == b.0);
     split
 }
 
@@ -240,7 +256,6 @@ pub fn compare(catalogue: &Catalogue, readings: &Readings) -> Vec<Move> {
             });
         }
     }
-    // A pragma naming two new rules is one move.
     let mut seen = std::collections::HashSet::new();
     moves.retain(|m| seen.insert((m.rule.clone(), m.path.clone(), m.line, m.text.clone())));
     moves

@@ -396,12 +396,14 @@ fn key(statement: &[u8]) -> u64 {
 }
 
 /// The statement that starts at `start`: to the end of its line, and on while a bracket is
-/// open, the line ends in `\`, or the next line goes on with a method call (`.toBe(3)`).
+/// open, the line ends in `\`, or the next line goes on with a method call (`.toBe(3)`); at most
+/// [`STATEMENT_LINES`] lines and [`STATEMENT_BYTES`] bytes (a minified line is cut).
 fn statement_at(text: &[u8], start: usize) -> &[u8] {
     let mut depth: i64 = 0;
     let mut lines = 0;
     let mut at = start;
-    while at < text.len() {
+    let limit = text.len().min(start.saturating_add(STATEMENT_BYTES));
+    while at < limit {
         match text[at] {
             b'(' | b'[' | b'{' => depth += 1,
             b')' | b']' | b'}' => depth -= 1,
@@ -410,7 +412,7 @@ fn statement_at(text: &[u8], start: usize) -> &[u8] {
                 let next = text[at + 1..].iter().find(|b| !b.is_ascii_whitespace());
                 let open = depth > 0 || trim(&text[start..at]).ends_with(b"\\");
                 let goes_on = open || next == Some(&b'.');
-                if !goes_on || lines >= STATEMENT_LINES || at - start >= STATEMENT_BYTES {
+                if !goes_on || lines >= STATEMENT_LINES {
                     break;
                 }
             }
