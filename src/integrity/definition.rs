@@ -68,6 +68,8 @@ struct MarkerFile {
     files: Option<Vec<String>>,
     #[serde(default)]
     on: Side,
+    /// Whether it counts in a file the change created (a generated file's header does not).
+    in_new_files: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -159,6 +161,8 @@ pub struct Marker {
     pub has_codes: bool,
     pub files: Files,
     pub on: Side,
+    /// It counts in files the change created.
+    pub in_new_files: bool,
 }
 
 /// How a test framework's tests and assertions read.
@@ -241,6 +245,7 @@ pub fn compile(origin: &str, text: &str) -> Result<Entry, InvalidValue> {
             regex,
             files: files_or_entry(key("files"), marker.files.as_deref())?,
             on: marker.on,
+            in_new_files: marker.in_new_files.unwrap_or(true),
         });
     }
     let mut tests = Vec::new();

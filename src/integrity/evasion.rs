@@ -3,7 +3,7 @@
 //! kind of file, a folder they leave out) while its findings vanish with it; lines of code
 //! that reappear commented out.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::definition::Comment;
 use super::lines::{LineDiff, shown, trimmed_lines};
@@ -17,9 +17,15 @@ const CODE_LINE: usize = 4;
 pub fn vanished_files(
     catalogue: &Catalogue,
     subjects: &[Subject],
+    emptied: &HashSet<&str>,
     before: &GateView<'_>,
     after: &GateView<'_>,
 ) -> Vec<Move> {
+    let unread = |path: &str| {
+        (catalogue.entries().iter())
+            .filter_map(|e| e.unread.as_ref())
+            .any(|globs| globs.is_match(path))
+    };
     let mut moves = Vec::new();
     for subject in subjects {
         let had = before.findings.get(&subject.path).copied().unwrap_or(0);
@@ -27,33 +33,57 @@ pub fn vanished_files(
             continue;
         }
         let (what, text) = match &subject.after {
+            State::File { .. }
+                if emptied.contains(subject.path.as_str())
+                    && !after.findings.contains_key(&subject.path) =>
+            {
+                (
+                    format!("emptied, and its {had} findings with it"),
+                    subject.path.clone(),
+                )
+            }
             State::File { .. } => continue,
             State::Other { what } => (
                 format!("replaced by a {what}, and its {had} findings went with it"),
                 subject.path.clone(),
             ),
             State::Absent => {
-                let went = subject.before.sha256().and_then(|sha| {
+                let created =
+                    |s: &&Subject| s.before.sha256().is_none() && s.after.sha256().is_some();
+                let went = (subject.before.sha256()).and_then(|sha| {
                     subjects
                         .iter()
-                        .find(|s| s.before.sha256().is_none() && s.after.sha256() == Some(sha))
+                        .filter(created)
+                        .find(|s| s.after.sha256() == Some(sha))
                 });
+                // Renamed where it was, as a person renames a module (N999): the gate still
+                // reads the folder and the kind of file, even with an edit on the way.
+                let renamed_in_place = |to: &Subject| {
+                    folder(&to.path) == folder(&subject.path)
+                        && extension(&to.path) == extension(&subject.path)
+                        && !unread(&to.path)
+                };
                 match went {
+                    None if subjects
+                        .iter()
+                        .filter(created)
+                        .any(|to| renamed_in_place(to)) =>
+                    {
+                        continue;
+                    }
                     None => (
                         format!("deleted, and its {had} findings with it"),
                         subject.path.clone(),
                     ),
                     Some(to) => {
                         let found_there = after.findings.get(&to.path).copied().unwrap_or(0);
-                        let unread = catalogue
-                            .entries()
-                            .iter()
-                            .filter_map(|e| e.unread.as_ref())
-                            .any(|globs| globs.is_match(&to.path));
                         // The gate still finds them all there; or some, so it reads the file
                         // there and the move itself fixed the rest (a module's name).
                         let same_kind = extension(&to.path) == extension(&subject.path);
-                        if found_there >= had || (found_there > 0 && same_kind && !unread) {
+                        if found_there >= had
+                            || (found_there > 0 && same_kind && !unread(&to.path))
+                            || renamed_in_place(to)
+                        {
                             continue;
                         }
                         (
@@ -77,6 +107,22 @@ pub fn vanished_files(
         });
     }
     moves
+}
+
+/// Whether the change left a file that had code (three lines or more) with none to speak of
+/// (one line at most).
+pub fn emptied(before: &[u8], after: &[u8]) -> bool {
+    let lines = |text: &[u8]| {
+        trimmed_lines(text)
+            .filter(|(_, line)| !line.is_empty())
+            .count()
+    };
+    lines(before) >= 3 && lines(after) <= 1
+}
+
+/// The folder of a path (empty at the top).
+fn folder(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(folder, _)| folder)
 }
 
 /// The extension of a path's file name (`py` of `a/b.py`; empty without one).
@@ -152,7 +198,7 @@ pub fn commented_out(
 /// Whether the change may have commented code out: it added a block comment's opening, or a
 /// line comment whose text is a line of code it removed.
 fn adds_a_comment(comment: &Comment, diff: &LineDiff<'_>) -> bool {
-    let removed: std::collections::HashSet<&[u8]> = diff.removed.iter().map(|(_, l)| *l).collect();
+    let removed: HashSet<&[u8]> = diff.removed.iter().map(|(_, l)| *l).collect();
     diff.added.iter().any(|(_, line)| {
         comment.block.iter().any(|(open, _)| line.starts_with(open))
             || (comment.line.iter())

@@ -187,77 +187,160 @@ fn split_codes(codes: &[u8]) -> Vec<(String, String)> {
     split
 }
 
-/// The markers created and deleted files hold, counted together.
+/// A marker and a rule it names: what is counted.
+type Key = (usize, usize, String);
+
+/// Occurrences of `added` markers that modified files gave up, by key: pragmas that may have
+/// moved into a created file with the code they sit on.
+pub type Released = HashMap<Key, usize>;
+
+/// The markers of created and deleted files, in groups: a created file with the deleted file it
+/// was moved from (the same content, or the same name), or alone.
 #[derive(Debug, Default)]
 pub struct Pool {
-    readings: Readings,
+    groups: BTreeMap<String, Readings>,
 }
 
 impl Pool {
-    pub fn add(&mut self, readings: Readings) {
-        self.readings.before.extend(readings.before);
-        self.readings.after.extend(readings.after);
+    /// Adds the readings of a created or deleted file to the group `group`.
+    pub fn add(&mut self, group: &str, readings: Readings) {
+        let into = self.groups.entry(group.to_string()).or_default();
+        into.before.extend(readings.before);
+        into.after.extend(readings.after);
     }
 
-    pub fn compare(&self, catalogue: &Catalogue) -> Vec<Move> {
-        compare(catalogue, &self.readings)
+    /// The moves of each group; occurrences modified files gave up (`released`) make up for
+    /// as many added here.
+    pub fn compare(&self, catalogue: &Catalogue, released: &mut Released) -> Vec<Move> {
+        let mut moves = Vec::new();
+        for readings in self.groups.values() {
+            moves.extend(compare(catalogue, readings, Counting::Moved(released)));
+        }
+        moves
     }
 }
 
-/// The moves between the two sides of `readings`: occurrences added of an `added` marker
-/// (less those a blanket pragma of the same marker gave up), occurrences removed of a
-/// `removed` one.
-pub fn compare(catalogue: &Catalogue, readings: &Readings) -> Vec<Move> {
-    let (before, after) = (count(&readings.before), count(&readings.after));
-    let mut keys: Vec<(usize, usize, &str)> = before.keys().chain(after.keys()).copied().collect();
+/// How a comparison counts.
+#[derive(Debug)]
+pub enum Counting<'r> {
+    /// A modified file: what it gives up of `added` markers is noted.
+    Modified(&'r mut Released),
+    /// Files moved (created or deleted): `removed` markers do not count (a file deleted takes
+    /// its settings with it), nor markers that do not count in new files, and what modified
+    /// files gave up makes up for new occurrences.
+    Moved(&'r mut Released),
+}
+
+/// The moves between the two sides of `readings`: occurrences added of an `added` marker (less
+/// those a blanket pragma of the same marker gave up: each covers every rule of one line),
+/// occurrences removed of a `removed` one.
+pub fn compare(catalogue: &Catalogue, readings: &Readings, counting: Counting<'_>) -> Vec<Move> {
+    let (moved, released) = match counting {
+        Counting::Modified(released) => (false, released),
+        Counting::Moved(released) => (true, released),
+    };
+    let marker_of = |hit: &Hit| &catalogue.entries()[hit.entry].markers[hit.marker];
+    let counts_in = |hit: &Hit, after: bool| {
+        let marker = marker_of(hit);
+        !moved || (marker.on == Side::Added && (marker.in_new_files || !after))
+    };
+    let before: Vec<Hit> = (readings.before.iter())
+        .filter(|h| counts_in(h, false))
+        .cloned()
+        .collect();
+    let after: Vec<Hit> = (readings.after.iter())
+        .filter(|h| counts_in(h, true))
+        .cloned()
+        .collect();
+    let (was_counts, is_counts) = (count(&before), count(&after));
+    let mut keys: Vec<(usize, usize, &str)> =
+        was_counts.keys().chain(is_counts.keys()).copied().collect();
     keys.sort();
     keys.dedup();
-    // What each marker's blanket pragmas gave up, for its narrowed ones to use.
-    let mut spare: HashMap<(usize, usize), usize> = HashMap::new();
-    for &(entry, marker, code) in &keys {
-        if code == EVERY_RULE {
-            let given_up = before.get(&(entry, marker, code)).copied().unwrap_or(0);
-            let given_up =
-                given_up.saturating_sub(after.get(&(entry, marker, code)).copied().unwrap_or(0));
-            spare.insert((entry, marker), given_up);
-        }
-    }
-    let mut moves = Vec::new();
+    // Per key, the occurrences that are new (or gone, for a `removed` marker).
+    let mut found: Vec<&Hit> = Vec::new();
+    // What each marker's blanket pragmas gave up: lines whose rules they still cover.
+    let mut blanket_given_up: HashMap<(usize, usize), usize> = HashMap::new();
     for key in keys {
         let (entry, marker_index, code) = key;
         let marker = &catalogue.entries()[entry].markers[marker_index];
         let (was, is) = (
-            before.get(&key).copied().unwrap_or(0),
-            after.get(&key).copied().unwrap_or(0),
+            was_counts.get(&key).copied().unwrap_or(0),
+            is_counts.get(&key).copied().unwrap_or(0),
         );
-        let (mut count, from, other) = match marker.on {
-            Side::Added => (is.saturating_sub(was), &readings.after, &readings.before),
-            Side::Removed => (was.saturating_sub(is), &readings.before, &readings.after),
+        if marker.on == Side::Added && code == EVERY_RULE && was > is {
+            *blanket_given_up.entry((entry, marker_index)).or_default() += was - is;
+        }
+        let owned: Key = (entry, marker_index, code.to_string());
+        let count = match marker.on {
+            Side::Added if is >= was => {
+                let more = is - was;
+                // A pragma a modified file gave up, moved here with its code.
+                let made_up = if moved {
+                    let spare = released.entry(owned).or_default();
+                    let used = more.min(*spare);
+                    *spare -= used;
+                    used
+                } else {
+                    0
+                };
+                more - made_up
+            }
+            Side::Added => {
+                if !moved {
+                    *released.entry(owned).or_default() += was - is;
+                }
+                0
+            }
+            Side::Removed => was.saturating_sub(is),
         };
-        if marker.on == Side::Added && code != EVERY_RULE {
-            let spare = spare.entry((entry, marker_index)).or_default();
-            let used = count.min(*spare);
-            *spare -= used;
-            count -= used;
-        }
-        if count == 0 {
-            continue;
-        }
-        let name = format!("{}/{}", catalogue.entries()[entry].name, marker.name);
-        for hit in new_occurrences(from, other, key, count) {
-            moves.push(Move {
-                class: marker.class,
-                rule: name.clone(),
-                path: Some(hit.path.clone()),
-                line: Some(hit.line),
-                what: what(marker.class, marker.on).to_string(),
-                text: hit.text.clone(),
-                allowed_by: None,
-            });
+        if count > 0 {
+            let (from, other) = match marker.on {
+                Side::Added => (&after, &before),
+                Side::Removed => (&before, &after),
+            };
+            found.extend(new_occurrences(from, other, key, count));
         }
     }
+    // A blanket pragma narrowed covers every rule on one line (`# noqa` to `# noqa: E401, F401`).
+    let line_of = |hit: &Hit| (hit.entry, hit.marker, hit.path.clone(), hit.line);
+    let mut covered: Vec<(usize, usize, String, u64)> = Vec::new();
+    for hit in &found {
+        if marker_of(hit).on != Side::Added
+            || hit.code == EVERY_RULE
+            || covered.contains(&line_of(hit))
+        {
+            continue;
+        }
+        if let Some(left) = blanket_given_up
+            .get_mut(&(hit.entry, hit.marker))
+            .filter(|n| **n > 0)
+        {
+            *left -= 1;
+            covered.push(line_of(hit));
+        }
+    }
+    let mut moves = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    moves.retain(|m| seen.insert((m.rule.clone(), m.path.clone(), m.line, m.text.clone())));
+    for hit in found {
+        let marker = marker_of(hit);
+        if hit.code != EVERY_RULE && covered.contains(&line_of(hit)) {
+            continue;
+        }
+        let rule = format!("{}/{}", catalogue.entries()[hit.entry].name, marker.name);
+        if !seen.insert((rule.clone(), hit.path.clone(), hit.line, hit.text.clone())) {
+            continue;
+        }
+        moves.push(Move {
+            class: marker.class,
+            rule,
+            path: Some(hit.path.clone()),
+            line: Some(hit.line),
+            what: what(marker.class, marker.on).to_string(),
+            text: hit.text.clone(),
+            allowed_by: None,
+        });
+    }
     moves
 }
 
@@ -300,12 +383,15 @@ fn new_occurrences<'h>(
     fresh
 }
 
+/// What a tests marker added did, in words.
+pub const TEST_MARKER_ADDED: &str = "test skipped, focused or excused";
+
 /// What a change to a marker of `class` did, in words.
 fn what(class: Class, on: Side) -> &'static str {
     match (class, on) {
         (Class::Suppression, Side::Added) => "suppression added",
         (Class::Suppression, Side::Removed) => "a stricter level removed",
-        (Class::Tests, Side::Added) => "test skipped, focused or excused",
+        (Class::Tests, Side::Added) => TEST_MARKER_ADDED,
         (Class::Tests, Side::Removed) => "test requirement removed",
         (Class::Config, Side::Added) => "tool configured inline",
         (Class::Config, Side::Removed) => "inline configuration removed",

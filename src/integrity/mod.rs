@@ -230,7 +230,11 @@ pub fn inspect(
     let catalogue = inspection.catalogue;
     let mut moves = Vec::new();
     let mut moved_markers = markers::Pool::default();
+    let mut released = markers::Released::new();
+    let groups = move_groups(subjects);
     let mut tests = test_code::Tally::new(catalogue);
+    let mut new_tests: HashMap<&str, Vec<u64>> = HashMap::new();
+    let mut emptied: HashSet<&str> = HashSet::new();
     for subject in subjects {
         let applicable = catalogue.applicable(&subject.path);
         if applicable.is_empty() && inspection.gate_files.holds(&subject.path).is_none() {
@@ -256,14 +260,25 @@ pub fn inspect(
             (Some(before), Some(after)) => Some(lines::LineDiff::of(before, after)),
             _ => None,
         };
+        let failing = inspection.before.failing_tests.contains(&subject.path);
+        let tests_added = tests.read(&pair, &applicable.tests, diff.as_ref(), failing);
+        if !tests_added.is_empty() {
+            new_tests.insert(subject.path.as_str(), tests_added);
+        }
         match &diff {
             Some(diff) => {
                 let readings = markers::read_diff(catalogue, &applicable, pair.path, diff);
-                moves.extend(markers::compare(catalogue, &readings));
+                let counting = markers::Counting::Modified(&mut released);
+                moves.extend(markers::compare(catalogue, &readings, counting));
             }
-            None => moved_markers.add(markers::read_pair(catalogue, &applicable, &pair)),
+            None => {
+                let group = groups
+                    .get(subject.path.as_str())
+                    .copied()
+                    .unwrap_or(&subject.path);
+                moved_markers.add(group, markers::read_pair(catalogue, &applicable, &pair));
+            }
         }
-        tests.read(&pair, &applicable.tests);
         moves.extend(config_files::compare(
             catalogue,
             &applicable,
@@ -278,9 +293,17 @@ pub fn inspect(
                 &pair,
                 diff,
             ));
+            if evasion::emptied(
+                pair.before.unwrap_or_default(),
+                pair.after.unwrap_or_default(),
+            ) {
+                emptied.insert(subject.path.as_str());
+            }
         }
     }
-    moves.extend(moved_markers.compare(catalogue));
+    moves.extend(moved_markers.compare(catalogue, &mut released));
+    // A skip or focus marker on a test the change added is that test's, not a test weakened.
+    moves.retain(|found| !on_a_new_test(found, &new_tests));
     moves.extend(tests.compare(subjects, inspection.before));
     moves.extend(test_code::runner_totals(
         inspection.before.checks,
@@ -289,10 +312,52 @@ pub fn inspect(
     moves.extend(evasion::vanished_files(
         catalogue,
         subjects,
+        &emptied,
         inspection.before,
         inspection.after,
     ));
     moves
+}
+
+/// Whether `found` is a tests marker on a test the change added: at most 5 lines above its
+/// definition (an attribute, a decorator) or 30 below (in its body).
+fn on_a_new_test(found: &Move, new_tests: &HashMap<&str, Vec<u64>>) -> bool {
+    let (Some(path), Some(line)) = (&found.path, found.line) else {
+        return false;
+    };
+    found.class == Class::Tests
+        && found.what == markers::TEST_MARKER_ADDED
+        && new_tests.get(path.as_str()).is_some_and(|tests| {
+            tests
+                .iter()
+                .any(|&test| line + 5 >= test && line <= test + 30)
+        })
+}
+
+/// Which created file was moved from which deleted one: the same content, else the same name.
+/// Each created file with one maps to that deleted file's path.
+fn move_groups(subjects: &[Subject]) -> HashMap<&str, &str> {
+    let deleted: Vec<&Subject> = (subjects.iter())
+        .filter(|s| s.before.sha256().is_some() && s.after.sha256().is_none())
+        .collect();
+    let name = |path: &str| path.rsplit('/').next().unwrap_or(path).to_string();
+    let mut groups = HashMap::new();
+    for created in subjects.iter().filter(|s| s.before.sha256().is_none()) {
+        let Some(sha) = created.after.sha256() else {
+            continue;
+        };
+        let from = (deleted.iter())
+            .find(|d| d.before.sha256() == Some(sha))
+            .or_else(|| {
+                deleted
+                    .iter()
+                    .find(|d| name(&d.path) == name(&created.path))
+            });
+        if let Some(from) = from {
+            groups.insert(created.path.as_str(), from.path.as_str());
+        }
+    }
+    groups
 }
 
 #[cfg(test)]
