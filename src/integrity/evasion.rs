@@ -64,11 +64,7 @@ pub fn vanished_files(
                         && !unread(&to.path)
                 };
                 match went {
-                    None if subjects
-                        .iter()
-                        .filter(created)
-                        .any(|to| renamed_in_place(to)) =>
-                    {
+                    None if subjects.iter().filter(created).any(&renamed_in_place) => {
                         continue;
                     }
                     None => (
