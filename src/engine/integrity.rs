@@ -174,8 +174,16 @@ pub struct IntegrityLog {
 
 impl IntegrityLog {
     /// Records what `attempt` (by `delegate`, described `name`) was found to do in `cycle`;
-    /// `refused` when its change went for it. Returns the changes its delegate has had refused.
-    pub fn record(&mut self, cycle: u32, attempt: &Attempt, name: &str, refused: bool) -> u32 {
+    /// `refused` when its change went for it, `its_own` when that counts against the delegate.
+    /// Returns the changes its delegate has had refused.
+    pub fn record(
+        &mut self,
+        cycle: u32,
+        attempt: &Attempt,
+        name: &str,
+        refused: bool,
+        its_own: bool,
+    ) -> u32 {
         for found in &attempt.integrity {
             match (&found.allowed_by, refused) {
                 (Some(_), _) => self.cycle.allowed += 1,
@@ -191,7 +199,7 @@ impl IntegrityLog {
             });
         }
         let (count, lines) = self.refusals.entry(attempt.delegate).or_default();
-        if refused {
+        if refused && its_own {
             *count += 1;
             *lines = (attempt.integrity.iter())
                 .filter(|m| m.allowed_by.is_none())

@@ -49,7 +49,7 @@ pub(super) fn verify_one(
     }
     attempt.settled = true;
     let decided = !verified.run.cancelled;
-    engine.note_integrity(cycle, attempt);
+    engine.note_integrity(cycle, attempt, true);
     let judgement = if reasons.is_empty() {
         attempt.unmasked = verified.unmasked.iter().map(Diagnostic::detail).collect();
         engine.note_unmasked(&verified.unmasked);
@@ -99,6 +99,7 @@ pub(super) fn verify_together(
         engine.say(format!("cycle {}: verifying with the gate", cycle.index));
         let verified = engine.verify(cycle, &changes)?;
         measured = Some(verified.run.summary.clone());
+        let together = attempts.iter().filter(|(_, a)| !a.settled).count();
         for (_, attempt) in attempts.iter_mut().filter(|(_, a)| !a.settled) {
             attempt.integrity = super::integrity::of_attempt(
                 engine.settings,
@@ -106,7 +107,11 @@ pub(super) fn verify_together(
                 attempt,
                 &verified.integrity,
             );
-            engine.note_integrity(cycle, attempt);
+            // A move of no file (a runner's totals) is every attempt's to read, but it counts
+            // against a delegate only when the delegate was alone, or made a move of its own.
+            let its_own = together == 1
+                || (attempt.integrity.iter()).any(|m| m.path.is_some() && m.allowed_by.is_none());
+            engine.note_integrity(cycle, attempt, its_own);
         }
         let mut held = Vec::new();
         for (_, attempt) in attempts.iter_mut().filter(|(_, a)| !a.settled) {
@@ -153,15 +158,18 @@ pub(super) fn verify_together(
 
 impl Engine<'_> {
     /// Records what `attempt`'s change was found to do that makes the gate see less; a delegate
-    /// refused for it again and again is barred, as one that keeps failing.
-    fn note_integrity(&mut self, cycle: CycleNumber, attempt: &Attempt) {
+    /// refused for moves of its own (`its_own`) again and again is barred, as one that keeps
+    /// failing.
+    fn note_integrity(&mut self, cycle: CycleNumber, attempt: &Attempt, its_own: bool) {
         if attempt.integrity.is_empty() {
             return;
         }
         let mode = self.settings.run.integrity;
         let refused = super::integrity::refusal(mode, &attempt.integrity).is_some();
         let name = self.settings.delegates[attempt.delegate].describe();
-        let refusals = self.integrity.record(cycle.index, attempt, &name, refused);
+        let refusals = self
+            .integrity
+            .record(cycle.index, attempt, &name, refused, its_own);
         if refusals >= super::integrity::REFUSALS_FOR_BAR {
             tracing::warn!(delegate = %name, refusals, "it keeps weakening the gate: barred for the run");
             self.standing.bar(attempt.delegate);

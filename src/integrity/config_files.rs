@@ -29,8 +29,9 @@ pub fn compare(
     if pair.before == pair.after || (!rules_apply && gate_file.is_none()) {
         return Vec::new();
     }
+    let indented = pair.path.ends_with(".py");
     if let (Some(was), Some(is)) = (pair.before, pair.after)
-        && layout_free(was) == layout_free(is)
+        && layout_free(was, indented) == layout_free(is, indented)
     {
         return Vec::new();
     }
@@ -102,9 +103,12 @@ fn config_moves(
         text: String::new(),
         allowed_by: None,
     };
+    let ignored =
+        |text: &str| (rule.ignore_lines.as_ref()).is_some_and(|r| r.is_match(text.as_bytes()));
     if rule.on == ConfigOn::Added {
         return added_lines(pair)
             .into_iter()
+            .filter(|(_, text)| !ignored(text))
             .filter(|(_, text)| {
                 rule.lines
                     .as_ref()
@@ -121,8 +125,12 @@ fn config_moves(
     }
     if rule.on == ConfigOn::Hides {
         let folder = pair.path.rsplit_once('/').map_or("", |(folder, _)| folder);
+        // A rule added, or an exception (`!keep.py`) removed: either can hide a file.
+        let exceptions_removed = (removed_lines(pair).into_iter())
+            .filter_map(|(line, text)| text.strip_prefix('!').map(|rule| (line, rule.to_string())));
         return added_lines(pair)
             .into_iter()
+            .chain(exceptions_removed)
             .filter_map(|(line, text)| {
                 let globs = ignore_globs(folder, &text)?;
                 let mut hidden: Vec<&String> =
@@ -143,6 +151,20 @@ fn config_moves(
             .collect();
     }
     if rule.keys.is_empty() && rule.except_keys.is_empty() {
+        // What is left but the lines the rule ignores (imports, in code that configures).
+        let kept = |text: &[u8]| -> Vec<u8> {
+            let lines = trimmed_lines(text).map(|(_, line)| line);
+            let kept: Vec<&[u8]> = lines
+                .filter(|line| !ignored(&String::from_utf8_lossy(line)))
+                .collect();
+            layout_free(&kept.join(&b'\n'), false)
+        };
+        if let (Some(was), Some(is)) = (pair.before, pair.after)
+            && rule.ignore_lines.is_some()
+            && kept(was) == kept(is)
+        {
+            return Vec::new();
+        }
         let (line, text) = first_difference(pair);
         return vec![Move { line, text, ..base }];
     }
@@ -349,7 +371,12 @@ fn threshold_moves(threshold: &Threshold, name: &str, pair: &FilePair<'_>) -> Ve
             })
             .collect()
     };
-    let (before, after) = (values(pair.before), values(pair.after));
+    // Compared in order of value, so that two targets swapped lower nothing.
+    let sorted = |mut values: Vec<(u64, f64, String)>| {
+        values.sort_by(|a, b| a.1.total_cmp(&b.1));
+        values
+    };
+    let (before, after) = (sorted(values(pair.before)), sorted(values(pair.after)));
     let mut moves = Vec::new();
     for (index, (_, was, was_text)) in before.iter().enumerate() {
         let (line, what, text) = match after.get(index) {
@@ -404,23 +431,47 @@ fn ignore_globs(folder: &str, line: &str) -> Option<globset::GlobSet> {
 }
 
 /// `text` without its layout: runs of spaces and line breaks dropped (one space kept between
-/// two words), one kind of quote, no `;`, brackets or trailing commas, and `var`, `let` and
-/// `const` alike. A formatter's change (prettier, ruff format, taplo) leaves it as it was.
-fn layout_free(text: &[u8]) -> Vec<u8> {
+/// two words), one kind of quote, no `;` or trailing commas, and `var`, `let` and `const`
+/// alike. A formatter's change (prettier, ruff format, taplo) leaves it as it was.
+/// Where indentation means something (`indented`: Python), the depth of each line that starts
+/// a statement (outside brackets) is kept.
+fn layout_free(text: &[u8], indented: bool) -> Vec<u8> {
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
     let mut out: Vec<u8> = Vec::with_capacity(text.len());
     let mut space = false;
+    let mut depth: i64 = 0;
+    let mut line_start = true;
+    let mut indent = 0usize;
     for &byte in text {
-        if byte.is_ascii_whitespace() {
+        if byte == b'\n' {
+            line_start = true;
+            indent = 0;
             space = true;
             continue;
         }
+        if byte.is_ascii_whitespace() {
+            if line_start {
+                indent += 1;
+            }
+            space = true;
+            continue;
+        }
+        if line_start && indented && depth <= 0 {
+            out.extend_from_slice(format!("\n{indent}:").as_bytes());
+            space = false;
+        }
+        line_start = false;
+        match byte {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            _ => {}
+        }
         let byte = match byte {
             b'\'' | b'`' => b'"',
-            b';' | b'(' | b')' => continue,
+            b';' => continue,
             other => other,
         };
-        if matches!(byte, b'}' | b']') && out.last() == Some(&b',') {
+        if matches!(byte, b'}' | b']' | b')') && out.last() == Some(&b',') {
             out.pop();
         }
         if space && out.last().is_some_and(|&last| word(last)) && word(byte) {
@@ -470,29 +521,37 @@ fn first_difference(pair: &FilePair<'_>) -> (Option<u64>, String) {
 
 /// Lines the change added (counted, so a line moved is not added), but blank and `#` ones.
 fn added_lines(pair: &FilePair<'_>) -> Vec<(u64, String)> {
-    let mut before: HashMap<&[u8], usize> = HashMap::new();
-    for (_, line) in pair
-        .before
+    changed_lines(pair.before, pair.after)
+}
+
+/// Lines the change removed, as [`added_lines`] has them.
+fn removed_lines(pair: &FilePair<'_>) -> Vec<(u64, String)> {
+    changed_lines(pair.after, pair.before)
+}
+
+/// Lines `to` has more of than `from` (trimmed, counted), but blank and `#` ones.
+fn changed_lines(from: Option<&[u8]>, to: Option<&[u8]>) -> Vec<(u64, String)> {
+    let mut left: HashMap<&[u8], usize> = HashMap::new();
+    for (_, line) in from
         .map(|t| trimmed_lines(t).collect::<Vec<_>>())
         .unwrap_or_default()
     {
-        *before.entry(line).or_default() += 1;
+        *left.entry(line).or_default() += 1;
     }
-    let mut added = Vec::new();
-    for (number, line) in pair
-        .after
+    let mut more = Vec::new();
+    for (number, line) in to
         .map(|t| trimmed_lines(t).collect::<Vec<_>>())
         .unwrap_or_default()
     {
         if line.is_empty() || line.starts_with(b"#") {
             continue;
         }
-        match before.get_mut(line) {
+        match left.get_mut(line) {
             Some(left) if *left > 0 => *left -= 1,
-            _ => added.push((number, shown(trim(line)))),
+            _ => more.push((number, shown(trim(line)))),
         }
     }
-    added
+    more
 }
 
 #[cfg(test)]
@@ -541,8 +600,8 @@ mod tests {
         ];
         for (was, is) in same {
             assert_eq!(
-                layout_free(was.as_bytes()),
-                layout_free(is.as_bytes()),
+                layout_free(was.as_bytes(), false),
+                layout_free(is.as_bytes(), false),
                 "{was}"
             );
         }
@@ -553,11 +612,21 @@ mod tests {
         ];
         for (was, is) in different {
             assert_ne!(
-                layout_free(was.as_bytes()),
-                layout_free(is.as_bytes()),
+                layout_free(was.as_bytes(), false),
+                layout_free(is.as_bytes(), false),
                 "{was}"
             );
         }
+        // Python: a statement's depth counts, a continuation line's does not.
+        let python = |text: &str| layout_free(text.as_bytes(), true);
+        assert_eq!(
+            python("run(a, b,\n    c)\nfor x in y:\n    f(x)\n"),
+            python("run(\n    a,\n    b,\n    c\n)\nfor x in y:\n    f(x)\n")
+        );
+        assert_ne!(
+            python("for x in y:\n    f(x)\nsys.exit(1)\n"),
+            python("for x in y:\n    f(x)\n    sys.exit(1)\n")
+        );
     }
 
     #[test]

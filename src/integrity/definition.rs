@@ -92,6 +92,7 @@ struct ConfigFile {
     #[serde(default)]
     on: ConfigOn,
     lines: Option<String>,
+    ignore_lines: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -188,6 +189,8 @@ pub struct ConfigRule {
     pub on: ConfigOn,
     /// With `on = "added"`: only added lines this matches count.
     pub lines: Option<Regex>,
+    /// Lines this matches do not count (imports, in a file of code that configures).
+    pub ignore_lines: Option<Regex>,
 }
 
 /// A number a gate must reach (coverage's `fail_under`): lowering it is evasion.
@@ -284,7 +287,11 @@ pub fn compile(origin: &str, text: &str) -> Result<Entry, InvalidValue> {
         if lines.is_some() && rule.on != ConfigOn::Added {
             return Err(invalid(key("lines"), "goes with on = \"added\"".into()));
         }
+        let ignore_lines = (rule.ignore_lines.as_deref())
+            .map(|p| compile_regex(p, &[]).map_err(|r| invalid(key("ignore_lines"), r)))
+            .transpose()?;
         config.push(ConfigRule {
+            ignore_lines,
             name: rule.name.clone(),
             files: compile_files(&rule.files).map_err(|r| invalid(key("files"), r))?,
             keys,

@@ -75,6 +75,10 @@ impl GateFiles {
                 let Some(folder) = &folder else {
                     continue;
                 };
+                // `make -C sub` reads `sub/Makefile`.
+                let folder = command
+                    .changed_folder()
+                    .map_or_else(|| folder.clone(), |sub| folder.join(sub));
                 for entry in catalogue.entries() {
                     let runners = entry.runners.iter();
                     for runner in runners.filter(|r| r.command.contains(&command.program)) {
@@ -124,12 +128,6 @@ impl GateFiles {
     }
 }
 
-/// Programs that run a file they are given (`python tools/check.py`, `sh ci/lint.sh`).
-const INTERPRETERS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "python", "python3", "python2", "node", "deno", "bun",
-    "ruby", "perl", "php", "pwsh", "Rscript", "tclsh", "source", ".",
-];
-
 /// Words that run the command after them (`env`, `uv run`, `xargs -0`).
 const WRAPPERS: &[&str] = &[
     "env", "time", "nice", "nohup", "exec", "command", "xargs", "timeout", "npx", "pnpx", "bunx",
@@ -156,6 +154,76 @@ const CONFIG_OPTIONS: &[&str] = &[
     "--resolve-plugins-relative-to",
 ];
 
+/// A program that runs a file it is given, and how it reads its options.
+#[derive(Debug, Clone, Copy)]
+struct Interpreter {
+    /// Options after which it runs no file (a command given inline, a module).
+    inline: &'static [&'static str],
+    /// Options that take the next word as their value.
+    valued: &'static [&'static str],
+    /// A subcommand before the file (`deno run x.ts`).
+    subcommand: Option<&'static str>,
+}
+
+impl Interpreter {
+    fn of(program: &str) -> Option<Self> {
+        let (inline, valued, subcommand): (&[&str], &[&str], _) = match program {
+            "sh" | "bash" | "dash" | "zsh" | "ksh" => (&["-c"], &["-o", "-O", "+o", "+O"], None),
+            "source" | "." => (&[], &[], None),
+            p if p == "python" || p.starts_with("python3") || p == "python2" => {
+                (&["-c", "-m"], &["-W", "-X"], None)
+            }
+            "node" => (
+                &["-e", "--eval", "-p", "--print"],
+                &[
+                    "-r",
+                    "--require",
+                    "--import",
+                    "--loader",
+                    "--experimental-loader",
+                    "-C",
+                    "--conditions",
+                ],
+                None,
+            ),
+            "deno" | "bun" => (&["-e", "--eval"], &[], Some("run")),
+            "ruby" | "perl" => (&["-e", "-E"], &["-I", "-r"], None),
+            "php" => (&["-r"], &["-d", "-c"], None),
+            "pwsh" => (&["-Command", "-c"], &[], None),
+            "Rscript" | "tclsh" => (&["-e"], &[], None),
+            _ => return None,
+        };
+        Some(Self {
+            inline,
+            valued,
+            subcommand,
+        })
+    }
+
+    /// The script among `arguments`: the first word that is not an option or its value.
+    fn script(self, arguments: &[String]) -> Option<&str> {
+        let mut words = arguments.iter().peekable();
+        if let Some(subcommand) = self.subcommand {
+            if words.peek().is_some_and(|word| *word == subcommand) {
+                words.next();
+            }
+        }
+        while let Some(word) = words.next() {
+            if self.inline.contains(&word.as_str()) {
+                return None;
+            }
+            if self.valued.contains(&word.as_str()) {
+                words.next();
+                continue;
+            }
+            if !word.starts_with('-') && !word.starts_with('+') {
+                return Some(word);
+            }
+        }
+        None
+    }
+}
+
 /// One simple command of a check's `run`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct SimpleCommand {
@@ -166,6 +234,20 @@ struct SimpleCommand {
 }
 
 impl SimpleCommand {
+    /// The folder a runner is told to work in (`make -C sub`, `just --working-directory sub`).
+    fn changed_folder(&self) -> Option<&str> {
+        let mut words = self.words[1..].iter();
+        while let Some(word) = words.next() {
+            if word == "-C" || word == "--directory" || word == "--working-directory" {
+                return words.next().map(String::as_str);
+            }
+            if let Some(folder) = word.strip_prefix("--directory=") {
+                return Some(folder);
+            }
+        }
+        None
+    }
+
     /// The files it runs or reads its rules from: the program itself when it is a path, the
     /// script an interpreter is given, the values of configuration options.
     fn run_files(&self) -> Vec<&str> {
@@ -176,23 +258,17 @@ impl SimpleCommand {
         if first.contains('/') {
             files.push(first.as_str());
         }
-        let interpreter =
-            INTERPRETERS.contains(&self.program.as_str()) || self.program.starts_with("python3.");
-        if interpreter {
-            // `python -m module` and `sh -c '...'` name no file (the latter is split on its own).
-            for word in &self.words[1..] {
-                if word == "-m" || word == "-c" || word == "-e" {
-                    break;
-                }
-                if !word.starts_with('-') {
-                    files.push(word);
-                    break;
-                }
-            }
+        if let Some(interpreter) = Interpreter::of(&self.program) {
+            files.extend(interpreter.script(&self.words[1..]));
             return files;
         }
         let mut words = self.words[1..].iter();
+        let make = ["make", "gmake"].contains(&self.program.as_str());
         while let Some(word) = words.next() {
+            if make && (word == "-f" || word == "--file" || word == "--makefile") {
+                files.extend(words.next().map(String::as_str));
+                continue;
+            }
             match word.split_once('=') {
                 Some((option, value)) if CONFIG_OPTIONS.contains(&option) => files.push(value),
                 _ if CONFIG_OPTIONS.contains(&word.as_str()) => {
@@ -283,7 +359,7 @@ mod tests {
 
     #[test]
     fn the_files_a_command_runs_or_reads_its_rules_from() {
-        let table: [(&str, &[&str]); 11] = [
+        let table: [(&str, &[&str]); 16] = [
             ("scripts/lint.sh --fast", &["scripts/lint.sh"]),
             ("./gate", &["./gate"]),
             ("sh -c 'bash ci/check.sh && make lint'", &["ci/check.sh"]),
@@ -307,6 +383,17 @@ mod tests {
                 &[],
             ),
             ("shellcheck scripts/deploy.sh", &[]),
+            ("bash -e -o pipefail ci/check.sh", &["ci/check.sh"]),
+            ("python -W error tools/check.py", &["tools/check.py"]),
+            (
+                "node -r ts-node/register scripts/lint.ts",
+                &["scripts/lint.ts"],
+            ),
+            (
+                "deno run --allow-read scripts/gate.ts",
+                &["scripts/gate.ts"],
+            ),
+            ("make -f ci.mk lint", &["ci.mk"]),
         ];
         for (line, expected) in table {
             let files: Vec<String> = commands(line, 2)
@@ -339,7 +426,7 @@ mod tests {
         let catalogue = Catalogue::built_in().unwrap();
         let checks = [
             CheckCommand {
-                run: "bash scripts/lint.sh && make test && cat refine-loop.toml",
+                run: "bash scripts/lint.sh && make test && make -C docs check && cat refine-loop.toml",
                 cwd: root,
             },
             CheckCommand {
@@ -360,6 +447,7 @@ mod tests {
             ("sub/tool.py", Some(Named::ByCommand)),
             ("Makefile", Some(Named::ByRunner)),
             ("GNUmakefile", Some(Named::ByRunner)),
+            ("docs/Makefile", Some(Named::ByRunner)),
             ("src/app.py", None),
             ("scripts/lint.sh.bak", None),
         ];
