@@ -203,10 +203,10 @@ impl Interpreter {
     /// The script among `arguments`: the first word that is not an option or its value.
     fn script(self, arguments: &[String]) -> Option<&str> {
         let mut words = arguments.iter().peekable();
-        if let Some(subcommand) = self.subcommand {
-            if words.peek().is_some_and(|word| *word == subcommand) {
-                words.next();
-            }
+        if let Some(subcommand) = self.subcommand
+            && words.peek().is_some_and(|word| *word == subcommand)
+        {
+            words.next();
         }
         while let Some(word) = words.next() {
             if self.inline.contains(&word.as_str()) {
