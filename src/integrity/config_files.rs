@@ -29,7 +29,7 @@ pub fn compare(
     if pair.before == pair.after || (!rules_apply && gate_file.is_none()) {
         return Vec::new();
     }
-    let indented = pair.path.ends_with(".py");
+    let indented = indentation_counts(pair.path);
     if let (Some(was), Some(is)) = (pair.before, pair.after)
         && layout_free(was, indented) == layout_free(is, indented)
     {
@@ -94,12 +94,19 @@ fn config_moves(
     pair: &FilePair<'_>,
     gate: &GateView<'_>,
 ) -> Vec<Move> {
+    if pair.before.is_none() && !rule.in_new_files {
+        return Vec::new();
+    }
+    let subject = match rule.class {
+        Class::Tests => "expected output",
+        _ => "gate configuration",
+    };
     let base = Move {
-        class: Class::Config,
+        class: rule.class,
         rule: name.to_string(),
         path: Some(pair.path.to_string()),
         line: None,
-        what: file_change(pair, "gate configuration"),
+        what: file_change(pair, subject),
         text: String::new(),
         allowed_by: None,
     };
@@ -486,6 +493,35 @@ fn layout_free(text: &[u8], indented: bool) -> Vec<u8> {
     DECLARATION.replace_all(&out, &b"let"[..]).into_owned()
 }
 
+/// The lines of `text` as written, without what ends them.
+fn raw_lines(text: Option<&[u8]>) -> Vec<&[u8]> {
+    text.map(|t| {
+        t.split(|&b| b == b'\n')
+            .map(<[u8]>::trim_ascii_end)
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+/// Whether indentation means something in the file at `path`: Python, and the INI files
+/// (an indented line continues the value above it).
+fn indentation_counts(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    [".py", ".pyi", ".cfg", ".ini"]
+        .iter()
+        .any(|ext| name.ends_with(ext))
+        || [
+            ".coveragerc",
+            ".flake8",
+            ".pylintrc",
+            "pylintrc",
+            ".pycodestyle",
+            ".isort.cfg",
+            ".editorconfig",
+        ]
+        .contains(&name)
+}
+
 /// `what` added, deleted or changed, as the pair has it.
 fn file_change(pair: &FilePair<'_>, what: &str) -> String {
     match (pair.before, pair.after) {
@@ -506,10 +542,12 @@ fn first_difference(pair: &FilePair<'_>) -> (Option<u64>, String) {
         .after
         .map(|t| trimmed_lines(t).collect())
         .unwrap_or_default();
-    let at = before
+    // Lines as written: a change of indentation alone is a difference.
+    let (raw_before, raw_after) = (raw_lines(pair.before), raw_lines(pair.after));
+    let at = raw_before
         .iter()
-        .zip(&after)
-        .position(|(a, b)| a.1 != b.1)
+        .zip(&raw_after)
+        .position(|(a, b)| a != b)
         .unwrap_or(before.len().min(after.len()));
     match (after.get(at), before.get(at)) {
         (Some((line, text)), _) => (Some(*line), shown(text)),

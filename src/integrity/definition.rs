@@ -93,6 +93,10 @@ struct ConfigFile {
     on: ConfigOn,
     lines: Option<String>,
     ignore_lines: Option<String>,
+    /// The class of its moves: `config` (the default), or `tests` for expected output.
+    class: Option<Class>,
+    /// Whether a file the change created counts (a new snapshot for a new test does not).
+    in_new_files: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -191,6 +195,8 @@ pub struct ConfigRule {
     pub lines: Option<Regex>,
     /// Lines this matches do not count (imports, in a file of code that configures).
     pub ignore_lines: Option<Regex>,
+    pub class: Class,
+    pub in_new_files: bool,
 }
 
 /// A number a gate must reach (coverage's `fail_under`): lowering it is evasion.
@@ -292,6 +298,8 @@ pub fn compile(origin: &str, text: &str) -> Result<Entry, InvalidValue> {
             .transpose()?;
         config.push(ConfigRule {
             ignore_lines,
+            class: rule.class.unwrap_or(Class::Config),
+            in_new_files: rule.in_new_files.unwrap_or(true),
             name: rule.name.clone(),
             files: compile_files(&rule.files).map_err(|r| invalid(key("files"), r))?,
             keys,

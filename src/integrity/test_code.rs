@@ -486,11 +486,17 @@ fn locate(rule: &TestRule, text: &[u8]) -> Located {
             let start = memchr::memrchr(b'\n', &text[..found.start()]).map_or(0, |at| at + 1);
             let end = memchr::memchr(b'\n', &text[found.start()..])
                 .map_or(text.len(), |at| found.start() + at);
-            let line = &text[start..end];
+            // A test is known by what names it: the definition as matched (`def test_x(`) and
+            // the title that follows (`it('adds'`), not its parameters or body.
+            let title = (literals(&text[found.end()..end]).into_iter())
+                .find(|literal| literal.starts_with("s:"))
+                .unwrap_or_default();
+            let mut named = found.as_bytes().to_vec();
+            named.extend_from_slice(title.as_bytes());
             located.definitions.push(Spot {
                 start,
                 end,
-                key: key(line),
+                key: key(&named),
             });
         }
     }
@@ -561,8 +567,8 @@ fn skeleton_bytes(statement: &[u8]) -> impl Iterator<Item = u8> + '_ {
 
 /// The numbers and strings of a line: numbers by value (`10.50`, `1_0.5e0` and `0x0A` are
 /// those of `10.5` and `10`), strings without their quotes and escapes. A string that formats
-/// (`{}`, `%s`, `${x}`) is left out: a fixer rewriting a message (`.format` to an f-string)
-/// changes no data.
+/// (`{}`, `%s`, `${x}`) counts for what it holds, not as a string: a fixer rewriting a message
+/// (`.format` to an f-string) changes no data.
 fn literals(statement: &[u8]) -> Vec<String> {
     let mut found = Vec::new();
     let mut at = 0;
@@ -580,8 +586,11 @@ fn literals(statement: &[u8]) -> Vec<String> {
                 }
                 end += 1;
             }
+            // A string that formats holds data only in what it formats (an f-string's `{x + 1}`).
             let formats = value.iter().any(|b| matches!(b, b'{' | b'%' | b'$'));
-            if !value.is_empty() && !formats {
+            if formats {
+                found.extend(literals(&value));
+            } else if !value.is_empty() {
                 found.push(format!("s:{}", String::from_utf8_lossy(&value)));
             }
             at = end + 1;
