@@ -89,7 +89,36 @@ impl GateFiles {
                 }
             }
         }
+        files.add_loaded(&target);
         files
+    }
+
+    /// Adds the files the gate's files load in turn: what a shell script sources (`.
+    /// "$(dirname "$0")/lib.sh"`), what a Makefile includes, a few levels deep.
+    fn add_loaded(&mut self, target: &Path) {
+        let mut pending: Vec<(String, Named)> = (self.named.iter())
+            .map(|path| (path.clone(), Named::ByCommand))
+            .chain(
+                self.by_runner
+                    .iter()
+                    .map(|path| (path.clone(), Named::ByRunner)),
+            )
+            .collect();
+        for _ in 0..LOAD_DEPTH {
+            let mut next = Vec::new();
+            for (path, how) in pending {
+                for loaded in loaded_by(target, &path) {
+                    let set = match how {
+                        Named::ByCommand => &mut self.named,
+                        Named::ByRunner => &mut self.by_runner,
+                    };
+                    if set.insert(loaded.clone()) {
+                        next.push((loaded, how));
+                    }
+                }
+            }
+            pending = next;
+        }
     }
 
     /// Whether the file at `path` (relative to the target) is the gate's, and how.
@@ -126,6 +155,95 @@ impl GateFiles {
             .chain(self.folders.iter().map(|f| format!("{f}/")))
             .collect()
     }
+}
+
+/// How many levels of `source` and `include` are followed.
+const LOAD_DEPTH: usize = 3;
+
+/// The largest file read for what it loads.
+const MAX_LOADER_BYTES: u64 = 1 << 20;
+
+/// The files (relative to `target`) the file at `path` loads: the scripts a shell script
+/// sources, the makefiles a makefile includes; only files that exist in the target.
+fn loaded_by(target: &Path, path: &str) -> Vec<String> {
+    let file = target.join(path);
+    let Ok(metadata) = file.metadata() else {
+        return Vec::new();
+    };
+    if !metadata.is_file() || metadata.len() > MAX_LOADER_BYTES {
+        return Vec::new();
+    }
+    let Ok(bytes) = std::fs::read(&file) else {
+        return Vec::new();
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let own_folder = file.parent().unwrap_or(target).to_path_buf();
+    let name = Path::new(path)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let makefile = name.ends_with(".mk") || name.to_ascii_lowercase().ends_with("makefile");
+    let shell = [".sh", ".bash", ".zsh", ".ksh", ".bats"]
+        .iter()
+        .any(|extension| name.ends_with(extension))
+        || text
+            .lines()
+            .next()
+            .is_some_and(|first| first.starts_with("#!") && first.contains("sh"));
+    let mut words = Vec::new();
+    for line in text.lines() {
+        let line = line.trim_start();
+        if makefile {
+            if let Some(rest) = ["include ", "-include ", "sinclude "]
+                .iter()
+                .find_map(|keyword| line.strip_prefix(keyword))
+            {
+                words.extend(rest.split_whitespace().map(str::to_string));
+            }
+        } else if shell && (line.starts_with("source") || line.contains(". ")) {
+            for command in commands(line, 0) {
+                if command.program == "source" || command.program == "." {
+                    words.extend(command.words.get(1).cloned());
+                }
+            }
+        }
+    }
+    let target_root = target
+        .canonicalize()
+        .unwrap_or_else(|_| target.to_path_buf());
+    let mut found = Vec::new();
+    for word in words {
+        // `"$(dirname "$0")/lib.sh"`, `"${BASH_SOURCE%/*}/lib.sh"`, `$ROOT/lib.sh`: the rest
+        // after the last expansion, from the script's folder, then from the target's root.
+        let (rest, bases) = match word.rfind(['$', ')', '}']) {
+            Some(at) => match word[at..].find('/') {
+                Some(slash) => (
+                    &word[at + slash + 1..],
+                    vec![own_folder.clone(), target.to_path_buf()],
+                ),
+                None => continue,
+            },
+            None => (
+                word.as_str(),
+                vec![target.to_path_buf(), own_folder.clone()],
+            ),
+        };
+        if rest.is_empty() || rest.contains(['$', '*', '?', '`']) {
+            continue;
+        }
+        let candidate = bases
+            .iter()
+            .map(|base| base.join(rest))
+            .find(|candidate| candidate.is_file());
+        let relative = candidate
+            .and_then(|candidate| candidate.canonicalize().ok())
+            .and_then(|candidate| {
+                (candidate.strip_prefix(&target_root).ok())
+                    .map(|relative| relative.to_string_lossy().into_owned())
+            });
+        found.extend(relative);
+    }
+    found
 }
 
 /// Words that run the command after them (`env`, `uv run`, `xargs -0`).
@@ -307,8 +425,7 @@ fn commands(line: &str, depth: u32) -> Vec<SimpleCommand> {
             let words = words[start..].to_vec();
             let program = Path::new(&words[0])
                 .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
+                .map_or_else(|| words[0].clone(), |n| n.to_string_lossy().into_owned());
             found.push(SimpleCommand { program, words });
         }
     };
@@ -450,6 +567,52 @@ mod tests {
             ("docs/Makefile", Some(Named::ByRunner)),
             ("src/app.py", None),
             ("scripts/lint.sh.bak", None),
+        ];
+        for (path, expected) in table {
+            assert_eq!(files.holds(path), expected, "{path}");
+        }
+    }
+
+    #[test]
+    fn files_the_gate_files_source_or_include() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let files = [
+            (
+                "scripts/lint.sh",
+                "#!/bin/sh\n. \"$(dirname \"$0\")/lib.sh\"\nsource scripts/env.sh\n\
+                 [ -f x ] && . \"${BASH_SOURCE%/*}/more.sh\"\n. \"$HOME/.profile\"\n",
+            ),
+            ("scripts/lib.sh", "#!/bin/sh\n. ./scripts/deep.sh\n"),
+            ("scripts/env.sh", "export A=1\n"),
+            ("scripts/more.sh", ""),
+            ("scripts/deep.sh", ""),
+            ("scripts/unsourced.sh", ""),
+            ("tools/check.py", "import os\nprint('done. ok')\n"),
+            (
+                "Makefile",
+                "include common.mk\n-include local.mk\nlint:\n\ttrue\n",
+            ),
+            ("common.mk", ""),
+        ];
+        for (file, text) in files {
+            std::fs::create_dir_all(root.join(file).parent().unwrap()).unwrap();
+            std::fs::write(root.join(file), text).unwrap();
+        }
+        let checks = [CheckCommand {
+            run: "scripts/lint.sh && python tools/check.py && make lint",
+            cwd: root,
+        }];
+        let catalogue = Catalogue::built_in().unwrap();
+        let files = GateFiles::resolve(&catalogue, root, &root.join("x.toml"), &checks, &[]);
+        let table = [
+            ("scripts/lib.sh", Some(Named::ByCommand)),
+            ("scripts/env.sh", Some(Named::ByCommand)),
+            ("scripts/more.sh", Some(Named::ByCommand)),
+            ("scripts/deep.sh", Some(Named::ByCommand)),
+            ("common.mk", Some(Named::ByRunner)),
+            ("local.mk", None),
+            ("scripts/unsourced.sh", None),
         ];
         for (path, expected) in table {
             assert_eq!(files.holds(path), expected, "{path}");
