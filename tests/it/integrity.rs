@@ -174,7 +174,7 @@ const PYTHON: &[Case] = &[
         categories: "[\"tests\"]",
         delegate: "sed -i 's/== 1.5$/== 1/' tests/test_shop.py",
         moves: &[
-            "`tests/test_shop.py:9`: a failing test's expected value changed: `assert average([1, 2]) == 1.5 → assert average([1, 2]) == 1` (python/pytest)",
+            "`tests/test_shop.py:9`: a failing test's expected data changed: `assert average([1, 2]) == 1.5 → assert average([1, 2]) == 1` (python/pytest)",
         ],
     },
     Case {
@@ -278,7 +278,7 @@ const JAVASCRIPT: &[Case] = &[
         categories: "[\"lint\"]",
         delegate: "sed -i 's/\"no-unused-vars\": \"error\"/\"no-unused-vars\": \"off\"/' eslint.config.js",
         moves: &[
-            "`eslint.config.js:5`: gate configuration changed: `\"no-unused-vars\": \"off\",` (javascript/tool-files)",
+            "`eslint.config.js:5`: gate configuration changed: `\"no-unused-vars\": \"off\",` (javascript/code-config)",
         ],
     },
     Case {
