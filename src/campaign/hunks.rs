@@ -1,7 +1,8 @@
 //! A patch's hunks as text images, found in a file wherever they are. libgit2 applies a hunk
 //! only at the line its header names; a campaign's earlier patch meets a HEAD that moved on
 //! (lines added above it, a squash merge with other work), so its hunks are looked for as `git
-//! apply` looks for them: the exact context and changed lines, in order, at any offset.
+//! apply` looks for them: the exact context and changed lines, in order, at any offset, the
+//! nearest to the line its header names (moved by the offset the hunk before it was found at).
 
 use std::path::Path;
 
@@ -24,11 +25,14 @@ pub enum Change {
 }
 
 /// One hunk: the lines before (context and removed) and after (context and added), each with
-/// its line ending.
+/// its line ending, and where its header puts each side (0-based: the index of its first line,
+/// or of the line it goes before when the side is empty).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Hunk {
     pub before: Vec<Vec<u8>>,
     pub after: Vec<Vec<u8>>,
+    pub before_at: usize,
+    pub after_at: usize,
 }
 
 /// Which side of the hunks to look for.
@@ -52,8 +56,22 @@ pub fn parse(patch: &[u8]) -> Option<Vec<FilePatch>> {
         };
         let mut hunks = Vec::new();
         for hunk_index in 0..patch.num_hunks() {
-            let lines = patch.num_lines_in_hunk(hunk_index).ok()?;
-            let mut hunk = Hunk::default();
+            let (header, lines) = patch.hunk(hunk_index).ok()?;
+            // `@@ -3,2 +3,0 @@`: a side with lines starts at its line; an empty side (`-0,0`,
+            // `+5,0`) names the line it goes after.
+            let at = |start: u32, count: u32| {
+                let start = start as usize;
+                if count == 0 {
+                    start
+                } else {
+                    start.saturating_sub(1)
+                }
+            };
+            let mut hunk = Hunk {
+                before_at: at(header.old_start(), header.old_lines()),
+                after_at: at(header.new_start(), header.new_lines()),
+                ..Hunk::default()
+            };
             for line_index in 0..lines {
                 let line = patch.line_in_hunk(hunk_index, line_index).ok()?;
                 let content = line.content().to_vec();
@@ -92,24 +110,39 @@ impl FilePatch {
     }
 
     /// Where each hunk's `side` is in `content`, in order, not overlapping; `None` when one is
-    /// not there.
+    /// not there. Each is looked for outward from the line its header names, moved by the
+    /// offset the hunk before it was found at: the nearest copy wins, the later one on a tie.
     pub fn locate(&self, content: &[u8], side: Side) -> Option<Vec<usize>> {
         let lines: Vec<&[u8]> = content.split_inclusive(|b| *b == b'\n').collect();
         let mut from = 0;
+        let mut offset: isize = 0;
         let mut found = Vec::with_capacity(self.hunks.len());
         for hunk in &self.hunks {
-            let image = match side {
-                Side::Before => &hunk.before,
-                Side::After => &hunk.after,
+            let (image, header) = match side {
+                Side::Before => (&hunk.before, hunk.before_at),
+                Side::After => (&hunk.after, hunk.after_at),
             };
             let last = lines.len().checked_sub(image.len())?;
-            let at = (from..=last).find(|&start| {
+            if from > last {
+                return None;
+            }
+            let matches = |start: usize| {
                 image
                     .iter()
                     .zip(&lines[start..])
                     .all(|(want, have)| want.as_slice() == *have)
+            };
+            let expected = header.saturating_add_signed(offset).clamp(from, last);
+            let at = (0..=last - from).find_map(|distance| {
+                let later = expected + distance;
+                let earlier = expected.checked_sub(distance).filter(|&e| e >= from);
+                [Some(later).filter(|&l| l <= last), earlier]
+                    .into_iter()
+                    .flatten()
+                    .find(|&start| matches(start))
             })?;
             found.push(at);
+            offset = at as isize - header as isize;
             from = at + image.len();
         }
         Some(found)

@@ -51,3 +51,44 @@ fn a_patch_is_made_exact_for_a_file_that_moved() {
     let error = rebase(&patch, |_| Some(AFTER.as_bytes().to_vec())).unwrap_err();
     assert!(error.contains("a hunk is not there any more"), "{error}");
 }
+
+/// A hunk whose context occurs twice is applied at the copy nearest its header's line, as `git
+/// apply` searches outward from it; the offset one hunk was found at carries to the next.
+#[test]
+fn a_hunk_whose_context_occurs_twice_goes_where_its_header_says() {
+    let block =
+        "fn f() {\n    a();\n    b();\n    c();\n    two();\n    d();\n    e();\n    f();\n}\n";
+    let before = format!("{block}\n// middle\n\n{block}");
+    let after = before
+        .replacen("two();", "TWO();", 2)
+        .replacen("TWO();", "two();", 1);
+    assert_eq!(after.matches("TWO();").count(), 1, "{after}");
+    let patch = patch_of(&before, &after);
+    let files = parse(&patch).unwrap();
+    let file = &files[0];
+    // The change is to the second copy; its three lines of context each side are the first's too.
+    let table: [(String, Option<String>); 4] = [
+        (before.clone(), Some(after.clone())),
+        // Lines added above both copies: the offset carries, still the second copy.
+        (format!("x\ny\n{before}"), Some(format!("x\ny\n{after}"))),
+        // Lines added between them: the copy nearest the header's line is still the second.
+        (
+            before.replace("// middle\n", "// middle\n// more\n"),
+            Some(after.replace("// middle\n", "// middle\n// more\n")),
+        ),
+        // The second copy gone: the first is the only one, so it is found there.
+        (
+            format!("{block}\n// middle\n"),
+            Some(format!(
+                "{}\n// middle\n",
+                block.replace("two();", "TWO();")
+            )),
+        ),
+    ];
+    for (content, expected) in table {
+        let applied = file
+            .apply(content.as_bytes())
+            .map(|out| String::from_utf8(out).unwrap());
+        assert_eq!(applied, expected, "{content}");
+    }
+}
