@@ -12,14 +12,7 @@ use super::work::category_work;
 use super::{Attempt, Engine, RunError};
 use crate::campaign::state::Campaign;
 use crate::model::{Diagnostic, GateSummary, StopReason};
-
-/// Cycles when `IMPROVE_LOOP_MAX_CYCLES` is not a positive number.
-pub const DEFAULT_MAX_CYCLES: u32 = 8;
-/// The counters that stop a campaign that does not move.
-pub const NO_PROGRESS_LIMIT: u32 = 3;
-pub const SAME_ERROR_LIMIT: u32 = 3;
-/// Cycles in a row with nothing material open and a green gate.
-pub const RESIDUAL_STREAK: u32 = 2;
+use crate::stop::{self, Facts, IMPROVE_NO_PROGRESS, IMPROVE_RESIDUAL, IMPROVE_SAME_ERROR};
 /// Categories whose failures are P0.
 const P0_CATEGORIES: [&str; 5] = ["syntax", "types", "tests", "build", "factory"];
 
@@ -108,22 +101,7 @@ pub fn max_cycles() -> u32 {
         .ok()
         .and_then(|text| text.trim().parse::<u32>().ok())
         .filter(|n| *n > 0)
-        .unwrap_or(DEFAULT_MAX_CYCLES)
-}
-
-/// What failed, as one comparable signature: the sorted fingerprints of the failing findings.
-fn error_signature(diagnostics: &[Diagnostic], summary: &GateSummary) -> Option<String> {
-    if summary.failed_count == 0 {
-        return None;
-    }
-    let mut prints: Vec<&str> = diagnostics.iter().map(|d| d.fingerprint.as_str()).collect();
-    prints.sort_unstable();
-    prints.dedup();
-    Some(if prints.is_empty() {
-        format!("{} failures without findings", summary.failed_count)
-    } else {
-        prints.join(",")
-    })
+        .unwrap_or(stop::IMPROVE_MAX_CYCLES)
 }
 
 /// The improve preset's policy over its campaign.
@@ -159,28 +137,27 @@ impl Policy for Improve<'_> {
     }
 
     fn stop(&mut self, engine: &Engine<'_>) -> Result<Option<StopReason>, RunError> {
-        if engine.cancelled() {
-            cancelled(self.campaign)?;
-            return Ok(Some(StopReason::Cancelled));
-        }
         let counters = &self.campaign.backlog.counters;
-        let lifetime_spent = self
-            .campaign
-            .limits
-            .max_lifetime_rounds
-            .is_some_and(|max| counters.lifetime_rounds >= max);
-        let only_held = self.campaign.reapply.is_empty()
-            && only_held(&engine.kept().summary, &self.campaign.backlog.held);
-        let reason = if lifetime_spent {
-            Some(StopReason::MaxRounds)
-        } else if only_held {
-            Some(StopReason::PendingWork)
-        } else {
-            stop_of(counters, self.limit)
+        let facts = Facts {
+            cancelled: engine.cancelled(),
+            cycles: counters.round,
+            lifetime_rounds: counters.lifetime_rounds,
+            no_progress: counters.no_progress,
+            same_error: counters.same_error,
+            residual: counters.residual_streak,
+            only_held: self.campaign.reapply.is_empty()
+                && only_held(&engine.kept().summary, &self.campaign.backlog.held),
+            ..Facts::default()
         };
-        let Some(reason) = reason else {
+        let rules = stop::improve(self.limit, self.campaign.limits.max_lifetime_rounds);
+        let Some(reason) = stop::evaluate(&facts, &rules) else {
             return Ok(None);
         };
+        if reason == StopReason::Cancelled {
+            // Not an end: the cycle starts again on the next run.
+            cancelled(self.campaign)?;
+            return Ok(Some(reason));
+        }
         super::campaign::conclude(self.campaign, reason)?;
         Ok(Some(reason))
     }
@@ -243,7 +220,7 @@ impl Policy for Improve<'_> {
         self.campaign.backlog.deferred = deferred;
         let counters = &self.campaign.backlog.counters;
         self.stop_state = format!(
-            "cycle {number} of at most {}; no-progress {}/{NO_PROGRESS_LIMIT}; same-error {}/{SAME_ERROR_LIMIT}; residual streak {}/{RESIDUAL_STREAK}",
+            "cycle {number} of at most {}; no-progress {}/{IMPROVE_NO_PROGRESS}; same-error {}/{IMPROVE_SAME_ERROR}; residual streak {}/{IMPROVE_RESIDUAL}",
             self.limit, counters.no_progress, counters.same_error, counters.residual_streak
         );
         Ok(Settled::default())
@@ -307,7 +284,7 @@ fn settle(
     } else {
         counters.no_progress + 1
     };
-    let signature = error_signature(found, after);
+    let signature = stop::error_signature(found, after);
     // Cycles in a row that ended with this same error (the first counts one).
     counters.same_error = match (&signature, &counters.last_error_signature) {
         (Some(now), Some(last)) if now == last => counters.same_error + 1,
@@ -334,21 +311,6 @@ fn only_held(summary: &GateSummary, held: &[String]) -> bool {
     failing.peek().is_some() && failing.all(|name| held.contains(name))
 }
 
-/// A stop rule that holds, in order: complete, same error, no progress, cycles spent.
-fn stop_of(counters: &crate::campaign::state::Counters, limit: u32) -> Option<StopReason> {
-    if counters.residual_streak >= RESIDUAL_STREAK {
-        Some(StopReason::Complete)
-    } else if counters.same_error >= SAME_ERROR_LIMIT {
-        Some(StopReason::SameError)
-    } else if counters.no_progress >= NO_PROGRESS_LIMIT {
-        Some(StopReason::NoProgress)
-    } else if counters.round >= limit {
-        Some(StopReason::MaxCycles)
-    } else {
-        None
-    }
-}
-
 fn cancelled(campaign: &mut Campaign) -> Result<(), RunError> {
     campaign.append_worklog("- cancelled; the cycle starts again on the next run")?;
     campaign.save()?;
@@ -365,36 +327,4 @@ fn card(
     engine.print(console, text);
     campaign.append_worklog(&format!("- {text}"))?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::campaign::state::Counters;
-
-    #[test]
-    fn the_stop_rules_hold_at_their_boundaries() {
-        let counters = |no_progress, same_error, residual_streak, round| Counters {
-            no_progress,
-            same_error,
-            residual_streak,
-            round,
-            ..Counters::default()
-        };
-        let table = [
-            (counters(0, 0, 1, 1), None),
-            (counters(0, 0, 2, 2), Some("complete")),
-            (counters(2, 2, 0, 2), None),
-            (counters(3, 0, 0, 3), Some("no-progress")),
-            (counters(0, 3, 0, 3), Some("same-error")),
-            (counters(3, 3, 0, 3), Some("same-error")),
-            (counters(0, 0, 1, 8), Some("max-cycles")),
-            (counters(0, 0, 2, 8), Some("complete")),
-            (counters(0, 0, 0, 7), None),
-        ];
-        for (state, expected) in table {
-            let reason = stop_of(&state, 8).map(StopReason::as_str);
-            assert_eq!(reason, expected, "{state:?}");
-        }
-    }
 }

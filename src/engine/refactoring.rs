@@ -11,12 +11,13 @@ use crate::config::Verify;
 use crate::gate::INFRA_CATEGORY;
 use crate::model::{GateSummary, Preset, StopReason};
 use crate::report::Report;
-use crate::stop::{CycleFacts, History, Limits, evaluate};
+use crate::stop::{self, CycleFacts, Facts, History, Rule};
 
 /// The refactoring loop's counters: each cycle's facts, as the stop rules read them.
 #[derive(Debug)]
 pub struct Refactoring {
-    limits: Limits,
+    rules: Vec<Rule>,
+    max_cycles: u32,
     facts: Vec<CycleFacts>,
 }
 
@@ -24,19 +25,14 @@ impl Refactoring {
     /// The policy for a run of `engine`'s settings, its baseline recorded.
     pub fn new(engine: &Engine<'_>) -> Self {
         let settings = engine.settings();
-        let limits = Limits {
-            max_cycles: settings.run.max_cycles,
-            time_budget: settings.run.time_budget,
-            ..Limits::default()
-        };
+        let max_cycles = settings.run.max_cycles;
         let baseline = engine.baseline();
-        let facts = vec![facts_of(
-            baseline,
-            false,
-            has_infra(baseline),
-            engine.elapsed(),
-        )];
-        Self { limits, facts }
+        let facts = vec![facts_of(baseline, has_infra(baseline), engine.elapsed())];
+        Self {
+            rules: stop::refactoring(max_cycles, settings.run.time_budget),
+            max_cycles,
+            facts,
+        }
     }
 
     fn evaluate(&self, engine: &Engine<'_>) -> Option<StopReason> {
@@ -44,10 +40,9 @@ impl Refactoring {
             cycles: &self.facts,
             elapsed: engine.elapsed(),
             cancelled: engine.cancelled(),
-            critical: false,
             pass_confirmed: true,
         };
-        evaluate(&history, &self.limits)
+        stop::evaluate(&Facts::of_cycles(&history), &self.rules)
     }
 }
 
@@ -90,12 +85,8 @@ impl Policy for Refactoring {
         let attempts = record.attempts;
         let operational = has_infra(record.after)
             || (!attempts.is_empty() && attempts.iter().all(|a| a.run.spawn_error.is_some()));
-        self.facts.push(facts_of(
-            record.after,
-            record.accepted,
-            operational,
-            record.duration,
-        ));
+        self.facts
+            .push(facts_of(record.after, operational, record.duration));
         Ok(Settled {
             next: self.evaluate(engine),
             stop_now: None,
@@ -112,7 +103,7 @@ impl Policy for Refactoring {
         let line = format!(
             "refine-loop cycle {}/{} · failed {}→{} · accepted {} · rolled back {} · {}",
             record.number.index,
-            self.limits.max_cycles,
+            self.max_cycles,
             record.before.failed_count,
             record.after.failed_count,
             record.kept_count(),
@@ -129,16 +120,13 @@ impl Policy for Refactoring {
 
 fn facts_of(
     summary: &GateSummary,
-    accepted: bool,
     operational_error: bool,
     duration: std::time::Duration,
 ) -> CycleFacts {
     CycleFacts {
         failed_count: summary.failed_count,
         state: summary.state_fingerprint(),
-        accepted,
         operational_error,
-        error_signature: None,
         duration,
     }
 }

@@ -1,47 +1,27 @@
 //! The refine campaign's record of a round: its counters (plateau, failures, family
-//! failures and cooldowns) as the seed keeps them, the outcome they decide, the handoffs, and
+//! failures and cooldowns) as the seed keeps them, the facts the stop rules read, the handoffs, and
 //! each candidate's status.
 
-use super::{FAILURE_LIMIT, FAMILY_FAILURES_FOR_COOLDOWN, MAX_ROUNDS, PLATEAU_LIMIT, Round};
+use super::{FAMILY_FAILURES_FOR_COOLDOWN, Round};
 use crate::campaign::candidates::Proposal;
 use crate::campaign::state::{Campaign, Candidate, Cooldown, Handoff};
 use crate::engine::Attempt;
-use crate::model::StopReason;
+use crate::stop::Facts;
 
-/// The seed's order: cancelled, failure limit, critical, max rounds, plateau.
-pub(super) fn outcome_of(campaign: &Campaign, cancelled: bool) -> Option<StopReason> {
-    if cancelled {
-        return Some(StopReason::Cancelled);
-    }
-    let handoffs = active_handoffs(campaign).next().is_some();
-    let critical = active_handoffs(campaign).any(|h| h.critical);
+/// What the stop rules read of the campaign (its rules: [`crate::stop::refine`]).
+pub(super) fn facts_of(campaign: &Campaign, cancelled: bool) -> Facts {
     let counters = &campaign.backlog.counters;
-    let lifetime_spent = campaign
-        .limits
-        .max_lifetime_rounds
-        .is_some_and(|max| counters.lifetime_rounds >= max);
-    Some(if counters.fail_count >= FAILURE_LIMIT {
-        StopReason::FailureLimit
-    } else if critical {
-        StopReason::Critical
-    } else if counters.round >= MAX_ROUNDS || lifetime_spent {
-        if handoffs {
-            StopReason::MaxRoundsWithHandoffs
-        } else {
-            StopReason::MaxRounds
-        }
-    } else if counters.plateau_count >= PLATEAU_LIMIT {
-        if handoffs {
-            StopReason::PlateauWithHandoffs
-        } else if !campaign.backlog.held.is_empty() {
-            // Not finished: the held families come back when their earlier work lands.
-            StopReason::PendingWork
-        } else {
-            StopReason::Plateau
-        }
-    } else {
-        return None;
-    })
+    Facts {
+        cancelled,
+        critical: active_handoffs(campaign).any(|h| h.critical),
+        handoffs: active_handoffs(campaign).next().is_some(),
+        held: !campaign.backlog.held.is_empty(),
+        operational_errors: counters.fail_count,
+        plateau: counters.plateau_count,
+        cycles: counters.round,
+        lifetime_rounds: counters.lifetime_rounds,
+        ..Facts::default()
+    }
 }
 
 /// The round's counters, as the seed records them.

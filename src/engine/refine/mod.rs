@@ -9,7 +9,7 @@ mod counters;
 mod discover;
 mod review;
 
-use counters::{active_handoffs, note_candidate, outcome_of, record_handoff, settle_round};
+use counters::{active_handoffs, facts_of, note_candidate, record_handoff, settle_round};
 
 use std::io::Write;
 
@@ -22,11 +22,8 @@ use crate::campaign::candidates::{self, Proposal};
 use crate::campaign::state::Campaign;
 use crate::delegate::Role;
 use crate::model::StopReason;
+use crate::stop::{REFINE_FAILURES, REFINE_MAX_ROUNDS, REFINE_PLATEAU};
 
-/// The seed's limits.
-pub const PLATEAU_LIMIT: u32 = 3;
-pub const MAX_ROUNDS: u32 = 25;
-pub const FAILURE_LIMIT: u32 = 3;
 /// Rounds in a row a family may fail before it rests.
 const FAMILY_FAILURES_FOR_COOLDOWN: u32 = 3;
 
@@ -150,7 +147,9 @@ impl<'c> Refine<'c> {
 
 impl Policy for Refine<'_> {
     fn stop(&mut self, engine: &Engine<'_>) -> Result<Option<StopReason>, RunError> {
-        let reason = outcome_of(self.campaign, engine.cancelled());
+        let facts = facts_of(self.campaign, engine.cancelled());
+        let rules = crate::stop::refine(self.campaign.limits.max_lifetime_rounds);
+        let reason = crate::stop::evaluate(&facts, &rules);
         match reason {
             None => {}
             // Not an end: the campaign resumes where it was.
@@ -318,7 +317,7 @@ impl Policy for Refine<'_> {
     fn ledger_notes(&self) -> Option<(Vec<String>, String)> {
         let counters = &self.campaign.backlog.counters;
         let stop_state = format!(
-            "round {} of at most {MAX_ROUNDS}; plateau {}/{PLATEAU_LIMIT}; failures {}/{FAILURE_LIMIT}; segment {}",
+            "round {} of at most {REFINE_MAX_ROUNDS}; plateau {}/{REFINE_PLATEAU}; failures {}/{REFINE_FAILURES}; segment {}",
             counters.round, counters.plateau_count, counters.fail_count, counters.segment
         );
         let open = active_handoffs(self.campaign)
@@ -338,7 +337,7 @@ impl Policy for Refine<'_> {
         self.campaign.save()?;
         let counters = &self.campaign.backlog.counters;
         let line = format!(
-            "refine-loop round {} · accepted {} · plateau {}/{PLATEAU_LIMIT} · failures {}/{FAILURE_LIMIT} · handoffs {}",
+            "refine-loop round {} · accepted {} · plateau {}/{REFINE_PLATEAU} · failures {}/{REFINE_FAILURES} · handoffs {}",
             counters.round,
             self.round.accepted.as_deref().unwrap_or("none"),
             counters.plateau_count,
