@@ -30,6 +30,8 @@ pub(crate) mod secrets;
 pub(crate) mod state;
 pub(crate) mod stop;
 pub mod sweep;
+#[cfg(test)]
+pub(crate) mod test_json_schema;
 pub(crate) mod workspace;
 
 /// The final report's section on a sweep, for the sweep's integration tests.

@@ -17,24 +17,18 @@ fn crate_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A validator of the generated schema (the drift test holds it equal to the committed one),
-/// itself checked against the draft-07 meta-schema.
-fn validator() -> jsonschema::Validator {
-    let schema: Value = serde_json::from_str(&generate()).unwrap();
-    if let Err(error) = jsonschema::meta::validate(&schema) {
-        panic!("the schema is not valid draft-07: {error}");
-    }
-    jsonschema::validator_for(&schema).unwrap()
-}
-
-/// Why the schema refuses a config (TOML text); empty when it accepts it.
-fn schema_errors(validator: &jsonschema::Validator, text: &str) -> Vec<String> {
-    let instance: Value =
-        toml::from_str(text).unwrap_or_else(|error| panic!("not TOML: {error}\n{text}"));
-    validator
-        .iter_errors(&instance)
-        .map(|error| format!("{error} at {}", error.instance_path()))
-        .collect()
+/// Why the committed schema (the drift test holds it equal to the generated one), itself
+/// checked against the draft-07 meta-schema, refuses each config (TOML text); an empty list
+/// for one it accepts.
+fn schema_errors<T: AsRef<str>>(texts: &[T]) -> Vec<Vec<String>> {
+    let documents: Vec<Value> = texts
+        .iter()
+        .map(|text| {
+            let text = text.as_ref();
+            toml::from_str(text).unwrap_or_else(|error| panic!("not TOML: {error}\n{text}"))
+        })
+        .collect();
+    crate::test_json_schema::errors(&crate_root().join(FILE), &documents)
 }
 
 /// Whether the loader takes a config (TOML text), in a target of its own.
@@ -132,15 +126,14 @@ fn shipped_configs() -> Vec<(String, String)> {
 
 #[test]
 fn every_shipped_config_matches_the_schema() {
-    let validator = validator();
     let configs = shipped_configs();
     let delegates = configs
         .iter()
         .filter(|(name, _)| name.starts_with("templates/delegates/"))
         .count();
     assert!(delegates > 0, "no ready-made delegate was found");
-    for (name, text) in &configs {
-        let errors = schema_errors(&validator, text);
+    let texts: Vec<&str> = configs.iter().map(|(_, text)| text.as_str()).collect();
+    for ((name, _), errors) in configs.iter().zip(schema_errors(&texts)) {
         assert!(
             errors.is_empty(),
             "{name} does not match {FILE}: {errors:#?}"
@@ -150,7 +143,6 @@ fn every_shipped_config_matches_the_schema() {
 
 #[test]
 fn a_typo_d_key_is_refused_by_the_schema_as_by_the_loader() {
-    let validator = validator();
     let typos = [
         ("timout", format!("[gate]\ntimout = \"5m\"\n\n{GATE}")),
         ("parsr", format!("{GATE}parsr = \"ruff\"\n")),
@@ -162,15 +154,15 @@ fn a_typo_d_key_is_refused_by_the_schema_as_by_the_loader() {
         ),
         ("gates", GATE.replace("gate.check", "gates.check")),
     ];
-    for (key, text) in typos {
-        let errors = schema_errors(&validator, &text);
+    let texts: Vec<&str> = typos.iter().map(|(_, text)| text.as_str()).collect();
+    for ((key, text), errors) in typos.iter().zip(schema_errors(&texts)) {
         assert!(
             errors
                 .iter()
                 .any(|error| error.contains(&format!("'{key}'"))),
             "the schema should refuse `{key}`, but says {errors:#?}"
         );
-        let loaded = loads(&text);
+        let loaded = loads(text);
         assert!(
             loaded.as_ref().is_err_and(|error| error.contains(key)),
             "the loader should refuse `{key}`: {loaded:?}"
@@ -269,21 +261,22 @@ const CHECK_FORMS: &[(&str, bool)] = &[
 
 #[test]
 fn the_schema_takes_what_the_loader_takes() {
-    let validator = validator();
     let with_gate = FORMS
         .iter()
         .map(|(form, ok)| (format!("{GATE}\n{form}\n"), *ok));
     let checks = CHECK_FORMS
         .iter()
         .map(|(form, ok)| (format!("{form}\n"), *ok));
-    for (text, expected) in with_gate.chain(checks) {
-        let errors = schema_errors(&validator, &text);
+    let cases: Vec<(String, bool)> = with_gate.chain(checks).collect();
+    let texts: Vec<&str> = cases.iter().map(|(text, _)| text.as_str()).collect();
+    for ((text, expected), errors) in cases.iter().zip(schema_errors(&texts)) {
+        let expected = *expected;
         assert_eq!(
             errors.is_empty(),
             expected,
             "the schema on\n{text}\nsays {errors:#?}"
         );
-        let loaded = loads(&text);
+        let loaded = loads(text);
         assert_eq!(
             loaded.is_ok(),
             expected,

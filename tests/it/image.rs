@@ -275,6 +275,7 @@ fn the_chroot_is_set_up_as_the_dockerfile_sets_up_the_image() {
 }
 
 #[test]
+#[ignore = "it builds every dependency again, static: a CI job of its own, scripts/test-image"]
 fn the_static_binary_runs_in_an_empty_root_with_no_environment_as_any_uid() {
     let root = Root::new(false);
     assert!(
@@ -305,6 +306,7 @@ fn the_static_binary_runs_in_an_empty_root_with_no_environment_as_any_uid() {
 }
 
 #[test]
+#[ignore = "it builds every dependency again, static: a CI job of its own, scripts/test-image"]
 fn the_owner_and_root_work_on_a_mounted_repository_and_leave_its_files_as_they_were() {
     let root = Root::new(true);
     let repo = root.repository();
@@ -357,6 +359,7 @@ fn the_owner_and_root_work_on_a_mounted_repository_and_leave_its_files_as_they_w
 }
 
 #[test]
+#[ignore = "it builds every dependency again, static: a CI job of its own, scripts/test-image"]
 fn without_safe_directory_root_is_refused_and_a_uid_that_does_not_own_it_is_told_why() {
     let bare = Root::new(false);
     let repo = bare.repository();

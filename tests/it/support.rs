@@ -15,14 +15,13 @@ fn tools_dir() -> PathBuf {
 
 /// The folders holding the installed tools' commands, first on the PATH of every command a test
 /// runs (so a plain `cargo test` after `scripts/test` finds them too).
-fn tool_bins() -> [PathBuf; 4] {
+fn tool_bins() -> [PathBuf; 3] {
     let tools = tools_dir();
     [
         tools.join("python/bin"),
         tools.join("node/node_modules/.bin"),
         // bats names its command folder in a way npm does not link into .bin.
         tools.join("node/node_modules/bats/bin"),
-        tools.join("mdbook/bin"),
     ]
 }
 
