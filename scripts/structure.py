@@ -5,37 +5,37 @@ Run from anywhere:
 
     python3 scripts/structure.py                  # text report
     python3 scripts/structure.py --json           # the same data as JSON
-    python3 scripts/structure.py --check          # exit 1 on any cycle, long file or long fn
-    python3 scripts/structure.py --max-file 400 --max-fn 80   # the defaults
+    python3 scripts/structure.py --check          # exit 1 on any import circle
+    python3 scripts/structure.py --max-fn 80      # functions listed as long (the default)
     python3 scripts/structure.py --src path/to/src            # another tree (default: src/ beside scripts/)
 
 Everything is measured from the source text (no cargo, standard library only):
 
-1. Import cycles between top-level modules. A top-level module is the first path
-   component under src/ (src/gate/check.rs -> gate, src/scope.rs -> scope; lib.rs and
-   main.rs are left out). Module A imports B when non-test code in A's files mentions
-   `crate::B` (`use crate::B::..`, `use crate::{B, c::{d, e}}` groups, inline paths such
-   as `crate::B::f()`, also `$crate::B` in macros). Mentions inside comments (doc comments
-   and intra-doc links included) and string literals do not count; `super::` is ignored.
-   Every strongly connected component of more than one module is printed (Tarjan), with,
-   for each edge inside it, the first file:line (by path, then line) that creates it and
-   how many mentions create it in all.
-2. Production files over --max-file lines. Test code is: files named *_tests.rs,
-   fixture.rs or *_property.rs; files reachable from lib.rs/main.rs only through
-   `#[cfg(test)] mod x;` declarations (with or without `#[path = ...]`); and inside every
-   file the `#[cfg(test)] mod ...` items themselves (an inline `mod tests { ... }` block up
-   to its closing brace, or the `#[cfg(test)] #[path = ..] mod x;` declaration). Each
-   production file is listed with its total line count and its count without those test
-   items; the limit applies to the latter.
-3. Functions over --max-fn lines in production code: every `fn name ... {` item with a
-   body (free functions, methods, nested fns; not trait method declarations without a
-   body), its braces matched while skipping string literals (raw strings too), char
-   literals (not lifetimes) and comments. Length = the `fn` line to the closing `}` line,
-   inclusive. Functions inside test modules are skipped.
+1. Import circles, in every folder. A folder's members are its files and its subfolders (a
+   subfolder stands for every file below it); its own mod.rs (lib.rs for src/) is the folder
+   itself, not a member, so a parent and its children never form a circle. File A imports
+   file B when non-test code in A names an item of B's module by a path: `crate::`,
+   `super::`, `self::`, a child module's name or a name A's own `use` brought in, with
+   `{..}` groups expanded, followed through re-exports (`pub use b::Thing;` in a mod.rs makes
+   `super::Thing` an import of b.rs). Mentions inside comments and string literals do not
+   count. Member X imports member Y when a file in X imports a file in Y. Every strongly
+   connected set of two or more members is a circle (Tarjan), printed with, for each import
+   inside it, the first file:line that creates it and how many mentions create it in all.
+   This is the one check: files that import each other, directly or around a loop, are one
+   concept cut in two. Not seen: names renamed with `use .. as ..`, and macros' paths.
+2. Production lines. Test code is: files named *_tests.rs, fixture.rs or *_property.rs;
+   files reachable from lib.rs/main.rs only through `#[cfg(test)] mod x;` declarations (with
+   or without `#[path = ...]`); and inside every file the `#[cfg(test)] mod ...` items
+   themselves (an inline `mod tests { ... }` block up to its closing brace, or the
+   `#[cfg(test)] #[path = ..] mod x;` declaration).
+3. Functions over --max-fn lines in production code (a report, not a check): every
+   `fn name ... {` item with a body, its braces matched while skipping string literals (raw
+   strings too), char literals (not lifetimes) and comments. Length = the `fn` line to the
+   closing `}` line, inclusive. Functions inside test modules are skipped.
 4. Totals: lines of all .rs files under src/ (wc -l style: newline characters) and lines
    of production code only (production files without their test items).
 
-Exit code is 0 (it is a report) unless --check is given: then 1 when anything is over.
+Exit code is 0 (it is a report) unless --check is given: then 1 when there is a circle.
 """
 
 import argparse
@@ -424,6 +424,187 @@ def top_module(rel):
     return first[:-3] if first.endswith(".rs") else first
 
 
+SEGMENT = re.compile(r"\s*(" + IDENT + r")")
+SEPARATOR = re.compile(r"\s*::")
+PATH_START = re.compile(r"(?<![A-Za-z0-9_:$])(" + IDENT + r")\s*::(?!\s*<)")
+USE_BEFORE = re.compile(r"(?<![A-Za-z0-9_])use\s+$")
+
+
+def module_of(rel):
+    """The module path of a file: src/a/b.rs and src/a/b/mod.rs -> ("a", "b"); lib.rs -> ()."""
+    parts = rel[:-3].split(os.sep)
+    if parts[-1] in ("mod", "lib"):
+        parts = parts[:-1]
+    return tuple(parts)
+
+
+def expand_path(s, i, prefix, out):
+    """Read a path on from s[i], just after `prefix[-1]::`, into out as segment lists.
+
+    `{a, b::{c, d}}` groups expand to one list each; a glob ends its list with "*".
+    """
+    while True:
+        j = i
+        while j < len(s) and s[j].isspace():
+            j += 1
+        if j < len(s) and s[j] == "{":
+            close = match_close(s, j)
+            if close is None:
+                return
+            depth = 0
+            item = j + 1
+            for k in range(j, close + 1):
+                ch = s[k]
+                if ch == "{":
+                    depth += 1
+                elif ch == "}":
+                    depth -= 1
+                if (ch == "," and depth == 1) or k == close:
+                    text = s[item:k]
+                    m = SEGMENT.match(text)
+                    if m:
+                        name = m.group(1).replace("r#", "")
+                        sep = SEPARATOR.match(text, m.end())
+                        if sep:
+                            expand_path(s, item + sep.end(), prefix + [name], out)
+                        else:
+                            out.append(prefix + [name])
+                    elif text.strip() == "*":
+                        out.append(prefix + ["*"])
+                    item = k + 1
+            return
+        if j < len(s) and s[j] == "*":
+            out.append(prefix + ["*"])
+            return
+        m = SEGMENT.match(s, i)
+        if not m:
+            out.append(prefix)
+            return
+        prefix = prefix + [m.group(1).replace("r#", "")]
+        sep = SEPARATOR.match(s, m.end())
+        if not sep or re.match(r"\s*<", s[sep.end():sep.end() + 8]):
+            out.append(prefix)
+            return
+        i = sep.end()
+
+
+def path_mentions(src):
+    """Yield (segments, offset, is_use) for every path `a::b...` in non-test code."""
+    s = src.san
+    for m in PATH_START.finditer(s):
+        if src.in_test(m.start()):
+            continue
+        out = []
+        expand_path(s, m.end(), [m.group(1).replace("r#", "")], out)
+        is_use = bool(USE_BEFORE.search(s[max(0, m.start() - 16):m.start()]))
+        for segments in out:
+            yield segments, m.start(), is_use
+
+
+def file_imports(sources, prod):
+    """Which production file names an item of which other: {(a, b): [line, ...]}.
+
+    A path is resolved from the file it is written in (`crate::`, `self::`, `super::`, a child
+    module's name, or a name that file's own `use` brought in) down the module tree as far as
+    modules go. When the rest names something a module only re-exports (`pub use b::Thing;` in
+    a mod.rs, or an import a child reaches through `super::`), the re-export is followed to the
+    file that defines it, so `super::Thing` from a.rs is an import of b.rs, not of the mod.rs.
+    """
+    modules = {module_of(r): r for r in prod if r != "main.rs"}
+    children = {}
+    uses = {}  # file -> {name: segments of its `use`}
+    mentions = {}
+    for rel in prod:
+        if rel == "main.rs":
+            continue
+        src = sources[rel]
+        children[rel] = {m.name.replace("r#", "") for m in src.mods if not m.inline}
+        found = list(path_mentions(src))
+        mentions[rel] = found
+        uses[rel] = {segs[-1]: segs for segs, _, is_use in found
+                     if is_use and segs[-1] not in ("*", "self")}
+
+    def resolve(rel, segs, depth=0):
+        if depth > 8 or not segs:
+            return None
+        first, rest = segs[0], list(segs[1:])
+        current = module_of(rel)
+        if first == "crate":
+            base = ()
+        elif first == "self":
+            base = current
+        elif first == "super":
+            base = current[:-1]
+            while rest and rest[0] == "super":
+                base, rest = base[:-1], rest[1:]
+        elif first in children[rel]:
+            base, rest = current, list(segs)
+        elif first in uses[rel] and uses[rel][first] != list(segs[:1]):
+            return resolve(rel, uses[rel][first] + rest, depth + 1)
+        else:
+            return None  # another crate, a local name, a type's associated item
+        while rest and base + (rest[0],) in modules:
+            base, rest = base + (rest[0],), rest[1:]
+        if base not in modules:
+            return None
+        target = modules[base]
+        if rest and rest[0] in uses.get(target, {}):
+            through = resolve(target, uses[target][rest[0]] + rest[1:], depth + 1)
+            if through is not None:
+                return through
+        return target
+
+    imports = {}
+    for rel in sorted(mentions):
+        for segs, offset, _ in mentions[rel]:
+            target = resolve(rel, segs)
+            if target is not None and target != rel:
+                imports.setdefault((rel, target), []).append(sources[rel].line(offset))
+    return imports
+
+
+def folder_circles(prod, imports):
+    """Import circles among the members of each folder, src/ itself included.
+
+    A folder's members are its files and its subfolders (each standing for every file below
+    it); its own mod.rs or lib.rs is the folder, not a member. Member A imports member B when a
+    file in A names an item of a file in B. Every strongly connected set of two or more members
+    is a circle, printed with, for each import inside it, its first file:line and count.
+    """
+    folders = {}
+    for (a, b), lines in imports.items():
+        pa, pb = a[:-3].split(os.sep), b[:-3].split(os.sep)
+        # the deepest folder holding both; a file that is its folder's mod.rs sits one higher
+        common = 0
+        while common < min(len(pa), len(pb)) - 1 and pa[common] == pb[common]:
+            common += 1
+        ma, mb = pa[common], pb[common]
+        if ma == mb or ma in ("mod", "lib") or mb in ("mod", "lib"):
+            continue
+        folder = os.sep.join(pa[:common]) or "."
+        edge = folders.setdefault(folder, {}).setdefault((ma, mb), [])
+        edge.append(("%s:%d" % (rel_src(a), min(lines)), len(lines)))
+    circles = []
+    for folder, edges in sorted(folders.items()):
+        graph = {}
+        for (a, b) in edges:
+            graph.setdefault(a, set()).add(b)
+        nodes = set(graph) | {b for bs in graph.values() for b in bs}
+        for comp in tarjan(nodes, graph):
+            if len(comp) < 2:
+                continue
+            members = set(comp)
+            inside = []
+            for (a, b), where in sorted(edges.items()):
+                if a in members and b in members:
+                    where.sort()
+                    inside.append({"from": a, "to": b, "first": where[0][0],
+                                   "sites": sum(n for _, n in where)})
+            circles.append({"folder": rel_src(folder) if folder != "." else DISPLAY_ROOT[0],
+                            "members": comp, "imports": inside})
+    return circles
+
+
 def tarjan(nodes, edges):
     index = {}
     low = {}
@@ -500,7 +681,7 @@ def functions(src):
 # --------------------------------------------------------------------------- report
 
 
-def measure(src_root, max_file, max_fn):
+def measure(src_root, max_fn):
     DISPLAY_ROOT[0] = src_root
     sources = {}
     for dirpath, dirnames, filenames in os.walk(src_root):
@@ -528,58 +709,12 @@ def measure(src_root, max_file, max_fn):
     prod = sorted(r for r in sources if not is_test_file(r))
     test_files = sorted(r for r in sources if is_test_file(r))
 
-    # 1. import graph
-    modules = set()
-    for rel in sources:
-        if rel in ("lib.rs", "main.rs"):
-            continue
-        modules.add(top_module(rel))
-    edges = {}
-    sites = {}  # (a, b) -> list of (path, line)
-    unknown = {}
-    for rel in prod:
-        if rel in ("lib.rs", "main.rs"):
-            continue
-        a = top_module(rel)
-        src = sources[rel]
-        for name, off in crate_mentions(src):
-            if name == a or name in ("self", "super", "crate"):
-                continue
-            if name not in modules:
-                unknown.setdefault(name, (rel_src(rel), src.line(off)))
-                continue
-            edges.setdefault(a, set()).add(name)
-            sites.setdefault((a, name), []).append((rel_src(rel), src.line(off)))
-    for name, (p, ln) in sorted(unknown.items()):
-        warnings.append("%s:%d: `crate::%s` names no top-level module (ignored)" % (p, ln, name))
+    # 1. import circles, in every folder
+    imports = file_imports(sources, prod)
+    circles = folder_circles(prod, imports)
 
-    cycles = []
-    for comp in tarjan(modules, edges):
-        if len(comp) < 2:
-            continue
-        members = set(comp)
-        comp_edges = []
-        for a in comp:
-            for b in sorted(edges.get(a, ())):
-                if b in members:
-                    where = sorted(sites[(a, b)])
-                    comp_edges.append({"from": a, "to": b,
-                                       "first": "%s:%d" % where[0],
-                                       "sites": len(where)})
-        cycles.append({"modules": comp, "edges": comp_edges})
-    cycles.sort(key=lambda c: (-len(c["modules"]), c["modules"]))
-
-    # 2. long files
-    long_files = []
-    prod_lines = 0
-    for rel in prod:
-        src = sources[rel]
-        without = src.lines - src.test_lines()
-        prod_lines += without
-        if without > max_file:
-            long_files.append({"path": rel_src(rel), "lines": src.lines,
-                               "without_tests": without})
-    long_files.sort(key=lambda f: (-f["without_tests"], f["path"]))
+    # 2. production lines
+    prod_lines = sum(sources[rel].lines - sources[rel].test_lines() for rel in prod)
 
     # 3. long functions
     long_fns = []
@@ -603,15 +738,13 @@ def measure(src_root, max_file, max_fn):
 
     return {
         "src": src_root,
-        "limits": {"max_file": max_file, "max_fn": max_fn},
+        "limits": {"max_fn": max_fn},
         "files": len(sources),
         "production_files": len(prod),
         "test_files": [rel_src(r) for r in test_files],
-        "modules": sorted(modules),
-        "import_edges": sum(len(v) for v in edges.values()),
+        "imports": len(imports),
         "functions_measured": fn_count,
-        "cycles": cycles,
-        "long_files": long_files,
+        "circles": circles,
         "long_functions": long_fns,
         "totals": {"all_lines": sum(s.lines for s in sources.values()),
                    "production_lines": prod_lines},
@@ -621,29 +754,22 @@ def measure(src_root, max_file, max_fn):
 
 def print_text(r):
     lim = r["limits"]
-    print("structure of %s: %d .rs files (%d production, %d test), %d top-level modules, "
-          "%d import edges, %d production fns"
+    print("structure of %s: %d .rs files (%d production, %d test), %d file imports, "
+          "%d production fns"
           % (r["src"], r["files"], r["production_files"], len(r["test_files"]),
-             len(r["modules"]), r["import_edges"], r["functions_measured"]))
+             r["imports"], r["functions_measured"]))
     print()
-    if not r["cycles"]:
-        print("import cycles between top-level modules: none")
+    if not r["circles"]:
+        print("import circles: none")
     else:
-        print("import cycles between top-level modules: %d" % len(r["cycles"]))
-        for n, c in enumerate(r["cycles"], 1):
-            print("  cycle %d: %s" % (n, ", ".join(c["modules"])))
-            w = max(len("%s -> %s" % (e["from"], e["to"])) for e in c["edges"])
-            for e in c["edges"]:
+        print("import circles: %d" % len(r["circles"]))
+        for n, c in enumerate(r["circles"], 1):
+            print("  circle %d in %s: %s" % (n, c["folder"], ", ".join(c["members"])))
+            w = max(len("%s -> %s" % (e["from"], e["to"])) for e in c["imports"])
+            for e in c["imports"]:
                 arrow = "%s -> %s" % (e["from"], e["to"])
                 print("    %-*s  %s  (%d mention%s)" % (w, arrow, e["first"], e["sites"],
                                                       "" if e["sites"] == 1 else "s"))
-    print()
-    print("production files over %d lines (without #[cfg(test)] mods): %s"
-          % (lim["max_file"], len(r["long_files"]) or "none"))
-    if r["long_files"]:
-        print("  %6s  %6s  %s" % ("total", "w/o tests", "path"))
-        for f in r["long_files"]:
-            print("  %6d  %9d  %s" % (f["lines"], f["without_tests"], f["path"]))
     print()
     print("functions over %d lines: %s" % (lim["max_fn"], len(r["long_functions"]) or "none"))
     for f in r["long_functions"]:
@@ -664,22 +790,21 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--src", default=os.path.join(os.path.dirname(here), "src"),
                     help="the src/ directory to measure (default: src/ next to scripts/)")
-    ap.add_argument("--max-file", type=int, default=400, help="line limit per file (400)")
     ap.add_argument("--max-fn", type=int, default=80, help="line limit per function (80)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
     ap.add_argument("--check", action="store_true",
-                    help="exit 1 when any cycle, over-long file or over-long function exists")
+                    help="exit 1 when there is an import circle")
     args = ap.parse_args(argv)
     if not os.path.isdir(args.src):
         ap.error("no such directory: %s" % args.src)
     src = os.path.relpath(args.src) if not os.path.relpath(args.src).startswith("..") else args.src
-    report = measure(src, args.max_file, args.max_fn)
+    report = measure(src, args.max_fn)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
     else:
         print_text(report)
-    if args.check and (report["cycles"] or report["long_files"] or report["long_functions"]):
+    if args.check and report["circles"]:
         return 1
     return 0
 

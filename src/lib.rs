@@ -20,6 +20,7 @@ pub mod exit_code;
 pub(crate) mod files;
 pub(crate) mod gate;
 pub mod integrity;
+pub(crate) mod markdown;
 pub mod model;
 pub(crate) mod net;
 pub mod parse;

@@ -13,7 +13,6 @@ mod files;
 mod render;
 mod set_aside;
 mod stored;
-mod summary;
 mod transition;
 
 use std::fs::File;

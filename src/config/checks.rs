@@ -5,7 +5,7 @@ use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use super::error::ConfigError;
-use super::load::{Entry, invalid};
+use super::error::{Entry, invalid};
 use super::settings::{CheckSettings, defaults};
 use super::wire::CheckFile;
 use crate::parse::{Catalogue, Parser};

@@ -1,7 +1,7 @@
 //! What can be wrong with the configuration; every message names the file, the key and the
 //! expectation, on one line.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -50,3 +50,29 @@ impl ConfigError {
 }
 
 pub use crate::parse::one_line;
+
+pub(super) fn invalid(path: &Path, key: impl Into<String>, reason: impl AsRef<str>) -> ConfigError {
+    ConfigError::invalid_at(path, "", None, key, reason)
+}
+
+/// One entry of an array of tables (`gate.check[2]`, `delegate[0]`), so that an error about one
+/// of its fields names it by its full key.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Entry<'a> {
+    pub(super) config_file: &'a Path,
+    /// The array's key, like `gate.check`.
+    pub(super) array: &'static str,
+    pub(super) index: usize,
+}
+
+impl Entry<'_> {
+    /// The full key of one of the entry's fields, like `gate.check[2].run`.
+    pub(super) fn key(&self, field: &str) -> String {
+        format!("{}[{}].{field}", self.array, self.index)
+    }
+
+    /// An error about one of the entry's fields.
+    pub(super) fn invalid(&self, field: &str, reason: impl AsRef<str>) -> ConfigError {
+        invalid(self.config_file, self.key(field), reason)
+    }
+}

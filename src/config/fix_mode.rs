@@ -3,7 +3,7 @@
 //! selection, its config file, its targets), with no second copy to keep in sync.
 
 use super::error::ConfigError;
-use super::load::Entry;
+use super::error::Entry;
 use super::settings::CheckSettings;
 use super::units::ConfigDuration;
 use super::wire::DelegateFile;

@@ -38,7 +38,7 @@ impl IntegritySettings {
                 reason: entry.reason.as_deref(),
             };
             allow.push(Allow::new(index + 1, &spec).map_err(|(key, reason)| {
-                super::load::invalid(
+                super::error::invalid(
                     config_file,
                     format!("integrity.allow[{index}].{key}"),
                     reason,

@@ -4,68 +4,15 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::checks::resolve_checks;
-use super::error::ConfigError;
+use super::error::{ConfigError, invalid};
 use super::loop_settings::{parse_verify, resolve_delegates, resolve_run};
+use super::overrides::Overrides;
 use super::settings::{
-    CampaignSettings, GateSettings, IntegritySettings, Isolate, Settings, Verify, defaults,
+    CampaignSettings, GateSettings, IntegritySettings, Settings, Shard, defaults,
 };
 use super::units::{ByteSize, ConfigDuration};
 use super::wire::{ConfigFile, GateFile};
 use crate::parse::Catalogue;
-
-/// The layers above the file: each value came from a flag or a `REFINE_LOOP_*` variable (clap
-/// merges those two, the flag winning, and treats an empty variable as unset).
-#[derive(Debug, Default, Clone)]
-pub struct Overrides {
-    pub target: Option<PathBuf>,
-    pub config: Option<PathBuf>,
-    pub state_dir: Option<PathBuf>,
-    pub gate_timeout: Option<ConfigDuration>,
-    pub kill_grace: Option<ConfigDuration>,
-    pub log_limit: Option<ByteSize>,
-    pub max_cycles: Option<u32>,
-    pub time_budget: Option<ConfigDuration>,
-    pub verify: Option<Verify>,
-    pub isolate: Option<Isolate>,
-    /// `--scope`: replaces `[loop] scope`.
-    pub scope: Option<Vec<String>>,
-    /// `--priority`: replaces `[loop] priority`.
-    pub priority: Option<Vec<String>>,
-    /// No network: what needs it is refused.
-    pub offline: bool,
-    /// `--shard K/N`: this matrix leg runs the K-th of N slices of the gate's checks.
-    pub shard: Option<Shard>,
-}
-
-/// One of N slices of the gate's checks, for a matrix leg: check `i` (0-based, in the config's
-/// order) belongs to slice `i % N + 1`. `merge` puts the legs back together.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    /// 1-based.
-    pub index: u32,
-    pub count: u32,
-}
-
-impl Shard {
-    /// `K/N`, with 1 <= K <= N.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let invalid = || format!("\"{text}\" is not a shard K/N with 1 <= K <= N (like 2/3)");
-        let (index, count) = text.trim().split_once('/').ok_or_else(invalid)?;
-        let (Ok(index), Ok(count)) = (index.trim().parse::<u32>(), count.trim().parse::<u32>())
-        else {
-            return Err(invalid());
-        };
-        if index == 0 || index > count {
-            return Err(invalid());
-        }
-        Ok(Self { index, count })
-    }
-
-    /// Whether check number `position` (0-based) is in this slice.
-    pub fn holds(self, position: usize) -> bool {
-        u32::try_from(position).is_ok_and(|position| position % self.count + 1 == self.index)
-    }
-}
 
 impl Overrides {
     /// Fills what the flags left unset from the `REFINE_LOOP_*` environment layer.
@@ -175,7 +122,7 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         refuse_network(&config_file, &delegates, sweep)?;
     }
 
-    let campaign = CampaignSettings::resolve(&config_file, file.campaign.unwrap_or_default())?;
+    let campaign = resolve_campaign(&config_file, file.campaign.unwrap_or_default())?;
     let state_dir = resolve_state_dir(
         &target,
         overrides.state_dir.as_deref(),
@@ -356,49 +303,22 @@ fn parse_file(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
     })
 }
 
-pub(super) fn invalid(path: &Path, key: impl Into<String>, reason: impl AsRef<str>) -> ConfigError {
-    ConfigError::invalid_at(path, "", None, key, reason)
-}
-
-/// One entry of an array of tables (`gate.check[2]`, `delegate[0]`), so that an error about one
-/// of its fields names it by its full key.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Entry<'a> {
-    pub(super) config_file: &'a Path,
-    /// The array's key, like `gate.check`.
-    pub(super) array: &'static str,
-    pub(super) index: usize,
-}
-
-impl Entry<'_> {
-    /// The full key of one of the entry's fields, like `gate.check[2].run`.
-    pub(super) fn key(&self, field: &str) -> String {
-        format!("{}[{}].{field}", self.array, self.index)
-    }
-
-    /// An error about one of the entry's fields.
-    pub(super) fn invalid(&self, field: &str, reason: impl AsRef<str>) -> ConfigError {
-        invalid(self.config_file, self.key(field), reason)
-    }
-}
-
-#[cfg(test)]
-mod shard_tests {
-    use super::Shard;
-
-    #[test]
-    fn a_shard_is_k_of_n_and_the_slices_cover_every_check_once() {
-        for bad in ["0/3", "4/3", "3", "a/b", "1/0", "-1/3", ""] {
-            assert!(Shard::parse(bad).is_err(), "{bad}");
-        }
-        assert_eq!(Shard::parse(" 2/3 "), Ok(Shard { index: 2, count: 3 }));
-        for count in 1..=4 {
-            for position in 0..10 {
-                let holders = (1..=count)
-                    .filter(|&index| Shard { index, count }.holds(position))
-                    .count();
-                assert_eq!(holders, 1, "check {position} of {count} slices");
-            }
+/// `[campaign]` of `config_file` as written; each limit at least 1.
+fn resolve_campaign(
+    config_file: &Path,
+    file: super::wire::CampaignFile,
+) -> Result<CampaignSettings, ConfigError> {
+    for (key, value) in [
+        ("campaign.max_segments", file.max_segments),
+        ("campaign.max_lifetime_rounds", file.max_lifetime_rounds),
+    ] {
+        if value == Some(0) {
+            return Err(invalid(config_file, key, "must be at least 1"));
         }
     }
+    Ok(CampaignSettings {
+        pending: file.pending.unwrap_or_default(),
+        max_segments: file.max_segments,
+        max_lifetime_rounds: file.max_lifetime_rounds,
+    })
 }

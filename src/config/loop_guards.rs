@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::error::ConfigError;
-use super::load::invalid;
+use super::error::invalid;
 use super::settings::defaults;
 
 /// `[loop] confine` (`auto` when left out) and `writable` (the defaults when left out; no blank

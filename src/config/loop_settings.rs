@@ -3,14 +3,12 @@
 use std::path::{Path, PathBuf};
 
 use super::error::ConfigError;
-use super::load::{Entry, Overrides, invalid};
+use super::error::{Entry, invalid};
 use super::loop_guards as guards;
-use super::settings::{Accept, Isolate, RunSettings, Verify, defaults};
+use super::overrides::Overrides;
+use super::settings::{Accept, Isolate, LENSES, RunSettings, Verify, defaults};
 use super::wire::{DelegateFile, LoopFile};
 use crate::delegate::{DEFAULT_TEMPLATE, DelegateSpec, HttpSpec, Launch, Role};
-
-/// The refine preset's lenses, as `focus=` and a discover delegate's `lens` name them.
-pub const LENSES: [&str; 4] = ["architecture", "usability", "production", "refactoring"];
 
 /// `per-cycle` or `per-delegate`.
 pub fn parse_verify(text: &str) -> Result<Verify, String> {

@@ -9,6 +9,7 @@ mod integrity;
 mod load;
 mod loop_guards;
 mod loop_settings;
+mod overrides;
 #[cfg(test)]
 mod schema;
 mod settings;
@@ -17,8 +18,9 @@ mod wire;
 
 pub use error::{ConfigError, one_line};
 pub use fix_mode::fix_command;
-pub use load::{Overrides, Shard, from_environment, load};
-pub use loop_settings::LENSES;
+pub use load::{from_environment, load};
+pub use overrides::Overrides;
 pub use settings::{
-    Accept, CheckSettings, GateSettings, Isolate, RunSettings, Settings, Verify, defaults,
+    Accept, CheckSettings, GateSettings, Isolate, LENSES, RunSettings, Settings, Shard, Verify,
+    defaults,
 };

@@ -5,6 +5,9 @@ use std::time::Duration;
 
 use crate::parse::Catalogue;
 
+/// The refine preset's lenses, as `focus=` and a discover delegate's `lens` name them.
+pub const LENSES: [&str; 4] = ["architecture", "usability", "production", "refactoring"];
+
 /// Defaults that apply when no layer says otherwise.
 pub mod defaults {
     use std::time::Duration;
@@ -96,28 +99,6 @@ pub struct CampaignSettings {
     pub max_lifetime_rounds: Option<u32>,
 }
 
-impl CampaignSettings {
-    /// `[campaign]` of `config_file` as written; each limit at least 1.
-    pub(super) fn resolve(
-        config_file: &std::path::Path,
-        file: super::wire::CampaignFile,
-    ) -> Result<Self, super::ConfigError> {
-        for (key, value) in [
-            ("campaign.max_segments", file.max_segments),
-            ("campaign.max_lifetime_rounds", file.max_lifetime_rounds),
-        ] {
-            if value == Some(0) {
-                return Err(super::load::invalid(config_file, key, "must be at least 1"));
-            }
-        }
-        Ok(Self {
-            pending: file.pending.unwrap_or_default(),
-            max_segments: file.max_segments,
-            max_lifetime_rounds: file.max_lifetime_rounds,
-        })
-    }
-}
-
 impl Settings {
     /// Variables no check or command delegate may see: the API keys of the http delegates
     /// (model-written code runs in the gate).
@@ -196,7 +177,7 @@ pub struct GateSettings {
     /// How many times a check failing at the baseline runs again.
     pub confirm_runs: u32,
     /// `--shard K/N`: the slice of the checks this matrix leg runs.
-    pub shard: Option<super::Shard>,
+    pub shard: Option<Shard>,
 }
 
 /// One check of the gate, ready to run.
@@ -219,4 +200,55 @@ pub struct CheckSettings {
     pub missing_tool: Option<regex::Regex>,
     /// Re-runs one test alone; `{test}` is its id.
     pub rerun: Option<String>,
+}
+
+/// One of N slices of the gate's checks, for a matrix leg: check `i` (0-based, in the config's
+/// order) belongs to slice `i % N + 1`. `merge` puts the legs back together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// 1-based.
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Shard {
+    /// `K/N`, with 1 <= K <= N.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let invalid = || format!("\"{text}\" is not a shard K/N with 1 <= K <= N (like 2/3)");
+        let (index, count) = text.trim().split_once('/').ok_or_else(invalid)?;
+        let (Ok(index), Ok(count)) = (index.trim().parse::<u32>(), count.trim().parse::<u32>())
+        else {
+            return Err(invalid());
+        };
+        if index == 0 || index > count {
+            return Err(invalid());
+        }
+        Ok(Self { index, count })
+    }
+
+    /// Whether check number `position` (0-based) is in this slice.
+    pub fn holds(self, position: usize) -> bool {
+        u32::try_from(position).is_ok_and(|position| position % self.count + 1 == self.index)
+    }
+}
+
+#[cfg(test)]
+mod shard_tests {
+    use super::Shard;
+
+    #[test]
+    fn a_shard_is_k_of_n_and_the_slices_cover_every_check_once() {
+        for bad in ["0/3", "4/3", "3", "a/b", "1/0", "-1/3", ""] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(Shard::parse(" 2/3 "), Ok(Shard { index: 2, count: 3 }));
+        for count in 1..=4 {
+            for position in 0..10 {
+                let holders = (1..=count)
+                    .filter(|&index| Shard { index, count }.holds(position))
+                    .count();
+                assert_eq!(holders, 1, "check {position} of {count} slices");
+            }
+        }
+    }
 }

@@ -174,7 +174,7 @@ pub struct DelegateFile {
     #[cfg_attr(test, schemars(extend("enum" = ["fix", "discover", "execute", "reviewer"])))]
     pub role: Option<String>,
     /// A discover delegate's lens.
-    #[cfg_attr(test, schemars(extend("enum" = super::loop_settings::LENSES)))]
+    #[cfg_attr(test, schemars(extend("enum" = super::settings::LENSES)))]
     pub lens: Option<String>,
     /// A prompt template, relative to this file; the built-in one when left out.
     pub template: Option<PathBuf>,

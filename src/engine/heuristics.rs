@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::Attempt;
-use super::standing::STRIKES_FOR_COOLDOWN;
+use super::STRIKES_FOR_COOLDOWN;
 use crate::delegate::DelegateSpec;
 use crate::model::Regression;
 pub use crate::state::HEURISTICS_FILE;

@@ -1,7 +1,7 @@
 //! The cycle engine, once for every preset: the baseline; each cycle the work a policy chooses,
 //! a delegate picked for each piece (strikes, cooldown, scope), its turn under watch, the gate's
 //! verdict (per attempt or per cycle), keep or roll back to the byte, the record; cancel; the
-//! stop rules. A preset ([`refactoring`], [`improve`], [`refine`]) is a [`Policy`].
+//! stop rules. A preset ([`refactoring`], [`campaign::improve`], [`campaign::refine`]) is a [`Policy`].
 
 mod accept;
 pub mod baseline;
@@ -13,7 +13,6 @@ mod end;
 mod error;
 mod head_lines;
 mod heuristics;
-pub mod improve;
 mod integrity;
 mod isolate;
 mod judge;
@@ -22,7 +21,6 @@ mod policy;
 mod progress;
 mod record;
 pub mod refactoring;
-pub mod refine;
 mod restore;
 mod standing;
 mod turn;
@@ -50,6 +48,9 @@ use crate::gate::{CheckResult, Flaky, GateRun};
 use crate::model::{CategoryHistory, Diagnostic, GateSummary, StopReason, Trend};
 use crate::state;
 use crate::workspace::{Snapshot, Workspace};
+
+/// Strikes that put a (delegate, category) pair on cooldown for the run.
+pub const STRIKES_FOR_COOLDOWN: u32 = 3;
 
 /// How the engine runs, beside the settings.
 #[derive(Debug, Clone, Copy)]

@@ -4,13 +4,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::Attempt;
 use super::heuristics::Heuristics;
+use super::{Attempt, STRIKES_FOR_COOLDOWN};
 use crate::delegate::{DelegateSpec, Role};
 use crate::workspace::Incident;
-
-/// Strikes that put a (delegate, category) pair on cooldown for the run.
-pub const STRIKES_FOR_COOLDOWN: u32 = 3;
 
 /// The loop's memory of which delegates may still run.
 #[derive(Debug, Default)]

@@ -151,3 +151,10 @@ pub fn target_relative<'a>(
         })
         .collect()
 }
+
+/// The gate asks the workspace which tracked files differ, when its checks may have written.
+impl gate::TrackedList for crate::workspace::Workspace {
+    fn tracked_differing(&self) -> Option<Vec<Vec<u8>>> {
+        crate::workspace::Workspace::tracked_differing(self)
+    }
+}

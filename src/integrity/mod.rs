@@ -114,7 +114,7 @@ pub struct Move {
 impl Move {
     /// One line: ``` `src/app.py:3`: suppression added: `# noqa: F401` (python/noqa) ```.
     pub fn describe(&self) -> String {
-        use crate::report::markdown::code_span;
+        use crate::markdown::code_span;
         let place = match (&self.path, self.line) {
             (Some(path), Some(line)) => format!("{}: ", code_span(&format!("{path}:{line}"))),
             (Some(path), None) => format!("{}: ", code_span(path)),

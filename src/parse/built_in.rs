@@ -77,3 +77,19 @@ impl Parser for BuiltIn {
         self.parser().is_fallback()
     }
 }
+
+/// The built-in definitions (every file in `gate-parsers/`), embedded by `build.rs`.
+pub(super) const BUILT_IN: &[(&str, &str)] =
+    include!(concat!(env!("OUT_DIR"), "/built_in_parsers.rs"));
+
+/// The `[[rule_help]]` of the built-in definition `gate-parsers/<name>.toml` (none when it has
+/// none): a structured reader of the same tool's output shares it.
+pub(super) fn built_in_rule_help(name: &str) -> RuleHelp {
+    let file = format!("{name}.toml");
+    BUILT_IN
+        .iter()
+        .find(|(built_in, _)| *built_in == file)
+        .and_then(|(_, text)| definition::compile(&file, text).ok())
+        .map(|parser| parser.rule_help)
+        .unwrap_or_default()
+}

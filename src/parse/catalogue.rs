@@ -5,13 +5,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::built_in::BuiltIn;
+use super::built_in::{self, BuiltIn};
 use super::error::DefinitionError;
 use super::several::{Part, Several};
-use super::{Parser, RuleHelp, definition, problem_matcher};
-
-/// The built-in definitions (every file in `gate-parsers/`), embedded by `build.rs`.
-const BUILT_IN: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/built_in_parsers.rs"));
+use super::{Parser, definition, problem_matcher};
 
 #[derive(Debug)]
 pub struct Catalogue {
@@ -39,7 +36,7 @@ impl Catalogue {
                 ("structured reader (built in)".to_string(), reader.into()),
             );
         }
-        for (file, text) in BUILT_IN {
+        for (file, text) in built_in::BUILT_IN {
             let Some(built_in) = BuiltIn::new(file, text) else {
                 // Not a `regex` definition (a problem matcher): compiled now.
                 catalogue.add(&format!("gate-parsers/{file} (built in)"), text, false)?;
@@ -168,18 +165,6 @@ impl Catalogue {
     }
 }
 
-/// The `[[rule_help]]` of the built-in definition `gate-parsers/<name>.toml` (none when it has
-/// none): a structured reader of the same tool's output shares it.
-pub(super) fn built_in_rule_help(name: &str) -> RuleHelp {
-    let file = format!("{name}.toml");
-    BUILT_IN
-        .iter()
-        .find(|(built_in, _)| *built_in == file)
-        .and_then(|(_, text)| definition::compile(&file, text).ok())
-        .map(|parser| parser.rule_help)
-        .unwrap_or_default()
-}
-
 /// The parsers a definition file holds: one `regex` definition, or a problem matcher's owners.
 fn compile(origin: &str, text: &str) -> Result<Vec<Box<dyn Parser>>, DefinitionError> {
     if origin.ends_with(".json") || origin.contains(".json ") {
@@ -240,8 +225,8 @@ mod tests {
     /// names it so before compiling it, on first use).
     #[test]
     fn built_ins_compile() {
-        assert!(BUILT_IN.len() >= 30);
-        for (file, text) in BUILT_IN {
+        assert!(built_in::BUILT_IN.len() >= 30);
+        for (file, text) in built_in::BUILT_IN {
             let parsers = compile(file, text).unwrap();
             let names: Vec<&str> = parsers.iter().map(|parser| parser.name()).collect();
             assert_eq!(names, [file.strip_suffix(".toml").unwrap()], "{file}");
@@ -254,7 +239,7 @@ mod tests {
 
     #[test]
     fn structured_readers_share_their_tools_rule_help() {
-        assert!(built_in_rule_help("nothing-of-that-name").is_empty());
+        assert!(built_in::built_in_rule_help("nothing-of-that-name").is_empty());
         let catalogue = Catalogue::built_in().unwrap();
         let uri = |parser: &str, code: &str| {
             catalogue

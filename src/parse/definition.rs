@@ -4,10 +4,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
-use super::draft::Groups;
 use super::error::DefinitionError;
 use super::first_rule::Head;
-use super::locations::unnamed_location;
+use super::regex_parser::draft::Groups;
+use super::regex_parser::locations::unnamed_location;
 use super::regex_parser::{CompiledPattern, Continuation, PatternKind, RegexParser};
 use super::rule_help::RuleHelp;
 use crate::model::Severity;

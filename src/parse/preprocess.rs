@@ -1,12 +1,15 @@
 //! Turns a raw byte stream into clean text lines: split on `\n`, accept CRLF, keep the last
 //! `\r` overwrite of a progress line, strip ANSI/ECMA-48 escapes, drop a BOM, decode invalid UTF-8
 //! lossily, and cut absurdly long lines with a marker; then strip the CI framing around them
-//! ([`super::framing`]), so that every reader of output (`parse`, `auto`, the gate's checks) gets
+//! ([`framing`]), so that every reader of output (`parse`, `auto`, the gate's checks) gets
 //! the same lines. Memory is bounded by the longest line kept (and the framing's look-ahead).
+
+mod framing;
 
 use std::borrow::Cow;
 
-use super::framing::{FrameReport, Framer};
+use framing::Framer;
+pub use framing::{FrameReport, Framing};
 
 /// Lines longer than this are cut, the rest of the line dropped and counted.
 pub const MAX_LINE_BYTES: usize = 64 * 1024;

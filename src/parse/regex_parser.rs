@@ -4,18 +4,23 @@
 //! it); skip lines; summary lines with the counts the
 //! tool prints about itself.
 
+pub(super) mod draft;
+mod frames;
+pub(super) mod locations;
+mod session;
+
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use regex::Regex;
 use serde::Deserialize;
 
-use super::draft::Groups;
 use super::first_rule::{FirstRule, Head, RuleCache};
-use super::regex_session::RegexSession;
 use super::rule_help::RuleHelp;
 use super::{ParseContext, ParseSession, Parser};
 use crate::model::Severity;
+use draft::Groups;
+use session::RegexSession;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -77,7 +82,7 @@ pub struct CompiledPattern {
     pub end: Option<Regex>,
     /// `end` without its `message` tail.
     pub end_head: Head,
-    /// Only frames in the user's code give the finding its place (see [`super::frames`]).
+    /// Only frames in the user's code give the finding its place (see [`frames`]).
     pub user_frames: bool,
     /// The end, the continuations and the parser's line rules as one list, for a multi-line
     /// pattern: built when a session first needs it.

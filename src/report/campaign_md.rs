@@ -4,9 +4,9 @@
 
 use std::fmt::Write as _;
 
-use super::markdown::inline;
 use super::{CampaignPart, Mode, Report, baseline_md};
 use crate::campaign::state::Backlog;
+use crate::markdown::inline;
 use crate::model::{Outcome, Preset};
 
 /// The campaign report: outcome, counters, what was accepted and rolled back, what rests, what a

@@ -1,4 +1,4 @@
-//! The gate's result as the CI report renderers read it, and the one call that writes all three.
+//! The gate's result as the CI report renderers (JUnit, SARIF, Code Quality) read it.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use crate::config::CheckSettings;
 use crate::model::{CheckRecord, Diagnostic};
 use crate::parse::{Catalogue, RuleHelp};
-use crate::state::{StateError, write_atomic};
+use crate::state::StateError;
 
 pub use crate::state::{CODE_QUALITY_FILE, JUNIT_FILE, SARIF_FILE};
 
@@ -135,7 +135,7 @@ pub fn config_anchor(target: &Path, config_file: &Path) -> String {
 /// `path` (relative to the target) relative to the repository root. A path that already starts
 /// with the target's folder and names nothing under the target is taken as the root's already
 /// (a tool that prints workspace-relative paths, as cargo does for a member); an empty one stays.
-fn rooted(prefix: &str, target: &Path, path: &str) -> String {
+pub(super) fn rooted(prefix: &str, target: &Path, path: &str) -> String {
     let path = path.trim_start_matches("./");
     let from_root = path.starts_with(&format!("{prefix}/")) && !target.join(path).exists();
     if prefix.is_empty() || path.is_empty() || from_root {
@@ -179,66 +179,6 @@ pub fn repository_prefix(target: &Path) -> String {
                 .and_then(relative_to)
         })
         .unwrap_or_default()
-}
-
-/// Renders the three reports and writes them into `dir` (created if missing), each atomically.
-/// The findings' text is redacted before it is escaped into XML or JSON (an escaped secret would
-/// no longer be recognised).
-pub fn write_ci_reports(dir: &Path, input: &CiReportInput<'_>) -> Result<(), CiReportError> {
-    std::fs::create_dir_all(dir).map_err(|source| CiReportError::CreateDir {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    let redact = |text: &str| {
-        String::from_utf8_lossy(&crate::secrets::redacted(text.as_bytes())).into_owned()
-    };
-    let safe_findings: Vec<Vec<Diagnostic>> = input
-        .checks
-        .iter()
-        .map(|check| {
-            check
-                .findings
-                .iter()
-                .map(|finding| {
-                    let mut finding = finding.clone();
-                    finding.message = redact(&finding.message);
-                    finding.file = finding.file.as_deref().map(|file| {
-                        if finding.outside_target || file.starts_with('/') {
-                            redact(file)
-                        } else {
-                            redact(&rooted(&input.prefix, &input.target, file))
-                        }
-                    });
-                    finding.code = finding.code.as_deref().map(redact);
-                    finding
-                })
-                .collect()
-        })
-        .collect();
-    let safe = CiReportInput {
-        checks: input
-            .checks
-            .iter()
-            .zip(&safe_findings)
-            .map(|(check, findings)| CiCheck {
-                record: check.record,
-                findings,
-            })
-            .collect(),
-        anchor: rooted(&input.prefix, &input.target, &input.anchor),
-        prefix: String::new(),
-        target: input.target.clone(),
-        parsers: input.parsers.clone(),
-        automation_id: input.automation_id.clone(),
-    };
-    let input = &safe;
-    let junit = super::junit::render_junit(input)?;
-    let sarif = super::sarif::render_sarif(input)?;
-    let code_quality = super::codequality::render_code_quality(input)?;
-    write_atomic(&dir.join(JUNIT_FILE), &junit)?;
-    write_atomic(&dir.join(SARIF_FILE), &sarif)?;
-    write_atomic(&dir.join(CODE_QUALITY_FILE), &code_quality)?;
-    Ok(())
 }
 
 /// One finding as the renderers see it.
@@ -361,6 +301,7 @@ mod tests {
     use super::*;
     use crate::model::Severity;
     use crate::report::fixture;
+    use crate::report::write_ci_reports;
 
     #[test]
     fn repeated_fingerprints_are_salted_deterministically() {

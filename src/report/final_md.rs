@@ -4,24 +4,10 @@
 
 use std::fmt::Write as _;
 
-use super::markdown::inline;
-use super::{Mode, Report, RunPart, ScopePart, baseline_md, campaign_md, merge_md};
-use crate::model::Preset;
+use super::{Report, RunPart, ScopePart, baseline_md, merge_md};
+use crate::markdown::inline;
 
-/// The final report of `report`, by its mode.
-pub fn final_report(report: &Report) -> String {
-    if let Some(error) = &report.error {
-        return error_report(report, error);
-    }
-    match (report.mode, &report.run) {
-        (Mode::Merge, _) => merge_md::merged_report(report),
-        (Mode::Run(Preset::Refine | Preset::Improve), _) => campaign_md::campaign_report(report),
-        (Mode::Run(Preset::Refactoring), Some(run)) => refactoring_report(report, run),
-        (Mode::Check | Mode::Run(Preset::Refactoring), _) => gate_report(report),
-    }
-}
-
-fn refactoring_report(report: &Report, run: &RunPart) -> String {
+pub(super) fn refactoring_report(report: &Report, run: &RunPart) -> String {
     let mut text = String::from("# refine-loop: final report\n\n");
     if let Some(reason) = report.stop_reason {
         let _ = writeln!(
@@ -191,7 +177,7 @@ pub(super) fn integrity_section(part: &super::IntegrityPart) -> String {
         let _ = writeln!(
             text,
             "| {} | {} | {} | {} | {} |",
-            super::markdown::code_span(&row.delegate).replace('|', "\\|"),
+            crate::markdown::code_span(&row.delegate).replace('|', "\\|"),
             row.changes_refused,
             row.refused,
             row.allowed,
@@ -202,7 +188,7 @@ pub(super) fn integrity_section(part: &super::IntegrityPart) -> String {
         let _ = writeln!(
             text,
             "\n{} was barred for the rest of the run: {} of its changes were refused.",
-            super::markdown::code_span(&row.delegate),
+            crate::markdown::code_span(&row.delegate),
             row.changes_refused
         );
     }
@@ -349,7 +335,7 @@ fn why_left(remaining: &super::Remaining) -> String {
 }
 
 /// A run that ended in an error: what went wrong, and the gate as far as the run got.
-fn error_report(report: &Report, error: &str) -> String {
+pub(super) fn error_report(report: &Report, error: &str) -> String {
     let mut text = format!(
         "# refine-loop: final report\n\n**Outcome: {}** — the run ended in an error:\n\n```text\n{}\n```\n\n",
         report.outcome.as_str(),
@@ -369,7 +355,7 @@ fn error_report(report: &Report, error: &str) -> String {
 }
 
 /// A report without a run's record: the gate's categories.
-fn gate_report(report: &Report) -> String {
+pub(super) fn gate_report(report: &Report) -> String {
     let mut text = format!(
         "# refine-loop: gate report\n\n**Outcome: {}**\n\nFailures: {}, warnings: {}.\n\n",
         report.outcome.as_str(),
@@ -382,8 +368,8 @@ fn gate_report(report: &Report) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::report::fixture;
+    use crate::model::Preset;
+    use crate::report::{Mode, final_report, fixture};
 
     #[test]
     fn the_refactoring_report() {

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::Report;
-use super::markdown::inline;
+use crate::markdown::inline;
 
 pub(super) fn merged_report(report: &Report) -> String {
     let last = &report.last;

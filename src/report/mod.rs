@@ -12,16 +12,14 @@ mod final_md;
 #[cfg(test)]
 pub(crate) mod fixture;
 pub mod junit;
-pub(crate) mod markdown;
 mod merge_md;
 mod outputs;
 pub mod sarif;
-mod sarif_rules;
 mod step_summary;
 mod sweep_md;
 mod table;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use annotations::annotations;
 pub(crate) use annotations::escape_data;
@@ -29,10 +27,10 @@ pub(crate) use annotations::escape_data;
 pub(crate) use annotations::escape_property;
 pub use ci::{
     CiCheck, CiReportError, CiReportInput, ParserDocs, config_anchor, parser_docs,
-    repository_prefix, write_ci_reports,
+    repository_prefix,
 };
 pub use delegate_md::{DelegateReport, delegate_report};
-pub use final_md::{final_report, where_changes_are};
+pub use final_md::where_changes_are;
 pub use outputs::outputs;
 pub use step_summary::{
     CategoryChange, MAX_SUMMARY_BYTES, fit_summary, step_summary, summary_input,
@@ -296,4 +294,77 @@ pub fn write_report_files(report: &Report) -> Result<(), CiReportError> {
         )?;
     }
     write_ci_reports(report.layout.dir(), &report.ci_input())
+}
+
+/// Renders the three reports and writes them into `dir` (created if missing), each atomically.
+/// The findings' text is redacted before it is escaped into XML or JSON (an escaped secret would
+/// no longer be recognised).
+pub fn write_ci_reports(dir: &Path, input: &CiReportInput<'_>) -> Result<(), CiReportError> {
+    std::fs::create_dir_all(dir).map_err(|source| CiReportError::CreateDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let redact = |text: &str| {
+        String::from_utf8_lossy(&crate::secrets::redacted(text.as_bytes())).into_owned()
+    };
+    let safe_findings: Vec<Vec<Diagnostic>> = input
+        .checks
+        .iter()
+        .map(|check| {
+            check
+                .findings
+                .iter()
+                .map(|finding| {
+                    let mut finding = finding.clone();
+                    finding.message = redact(&finding.message);
+                    finding.file = finding.file.as_deref().map(|file| {
+                        if finding.outside_target || file.starts_with('/') {
+                            redact(file)
+                        } else {
+                            redact(&ci::rooted(&input.prefix, &input.target, file))
+                        }
+                    });
+                    finding.code = finding.code.as_deref().map(redact);
+                    finding
+                })
+                .collect()
+        })
+        .collect();
+    let safe = CiReportInput {
+        checks: input
+            .checks
+            .iter()
+            .zip(&safe_findings)
+            .map(|(check, findings)| CiCheck {
+                record: check.record,
+                findings,
+            })
+            .collect(),
+        anchor: ci::rooted(&input.prefix, &input.target, &input.anchor),
+        prefix: String::new(),
+        target: input.target.clone(),
+        parsers: input.parsers.clone(),
+        automation_id: input.automation_id.clone(),
+    };
+    let input = &safe;
+    let junit = junit::render_junit(input)?;
+    let sarif = sarif::render_sarif(input)?;
+    let code_quality = codequality::render_code_quality(input)?;
+    crate::state::write_atomic(&dir.join(crate::state::JUNIT_FILE), &junit)?;
+    crate::state::write_atomic(&dir.join(crate::state::SARIF_FILE), &sarif)?;
+    crate::state::write_atomic(&dir.join(crate::state::CODE_QUALITY_FILE), &code_quality)?;
+    Ok(())
+}
+
+/// The final report of `report`, by its mode.
+pub fn final_report(report: &Report) -> String {
+    if let Some(error) = &report.error {
+        return final_md::error_report(report, error);
+    }
+    match (report.mode, &report.run) {
+        (Mode::Merge, _) => merge_md::merged_report(report),
+        (Mode::Run(Preset::Refine | Preset::Improve), _) => campaign_md::campaign_report(report),
+        (Mode::Run(Preset::Refactoring), Some(run)) => final_md::refactoring_report(report, run),
+        (Mode::Check | Mode::Run(Preset::Refactoring), _) => final_md::gate_report(report),
+    }
 }

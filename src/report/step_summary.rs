@@ -265,13 +265,13 @@ fn findings(findings: &[Diagnostic], text: &impl Fn(&str) -> String) -> String {
 }
 
 /// `value` as inline Markdown text that stays in its table cell or list item: on one line, at
-/// most [`MAX_CELL_CHARS`] characters (then `…`), escaped ([`super::markdown::inline`]).
+/// most [`MAX_CELL_CHARS`] characters (then `…`), escaped ([`crate::markdown::inline`]).
 fn markdown_text(value: &str) -> String {
     if value.chars().nth(MAX_CELL_CHARS).is_none() {
-        return super::markdown::inline(value);
+        return crate::markdown::inline(value);
     }
     let cut: String = value.chars().take(MAX_CELL_CHARS).collect();
-    super::markdown::inline(&cut) + "…"
+    crate::markdown::inline(&cut) + "…"
 }
 
 #[cfg(test)]

@@ -4,27 +4,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::markdown::inline;
 use crate::sweep::{ChecksState, PullRequest, Sweep};
-
-/// Forge text made inert in Markdown: no markup, no HTML, no table breaks, no mentions.
-fn inert(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '@' => out.push_str("@\u{200b}"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '~' | '!' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\n' | '\r' => out.push(' '),
-            _ => out.push(c),
-        }
-    }
-    out
-}
 
 fn checks_word(state: ChecksState) -> &'static str {
     match state {
@@ -41,7 +22,7 @@ pub fn sweep_section(sweep: &Sweep) -> String {
     let mut out = String::from("## Open surface (sweep)\n\n");
     let repository = sweep.repository.as_deref().unwrap_or("(no repository)");
     if let Some(reason) = &sweep.skipped {
-        let _ = writeln!(out, "Skipped ({}): {}.", inert(repository), inert(reason));
+        let _ = writeln!(out, "Skipped ({}): {}.", inline(repository), inline(reason));
         return out;
     }
     let _ = writeln!(
@@ -151,17 +132,17 @@ fn open_prs(out: &mut String, prs: &[PullRequest]) {
                 out,
                 "| #{} {} | {} | {} | {} | {} | {} |",
                 pr.number,
-                inert(&pr.title),
+                inline(&pr.title),
                 checks_word(pr.checks),
-                pr.review_decision.as_deref().map_or("—".into(), inert),
+                pr.review_decision.as_deref().map_or("—".into(), inline),
                 pr.unresolved_threads,
                 if pr.blocked_by.is_empty() {
                     "—".into()
                 } else {
-                    inert(&pr.blocked_by.join("; "))
+                    inline(&pr.blocked_by.join("; "))
                 },
                 if pr.human_only {
-                    inert(&pr.human_only_reasons.join("; "))
+                    inline(&pr.human_only_reasons.join("; "))
                 } else {
                     "—".into()
                 },
@@ -180,7 +161,7 @@ fn baseline_failures(out: &mut String, sweep: &Sweep) {
             let _ = writeln!(
                 out,
                 "- {} {} on {}",
-                inert(&failure.check),
+                inline(&failure.check),
                 failure.conclusion,
                 numbers.join(", ")
             );
@@ -203,11 +184,11 @@ fn merged_unresolved(out: &mut String, sweep: &Sweep) {
                 out,
                 "- #{} {}: {} unresolved{critical}",
                 merged.number,
-                inert(&merged.title),
+                inline(&merged.title),
                 merged.unresolved_threads
             );
             for reason in &merged.reasons {
-                let _ = writeln!(out, "  - {}", inert(reason));
+                let _ = writeln!(out, "  - {}", inline(reason));
             }
         }
         out.push('\n');
@@ -229,7 +210,7 @@ fn tree_findings(out: &mut String, sweep: &Sweep) {
                     ""
                 },
                 finding.confidence,
-                inert(&finding.title)
+                inline(&finding.title)
             );
         }
         out.push('\n');
@@ -247,7 +228,7 @@ mod tests {
             ("a | b", "a \\| b"),
             (
                 "<script>alert(1)</script>",
-                "&lt;script&gt;alert(1)&lt;/script&gt;",
+                "\\<script\\>alert(1)\\</script\\>",
             ),
             ("cc @octocat", "cc @\u{200b}octocat"),
             ("`rm -rf /`", "\\`rm -rf /\\`"),
@@ -255,7 +236,7 @@ mod tests {
             ("# heading\nnext", "\\# heading next"),
         ];
         for (text, expected) in cases {
-            assert_eq!(inert(text), expected, "{text}");
+            assert_eq!(inline(text), expected, "{text}");
         }
     }
 

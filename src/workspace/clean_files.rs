@@ -13,7 +13,6 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::time::SystemTime;
 
-use super::clean_entries::{Entries, stat_digest};
 use super::listing::StatKey;
 use super::watch::coarse_now;
 use super::{PathState, RepoPath, SnapshotStore, WorkspaceError};
@@ -386,4 +385,51 @@ fn converts(repo: &git2::Repository, path: &RepoPath) -> Result<bool, WorkspaceE
 /// Whether the bytes at `full` are exactly the blob `id` (hashed raw, no filter applied).
 fn holds_blob(full: &Path, id: git2::Oid) -> bool {
     git2::Oid::hash_file(git2::ObjectType::Blob, full).is_ok_and(|hashed| hashed == id)
+}
+
+// The clean-file record's storage: every tracked file the baseline found clean, sorted by
+// path in one vector (the run's largest structure, so no map), with stat keys hashed.
+
+/// The recorded files, sorted by path.
+#[derive(Debug, Default)]
+pub(super) struct Entries(Vec<(RepoPath, Entry)>);
+
+impl Entries {
+    pub(super) fn new(mut entries: Vec<(RepoPath, Entry)>) -> Self {
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.dedup_by(|a, b| a.0 == b.0);
+        entries.shrink_to_fit();
+        Self(entries)
+    }
+
+    fn position(&self, path: &RepoPath) -> Option<usize> {
+        self.0.binary_search_by(|(at, _)| at.cmp(path)).ok()
+    }
+
+    pub(super) fn get(&self, path: &RepoPath) -> Option<&Entry> {
+        self.position(path).map(|at| &self.0[at].1)
+    }
+
+    pub(super) fn get_mut(&mut self, path: &RepoPath) -> Option<&mut Entry> {
+        self.position(path).map(|at| &mut self.0[at].1)
+    }
+
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&RepoPath, &Entry)> {
+        self.0.iter().map(|(path, entry)| (path, entry))
+    }
+
+    /// The entries from `path` on.
+    pub(super) fn from<'a>(
+        &'a self,
+        path: &RepoPath,
+    ) -> impl Iterator<Item = (&'a RepoPath, &'a Entry)> + use<'a> {
+        let at = self.0.partition_point(|(at, _)| at < path);
+        self.0[at..].iter().map(|(path, entry)| (path, entry))
+    }
+}
+
+/// A stat key as the record keeps it.
+pub(super) fn stat_digest(key: &StatKey) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one(key)
 }

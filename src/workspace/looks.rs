@@ -232,9 +232,10 @@ pub(super) fn is_at_or_beneath(path: &[u8], top: &[u8]) -> bool {
         .is_some_and(|rest| rest.is_empty() || rest == b"/" || rest[0] == b'/')
 }
 
-impl crate::gate::TrackedList for Workspace {
-    /// From the last look and the paths changed since: the dirty paths git has in its index.
-    fn tracked_differing(&self) -> Option<Vec<Vec<u8>>> {
+impl Workspace {
+    /// From the last look and the paths changed since: the dirty paths git has in its index
+    /// (`None` when the tree is not watched).
+    pub fn tracked_differing(&self) -> Option<Vec<Vec<u8>>> {
         self.watching.tree_watch.borrow().as_ref()?;
         let looked = self.look().ok()?;
         let index = self.repo.index().ok()?;

@@ -7,7 +7,6 @@ mod after_delegate;
 mod baseline;
 mod change;
 mod changes;
-mod clean_entries;
 mod clean_files;
 mod error;
 mod hard_link;
@@ -17,7 +16,6 @@ mod incident;
 mod journal;
 mod listing;
 mod looks;
-mod owner;
 mod path_state;
 mod repo_path;
 mod rollback;
@@ -39,8 +37,7 @@ pub use change::{Change, Effects, Snapshot, compose};
 pub use error::WorkspaceError;
 pub use ignored::IgnoredBudget;
 pub use incident::Incident;
-pub use journal::{JOURNAL_FILE, Journal};
-pub use owner::{OWNER_FILE, Owner, journals_in, store_folders};
+pub use journal::{JOURNAL_FILE, Journal, OWNER_FILE, Owner, journals_in, store_folders};
 pub use path_state::PathState;
 pub use repo_path::RepoPath;
 pub use scan::Scanner;
@@ -170,7 +167,7 @@ impl Workspace {
                         store
                     }
                 };
-                owner::write_owner(&store, &root, &state_dir)?;
+                journal::write_owner(&store, &root, &state_dir)?;
                 store
             }
         };

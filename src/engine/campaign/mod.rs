@@ -5,7 +5,9 @@
 use std::io::Write;
 
 mod earlier;
+pub mod improve;
 mod open;
+pub mod refine;
 mod round;
 mod sweep;
 
@@ -14,7 +16,7 @@ pub(in crate::engine) use round::{conclude, note_scope_violations, open_round, r
 
 use open::Opening;
 
-use super::{Engine, EngineOptions, RunError, improve, ledger, refine};
+use super::{Engine, EngineOptions, RunError, ledger};
 use crate::campaign::request::Request;
 use crate::campaign::state::Campaign;
 use crate::config::Settings;

@@ -37,7 +37,7 @@ impl Parser for CargoJson {
     /// The `clippy` definition's: the same codes (clippy lints, rustc error codes).
     fn rule_help(&self) -> Option<&crate::parse::RuleHelp> {
         static HELP: std::sync::LazyLock<crate::parse::RuleHelp> =
-            std::sync::LazyLock::new(|| crate::parse::catalogue::built_in_rule_help("clippy"));
+            std::sync::LazyLock::new(|| crate::parse::built_in::built_in_rule_help("clippy"));
         Some(&HELP)
     }
 

@@ -29,7 +29,7 @@ pub fn readers() -> Vec<Box<dyn Parser>> {
             reader: &eslint_json::EslintJson,
             rule_help: Some(|| {
                 static HELP: LazyLock<RuleHelp> =
-                    LazyLock::new(|| super::catalogue::built_in_rule_help("eslint"));
+                    LazyLock::new(|| super::built_in::built_in_rule_help("eslint"));
                 &HELP
             }),
         }),

@@ -13,14 +13,14 @@ use counters::{active_handoffs, facts_of, note_candidate, record_handoff, settle
 
 use std::io::Write;
 
-use super::policy::{
-    CycleNumber, CycleRecord, Judgement, Plan, Policy, Settled, Staff, Verification, Work,
-};
-use super::verify::Verified;
-use super::{Attempt, Engine, RunError};
 use crate::campaign::candidates::{self, Proposal};
 use crate::campaign::state::Campaign;
 use crate::delegate::Role;
+use crate::engine::policy::{
+    CycleNumber, CycleRecord, Judgement, Plan, Policy, Settled, Staff, Verification, Work,
+};
+use crate::engine::verify::Verified;
+use crate::engine::{Attempt, Engine, RunError};
 use crate::model::StopReason;
 use crate::stop::{REFINE_FAILURES, REFINE_MAX_ROUNDS, REFINE_PLATEAU};
 
@@ -154,13 +154,13 @@ impl Policy for Refine<'_> {
             None => {}
             // Not an end: the campaign resumes where it was.
             Some(StopReason::Cancelled) => self.campaign.save()?,
-            Some(reason) => super::campaign::conclude(self.campaign, reason)?,
+            Some(reason) => super::conclude(self.campaign, reason)?,
         }
         Ok(reason)
     }
 
     fn open_cycle(&mut self, _engine: &Engine<'_>) -> Result<CycleNumber, RunError> {
-        super::campaign::open_round(self.campaign)
+        super::open_round(self.campaign)
     }
 
     fn plan(&mut self, engine: &mut Engine<'_>, cycle: CycleNumber) -> Result<Plan, RunError> {
@@ -172,7 +172,7 @@ impl Policy for Refine<'_> {
             };
             self.executable.clear();
             self.proposals.clear();
-            return Ok(super::campaign::reapply_plan());
+            return Ok(super::reapply_plan());
         }
         self.classify(engine, cycle)?;
         // Nothing is executed in a round a critical finding ends.
@@ -282,7 +282,7 @@ impl Policy for Refine<'_> {
     }
 
     fn recorded(&mut self, record: &CycleRecord<'_>) -> Result<(), RunError> {
-        super::campaign::note_scope_violations(self.campaign, record)
+        super::note_scope_violations(self.campaign, record)
     }
 
     fn discard_cancelled(&mut self, record: &CycleRecord<'_>) -> Result<bool, RunError> {
@@ -300,7 +300,7 @@ impl Policy for Refine<'_> {
         _engine: &Engine<'_>,
         record: &CycleRecord<'_>,
     ) -> Result<Settled, RunError> {
-        super::campaign::settle_reapply(self.campaign, record.attempts);
+        super::settle_reapply(self.campaign, record.attempts);
         settle_round(
             self.campaign,
             &self.round,
@@ -333,7 +333,7 @@ impl Policy for Refine<'_> {
         _next: Option<StopReason>,
         console: &mut dyn Write,
     ) -> Result<(), RunError> {
-        super::campaign::remember_owned(self.campaign, record.attempts);
+        super::remember_owned(self.campaign, record.attempts);
         self.campaign.save()?;
         let counters = &self.campaign.backlog.counters;
         let line = format!(
@@ -347,7 +347,7 @@ impl Policy for Refine<'_> {
         engine.print(console, &line);
         self.campaign.append_worklog(&format!("- {line}"))?;
         if self.round.critical {
-            super::campaign::conclude(self.campaign, StopReason::Critical)?;
+            super::conclude(self.campaign, StopReason::Critical)?;
         }
         Ok(())
     }
@@ -368,6 +368,6 @@ fn work_of(proposal: &Proposal) -> Work {
         diagnostics: proposal.diagnostics.clone(),
         details,
         files: proposal.paths.clone(),
-        template: Some(include_str!("../../../templates/refine/execute.md")),
+        template: Some(include_str!("../../../../templates/refine/execute.md")),
     }
 }

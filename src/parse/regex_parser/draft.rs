@@ -3,9 +3,9 @@
 
 use regex::{Captures, Regex};
 
-use super::Findings;
 use super::frames::Place;
-use super::matched::Matched;
+use crate::parse::Findings;
+use crate::parse::matched::Matched;
 
 /// Bytes of continuation text kept per entry.
 const MAX_BODY_BYTES: usize = 4 * 1024;
@@ -76,7 +76,7 @@ pub enum Reads {
     /// What counting needs and the place, which a `same_place` continuation compares (so that
     /// a finding left out takes the same lines as one kept, and is counted the same).
     CountingAndPlace,
-    /// What tells a finding that will not be stored from another (see [`super::repeats`]):
+    /// What tells a finding that will not be stored from another (see [`crate::parse::repeats`]):
     /// what counting needs, the place, the code and the message, not the body.
     Identity,
 }

@@ -3,9 +3,9 @@
 //! show is the first frame inside the repository, not one in installed packages, a language's
 //! standard library or the runtime. A pattern with `user_frames = true` passes over the others.
 
-use super::ParseContext;
-use super::paths::resolve_path;
-use super::regex_parser::CompiledPattern;
+use super::CompiledPattern;
+use crate::parse::ParseContext;
+use crate::parse::paths::resolve_path;
 
 /// Path parts that mark installed or vendored code, wherever they stand in a path.
 const LIBRARY_PARTS: &[&str] = &[

@@ -36,7 +36,7 @@
 //! are dropped; `##[error]msg` (and warning, notice) keeps `msg`. An unframed line costs a check
 //! of its first byte.
 
-use super::preprocess::clean_line_with;
+use super::clean_line_with;
 
 mod shapes;
 

@@ -7,10 +7,10 @@
 
 use std::io::Write;
 
-use super::policy::{CycleNumber, CycleRecord, Plan, Policy, Settled, Verification};
-use super::work::category_work;
-use super::{Attempt, Engine, RunError};
 use crate::campaign::state::Campaign;
+use crate::engine::policy::{CycleNumber, CycleRecord, Plan, Policy, Settled, Verification};
+use crate::engine::work::category_work;
+use crate::engine::{Attempt, Engine, RunError};
 use crate::model::{Diagnostic, GateSummary, StopReason};
 use crate::stop::{self, Facts, IMPROVE_NO_PROGRESS, IMPROVE_RESIDUAL, IMPROVE_SAME_ERROR};
 /// Categories whose failures are P0.
@@ -158,17 +158,17 @@ impl Policy for Improve<'_> {
             cancelled(self.campaign)?;
             return Ok(Some(reason));
         }
-        super::campaign::conclude(self.campaign, reason)?;
+        super::conclude(self.campaign, reason)?;
         Ok(Some(reason))
     }
 
     fn open_cycle(&mut self, _engine: &Engine<'_>) -> Result<CycleNumber, RunError> {
-        super::campaign::open_round(self.campaign)
+        super::open_round(self.campaign)
     }
 
     fn plan(&mut self, engine: &mut Engine<'_>, _cycle: CycleNumber) -> Result<Plan, RunError> {
         if !self.campaign.reapply.is_empty() {
-            return Ok(super::campaign::reapply_plan());
+            return Ok(super::reapply_plan());
         }
         let kept = engine.kept();
         let (open, _) = backlog_of(&kept.summary);
@@ -187,7 +187,7 @@ impl Policy for Improve<'_> {
     }
 
     fn recorded(&mut self, record: &CycleRecord<'_>) -> Result<(), RunError> {
-        super::campaign::note_scope_violations(self.campaign, record)
+        super::note_scope_violations(self.campaign, record)
     }
 
     fn discard_cancelled(&mut self, _record: &CycleRecord<'_>) -> Result<bool, RunError> {
@@ -201,7 +201,7 @@ impl Policy for Improve<'_> {
         record: &CycleRecord<'_>,
     ) -> Result<Settled, RunError> {
         let number = record.number.shown;
-        super::campaign::settle_reapply(self.campaign, record.attempts);
+        super::settle_reapply(self.campaign, record.attempts);
         settle(
             self.campaign,
             record.before,
@@ -240,7 +240,7 @@ impl Policy for Improve<'_> {
         _next: Option<StopReason>,
         console: &mut dyn Write,
     ) -> Result<(), RunError> {
-        super::campaign::remember_owned(self.campaign, record.attempts);
+        super::remember_owned(self.campaign, record.attempts);
         self.campaign.save()?;
         let open = &self.campaign.backlog.open_items;
         let (was_open, _) = backlog_of(record.before);

@@ -131,9 +131,9 @@ fn ask_lens(
 
 fn lens_template(lens: &str) -> &'static str {
     match lens {
-        "usability" => include_str!("../../../templates/lenses/usability.md"),
-        "production" => include_str!("../../../templates/lenses/production.md"),
-        "refactoring" => include_str!("../../../templates/lenses/refactoring.md"),
-        _ => include_str!("../../../templates/lenses/architecture.md"),
+        "usability" => include_str!("../../../../templates/lenses/usability.md"),
+        "production" => include_str!("../../../../templates/lenses/production.md"),
+        "refactoring" => include_str!("../../../../templates/lenses/refactoring.md"),
+        _ => include_str!("../../../../templates/lenses/architecture.md"),
     }
 }

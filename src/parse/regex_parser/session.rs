@@ -3,14 +3,14 @@
 //! heading and the locations seen so far carry over from line to line.
 
 use super::draft::{Draft, OpenEntry, Reads, apply_summary};
-use super::first_rule::RuleCache;
 use super::frames::{Place, gives_place};
 use super::locations::{Key, Location, Locations, MAX_KEY};
-use super::matched::{LineMemory, Matched, find};
-use super::regex_parser::{CompiledPattern, EntryLine, EntryRules, PatternKind, RegexParser};
-use super::repeats::{Identity, Repeats};
-use super::{Findings, LineOutcome, ParseContext, ParseSession, resolve_path};
+use super::{CompiledPattern, EntryLine, EntryRules, PatternKind, RegexParser};
 use crate::model::{Diagnostic, Severity};
+use crate::parse::first_rule::RuleCache;
+use crate::parse::matched::{LineMemory, Matched, find};
+use crate::parse::repeats::{Identity, Repeats};
+use crate::parse::{Findings, LineOutcome, ParseContext, ParseSession, resolve_path};
 
 mod entry;
 mod replay;

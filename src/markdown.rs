@@ -1,14 +1,17 @@
-//! Text from a run (paths, messages, names) made safe in Markdown: on one line, with every
+//! Text from a run or a forge (paths, messages, names, titles) made safe in Markdown: on one line, with every
 //! character Markdown or HTML would read as syntax escaped, so that `__init__.py` stays a name
-//! and a message cannot open a link, a table cell or a tag, nor mention (`@typescript-eslint`).
+//! and a message cannot open a link, an image, a table cell or a tag, nor mention anyone
+//! (`@typescript-eslint`, a pull request's title).
 
 /// `text` as inline Markdown: line breaks become spaces, syntax characters are escaped.
-pub(super) fn inline(text: &str) -> String {
+pub(crate) fn inline(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for character in text.chars() {
         match character {
             '\r' | '\n' => out.push(' '),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '&' | '~' | '#' | '@' => {
+            // A backslash does not stop a mention: a zero-width space after the `@` does.
+            '@' => out.push_str("@\u{200b}"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '&' | '~' | '#' | '!' => {
                 out.push('\\');
                 out.push(character);
             }
@@ -61,11 +64,12 @@ mod tests {
             ("a | b", "a \\| b"),
             ("<script>", "\\<script\\>"),
             ("[x](y)", "\\[x\\](y)"),
+            ("![x](y)", "\\!\\[x\\](y)"),
             ("two\nlines", "two lines"),
             ("# heading", "\\# heading"),
             (
                 "@typescript-eslint/no-unused-vars",
-                "\\@typescript-eslint/no-unused-vars",
+                "@\u{200b}typescript-eslint/no-unused-vars",
             ),
             ("plain", "plain"),
         ];

@@ -5,10 +5,10 @@ use regex::Regex;
 
 use super::RegexSession;
 use crate::parse::Findings;
-use crate::parse::draft::{Groups, OpenEntry, Reads};
 use crate::parse::first_rule::Head;
-use crate::parse::frames::{Place, gives_place};
 use crate::parse::matched::{Matched, find};
+use crate::parse::regex_parser::draft::{Groups, OpenEntry, Reads};
+use crate::parse::regex_parser::frames::{Place, gives_place};
 use crate::parse::regex_parser::{CompiledPattern, EntryLine, EntryRules};
 
 /// A multi-line entry is closed after this many lines, whatever follows.

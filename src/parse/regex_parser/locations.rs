@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::regex_parser::{CompiledPattern, PatternKind};
+use super::{CompiledPattern, PatternKind};
 use crate::model::Diagnostic;
 
 /// Locations remembered; beyond this they are not kept.

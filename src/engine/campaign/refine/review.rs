@@ -46,7 +46,7 @@ pub fn review(
     crate::state::write_atomic(&diff_file, diff.as_bytes())?;
     let mut spec = settings.delegates[reviewer].clone();
     if spec.template == crate::delegate::DEFAULT_TEMPLATE {
-        spec.template = include_str!("../../../templates/refine/reviewer.md").to_string();
+        spec.template = include_str!("../../../../templates/refine/reviewer.md").to_string();
     }
     spec.env.push((
         "REFINE_LOOP_DIFF_FILE".into(),

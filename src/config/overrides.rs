@@ -1,0 +1,30 @@
+//! The layers above `refine-loop.toml`: what flags and `REFINE_LOOP_*` variables set.
+
+use std::path::PathBuf;
+
+use super::settings::{Isolate, Shard, Verify};
+use super::units::{ByteSize, ConfigDuration};
+
+/// The layers above the file: each value came from a flag or a `REFINE_LOOP_*` variable (clap
+/// merges those two, the flag winning, and treats an empty variable as unset).
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    pub target: Option<PathBuf>,
+    pub config: Option<PathBuf>,
+    pub state_dir: Option<PathBuf>,
+    pub gate_timeout: Option<ConfigDuration>,
+    pub kill_grace: Option<ConfigDuration>,
+    pub log_limit: Option<ByteSize>,
+    pub max_cycles: Option<u32>,
+    pub time_budget: Option<ConfigDuration>,
+    pub verify: Option<Verify>,
+    pub isolate: Option<Isolate>,
+    /// `--scope`: replaces `[loop] scope`.
+    pub scope: Option<Vec<String>>,
+    /// `--priority`: replaces `[loop] priority`.
+    pub priority: Option<Vec<String>>,
+    /// No network: what needs it is refused.
+    pub offline: bool,
+    /// `--shard K/N`: this matrix leg runs the K-th of N slices of the gate's checks.
+    pub shard: Option<Shard>,
+}
