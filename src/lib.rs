@@ -1,16 +1,16 @@
 //! refine-loop: headless, bounded improvement cycles on a repository's quality gate, for CI.
 //!
-//! The binary is a thin shell around [`app::main`]; everything else is library code. Public
+//! The binary is a thin shell around [`main`]; everything else is library code. Public
 //! are only the modules the binary, the integration tests and the fuzz targets use; the rest is
 //! `pub(crate)`, so that the compiler reports what nothing uses.
 
-pub mod app;
 pub(crate) mod campaign;
 pub mod cancel;
 pub(crate) mod ci;
 pub(crate) mod cli;
 pub(crate) mod clock;
 pub(crate) mod command;
+pub use command::main;
 pub mod config;
 pub(crate) mod confine;
 pub(crate) mod delegate;

@@ -68,14 +68,16 @@ pub fn demo(args: &DemoArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<
         target: Some(dir.clone()),
         ..Overrides::default()
     })?;
+    let mut lines = std::io::stderr();
+    let mut console = super::console::Console::new(&mut lines, None);
     let report = run_loop(
         &settings,
         crate::engine::EngineOptions {
             cancel,
-            github_groups: false,
+            observer: &mut console,
         },
-        &mut std::io::stderr(),
     )?;
+    drop(console);
     say(
         stdout,
         &format!(

@@ -1,6 +1,10 @@
-//! The subcommands: each turns parsed arguments into work and an exit code.
+//! The top of the program and its subcommands: arguments parsed, logging and signals set up, and
+//! each command turning its arguments into work and an exit code. Only this layer (and the
+//! reporters it calls) writes to the process's stdout and stderr.
 
+mod app;
 mod check;
+mod console;
 mod demo;
 mod init;
 mod merge;
@@ -11,6 +15,7 @@ mod recover;
 mod run;
 mod sweep;
 
+pub use app::main;
 pub use check::check;
 pub use demo::demo;
 pub use init::init;

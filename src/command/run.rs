@@ -37,8 +37,6 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
             "a campaign (--preset refine or improve) works in the target itself, where its state and its earlier changes are; --isolate worktree (or [loop] isolate) is for the refactoring loop".to_string(),
         ));
     }
-    // Not locked for the whole run: the signal thread and the logs write to stderr too.
-    let mut console = std::io::stderr();
     // Removed (with its branch) when the run ends, however it ends.
     let (_isolation, mut settings) = match loaded.run.isolate {
         Isolate::Worktree => {
@@ -49,17 +47,26 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
         Isolate::None => (None, loaded),
     };
     let system = super::publish::ci_system(args.gate.ci);
-    let options = EngineOptions {
-        cancel,
-        github_groups: system == crate::ci::CiSystem::GitHub,
-    };
     let began = std::time::SystemTime::now();
-    let ended = if preset.is_campaign() {
-        run_campaign_preset(&mut settings, preset, &request, options, &mut console)
-    } else {
-        run_loop(&settings, options, &mut console)
-            .map(|report| (report.outcome, outcome_line(&report), Some(report)))
-            .map_err(CommandError::from)
+    let ended = {
+        // Not locked for the whole run: the signal thread and the logs write to stderr too.
+        let mut lines = std::io::stderr();
+        // GitHub reads its workflow commands (each cycle's group) from stdout.
+        let mut out = &mut *stdout;
+        let commands =
+            (system == crate::ci::CiSystem::GitHub).then_some(&mut out as &mut dyn Write);
+        let mut console = super::console::Console::new(&mut lines, commands);
+        let options = EngineOptions {
+            cancel,
+            observer: &mut console,
+        };
+        if preset.is_campaign() {
+            run_campaign_preset(&mut settings, preset, &request, options)
+        } else {
+            run_loop(&settings, options)
+                .map(|report| (report.outcome, outcome_line(&report), Some(report)))
+                .map_err(CommandError::from)
+        }
     };
     let (outcome, line, report) = match ended {
         Ok(ended) => ended,
@@ -103,7 +110,6 @@ fn run_campaign_preset(
     preset: Preset,
     request: &Request,
     options: EngineOptions<'_>,
-    console: &mut dyn Write,
 ) -> Result<(crate::model::Outcome, String, Option<Report>), CommandError> {
     let layout = crate::state::Layout::new(&settings.state_dir);
     if request.intent.is_empty() && !layout.goal().exists() {
@@ -112,7 +118,7 @@ fn run_campaign_preset(
                 .to_string(),
         ));
     }
-    let end = run_campaign(settings, preset, request, options, console)?;
+    let end = run_campaign(settings, preset, request, options)?;
     let line = format!(
         "{}: {}; {}\n",
         end.outcome.as_str(),

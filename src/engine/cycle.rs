@@ -1,13 +1,12 @@
 //! The cycle itself: the policy's work, each delegate's turn, the gate's verdict per attempt or
 //! per cycle, keep or roll back, and the record. An unverified change is always rolled back.
 
-use std::io::Write;
 use std::time::Instant;
 
 use super::judge::{verify_one, verify_together};
 use super::policy::{CycleNumber, Judgement, Plan, Policy, Staff, Verification, Work};
 use super::record::{Finished, close};
-use super::{Attempt, Engine, Kept, RunError, record};
+use super::{Attempt, Engine, Event, Kept, RunError, record};
 use crate::delegate::Assignment;
 use crate::deliver::Recorder;
 use crate::model::{GateSummary, StopReason};
@@ -17,7 +16,6 @@ pub(super) fn run_cycles(
     engine: &mut Engine<'_>,
     policy: &mut dyn Policy,
     recorder: &mut Recorder<'_>,
-    console: &mut dyn Write,
 ) -> Result<StopReason, RunError> {
     engine.counted_until = Instant::now();
     loop {
@@ -26,12 +24,7 @@ pub(super) fn run_cycles(
         }
         let cycle = policy.open_cycle(engine)?;
         let cycle_started = Instant::now();
-        let grouped = engine.github_groups
-            && crate::ci::process_redactor().is_ok_and(|redactor| {
-                let name = format!("refine-loop cycle {}", cycle.index);
-                workflow_command(&crate::ci::github::group(&name, redactor));
-                true
-            });
+        engine.emit(Event::CycleStarted { cycle: cycle.index });
         let before = engine.kept.summary.clone();
         let plan = policy.plan(engine, cycle)?;
         let (attempts, measured) = match plan {
@@ -48,11 +41,7 @@ pub(super) fn run_cycles(
             attempts: &attempts,
             measured: measured.as_ref(),
         };
-        let stop = close(engine, policy, recorder, console, &finished)?;
-        if grouped {
-            workflow_command(crate::ci::github::endgroup());
-        }
-        if let Some(reason) = stop {
+        if let Some(reason) = close(engine, policy, recorder, &finished)? {
             return Ok(reason);
         }
     }
@@ -198,11 +187,4 @@ fn turn(
     let mut attempt = engine.take_turn(delegate, &spec, &assignment)?;
     attempt.category.clone_from(&item.category);
     Ok(Some(attempt))
-}
-
-/// A GitHub Actions workflow command: the runner reads them from stdout.
-fn workflow_command(line: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{line}");
-    let _ = stdout.flush();
 }

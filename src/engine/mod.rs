@@ -11,6 +11,7 @@ mod contain;
 mod cycle;
 mod end;
 mod error;
+mod event;
 mod head_lines;
 mod heuristics;
 mod integrity;
@@ -18,7 +19,6 @@ mod isolate;
 mod judge;
 mod ledger;
 mod policy;
-mod progress;
 mod record;
 pub mod refactoring;
 mod restore;
@@ -27,12 +27,12 @@ mod turn;
 mod verify;
 mod work;
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 pub use end::{check_findings, write_findings};
 pub use error::RunError;
+pub use event::{Event, Observer};
 pub use heuristics::Heuristics;
 pub use isolate::Isolation;
 pub(crate) use policy::{CycleNumber, Policy};
@@ -53,12 +53,20 @@ use crate::workspace::{Snapshot, Workspace};
 pub const STRIKES_FOR_COOLDOWN: u32 = 3;
 
 /// How the engine runs, beside the settings.
-#[derive(Debug, Clone, Copy)]
 pub struct EngineOptions<'a> {
     /// SIGINT and SIGTERM, counted.
     pub cancel: &'a Cancel,
-    /// Fold each cycle's log into a GitHub Actions group.
-    pub github_groups: bool,
+    /// Who watches the run: the events go to it.
+    pub observer: &'a mut dyn Observer,
+}
+
+/// The run's observer, as the engine holds it.
+struct Watched<'a>(&'a mut dyn Observer);
+
+impl std::fmt::Debug for Watched<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Watched")
+    }
 }
 
 /// The state the loop keeps: the last accepted gate run.
@@ -112,7 +120,7 @@ pub struct Engine<'a> {
     pub(crate) settings: &'a Settings,
     pub(crate) cancel: &'a Cancel,
     pub(crate) workspace: &'a mut Workspace,
-    github_groups: bool,
+    observer: Watched<'a>,
     kept: Kept,
     baseline: GateSummary,
     notes: crate::model::BaselineNotes,
@@ -142,7 +150,6 @@ pub struct Engine<'a> {
     /// When the last cycle's own work was counted (or the cycles began): the next cycle's
     /// overhead runs from here, so nothing between two cycles goes uncounted.
     counted_until: Instant,
-    progress: progress::Progress,
     /// The journal of the turns not judged yet: what the tree returns to on any error.
     pending: Option<crate::workspace::Journal>,
     /// The kernel's hold on command delegates, when it confines them.
@@ -154,16 +161,16 @@ pub struct Engine<'a> {
 impl<'a> Engine<'a> {
     /// Runs the baseline (cycle 0) and returns the engine ready for its first cycle. The
     /// user's own work must already be recorded (`Workspace::record_baseline`).
-    pub fn start(
+    pub fn start<'o: 'a>(
         settings: &'a Settings,
         workspace: &'a mut Workspace,
-        options: EngineOptions<'a>,
+        options: EngineOptions<'o>,
     ) -> Result<Self, RunError> {
+        let observer: &'a mut dyn Observer = options.observer;
         let cancel = options.cancel;
         let started = Instant::now();
         let (decision, confiner) = confinement::decide(settings, workspace)?;
-        let progress = progress::Progress::start();
-        progress.say("cycle 0: the baseline gate".to_string());
+        observer.observe(Event::Doing("cycle 0: the baseline gate"));
         let lessons = Heuristics::read(&settings.state_dir);
         let seal = workspace.seal()?;
         let baseline::Baseline { run, mut notes } =
@@ -192,7 +199,7 @@ impl<'a> Engine<'a> {
             settings,
             cancel,
             workspace,
-            github_groups: options.github_groups,
+            observer: Watched(observer),
             baseline: kept.summary.clone(),
             kept,
             notes,
@@ -215,7 +222,6 @@ impl<'a> Engine<'a> {
             gate_time: Duration::ZERO,
             delegate_time: Duration::ZERO,
             counted_until: Instant::now(),
-            progress,
             pending: None,
             confiner,
             integrity: integrity::IntegrityLog::default(),
@@ -227,11 +233,12 @@ impl<'a> Engine<'a> {
         mut self,
         policy: &mut dyn Policy,
         recorder: &mut Recorder<'_>,
-        console: &mut dyn Write,
     ) -> Result<EngineEnd, RunError> {
         let driven = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            policy.begin(&mut self, console)?;
-            cycle::run_cycles(&mut self, policy, recorder, console)
+            if let Some(card) = policy.begin(&mut self)? {
+                self.emit(Event::Note(&card));
+            }
+            cycle::run_cycles(&mut self, policy, recorder)
         }))
         .unwrap_or_else(|panic| Err(RunError::Panicked(restore::panic_message(panic.as_ref()))));
         let reason = match driven {
@@ -243,7 +250,7 @@ impl<'a> Engine<'a> {
             tracing::warn!(turn = %journal.turn, "a change was left unjudged; it is undone");
             self.workspace.restore(&journal)?;
         }
-        self.progress.finish();
+        self.emit(Event::Stopped(reason));
         self.trend.finish(reason);
         let remaining = end::remaining(&self);
         Ok(EngineEnd {
@@ -316,16 +323,14 @@ impl<'a> Engine<'a> {
         Ok(state::Layout::new(&self.settings.state_dir).delegate_reports(cycle.index))
     }
 
-    /// Says what the loop is doing, on a terminal.
-    pub fn say(&self, message: String) {
-        self.progress.say(message);
+    /// Says what the loop is doing.
+    pub fn say(&mut self, message: String) {
+        self.emit(Event::Doing(&message));
     }
 
-    /// Prints a line to `console` with the progress display out of the way.
-    pub fn print(&self, console: &mut dyn Write, line: &str) {
-        self.progress.above(|| {
-            let _ = writeln!(console, "{line}");
-        });
+    /// Tells whoever watches the run.
+    pub fn emit(&mut self, event: Event<'_>) {
+        self.observer.0.observe(event);
     }
 
     /// The gate for `cycle` on a delegate's change, judged against the kept state; what it

@@ -120,13 +120,9 @@ pub struct Settled {
 
 /// A preset's questions and counters.
 pub trait Policy {
-    /// After the baseline, before the first cycle.
-    fn begin(
-        &mut self,
-        _engine: &mut Engine<'_>,
-        _console: &mut dyn std::io::Write,
-    ) -> Result<(), RunError> {
-        Ok(())
+    /// After the baseline, before the first cycle: the run's opening line for a person, if any.
+    fn begin(&mut self, _engine: &mut Engine<'_>) -> Result<Option<String>, RunError> {
+        Ok(None)
     }
 
     /// The stop rule that holds before another cycle, if any.
@@ -193,12 +189,11 @@ pub trait Policy {
         None
     }
 
-    /// Closes the cycle: its line on the console, the policy's own files.
+    /// Closes the cycle (the policy's own files) and returns its line for a person.
     fn close_cycle(
         &mut self,
         engine: &mut Engine<'_>,
         record: &CycleRecord<'_>,
         next: Option<StopReason>,
-        console: &mut dyn std::io::Write,
-    ) -> Result<(), RunError>;
+    ) -> Result<String, RunError>;
 }

@@ -2,12 +2,11 @@
 //! history and the lessons, the policy's settling, the ledger commit of an accepted cycle, and
 //! the lines of the final report's scope section.
 
-use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
 use super::policy::{CycleRecord, Policy};
-use super::{Attempt, CycleNumber, Engine, RunError, ledger};
+use super::{Attempt, CycleNumber, Engine, Event, RunError, ledger};
 use crate::config::Settings;
 use crate::deliver::Recorder;
 use crate::gate::SUMMARY_FILE;
@@ -76,7 +75,6 @@ pub(super) fn close(
     engine: &mut Engine<'_>,
     policy: &mut dyn Policy,
     recorder: &mut Recorder<'_>,
-    console: &mut dyn Write,
     finished: &Finished<'_>,
 ) -> Result<Option<StopReason>, RunError> {
     let Finished {
@@ -144,8 +142,11 @@ pub(super) fn close(
     engine.counted_until = now;
     engine.gate_time = std::time::Duration::ZERO;
     engine.delegate_time = std::time::Duration::ZERO;
-    policy.close_cycle(engine, &cycle_record, settled.next, console)?;
-    let _ = console.flush();
+    let line = policy.close_cycle(engine, &cycle_record, settled.next)?;
+    engine.emit(Event::CycleClosed {
+        cycle: cycle.index,
+        line: &line,
+    });
     Ok(settled.stop_now)
 }
 

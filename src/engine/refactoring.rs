@@ -2,8 +2,6 @@
 //! order, to its fix delegate; the gate verifies per cycle (or per delegate); the stop rules are
 //! DESIGN.md §7's, evaluated on the recorded history.
 
-use std::io::Write;
-
 use super::policy::{CycleNumber, CycleRecord, Plan, Policy, Settled, Verification};
 use super::work::category_work;
 use super::{Engine, RunError};
@@ -95,12 +93,11 @@ impl Policy for Refactoring {
 
     fn close_cycle(
         &mut self,
-        engine: &mut Engine<'_>,
+        _engine: &mut Engine<'_>,
         record: &CycleRecord<'_>,
         next: Option<StopReason>,
-        console: &mut dyn Write,
-    ) -> Result<(), RunError> {
-        let line = format!(
+    ) -> Result<String, RunError> {
+        Ok(format!(
             "refine-loop cycle {}/{} · failed {}→{} · accepted {} · rolled back {} · {}",
             record.number.index,
             self.max_cycles,
@@ -112,9 +109,7 @@ impl Policy for Refactoring {
                 "stopping: {}",
                 r.as_str()
             ))
-        );
-        engine.print(console, &line);
-        Ok(())
+        ))
     }
 }
 
@@ -138,15 +133,14 @@ fn has_infra(summary: &GateSummary) -> bool {
         .is_some_and(|c| c.failures > 0)
 }
 
-/// Runs the refactoring loop until a stop rule holds; `console` gets one line per cycle.
+/// Runs the refactoring loop until a stop rule holds; the observer gets one line per cycle.
 pub fn run_loop(
     settings: &crate::config::Settings,
     options: super::EngineOptions<'_>,
-    console: &mut dyn Write,
 ) -> Result<Report, RunError> {
     use crate::workspace::Workspace;
     let mut workspace = Workspace::open(&settings.target, &settings.state_dir)?;
-    let report = run_in(settings, &mut workspace, options, console);
+    let report = run_in(settings, &mut workspace, options);
     // The kept bytes stay whenever the run did not end cleanly: they may hold the only copy of
     // a version someone needs (the one the loop expected where someone else wrote).
     workspace.end_run(report.is_ok());
@@ -157,7 +151,6 @@ fn run_in(
     settings: &crate::config::Settings,
     workspace: &mut crate::workspace::Workspace,
     options: super::EngineOptions<'_>,
-    console: &mut dyn Write,
 ) -> Result<Report, RunError> {
     // A handle of its own: the record is written between delegates, never during one.
     let record_repository = git2::Repository::open(workspace.repository().path())
@@ -175,7 +168,7 @@ fn run_in(
     })?;
     let engine = Engine::start(settings, workspace, options)?;
     let mut policy = Refactoring::new(&engine);
-    let end = engine.drive(&mut policy, &mut recorder, console)?;
+    let end = engine.drive(&mut policy, &mut recorder)?;
     let delivery = super::ledger::write_delivery(
         &recorder,
         settings,

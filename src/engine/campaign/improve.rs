@@ -5,8 +5,6 @@
 //! gate, the second a confirmation run. No progress three times, or the same error three times,
 //! stops it.
 
-use std::io::Write;
-
 use crate::campaign::state::Campaign;
 use crate::engine::policy::{CycleNumber, CycleRecord, Plan, Policy, Settled, Verification};
 use crate::engine::work::category_work;
@@ -124,7 +122,7 @@ impl<'c> Improve<'c> {
 }
 
 impl Policy for Improve<'_> {
-    fn begin(&mut self, engine: &mut Engine<'_>, console: &mut dyn Write) -> Result<(), RunError> {
+    fn begin(&mut self, engine: &mut Engine<'_>) -> Result<Option<String>, RunError> {
         let (open, deferred) = backlog_of(&engine.kept().summary);
         let text = format!(
             "▸ improve · kickoff · goal: {} · open P0/P1: {} · deferred P2: {} · at most {} cycles",
@@ -133,7 +131,7 @@ impl Policy for Improve<'_> {
             deferred.len(),
             self.limit
         );
-        card(engine, self.campaign, console, &text)
+        card(self.campaign, text).map(Some)
     }
 
     fn stop(&mut self, engine: &Engine<'_>) -> Result<Option<StopReason>, RunError> {
@@ -235,11 +233,10 @@ impl Policy for Improve<'_> {
 
     fn close_cycle(
         &mut self,
-        engine: &mut Engine<'_>,
+        _engine: &mut Engine<'_>,
         record: &CycleRecord<'_>,
         _next: Option<StopReason>,
-        console: &mut dyn Write,
-    ) -> Result<(), RunError> {
+    ) -> Result<String, RunError> {
         super::remember_owned(self.campaign, record.attempts);
         self.campaign.save()?;
         let open = &self.campaign.backlog.open_items;
@@ -264,7 +261,7 @@ impl Policy for Improve<'_> {
             self.campaign.backlog.deferred.len(),
             self.stop_state
         );
-        card(engine, self.campaign, console, &text)
+        card(self.campaign, text)
     }
 }
 
@@ -317,14 +314,8 @@ fn cancelled(campaign: &mut Campaign) -> Result<(), RunError> {
     Ok(())
 }
 
-/// A card: one line on the console, and in the worklog.
-fn card(
-    engine: &Engine<'_>,
-    campaign: &mut Campaign,
-    console: &mut dyn Write,
-    text: &str,
-) -> Result<(), RunError> {
-    engine.print(console, text);
+/// A card: written to the worklog, and returned for the console.
+fn card(campaign: &mut Campaign, text: String) -> Result<String, RunError> {
     campaign.append_worklog(&format!("- {text}"))?;
-    Ok(())
+    Ok(text)
 }

@@ -2,8 +2,6 @@
 //! campaign's state under its lock, run its rounds or cycles, leave the record (commits on the
 //! private ref, patches, manifest) and the campaign report.
 
-use std::io::Write;
-
 mod earlier;
 pub mod improve;
 mod open;
@@ -40,10 +38,9 @@ pub fn run_campaign(
     preset: Preset,
     request: &Request,
     options: EngineOptions<'_>,
-    console: &mut dyn Write,
 ) -> Result<CampaignEnd, RunError> {
     let mut workspace = Workspace::open(&settings.target, &settings.state_dir)?;
-    let end = run_in(settings, preset, request, &mut workspace, options, console);
+    let end = run_in(settings, preset, request, &mut workspace, options);
     // The kept bytes stay whenever the run did not end cleanly: they may hold the only copy of
     // a version someone needs (the one the loop expected where someone else wrote).
     workspace.end_run(end.is_ok());
@@ -56,7 +53,6 @@ fn run_in(
     request: &Request,
     workspace: &mut Workspace,
     options: EngineOptions<'_>,
-    console: &mut dyn Write,
 ) -> Result<CampaignEnd, RunError> {
     let cancel = options.cancel;
     workspace.record_baseline()?;
@@ -66,9 +62,11 @@ fn run_in(
     })?;
     let mut campaign = match open::open(settings, preset, request, workspace)? {
         Opening::Open(campaign) => campaign,
-        Opening::Ended(campaign) => return Ok(open::already_ended(&campaign, preset, console)),
+        Opening::Ended(campaign) => {
+            return Ok(open::already_ended(&campaign, preset, options.observer));
+        }
         Opening::Finished(mut campaign, why) => {
-            return open::finished(&mut campaign, &why, console);
+            return open::finished(&mut campaign, &why, options.observer);
         }
     };
     let patches = earlier::reapply_patches(&campaign, &settings.state_dir);
@@ -89,11 +87,11 @@ fn run_in(
     let end = match preset {
         Preset::Refine => {
             let mut policy = refine::Refine::new(&mut campaign, sweep_proposals);
-            engine.drive(&mut policy, &mut recorder, console)?
+            engine.drive(&mut policy, &mut recorder)?
         }
         Preset::Improve | Preset::Refactoring => {
             let mut policy = improve::Improve::new(&mut campaign);
-            engine.drive(&mut policy, &mut recorder, console)?
+            engine.drive(&mut policy, &mut recorder)?
         }
     };
     let (outcome, reason) = (end.reason.outcome(), end.reason.as_str().to_string());

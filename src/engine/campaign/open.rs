@@ -2,9 +2,6 @@
 //! configuration (what the request gives, else what is stored), the cooldowns a new theta
 //! releases, the paths its earlier changes own.
 
-use std::io::Write;
-
-use super::super::RunError;
 use super::CampaignEnd;
 use crate::campaign::identity::{Confirmed, Identity};
 use crate::campaign::request::{Lens, Request, Theta};
@@ -12,6 +9,7 @@ use crate::campaign::state::{
     self, BaselineFacts, Campaign, Continue, Limits, OpenOptions, Opened, Provenance, SegmentConfig,
 };
 use crate::config::Settings;
+use crate::engine::{Event, Observer, RunError};
 use crate::model::{Outcome, Preset};
 use crate::workspace::Workspace;
 
@@ -150,13 +148,12 @@ fn facts(
 pub(super) fn finished(
     campaign: &mut Campaign,
     why: &str,
-    console: &mut dyn Write,
+    observer: &mut dyn Observer,
 ) -> Result<CampaignEnd, RunError> {
     let reason = format!("campaign finished: {why}");
-    let _ = writeln!(
-        console,
+    observer.observe(Event::Note(&format!(
         "refine-loop: {reason}; change the intent (or the [campaign] budget) to go on"
-    );
+    )));
     campaign.append_worklog(&format!(
         "- {}: {reason}; nothing ran",
         crate::clock::now_iso8601()
@@ -172,7 +169,7 @@ pub(super) fn finished(
 pub(super) fn already_ended(
     campaign: &Campaign,
     preset: Preset,
-    console: &mut dyn Write,
+    observer: &mut dyn Observer,
 ) -> CampaignEnd {
     let counters = &campaign.backlog.counters;
     let outcome = counters
@@ -180,12 +177,11 @@ pub(super) fn already_ended(
         .as_deref()
         .and_then(Outcome::named)
         .unwrap_or(Outcome::Error);
-    let _ = writeln!(
-        console,
+    observer.observe(Event::Note(&format!(
         "refine-loop: this {} campaign already ended with {}; run again with --continue to start its next segment",
         preset.as_str(),
         outcome.as_str()
-    );
+    )));
     CampaignEnd {
         outcome,
         reason: counters.stop_reason.clone().unwrap_or_default(),

@@ -11,8 +11,6 @@ mod review;
 
 use counters::{active_handoffs, facts_of, note_candidate, record_handoff, settle_round};
 
-use std::io::Write;
-
 use crate::campaign::candidates::{self, Proposal};
 use crate::campaign::state::Campaign;
 use crate::delegate::Role;
@@ -328,11 +326,10 @@ impl Policy for Refine<'_> {
 
     fn close_cycle(
         &mut self,
-        engine: &mut Engine<'_>,
+        _engine: &mut Engine<'_>,
         record: &CycleRecord<'_>,
         _next: Option<StopReason>,
-        console: &mut dyn Write,
-    ) -> Result<(), RunError> {
+    ) -> Result<String, RunError> {
         super::remember_owned(self.campaign, record.attempts);
         self.campaign.save()?;
         let counters = &self.campaign.backlog.counters;
@@ -344,12 +341,11 @@ impl Policy for Refine<'_> {
             counters.fail_count,
             self.campaign.backlog.handoffs.len()
         );
-        engine.print(console, &line);
         self.campaign.append_worklog(&format!("- {line}"))?;
         if self.round.critical {
             super::conclude(self.campaign, StopReason::Critical)?;
         }
-        Ok(())
+        Ok(line)
     }
 }
 

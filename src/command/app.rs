@@ -5,7 +5,6 @@ use std::io::Write;
 
 use crate::cancel::Cancel;
 use crate::cli::{Cli, Command, LogFormat};
-use crate::command;
 use crate::exit_code;
 
 /// Runs the command line and returns the process exit code.
@@ -36,15 +35,15 @@ pub fn main() -> i32 {
     }
     let mut stdout = std::io::stdout().lock();
     let result = match &cli.command {
-        Command::Check(args) => command::check(args, &cancel, &mut stdout),
-        Command::Run(args) => command::run(args, &cancel, &mut stdout),
-        Command::Demo(args) => command::demo(args, &cancel, &mut stdout),
-        Command::Init(args) => command::init(args, &mut stdout),
-        Command::Recover(args) => command::recover(args, &mut stdout),
-        Command::Parse(args) => command::parse(args, &mut stdout),
-        Command::Parsers(args) => command::parsers(args, &mut stdout),
-        Command::Merge(args) => command::merge(args, &mut stdout),
-        Command::Sweep(args) => command::sweep(args, &cancel, &mut stdout),
+        Command::Check(args) => super::check(args, &cancel, &mut stdout),
+        Command::Run(args) => super::run(args, &cancel, &mut stdout),
+        Command::Demo(args) => super::demo(args, &cancel, &mut stdout),
+        Command::Init(args) => super::init(args, &mut stdout),
+        Command::Recover(args) => super::recover(args, &mut stdout),
+        Command::Parse(args) => super::parse(args, &mut stdout),
+        Command::Parsers(args) => super::parsers(args, &mut stdout),
+        Command::Merge(args) => super::merge(args, &mut stdout),
+        Command::Sweep(args) => super::sweep(args, &cancel, &mut stdout),
     };
     let _ = stdout.flush();
     match result {
