@@ -1,6 +1,11 @@
 //! The top: parse arguments, set up logging and signals, run a command, map the result to an
 //! exit code.
 
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the top of the program: it hands stdout to the commands, and logs and errors go to stderr"
+)]
+
 use std::io::Write;
 
 use crate::cancel::Cancel;

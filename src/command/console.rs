@@ -2,6 +2,11 @@
 //! on a terminal only; one line per cycle; and in GitHub Actions, each cycle's log folded into
 //! a group. It is the run's one [`Observer`]: the engine emits events and prints nothing.
 
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the spinner is drawn only when stderr is a terminal"
+)]
+
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 

@@ -1,6 +1,11 @@
 //! `refine-loop demo`: hardens a small, deliberately flawed Rust crate with the real `cargo fmt`
 //! and `cargo clippy --fix`, in a folder of its own, and says where everything is.
 
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the demo's console lines go to stderr"
+)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,10 @@
 //! `refine-loop parse`: the parser engine on its own, for a saved log or a pipe.
 
+#![expect(
+    clippy::disallowed_macros,
+    reason = "the parser's notes go to stderr, beside the findings on stdout"
+)]
+
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, Write};
 use std::path::{Path, PathBuf};

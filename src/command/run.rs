@@ -1,6 +1,11 @@
 //! `refine-loop run`: the loop with its preset, its report published, its outcome the exit
 //! code.
 
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the run's console lines and its error line go to stderr"
+)]
+
 use std::io::Write;
 
 use super::CommandError;

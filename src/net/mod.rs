@@ -44,6 +44,10 @@ impl Reply {
 /// The agent every network edge uses. Proxies come from the environment (ureq reads
 /// `ALL_PROXY`, `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY`); a status is a value, not an error.
 /// `redirects` is how many it follows (a model endpoint: none, so its key goes nowhere else).
+#[expect(
+    clippy::disallowed_types,
+    reason = "net is the one place that holds an agent: every request goes through send"
+)]
 fn agent(redirects: u32) -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
@@ -53,9 +57,11 @@ fn agent(redirects: u32) -> ureq::Agent {
         .into()
 }
 
-/// A request's method, and a POST's JSON body.
+/// A request's method, and a POST's JSON body. Private: a request is made by the constructors
+/// of [`Request`] alone, so the only methods sent are GET and POST, and a POST is either a model
+/// call or a GraphQL query.
 #[derive(Debug, Clone)]
-pub enum Method {
+enum Method {
     Get,
     Post(Vec<u8>),
 }
@@ -63,13 +69,91 @@ pub enum Method {
 /// One request, sent again as it is on each retry.
 #[derive(Debug, Clone)]
 pub struct Request {
-    pub method: Method,
-    pub url: String,
-    pub headers: Vec<(String, String)>,
+    method: Method,
+    url: String,
+    headers: Vec<(String, String)>,
     /// Redirects followed.
-    pub redirects: u32,
+    redirects: u32,
     /// The reply's body is read up to this many bytes.
-    pub limit: u64,
+    limit: u64,
+}
+
+/// Why a GraphQL document is not sent: it is not a query alone.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0} is not a GraphQL query; only queries are sent")]
+pub struct NotAQuery(pub String);
+
+impl Request {
+    /// `GET url`.
+    pub fn get(url: impl Into<String>) -> Self {
+        Self::new(Method::Get, url.into())
+    }
+
+    /// A call of a model endpoint: `body` (JSON) POSTed to `url`.
+    pub fn model_call(url: impl Into<String>, body: Vec<u8>) -> Self {
+        Self::new(Method::Post(body), url.into())
+    }
+
+    /// A GraphQL query with its variables, POSTed to `url`. A document that does not start with
+    /// `query`, or that holds a mutation or a subscription anywhere, is refused: nothing here
+    /// changes anything on the forge.
+    pub fn graphql_query(
+        url: impl Into<String>,
+        document: &str,
+        variables: serde_json::Value,
+    ) -> Result<Self, NotAQuery> {
+        let first = document.split_whitespace().next().unwrap_or_default();
+        let operations = document
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|word| matches!(*word, "mutation" | "subscription"));
+        if first != "query" && !first.starts_with("query{") || operations.count() > 0 {
+            return Err(NotAQuery(
+                first.chars().take(40).collect::<String>().replace('{', ""),
+            ));
+        }
+        let body = serde_json::json!({ "query": document, "variables": variables }).to_string();
+        Ok(Self::new(Method::Post(body.into_bytes()), url.into()))
+    }
+
+    fn new(method: Method, url: String) -> Self {
+        Self {
+            method,
+            url,
+            headers: Vec::new(),
+            redirects: 0,
+            limit: 1 << 20,
+        }
+    }
+
+    /// With the header `name: value`.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Following up to `redirects` redirects (none by default).
+    pub fn redirects(mut self, redirects: u32) -> Self {
+        self.redirects = redirects;
+        self
+    }
+
+    /// Reading at most `limit` bytes of the reply (1 MiB by default).
+    pub fn limit(mut self, limit: u64) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// `GET` or `POST`, for messages.
+    pub fn method_name(&self) -> &'static str {
+        match self.method {
+            Method::Get => "GET",
+            Method::Post(_) => "POST",
+        }
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
 }
 
 /// The shortest wait before a retry, whatever `Retry-After` says (0 would spin).
@@ -103,6 +187,10 @@ pub fn send(request: Request, deadline: Instant, cancel: &Cancel) -> Result<Repl
     }
 }
 
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the two methods a Request can have, GET and POST, are sent here and nowhere else"
+)]
 fn exchange(request: &Request, deadline: Instant) -> Result<Reply, NetError> {
     let agent = agent(request.redirects);
     let started = Instant::now();
@@ -187,6 +275,30 @@ fn retryable(status: u16) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_query_is_a_graphql_request() {
+        let cases = [
+            ("query { viewer { login } }", true),
+            ("  query Open($first: Int) { a }", true),
+            ("query{ a }", true),
+            ("mutation { closeIssue(id: 1) }", false),
+            ("query A { a } mutation B { b }", false),
+            ("query A { a }\nsubscription B { b }", false),
+            ("subscription { x }", false),
+            ("  { viewer { login } }", false),
+            ("", false),
+            ("queryX { a }", false),
+        ];
+        for (document, sent) in cases {
+            let request =
+                Request::graphql_query("http://x/graphql", document, serde_json::json!({}));
+            assert_eq!(request.is_ok(), sent, "{document:?}");
+            if let Ok(request) = request {
+                assert_eq!(request.method_name(), "POST");
+            }
+        }
+    }
 
     #[test]
     fn rate_limits_and_server_failures_are_retried_and_nothing_else() {

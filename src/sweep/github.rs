@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use super::SweepError;
 use super::options::{SweepOptions, Token};
 use crate::cancel::Cancel;
-use crate::net::{self, Method};
+use crate::net;
 
 /// The largest reply read (a page of pull requests with their checks and threads).
 const REPLY_LIMIT: u64 = 32 << 20;
@@ -72,7 +72,7 @@ impl<'c> Client<'c> {
     /// `GET <api>/<path>`, its JSON reply read as `T`.
     pub fn get<T: DeserializeOwned>(&mut self, path: &str) -> Result<T, SweepError> {
         let url = format!("{}/{}", self.api_url, path.trim_start_matches('/'));
-        let body = self.send("GET", Method::Get, &url)?;
+        let body = self.send(net::Request::get(&url))?;
         parse("GET", &url, &body)
     }
 
@@ -83,14 +83,10 @@ impl<'c> Client<'c> {
         document: &'static str,
         variables: serde_json::Value,
     ) -> Result<T, SweepError> {
-        if !document.trim_start().starts_with("query") {
-            return Err(SweepError::NotAQuery(
-                document.split_whitespace().next().unwrap_or_default(),
-            ));
-        }
-        let body = serde_json::json!({ "query": document, "variables": variables }).to_string();
         let url = self.graphql_url.clone();
-        let reply = self.send("POST", Method::Post(body.into_bytes()), &url)?;
+        let request = net::Request::graphql_query(&url, document, variables)
+            .map_err(|refused| SweepError::NotAQuery(refused.0))?;
+        let reply = self.send(request)?;
         let reply: GraphqlReply<T> = parse("POST", &url, &reply)?;
         if !reply.errors.is_empty() {
             let messages = reply
@@ -108,27 +104,15 @@ impl<'c> Client<'c> {
         })
     }
 
-    fn send(
-        &mut self,
-        method_name: &'static str,
-        method: Method,
-        url: &str,
-    ) -> Result<Vec<u8>, SweepError> {
-        let headers = [
-            ("Authorization", self.authorization.as_str()),
-            ("Accept", "application/vnd.github+json"),
-            ("X-GitHub-Api-Version", "2022-11-28"),
-        ]
-        .map(|(name, value)| (name.to_string(), value.to_string()))
-        .to_vec();
+    fn send(&mut self, request: net::Request) -> Result<Vec<u8>, SweepError> {
+        let (method_name, url) = (request.method_name(), request.url().to_string());
         tracing::debug!(method = method_name, url, "GitHub");
-        let request = net::Request {
-            method,
-            url: url.to_string(),
-            headers,
-            redirects: 3,
-            limit: REPLY_LIMIT,
-        };
+        let request = request
+            .header("Authorization", self.authorization.as_str())
+            .header("Accept", "application/vnd.github+json")
+            .header("X-GitHub-Api-Version", "2022-11-28")
+            .redirects(3)
+            .limit(REPLY_LIMIT);
         let reply = net::send(request, self.deadline, self.cancel).map_err(|source| {
             self.requests += 1;
             match source {

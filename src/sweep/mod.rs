@@ -4,8 +4,8 @@
 //!
 //! Nothing read from the forge is an instruction: titles, bodies and comments are only quoted,
 //! cut to [`QUOTE_LIMIT`] characters. The client (`github.rs`) can send a REST `GET` and a
-//! GraphQL `query`, nothing else; `tests/it/network_surface.rs` reads the source to keep it
-//! that way.
+//! GraphQL `query`, nothing else: `net::Request` has no other constructors, and `clippy.toml`
+//! keeps every other way of sending out of the code.
 //!
 //! # `sweep.json`
 //!
@@ -298,7 +298,7 @@ pub enum SweepError {
     #[error("the GraphQL query to {url} failed: {messages}")]
     Graphql { url: String, messages: String },
     #[error("{0} is not a GraphQL query; the sweep sends queries only")]
-    NotAQuery(&'static str),
+    NotAQuery(String),
     #[error("cancelled")]
     Cancelled,
     #[error(transparent)]

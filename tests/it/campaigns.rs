@@ -3,7 +3,6 @@
 //! the improve preset with a real fixer.
 
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use crate::support::Repo;
 
@@ -137,7 +136,6 @@ fn sigterm_in_round_two_resumes_there_and_a_finished_campaign_continues_in_segme
         .spawn()
         .unwrap();
     crate::support::wait_for(&marker, "round 2 never started");
-    std::thread::sleep(Duration::from_millis(200));
     Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()

@@ -1,23 +1,12 @@
 //! The gate runner's hold on processes: deadlines, process groups, leftovers, cancellation,
 //! interleaved output and infrastructure failures.
 
-use std::time::{Duration, Instant};
-
 use crate::support::{Repo, live_members_of_group, read_pid, stdout};
 
 fn config(run: &str, extra: &str) -> String {
     format!(
         "[gate]\nkill_grace = \"1s\"\n[[gate.check]]\nname = \"c\"\ncategory = \"tests\"\nrun = '''{run}'''\n{extra}"
     )
-}
-
-/// Waits (bounded) until `path` exists in the repository.
-fn wait_for_file(repo: &Repo, relative: &str) {
-    let give_up = Instant::now() + Duration::from_secs(30);
-    while !repo.join(relative).exists() {
-        assert!(Instant::now() < give_up, "{relative} never appeared");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[test]
@@ -82,8 +71,7 @@ fn sigterm_mid_check_cancels_and_stops_the_group() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    wait_for_file(&repo, "leader.pid");
-    std::thread::sleep(Duration::from_millis(100));
+    crate::support::wait_for_line(&repo.join("leader.pid"), "the check never started");
     let status = std::process::Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()

@@ -232,9 +232,8 @@ fn an_endpoint_slower_than_the_timeout_is_given_up() {
         |_| {},
         "gave no answer within",
     );
+    // Given up, not asked again.
     assert_eq!(server.requests().len(), 1);
-    // The answer arriving later changes nothing.
-    std::thread::sleep(Duration::from_secs(4));
 }
 
 #[test]

@@ -1,6 +1,10 @@
 //! Integration tests: the real `refine-loop` binary against real temporary git repositories.
 //! All of them compile into this one test binary.
 
+#![allow(
+    clippy::disallowed_macros,
+    reason = "the tests may say what they measured; the rules on output are the program's"
+)]
 #![expect(
     clippy::unwrap_used,
     reason = "test helpers fail loudly; a panic is the test failing"
@@ -33,7 +37,6 @@ mod isolate;
 mod junit_xml;
 mod leftovers;
 mod merge;
-mod network_surface;
 mod nightly;
 mod parse_command;
 mod parser_catalogue;

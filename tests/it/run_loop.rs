@@ -3,7 +3,6 @@
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -184,7 +183,7 @@ fn a_hanging_delegate_is_stopped_at_its_idle_timeout() {
 fn sigterm_during_a_delegate_cancels_cleanly() {
     let repo = scripted_repo_idle(
         TWO_FINDINGS,
-        "echo $$ > delegate.pid; echo changed >> findings.txt; sleep 300",
+        "echo changed >> findings.txt; echo $$ > delegate.pid; sleep 300",
         "10m",
     );
     let mut child = repo
@@ -193,8 +192,8 @@ fn sigterm_during_a_delegate_cancels_cleanly() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    crate::support::wait_for(&repo.join("delegate.pid"), "the delegate never started");
-    std::thread::sleep(Duration::from_millis(200));
+    // Its change made, the delegate sleeps: the signal falls in the middle of its turn.
+    crate::support::wait_for_line(&repo.join("delegate.pid"), "the delegate never started");
     let leader = read_pid(&repo, "delegate.pid");
     Command::new("kill")
         .args(["-TERM", &child.id().to_string()])

@@ -186,6 +186,21 @@ pub fn wait_for(path: &Path, what: &str) {
     }
 }
 
+/// Waits (bounded: a minute) until `path` holds a whole line (the writer's `echo` is done), and
+/// returns what it holds; fails the test saying `what` never happened.
+pub fn wait_for_line(path: &Path, what: &str) -> String {
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.ends_with('\n')
+        {
+            return text;
+        }
+        assert!(std::time::Instant::now() < give_up, "{what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// A repository whose `build` check (clippy's line format) fails until `fixed.txt` exists;
 /// `delegates` are the config's `[[delegate]]` tables. They make `fixed.txt` at the top of the
 /// tree, which a confined delegate cannot (tests/it/confine.rs): confinement is off.

@@ -19,7 +19,7 @@ pub use apply::apply_diff;
 use super::{Assignment, HttpSpec, Verdict};
 use crate::cancel::Cancel;
 use crate::model::TokenUsage;
-use crate::net::{self, Method, NetError};
+use crate::net::{self, NetError};
 use crate::process::{HeadTail, ProcessEnd, StopReason};
 use crate::workspace::{PathState, RepoPath};
 
@@ -263,17 +263,11 @@ impl Transcript {
 /// configured, nowhere else.
 fn request(http: &HttpSpec, key: Option<String>, body: Vec<u8>, limit: u64) -> net::Request {
     let azure = endpoint_host(&http.endpoint).is_some_and(|host| host.ends_with(".azure.com"));
-    let headers = match key {
-        Some(key) if azure => vec![("api-key".to_string(), key)],
-        Some(key) => vec![("Authorization".to_string(), format!("Bearer {key}"))],
-        None => Vec::new(),
-    };
-    net::Request {
-        method: Method::Post(body),
-        url: http.endpoint.clone(),
-        headers,
-        redirects: 0,
-        limit,
+    let request = net::Request::model_call(&http.endpoint, body).limit(limit);
+    match key {
+        Some(key) if azure => request.header("api-key", key),
+        Some(key) => request.header("Authorization", format!("Bearer {key}")),
+        None => request,
     }
 }
 
