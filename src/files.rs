@@ -2,11 +2,12 @@
 //! behind), without being led anywhere: the path is looked at (`lstat`) before it is opened, a
 //! symlink at its last part is never followed, and only a regular file is ever opened. A FIFO
 //! would block the open (or the read) forever, a device such as `/dev/zero` never ends, and
-//! opening a device may act on it: none is opened, whatever the caller wants of it.
+//! opening a device may act on it: none is opened, whatever the caller wants of it. And the one
+//! way a file is written whole: beside it, then renamed over it.
 
 use std::fs::{File, FileType};
-use std::io::{self, Read};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 use nix::fcntl::OFlag;
@@ -127,6 +128,57 @@ pub fn read_regular(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
         ));
     }
     Ok(Some(bytes))
+}
+
+/// How [`write_atomic`] leaves a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Its permission bits.
+    pub mode: u32,
+    /// Synced to the disk before it replaces the old one.
+    pub sync: bool,
+}
+
+impl WriteOptions {
+    /// A run's artifact: readable by others (a CI upload may run as another user), not synced
+    /// (a sync per file costs more than the loop's own work per cycle).
+    pub const ARTIFACT: Self = Self {
+        mode: 0o644,
+        sync: false,
+    };
+    /// State the next run depends on (a campaign's files, a turn's journal): owner-only, and
+    /// on the disk before it counts.
+    pub const PRIVATE: Self = Self {
+        mode: 0o600,
+        sync: true,
+    };
+}
+
+/// Writes `bytes` to `path` so that readers see the old file or the new one, never a part: a new
+/// file beside it (created exclusively, so never through a link, and owner-only until it is
+/// whole), then renamed over whatever is at the path (a symlink there is replaced, not
+/// followed). Nothing is redacted here: what must be, is redacted by the caller first.
+pub fn write_atomic(path: &Path, bytes: &[u8], options: WriteOptions) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let prefix = format!(
+        ".{}.",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    );
+    let mut temporary = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    temporary.write_all(bytes)?;
+    let file = temporary.as_file();
+    file.set_permissions(std::fs::Permissions::from_mode(options.mode))?;
+    if options.sync {
+        file.sync_all()?;
+    }
+    temporary.persist(path).map_err(|error| error.error)?;
+    Ok(())
 }
 
 #[cfg(test)]

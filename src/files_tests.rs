@@ -56,3 +56,27 @@ fn reads_are_bounded() {
     }
     assert_eq!(read_regular(&dir.path().join("missing"), 1).unwrap(), None);
 }
+
+#[test]
+fn a_whole_write_replaces_a_link_instead_of_following_it_and_leaves_no_temporary() {
+    use std::os::unix::fs::MetadataExt;
+    for options in [WriteOptions::ARTIFACT, WriteOptions::PRIVATE] {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside.txt");
+        std::fs::write(&outside, "theirs").unwrap();
+        let path = dir.path().join("file.json");
+        std::os::unix::fs::symlink(&outside, &path).unwrap();
+        write_atomic(&path, b"ours", options).unwrap();
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "theirs");
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        assert!(meta.is_file(), "{options:?}");
+        assert_eq!(meta.mode() & 0o777, options.mode, "{options:?}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "ours");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|entry| entry.file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+    }
+}

@@ -157,7 +157,7 @@ fn write_error_report(report: &Report) -> Result<(), crate::state::StateError> {
         path: dir.to_path_buf(),
         source,
     })?;
-    crate::state::write_atomic(
+    crate::state::write_redacted(
         &report.layout.final_report(),
         crate::report::final_report(report).as_bytes(),
     )

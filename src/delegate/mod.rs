@@ -277,7 +277,7 @@ fn write_inputs(
                 source,
             })
             .and_then(|()| {
-                crate::state::write_atomic(path, bytes).map_err(|error| DelegateError::Write {
+                crate::state::write_redacted(path, bytes).map_err(|error| DelegateError::Write {
                     path: error.path,
                     source: error.source,
                 })
@@ -356,7 +356,7 @@ fn run_command(
         // The delegate's own file stays in the state dir: without the secrets it may hold. Its
         // path is replaced, never written through.
         if let std::borrow::Cow::Owned(clean) = crate::secrets::redacted(&bytes) {
-            let _ = crate::state::write_atomic(&files.verdict, &clean);
+            let _ = crate::state::write_redacted(&files.verdict, &clean);
         }
         Verdict::parse(&String::from_utf8_lossy(&crate::secrets::redacted(&bytes)))
     });

@@ -146,7 +146,7 @@ pub(super) fn changed_files(
             path: String::from_utf8_lossy(&path).into_owned(),
             path_bytes_hex: std::str::from_utf8(&path)
                 .is_err()
-                .then(|| path.iter().map(|byte| format!("{byte:02x}")).collect()),
+                .then(|| crate::model::hex(&path)),
             before,
             after,
         })

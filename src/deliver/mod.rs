@@ -274,7 +274,7 @@ impl<'repo> Recorder<'repo> {
         let mut written = Vec::with_capacity(plan.len());
         for file in &plan {
             let path = dir.join(&file.name);
-            crate::state::write_atomic(&path, &file.contents)?;
+            crate::state::write_redacted(&path, &file.contents)?;
             written.push(path);
         }
         Ok(written)
@@ -300,7 +300,7 @@ impl<'repo> Recorder<'repo> {
     ) -> Result<(), DeliverError> {
         let file = self.cumulative_patch()?;
         secrets::refuse(self.repo, path, &file, scan)?;
-        crate::state::write_atomic(path, &file.contents)?;
+        crate::state::write_redacted(path, &file.contents)?;
         Ok(())
     }
 

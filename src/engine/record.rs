@@ -37,7 +37,7 @@ pub fn write_delegate_report(
         integrity_refused: super::integrity::refusal(settings.run.integrity, &attempt.integrity)
             .is_some(),
     });
-    state::write_atomic(path, text.as_bytes())
+    state::write_redacted(path, text.as_bytes())
 }
 
 /// The lines of the final report's scope section for an attempt's changes outside the scope.

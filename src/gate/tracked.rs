@@ -252,7 +252,6 @@ fn put_back(path: &Path, before: &Before) -> Result<(), Option<String>> {
 
 /// Writes `bytes` back to `path` (replacing whatever is there) with its earlier mode.
 fn write_file(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
     if let Ok(meta) = std::fs::symlink_metadata(path)
         && !meta.is_file()
     {
@@ -262,13 +261,13 @@ fn write_file(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
             std::fs::remove_file(path)?;
         }
     }
-    let parent = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent)?;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
     // A new file renamed over the old: a stop half-way never leaves the only copy truncated.
-    let mut temp = tempfile::NamedTempFile::new_in(parent)?;
-    std::io::Write::write_all(&mut temp, bytes)?;
-    temp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(mode))?;
-    temp.persist(path).map_err(|error| error.error)?;
-    Ok(())
+    crate::files::write_atomic(
+        path,
+        bytes,
+        crate::files::WriteOptions { mode, sync: false },
+    )
 }

@@ -21,12 +21,16 @@ pub use trend::{
 /// A finished sha256 as lowercase hex, as every fingerprint is written.
 pub(crate) fn hex_digest(hasher: sha2::Sha256) -> String {
     use sha2::Digest;
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = hasher.finalize();
-    let mut hex = String::with_capacity(digest.len() * 2);
-    for byte in digest.iter() {
-        hex.push(char::from(HEX[usize::from(byte >> 4)]));
-        hex.push(char::from(HEX[usize::from(byte & 0xf)]));
+    hex(&hasher.finalize())
+}
+
+/// `bytes` as lowercase hex, two digits a byte.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut hex = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        hex.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        hex.push(char::from(DIGITS[usize::from(byte & 0xf)]));
     }
     hex
 }

@@ -288,7 +288,7 @@ impl Report {
 /// JUnit, SARIF and Code Quality. `check` writes no final report: its gate summary is the one.
 pub fn write_report_files(report: &Report) -> Result<(), CiReportError> {
     if report.mode != Mode::Check {
-        crate::state::write_atomic(
+        crate::state::write_redacted(
             &report.layout.final_report(),
             final_report(report).as_bytes(),
         )?;
@@ -350,9 +350,9 @@ pub fn write_ci_reports(dir: &Path, input: &CiReportInput<'_>) -> Result<(), CiR
     let junit = junit::render_junit(input)?;
     let sarif = sarif::render_sarif(input)?;
     let code_quality = codequality::render_code_quality(input)?;
-    crate::state::write_atomic(&dir.join(crate::state::JUNIT_FILE), &junit)?;
-    crate::state::write_atomic(&dir.join(crate::state::SARIF_FILE), &sarif)?;
-    crate::state::write_atomic(&dir.join(crate::state::CODE_QUALITY_FILE), &code_quality)?;
+    crate::state::write_redacted(&dir.join(crate::state::JUNIT_FILE), &junit)?;
+    crate::state::write_redacted(&dir.join(crate::state::SARIF_FILE), &sarif)?;
+    crate::state::write_redacted(&dir.join(crate::state::CODE_QUALITY_FILE), &code_quality)?;
     Ok(())
 }
 

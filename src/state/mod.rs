@@ -3,8 +3,6 @@
 
 mod layout;
 
-use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 pub use layout::*;
@@ -27,26 +25,16 @@ pub fn cycle_dir(state_dir: &Path, cycle: u32) -> Result<PathBuf, StateError> {
     Ok(dir)
 }
 
-/// Writes `bytes` to `path` so that readers see the old file or the new one, never a part. Secrets
-/// of the environment and credential shapes are redacted first: no file of the run holds one.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
+/// Writes one of the run's files: its secrets (the environment's, and credential shapes)
+/// redacted, then written whole ([`crate::files::write_atomic`]) as an artifact.
+pub fn write_redacted(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
     let bytes = crate::secrets::redacted(bytes);
-    let error = |source| StateError {
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(error)?;
-    // Readable like the other files of the run (temporary files start owner-only), so that a CI
-    // artifact upload running as another user can read them.
-    file.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o644))
-        .map_err(error)?;
-    // Rename makes the write atomic for readers; no fsync: these are CI artifacts, and a sync
-    // per file costs more than the loop's own work per cycle.
-    file.write_all(&bytes).map_err(error)?;
-    file.persist(path).map_err(|e| error(e.error))?;
-    Ok(())
+    crate::files::write_atomic(path, &bytes, crate::files::WriteOptions::ARTIFACT).map_err(
+        |source| StateError {
+            path: path.to_path_buf(),
+            source,
+        },
+    )
 }
 
 /// The most of one of the loop's own files that is read.
@@ -56,7 +44,7 @@ pub const OWN_FILE_LIMIT: u64 = 64 * 1024 * 1024;
 /// verdict), at most `limit` bytes: `Ok(None)` when it is missing. Every read of a file in the
 /// state dir goes through here: a symlink is never followed (a delegate could point one at any
 /// file), a FIFO or a device is never opened (either could hang the run), and a file longer than
-/// `limit` is an error. Writes go through [`write_atomic`], whose rename replaces whatever is at
+/// `limit` is an error. Writes go through [`write_redacted`], whose rename replaces whatever is at
 /// the path (a symlink too) and never writes through it.
 pub fn read_own(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
     crate::files::read_regular(path, limit)
@@ -69,7 +57,7 @@ pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), Sta
         source: source.into(),
     })?;
     bytes.push(b'\n');
-    write_atomic(path, &bytes)
+    write_redacted(path, &bytes)
 }
 
 #[cfg(test)]
@@ -80,8 +68,8 @@ mod tests {
     fn writes_replace_whole_files() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.json");
-        write_atomic(&path, b"first, long").unwrap();
-        write_atomic(&path, b"second").unwrap();
+        write_redacted(&path, b"first, long").unwrap();
+        write_redacted(&path, b"second").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"second");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }

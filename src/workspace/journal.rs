@@ -459,14 +459,9 @@ pub fn journals_in(git_common_dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Writes `bytes` to `path` through a new file renamed over it.
+/// Writes `bytes` to `path` through a new file renamed over it, owner-only and synced.
 pub(super) fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    file.write_all(bytes)?;
-    file.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    crate::files::write_atomic(path, bytes, crate::files::WriteOptions::PRIVATE)
 }
 
 /// Reads a regular file of at most `limit` bytes, never through a symlink and never opening a

@@ -94,13 +94,7 @@ impl PathState {
         match self {
             Self::Absent => "absent".into(),
             Self::File { sha256, mode } => format!("file:{sha256}:{mode:o}"),
-            Self::Symlink { target } => format!(
-                "link:{}",
-                target
-                    .iter()
-                    .map(|b| format!("{b:02x}"))
-                    .collect::<String>()
-            ),
+            Self::Symlink { target } => format!("link:{}", crate::model::hex(target)),
             Self::Directory => "folder".into(),
             Self::Special { kind } => format!("special:{}", kind.name()),
         }

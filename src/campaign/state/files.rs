@@ -197,34 +197,9 @@ pub(super) fn append(path: &Path, text: &str) -> Result<(), CampaignError> {
         .map_err(io_error(path, "append to"))
 }
 
-/// Replaces the regular file `path` with `text` atomically: a temporary file beside it (created
-/// exclusively, without following links, owner-only), then a rename over it.
+/// Replaces the regular file `path` with `text` atomically, owner-only and synced.
 pub(super) fn replace(path: &Path, text: &str) -> Result<(), CampaignError> {
     exists(path)?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let prefix = format!(
-        ".{}.",
-        path.file_name().unwrap_or_default().to_string_lossy()
-    );
-    let mut temporary = tempfile::Builder::new()
-        .prefix(&prefix)
-        .suffix(".tmp")
-        .make_in(dir, |temporary_path| {
-            OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(FILE_MODE)
-                .custom_flags(no_follow())
-                .open(temporary_path)
-        })
-        .map_err(io_error(dir, "create a temporary file in"))?;
-    temporary
-        .as_file_mut()
-        .write_all(text.as_bytes())
-        .and_then(|()| temporary.as_file().sync_all())
-        .map_err(io_error(temporary.path(), "write"))?;
-    temporary
-        .persist(path)
-        .map_err(|error| io_error(path, "replace")(error.error))?;
-    Ok(())
+    crate::files::write_atomic(path, text.as_bytes(), crate::files::WriteOptions::PRIVATE)
+        .map_err(io_error(path, "replace"))
 }

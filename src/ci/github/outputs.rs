@@ -99,8 +99,7 @@ fn random_delimiter() -> String {
         );
         bytes.copy_from_slice(&hasher.finalize()[..16]);
     }
-    let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
-    format!("refine_loop_eof_{hex}")
+    format!("refine_loop_eof_{}", crate::model::hex(&bytes))
 }
 
 #[cfg(test)]

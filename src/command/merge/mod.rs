@@ -85,7 +85,7 @@ pub fn merge(args: &MergeArgs, stdout: &mut dyn Write) -> Result<i32, CommandErr
     if let Some(note) = note {
         text.push_str(&format!("\n{note}\n"));
     }
-    state::write_atomic(&layout.final_report(), text.as_bytes())?;
+    state::write_redacted(&layout.final_report(), text.as_bytes())?;
     let line = format!(
         "merged {} shards: {} failures, {} warnings; {}\n",
         shards.len(),

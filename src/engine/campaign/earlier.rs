@@ -190,7 +190,7 @@ pub(super) fn remember(
         note: "recorded by its run".to_owned(),
     };
     history_dir(state_dir)?;
-    crate::state::write_atomic(&work.patch_path(state_dir), &forward.contents)?;
+    crate::state::write_redacted(&work.patch_path(state_dir), &forward.contents)?;
     campaign.backlog.earlier.push(work);
     campaign.save()?;
     Ok(())

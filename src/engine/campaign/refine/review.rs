@@ -43,7 +43,7 @@ pub fn review(
     let category = format!("review-{}", proposal.family.replace('/', "-"));
     let diff = diff_of(&attempt.changes, engine.workspace.store());
     let diff_file = reports_dir.join(format!("{category}.diff"));
-    crate::state::write_atomic(&diff_file, diff.as_bytes())?;
+    crate::state::write_redacted(&diff_file, diff.as_bytes())?;
     let mut spec = settings.delegates[reviewer].clone();
     if spec.template == crate::delegate::DEFAULT_TEMPLATE {
         spec.template = include_str!("../../../../templates/refine/reviewer.md").to_string();
