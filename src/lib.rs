@@ -31,6 +31,7 @@ pub(crate) mod secrets;
 pub(crate) mod state;
 pub(crate) mod stop;
 pub mod sweep;
+pub(crate) mod template;
 #[cfg(test)]
 pub(crate) mod test_json_schema;
 pub(crate) mod workspace;

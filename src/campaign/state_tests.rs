@@ -703,20 +703,6 @@ fn a_missing_parent_is_created_and_a_dot_dot_dir_is_refused() {
 }
 
 #[test]
-fn fill_replaces_known_placeholders_in_one_pass() {
-    let table = [
-        ("{{A}} and {{B}}", "x and y"),
-        ("{{UNKNOWN}} {{A}}", "{{UNKNOWN}} x"),
-        ("{{A", "{{A"),
-        ("{{C}}", "{{A}}"),
-    ];
-    for (template, expected) in table {
-        let filled = render::fill(template, &[("A", "x"), ("B", "y"), ("C", "{{A}}")]);
-        assert_eq!(filled, expected, "{template}");
-    }
-}
-
-#[test]
 fn a_state_file_that_is_a_folder_is_refused() {
     let (root, state_dir) = setup();
     drop(open(root.path(), &state_dir, config("2.0"), false));

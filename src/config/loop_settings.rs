@@ -181,6 +181,8 @@ fn resolve_delegate(
     let lens = resolve_lens(at, delegate.lens, role)?;
     let prompt_on_stdin = parse_stdin(at, delegate.stdin.as_deref())?;
     let template = read_template(config_dir, delegate.template)?;
+    crate::delegate::check_template(&template)
+        .map_err(|error| at.invalid("template", error.to_string()))?;
     Ok(DelegateSpec {
         categories,
         role,

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use prompt::{DEFAULT_TEMPLATE, render_prompt};
+pub use prompt::{DEFAULT_TEMPLATE, check_template, render_prompt};
 pub use verdict::Verdict;
 pub(crate) use verdict::read_verdict;
 
@@ -213,6 +213,8 @@ pub enum DelegateError {
     },
     #[error("lost track of the delegate's process: {0}")]
     Supervise(#[source] std::io::Error),
+    #[error("its prompt template: {0}")]
+    Template(#[from] crate::template::UnknownPlaceholder),
 }
 
 /// What the loop holds every delegate to.
@@ -288,7 +290,7 @@ fn write_inputs(
         assignment.category,
         &assignment.scope.describe(),
         assignment.details,
-    );
+    )?;
     prompt.push_str(&prompt::refused_section(assignment.refused));
     write(&files.prompt, prompt.as_bytes())?;
     let findings = serde_json::to_vec_pretty(assignment.diagnostics).unwrap_or_default();

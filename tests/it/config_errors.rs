@@ -15,6 +15,18 @@ struct Case {
 
 const CASES: &[Case] = &[
     Case {
+        name: "a delegate's template names an unknown placeholder",
+        config: Some(
+            "[[gate.check]]\nname = \"t\"\nrun = \"touch ran\"\n[[delegate]]\nrun = \"true\"\ntemplate = \"prompts/typo.md\"\n",
+        ),
+        args: &[],
+        env: &[],
+        expected: &[
+            "delegate[0].template",
+            "unknown placeholder {categroy} (known: {category}, {scope}, {details})",
+        ],
+    },
+    Case {
         name: "missing config",
         config: None,
         args: &[],
@@ -236,6 +248,7 @@ fn bad_input_exits_2_with_one_line_and_changes_nothing() {
             "parsers/broken.toml",
             "name = \"broken\"\n[[pattern]]\nregex = '(?P<message>.*)'\n[[pattern]]\nregex = '(unclosed'\n",
         );
+        repo.write("prompts/typo.md", "Fix the {categroy} failures in {scope}.\n");
         repo.write(
             "integrity/broken.toml",
             "name = \"broken\"\nfiles = [\"*.py\"]\n[[marker]]\nname = \"x\"\nclass = \"suppression\"\nregex = '#\\s*x(?P<rule>'\n",

@@ -21,34 +21,10 @@ const WORKLOG_TEMPLATE: &str = include_str!("../../../templates/campaign/REFINE-
 const BLOCK_OPEN: &str = "```json";
 const BLOCK_CLOSE: &str = "```";
 
-/// `template` with each `{{NAME}}` replaced by its value, in one pass (a value that holds
-/// `{{NAME}}` stays as it is); an unknown placeholder is kept.
-pub(super) fn fill(template: &str, values: &[(&str, &str)]) -> String {
-    let mut output = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(start) = rest.find("{{") {
-        output.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let value = after.find("}}").and_then(|end| {
-            let name = &after[..end];
-            values
-                .iter()
-                .find(|(key, _)| *key == name)
-                .map(|(_, value)| (*value, end))
-        });
-        match value {
-            Some((value, end)) => {
-                output.push_str(value);
-                rest = &after[end + 2..];
-            }
-            None => {
-                output.push_str("{{");
-                rest = after;
-            }
-        }
-    }
-    output.push_str(rest);
-    output
+/// A built-in template filled (a test fills each one: they name only the values given here).
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    crate::template::fill(template, values)
+        .expect("the campaign's built-in templates name only the values they are given")
 }
 
 fn redacted(text: &str) -> Cow<'_, str> {
@@ -111,39 +87,39 @@ pub(super) fn goal(
     baseline: &BaselineFacts,
 ) -> String {
     let values = [
-        ("PRESET", one_line(&provenance.preset)),
-        ("TARGET", path_text(&provenance.target)),
-        ("STATE_DIR", path_text(&provenance.state_dir)),
+        ("preset", one_line(&provenance.preset)),
+        ("target", path_text(&provenance.target)),
+        ("state_dir", path_text(&provenance.state_dir)),
         (
-            "CANONICAL_REPOSITORY_ROOT",
+            "canonical_repository_root",
             path_text(&provenance.repository_root),
         ),
-        ("GIT_COMMON_DIR", path_text(&provenance.git_common_dir)),
-        ("DATE", one_line(&baseline.date)),
-        ("BASELINE_REVISION", one_line(&baseline.baseline_revision)),
+        ("git_common_dir", path_text(&provenance.git_common_dir)),
+        ("date", one_line(&baseline.date)),
+        ("baseline_revision", one_line(&baseline.baseline_revision)),
         (
-            "PROTECTED_DIRTY_PATHS",
+            "protected_dirty_paths",
             code_list(&baseline.protected_paths),
         ),
-        ("BASELINE_CHECKS", code_list(&baseline.baseline_checks)),
-        ("THETA", one_line(&config.theta)),
-        ("FOCUS", focus(config)),
-        ("INTENT", quoted(&config.intent)),
+        ("baseline_checks", code_list(&baseline.baseline_checks)),
+        ("theta", one_line(&config.theta)),
+        ("focus", focus(config)),
+        ("intent", quoted(&config.intent)),
     ];
     render(GOAL_TEMPLATE, &values)
 }
 
 pub(super) fn worklog_header(provenance: &Provenance, baseline: &BaselineFacts) -> String {
     let values = [
-        ("PRESET", one_line(&provenance.preset)),
-        ("TARGET", path_text(&provenance.target)),
-        ("STATE_DIR", path_text(&provenance.state_dir)),
+        ("preset", one_line(&provenance.preset)),
+        ("target", path_text(&provenance.target)),
+        ("state_dir", path_text(&provenance.state_dir)),
         (
-            "CANONICAL_REPOSITORY_ROOT",
+            "canonical_repository_root",
             path_text(&provenance.repository_root),
         ),
-        ("GIT_COMMON_DIR", path_text(&provenance.git_common_dir)),
-        ("DATE", one_line(&baseline.date)),
+        ("git_common_dir", path_text(&provenance.git_common_dir)),
+        ("date", one_line(&baseline.date)),
     ];
     render(WORKLOG_TEMPLATE, &values)
 }
@@ -267,14 +243,14 @@ pub(super) fn backlog(
     redact_strings(&mut state);
     let state = serde_json::to_string_pretty(&state).map_err(serialize_error)?;
     let values = [
-        ("PRESET", one_line(&provenance.preset)),
-        ("TARGET", path_text(&provenance.target)),
-        ("SUMMARY", redacted(&summary(backlog)).into_owned()),
+        ("preset", one_line(&provenance.preset)),
+        ("target", path_text(&provenance.target)),
+        ("summary", redacted(&summary(backlog)).into_owned()),
     ];
     let values: Vec<(&str, &str)> = values
         .iter()
         .map(|(key, value)| (*key, value.as_str()))
-        .chain([("STATE", state.as_str())])
+        .chain([("state", state.as_str())])
         .collect();
     Ok(fill(BACKLOG_TEMPLATE, &values))
 }
