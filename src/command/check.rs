@@ -94,26 +94,12 @@ fn report_of(settings: &Settings, layout: Layout, run: &gate::GateRun) -> Report
     let mut history = CategoryHistory::default();
     history.push(summary);
     Report {
-        mode: Mode::Check,
-        outcome,
-        stop_reason: None,
-        target: settings.target.clone(),
         layout,
-        anchor: crate::report::config_anchor(&settings.target, &settings.config_file),
-        prefix: crate::report::repository_prefix(&settings.target),
-        baseline: summary.clone(),
-        last: summary.clone(),
         trend,
         history,
         findings: crate::engine::diagnostics_of(run),
         checks: crate::engine::check_findings(summary, &run.checks),
-        run: None,
-        campaign: None,
-        sweep: None,
-        shards: Vec::new(),
-        error: None,
-        parsers: crate::report::parser_docs(&settings.parsers, &settings.gate.checks),
-        automation_id: crate::ci::automation_id(settings.gate.shard),
+        ..Report::new(Mode::Check, outcome, settings, summary.clone())
     }
 }
 

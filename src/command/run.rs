@@ -189,30 +189,19 @@ fn error_report(
         trend.push(&baseline, None, false);
     }
     Report {
-        mode: crate::report::Mode::Run(preset),
-        outcome: crate::model::Outcome::Error,
-        stop_reason: None,
-        target: settings.target.clone(),
         layout,
-        anchor: crate::report::config_anchor(&settings.target, &settings.config_file),
-        prefix: crate::report::repository_prefix(&settings.target),
-        last: baseline.clone(),
-        baseline,
         trend,
-        history: crate::model::CategoryHistory::default(),
-        findings: Vec::new(),
-        checks: Vec::new(),
-        run: None,
-        campaign: None,
-        sweep: None,
-        shards: Vec::new(),
         error: Some(if measured {
             error.to_string()
         } else {
             format!("{error} (before the baseline gate ran)")
         }),
-        parsers: crate::report::parser_docs(&settings.parsers, &settings.gate.checks),
-        automation_id: crate::ci::automation_id(settings.gate.shard),
+        ..Report::new(
+            crate::report::Mode::Run(preset),
+            crate::model::Outcome::Error,
+            settings,
+            baseline,
+        )
     }
 }
 

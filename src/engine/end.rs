@@ -7,7 +7,7 @@ use crate::deliver::DeliveryNote;
 use crate::gate::CheckResult;
 use crate::model::{Diagnostic, FindingsFile, GateSummary, Preset};
 use crate::report::{CheckFindings, Mode, Report, RunPart, ScopePart};
-use crate::state::{self, Layout, StateError};
+use crate::state::{self, StateError};
 
 impl EngineEnd {
     /// The report of a run of `preset` that ended here, with the record it left. Its findings
@@ -39,14 +39,7 @@ impl EngineEnd {
         let mut last = self.kept.summary.clone();
         last.cycle = self.trend.cycles.last().map_or(0, |c| c.cycle);
         Report {
-            mode: Mode::Run(preset),
-            outcome: self.reason.outcome(),
             stop_reason: Some(self.reason),
-            target: settings.target.clone(),
-            layout: Layout::new(&settings.state_dir),
-            anchor: crate::report::config_anchor(&settings.target, &settings.config_file),
-            prefix: crate::report::repository_prefix(&settings.target),
-            baseline: self.baseline.clone(),
             last,
             trend: self.trend.clone(),
             history: self.history.clone(),
@@ -84,13 +77,34 @@ impl EngineEnd {
                 remaining: self.remaining.clone(),
                 integrity: self.integrity.clone(),
             }),
-            campaign: None,
-            sweep: None,
-            shards: Vec::new(),
-            error: None,
-            parsers: crate::report::parser_docs(&settings.parsers, &settings.gate.checks),
-            automation_id: crate::ci::automation_id(settings.gate.shard),
+            ..Report::new(
+                Mode::Run(preset),
+                self.reason.outcome(),
+                settings,
+                self.baseline.clone(),
+            )
         }
+    }
+
+    /// Ends the run as `preset`'s report: with the workspace's part and what `add` adds, its
+    /// state files and every report written.
+    pub(super) fn conclude(
+        &self,
+        settings: &Settings,
+        preset: Preset,
+        delivery: DeliveryNote,
+        workspace: &crate::workspace::Workspace,
+        add: impl FnOnce(&mut Report),
+    ) -> Result<Report, super::RunError> {
+        let mut report = self.report(settings, preset, delivery, workspace.repository());
+        if let Some(run) = report.run.as_mut() {
+            run.set_aside = workspace.set_aside();
+            run.full_scans = workspace.full_scan_reasons();
+        }
+        add(&mut report);
+        self.write_state_files(&report)?;
+        crate::report::write_report_files(&report)?;
+        Ok(report)
     }
 
     /// Writes the state files of the run: the state it left (`gate-summary.json`,

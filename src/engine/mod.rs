@@ -113,6 +113,31 @@ pub struct EngineEnd {
     pub integrity: crate::report::IntegrityPart,
 }
 
+/// Runs `run` in the workspace of `target` (its state in `state_dir`), and ends it: the kept bytes stay whenever the run did
+/// not end cleanly (they may hold the only copy of a version someone needs, the one the loop
+/// expected where someone else wrote).
+fn in_workspace<T>(
+    target: &std::path::Path,
+    state_dir: &std::path::Path,
+    run: impl FnOnce(&mut Workspace) -> Result<T, RunError>,
+) -> Result<T, RunError> {
+    let mut workspace = Workspace::open(target, state_dir)?;
+    let end = run(&mut workspace);
+    workspace.end_run(end.is_ok());
+    end
+}
+
+/// The user's own work, before anything runs: recorded, and protected for the whole run with
+/// the ignored files the budget allows.
+fn protect_users_work(workspace: &mut Workspace, settings: &Settings) -> Result<(), RunError> {
+    workspace.record_baseline()?;
+    workspace.protect_ignored(&crate::workspace::IgnoredBudget {
+        max_bytes: settings.run.protect_ignored_max,
+        skip: settings.run.protect_ignored_skip.clone(),
+    })?;
+    Ok(())
+}
+
 /// The engine's state while it runs: the kept state, the tree as last seen, who may run, and
 /// the record so far.
 #[derive(Debug)]

@@ -138,54 +138,20 @@ pub fn run_loop(
     settings: &crate::config::Settings,
     options: super::EngineOptions<'_>,
 ) -> Result<Report, RunError> {
-    use crate::workspace::Workspace;
-    let mut workspace = Workspace::open(&settings.target, &settings.state_dir)?;
-    let report = run_in(settings, &mut workspace, options);
-    // The kept bytes stay whenever the run did not end cleanly: they may hold the only copy of
-    // a version someone needs (the one the loop expected where someone else wrote).
-    workspace.end_run(report.is_ok());
-    report
-}
-
-fn run_in(
-    settings: &crate::config::Settings,
-    workspace: &mut crate::workspace::Workspace,
-    options: super::EngineOptions<'_>,
-) -> Result<Report, RunError> {
-    // A handle of its own: the record is written between delegates, never during one.
-    let record_repository = git2::Repository::open(workspace.repository().path())
-        .map_err(crate::workspace::WorkspaceError::from)?;
-    let mut recorder = crate::deliver::Recorder::new(
-        &record_repository,
-        workspace.base_commit(),
-        &crate::clock::new_run_id(),
-    )?;
-    // The user's own work, before anything runs: protected for the whole run.
-    workspace.record_baseline()?;
-    workspace.protect_ignored(&crate::workspace::IgnoredBudget {
-        max_bytes: settings.run.protect_ignored_max,
-        skip: settings.run.protect_ignored_skip.clone(),
-    })?;
-    let engine = Engine::start(settings, workspace, options)?;
-    let mut policy = Refactoring::new(&engine);
-    let end = engine.drive(&mut policy, &mut recorder)?;
-    let delivery = super::ledger::write_delivery(
-        &recorder,
-        settings,
-        end.reason.outcome().as_str(),
-        end.reason.as_str(),
-    )?;
-    let mut report = end.report(
-        settings,
-        Preset::Refactoring,
-        delivery,
-        workspace.repository(),
-    );
-    if let Some(run) = report.run.as_mut() {
-        run.set_aside = workspace.set_aside();
-        run.full_scans = workspace.full_scan_reasons();
-    }
-    end.write_state_files(&report)?;
-    crate::report::write_report_files(&report)?;
-    Ok(report)
+    super::in_workspace(&settings.target, &settings.state_dir, |workspace| {
+        // A handle of its own: the record is written between delegates, never during one.
+        let record_repository = git2::Repository::open(workspace.repository().path())
+            .map_err(crate::workspace::WorkspaceError::from)?;
+        let run_id = crate::clock::new_run_id();
+        let base = workspace.base_commit();
+        let mut recorder = crate::deliver::Recorder::new(&record_repository, base, &run_id)?;
+        super::protect_users_work(workspace, settings)?;
+        let engine = Engine::start(settings, workspace, options)?;
+        let mut policy = Refactoring::new(&engine);
+        let end = engine.drive(&mut policy, &mut recorder)?;
+        let (outcome, reason) = (end.reason.outcome(), end.reason.as_str());
+        let delivery =
+            super::ledger::write_delivery(&recorder, settings, outcome.as_str(), reason)?;
+        end.conclude(settings, Preset::Refactoring, delivery, workspace, |_| {})
+    })
 }

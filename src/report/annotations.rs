@@ -2,6 +2,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::ci::github::{escape_data, escape_property};
 use crate::model::{Diagnostic, Severity};
 use crate::secrets::Redactor;
 
@@ -215,31 +216,6 @@ fn normalized(path: &Path) -> PathBuf {
                 Some(Component::RootDir | Component::Prefix(_)) => {}
                 Some(Component::CurDir | Component::ParentDir) | None => out.push(component),
             },
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// A workflow command's message, escaped as the runner reads it back: `%`, CR and LF.
-pub(crate) fn escape_data(text: &str) -> String {
-    escape(text, false)
-}
-
-/// A workflow command's property value: as [`escape_data`], and `:` and `,`, which end a value.
-pub(crate) fn escape_property(text: &str) -> String {
-    escape(text, true)
-}
-
-fn escape(text: &str, property: bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    for character in text.chars() {
-        match character {
-            '%' => out.push_str("%25"),
-            '\r' => out.push_str("%0D"),
-            '\n' => out.push_str("%0A"),
-            ':' if property => out.push_str("%3A"),
-            ',' if property => out.push_str("%2C"),
             other => out.push(other),
         }
     }

@@ -22,9 +22,6 @@ mod table;
 use std::path::{Path, PathBuf};
 
 pub use annotations::annotations;
-pub(crate) use annotations::escape_data;
-#[cfg(test)]
-pub(crate) use annotations::escape_property;
 pub use ci::{
     CiCheck, CiReportError, CiReportInput, ParserDocs, config_anchor, parser_docs,
     repository_prefix,
@@ -32,9 +29,7 @@ pub use ci::{
 pub use delegate_md::{DelegateReport, delegate_report};
 pub use final_md::where_changes_are;
 pub use outputs::outputs;
-pub use step_summary::{
-    CategoryChange, MAX_SUMMARY_BYTES, fit_summary, step_summary, summary_input,
-};
+pub use step_summary::{CategoryChange, step_summary, summary_input};
 pub use sweep_md::{summary_lines as sweep_summary_lines, sweep_section};
 pub use table::render_table;
 
@@ -97,6 +92,65 @@ pub struct Report {
     pub parsers: ParserDocs,
     /// SARIF's `automationDetails.id`: the job and matrix leg.
     pub automation_id: String,
+}
+
+impl Report {
+    /// A report of `mode` for the gate `settings` describe, at `baseline` (also its last state)
+    /// and nothing more yet: no trend, no findings, no run, campaign or shards. The caller
+    /// fills in what it has.
+    pub fn new(
+        mode: Mode,
+        outcome: Outcome,
+        settings: &crate::config::Settings,
+        baseline: GateSummary,
+    ) -> Self {
+        Self {
+            anchor: config_anchor(&settings.target, &settings.config_file),
+            prefix: repository_prefix(&settings.target),
+            parsers: parser_docs(&settings.parsers, &settings.gate.checks),
+            automation_id: crate::ci::automation_id(settings.gate.shard),
+            ..Self::bare(
+                mode,
+                outcome,
+                settings.target.clone(),
+                Layout::new(&settings.state_dir),
+                baseline,
+            )
+        }
+    }
+
+    /// A report without settings (`merge`): findings without a path go against the default
+    /// config file's name, and no parser is described.
+    pub fn bare(
+        mode: Mode,
+        outcome: Outcome,
+        target: PathBuf,
+        layout: Layout,
+        baseline: GateSummary,
+    ) -> Self {
+        Self {
+            mode,
+            outcome,
+            stop_reason: None,
+            target,
+            layout,
+            anchor: crate::config::defaults::CONFIG_FILE.to_string(),
+            prefix: String::new(),
+            last: baseline.clone(),
+            baseline,
+            trend: Trend::default(),
+            history: CategoryHistory::default(),
+            findings: Vec::new(),
+            checks: Vec::new(),
+            run: None,
+            campaign: None,
+            sweep: None,
+            shards: Vec::new(),
+            error: None,
+            parsers: ParserDocs::new(),
+            automation_id: crate::ci::automation_id(None),
+        }
+    }
 }
 
 /// One check and the findings it reported.

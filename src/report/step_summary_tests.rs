@@ -1,4 +1,7 @@
+use std::borrow::Cow;
+
 use super::*;
+use crate::ci::github::{CLOSING_FENCE, truncation_note};
 use crate::model::Severity;
 
 const SECRET: &str = "s3cr3t-value-1";

@@ -248,7 +248,10 @@ fn bad_input_exits_2_with_one_line_and_changes_nothing() {
             "parsers/broken.toml",
             "name = \"broken\"\n[[pattern]]\nregex = '(?P<message>.*)'\n[[pattern]]\nregex = '(unclosed'\n",
         );
-        repo.write("prompts/typo.md", "Fix the {categroy} failures in {scope}.\n");
+        repo.write(
+            "prompts/typo.md",
+            "Fix the {categroy} failures in {scope}.\n",
+        );
         repo.write(
             "integrity/broken.toml",
             "name = \"broken\"\nfiles = [\"*.py\"]\n[[marker]]\nname = \"x\"\nclass = \"suppression\"\nregex = '#\\s*x(?P<rule>'\n",

@@ -15,9 +15,10 @@ mod summary;
 use std::path::PathBuf;
 
 pub use outputs::append_outputs;
-pub use summary::append_step_summary;
+#[cfg(test)]
+pub(crate) use summary::{CLOSING_FENCE, truncation_note};
+pub use summary::{MAX_SUMMARY_BYTES, append_step_summary, fit_summary};
 
-use crate::report::escape_data;
 use crate::secrets::Redactor;
 
 /// The files and folder the runner names in the environment of a step.
@@ -59,10 +60,34 @@ pub fn endgroup() -> &'static str {
     "::endgroup::"
 }
 
+/// A workflow command's message, escaped as the runner reads it back: `%`, CR and LF.
+pub(crate) fn escape_data(text: &str) -> String {
+    escape(text, false)
+}
+
+/// A workflow command's property value: as [`escape_data`], and `:` and `,`, which end a value.
+pub(crate) fn escape_property(text: &str) -> String {
+    escape(text, true)
+}
+
+fn escape(text: &str, property: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '%' => out.push_str("%25"),
+            '\r' => out.push_str("%0D"),
+            '\n' => out.push_str("%0A"),
+            ':' if property => out.push_str("%3A"),
+            ',' if property => out.push_str("%2C"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::escape_property;
 
     #[test]
     fn escaping_every_special_character() {

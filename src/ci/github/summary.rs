@@ -1,10 +1,10 @@
 //! Appends the run's Markdown to `$GITHUB_STEP_SUMMARY`, within GitHub's 1 MiB.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use super::append::{append_text, size_of};
 use crate::ci::CiError;
-use crate::report::{MAX_SUMMARY_BYTES, fit_summary};
 use crate::secrets::Redactor;
 
 /// Appends `text` (redacted) to the step summary at `path`, creating the file when missing,
@@ -25,6 +25,46 @@ pub fn append_step_summary(path: &Path, text: &str, redactor: &Redactor) -> Resu
         return Ok(());
     }
     append_text(path, &text).map(drop)
+}
+
+/// GitHub refuses a step summary larger than this (1 MiB).
+pub const MAX_SUMMARY_BYTES: usize = 1_048_576;
+
+/// `text` when it is at most `limit` bytes long; otherwise its longest run of whole lines that
+/// fits with a closing code fence (when the cut falls inside a code block) and a note saying how
+/// much was left out. Lines are cut at a line break, so the result is valid UTF-8. Empty when
+/// `limit` cannot hold the note. It does not redact: give it redacted text.
+pub fn fit_summary(text: &str, limit: usize) -> Cow<'_, str> {
+    if text.len() <= limit {
+        return Cow::Borrowed(text);
+    }
+    // The note never grows with a smaller count, so room for the largest is room enough.
+    let reserved = truncation_note(text.len()).len() + CLOSING_FENCE.len();
+    let Some(budget) = limit.checked_sub(reserved) else {
+        return Cow::Borrowed("");
+    };
+    let cut = memchr::memrchr(b'\n', &text.as_bytes()[..budget]).map_or(0, |at| at + 1);
+    let kept = &text[..cut];
+    let mut out = String::with_capacity(limit);
+    out.push_str(kept);
+    let fences = kept
+        .lines()
+        .filter(|line| line.trim_start().starts_with("```"))
+        .count();
+    if fences % 2 == 1 {
+        out.push_str(CLOSING_FENCE);
+    }
+    out.push_str(&truncation_note(text.len() - cut));
+    Cow::Owned(out)
+}
+
+pub(crate) const CLOSING_FENCE: &str = "```\n";
+
+pub(crate) fn truncation_note(left_out: usize) -> String {
+    format!(
+        "\n> **Truncated:** {left_out} bytes of this summary were left out to keep it under \
+         GitHub's 1 MiB limit; the report in the state dir has everything.\n"
+    )
 }
 
 #[cfg(test)]

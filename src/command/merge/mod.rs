@@ -43,28 +43,19 @@ pub fn merge(args: &MergeArgs, stdout: &mut dyn Write) -> Result<i32, CommandErr
     } else {
         Outcome::NeedsFix
     };
+    // merge writes no SARIF: no parser is described.
     let report = Report {
-        mode: Mode::Merge,
-        outcome,
-        stop_reason: None,
-        target: args.out.clone(),
-        layout: layout.clone(),
-        anchor: crate::config::defaults::CONFIG_FILE.to_string(),
-        prefix: String::new(),
-        baseline: baseline.clone(),
         last: last.clone(),
         trend: trend.clone(),
         history: history.clone(),
-        findings: Vec::new(),
-        checks: Vec::new(),
-        run: None,
-        campaign: None,
-        sweep: None,
         shards: shards.iter().map(row).collect(),
-        error: None,
-        // merge writes no SARIF.
-        parsers: crate::report::ParserDocs::new(),
-        automation_id: crate::ci::automation_id(None),
+        ..Report::bare(
+            Mode::Merge,
+            outcome,
+            args.out.clone(),
+            layout.clone(),
+            baseline.clone(),
+        )
     };
     std::fs::create_dir_all(layout.cycle(0)).map_err(|source| state::StateError {
         path: layout.cycle(0),

@@ -39,12 +39,10 @@ pub fn run_campaign(
     request: &Request,
     options: EngineOptions<'_>,
 ) -> Result<CampaignEnd, RunError> {
-    let mut workspace = Workspace::open(&settings.target, &settings.state_dir)?;
-    let end = run_in(settings, preset, request, &mut workspace, options);
-    // The kept bytes stay whenever the run did not end cleanly: they may hold the only copy of
-    // a version someone needs (the one the loop expected where someone else wrote).
-    workspace.end_run(end.is_ok());
-    end
+    let (target, state_dir) = (settings.target.clone(), settings.state_dir.clone());
+    super::in_workspace(&target, &state_dir, |workspace| {
+        run_in(settings, preset, request, workspace, options)
+    })
 }
 
 fn run_in(
@@ -55,11 +53,7 @@ fn run_in(
     options: EngineOptions<'_>,
 ) -> Result<CampaignEnd, RunError> {
     let cancel = options.cancel;
-    workspace.record_baseline()?;
-    workspace.protect_ignored(&crate::workspace::IgnoredBudget {
-        max_bytes: settings.run.protect_ignored_max,
-        skip: settings.run.protect_ignored_skip.clone(),
-    })?;
+    super::protect_users_work(workspace, settings)?;
     let mut campaign = match open::open(settings, preset, request, workspace)? {
         Opening::Open(campaign) => campaign,
         Opening::Ended(campaign) => {
@@ -103,20 +97,15 @@ fn run_in(
         first_candidate,
         (outcome, &reason),
     )?;
-    let mut report = end.report(settings, preset, delivery, workspace.repository());
-    if let Some(run) = report.run.as_mut() {
-        run.set_aside = workspace.set_aside();
-        run.full_scans = workspace.full_scan_reasons();
-    }
-    report.campaign = Some(CampaignPart {
-        intent: campaign.segment_config.intent.clone(),
-        backlog: campaign.backlog.clone(),
-        cards: cards_since(&campaign, worklog_start),
-        notes: campaign.notes.clone(),
-    });
-    report.sweep = sweep;
-    end.write_state_files(&report)?;
-    crate::report::write_report_files(&report)?;
+    let report = end.conclude(settings, preset, delivery, workspace, |report| {
+        report.campaign = Some(CampaignPart {
+            intent: campaign.segment_config.intent.clone(),
+            backlog: campaign.backlog.clone(),
+            cards: cards_since(&campaign, worklog_start),
+            notes: campaign.notes.clone(),
+        });
+        report.sweep = sweep;
+    })?;
     campaign.append_worklog(&format!(
         "- {}: {} ({reason}); report in REFINE-LOOP-FINAL.md",
         crate::clock::now_iso8601(),
