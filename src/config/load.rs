@@ -33,6 +33,15 @@ impl Overrides {
                     .map_err(|_| format!("\"{text}\" is not a number of cycles"))
             })?;
         }
+        if self.improve_max_cycles.is_none() {
+            self.improve_max_cycles = from_environment("IMPROVE_LOOP_MAX_CYCLES", |text| {
+                text.trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|cycles| *cycles > 0)
+                    .ok_or_else(|| format!("\"{text}\" is not a positive number of cycles"))
+            })?;
+        }
         if self.time_budget.is_none() {
             self.time_budget = from_environment("REFINE_LOOP_TIME_BUDGET", ConfigDuration::parse)?;
         }

@@ -134,6 +134,9 @@ pub(super) fn resolve_run(
         protect_ignored_max,
         protect_ignored_skip,
         max_cycles,
+        improve_max_cycles: overrides
+            .improve_max_cycles
+            .unwrap_or(crate::stop::IMPROVE_MAX_CYCLES),
         time_budget: overrides.time_budget.or(file.time_budget).map(|d| d.0),
         verify,
         accept,

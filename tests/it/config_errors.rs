@@ -15,6 +15,16 @@ struct Case {
 
 const CASES: &[Case] = &[
     Case {
+        name: "the improve campaign's cycle limit is not a positive number",
+        config: Some(GOOD_CHECK),
+        args: &[],
+        env: &[("IMPROVE_LOOP_MAX_CYCLES", "0")],
+        expected: &[
+            "environment IMPROVE_LOOP_MAX_CYCLES",
+            "\"0\" is not a positive number of cycles",
+        ],
+    },
+    Case {
         name: "a delegate's template names an unknown placeholder",
         config: Some(
             "[[gate.check]]\nname = \"t\"\nrun = \"touch ran\"\n[[delegate]]\nrun = \"true\"\ntemplate = \"prompts/typo.md\"\n",

@@ -93,15 +93,6 @@ pub fn backlog_of(summary: &GateSummary) -> (Vec<String>, Vec<String>) {
     (open, deferred)
 }
 
-/// The cycle limit: `IMPROVE_LOOP_MAX_CYCLES` when a positive number, else 8.
-pub fn max_cycles() -> u32 {
-    std::env::var("IMPROVE_LOOP_MAX_CYCLES")
-        .ok()
-        .and_then(|text| text.trim().parse::<u32>().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(stop::IMPROVE_MAX_CYCLES)
-}
-
 /// The improve preset's policy over its campaign.
 #[derive(Debug)]
 pub struct Improve<'c> {
@@ -112,10 +103,11 @@ pub struct Improve<'c> {
 }
 
 impl<'c> Improve<'c> {
-    pub fn new(campaign: &'c mut Campaign) -> Self {
+    /// The policy over `campaign`, at most `limit` cycles.
+    pub fn new(campaign: &'c mut Campaign, limit: u32) -> Self {
         Self {
             campaign,
-            limit: max_cycles(),
+            limit,
             stop_state: String::new(),
         }
     }

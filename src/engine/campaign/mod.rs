@@ -84,7 +84,7 @@ fn run_in(
             engine.drive(&mut policy, &mut recorder)?
         }
         Preset::Improve | Preset::Refactoring => {
-            let mut policy = improve::Improve::new(&mut campaign);
+            let mut policy = improve::Improve::new(&mut campaign, settings.run.improve_max_cycles);
             engine.drive(&mut policy, &mut recorder)?
         }
     };
