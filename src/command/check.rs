@@ -24,7 +24,7 @@ pub fn check(
     {
         return Err(CommandError::Usage(reason));
     }
-    let _lock = crate::campaign::state::lock_state_dir(&settings.state_dir)
+    let _lock = crate::campaign::books::lock_state_dir(&settings.state_dir)
         .map_err(CommandError::Campaign)?;
     super::recover::refuse_interrupted(&settings.target)?;
     let layout = Layout::new(&settings.state_dir);

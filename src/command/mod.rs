@@ -48,7 +48,7 @@ pub enum CommandError {
     #[error(transparent)]
     Run(crate::engine::RunError),
     #[error(transparent)]
-    Campaign(crate::campaign::state::CampaignError),
+    Campaign(crate::campaign::books::CampaignError),
     #[error(transparent)]
     Sweep(#[from] crate::sweep::SweepError),
     #[error("the CI reports: {0}")]

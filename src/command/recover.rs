@@ -54,9 +54,9 @@ fn recover_run(folder: &Path) -> Result<Option<String>, CommandError> {
     };
     // A run that still holds its state dir is not interrupted: it is working.
     let _lock = match std::fs::symlink_metadata(&owner.state_dir) {
-        Ok(_) => match crate::campaign::state::lock_state_dir(&owner.state_dir) {
+        Ok(_) => match crate::campaign::books::lock_state_dir(&owner.state_dir) {
             Ok(lock) => Some(lock),
-            Err(crate::campaign::state::CampaignError::LockHeld { .. }) => return Ok(None),
+            Err(crate::campaign::books::CampaignError::LockHeld { .. }) => return Ok(None),
             Err(error) => return Err(CommandError::Campaign(error)),
         },
         Err(_) => None,

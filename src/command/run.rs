@@ -15,7 +15,7 @@ use crate::cancel::Cancel;
 use crate::cli::{IsolateMode, PresetMode, RunArgs, VerifyMode};
 use crate::config::{self, ConfigError, Isolate, Overrides, Settings, Verify};
 use crate::engine::EngineOptions;
-use crate::engine::campaign::run_campaign;
+use crate::engine::campaign_run::run_campaign;
 use crate::engine::run_loop;
 use crate::exit_code;
 use crate::model::Preset;
@@ -32,7 +32,7 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
     let _lock = match preset.is_campaign() {
         true => None,
         false => Some(
-            crate::campaign::state::lock_state_dir(&loaded.state_dir)
+            crate::campaign::books::lock_state_dir(&loaded.state_dir)
                 .map_err(CommandError::Campaign)?,
         ),
     };
@@ -136,7 +136,7 @@ fn run_campaign_preset(
 /// The error says the state dir is not this run's to write: another run holds it, it belongs to
 /// another repository, or it cannot be read as a campaign's.
 fn foreign_state(error: &CommandError) -> bool {
-    use crate::campaign::state::CampaignError;
+    use crate::campaign::books::CampaignError;
     matches!(
         error,
         CommandError::Campaign(

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::model::Severity;
-use crate::process::StopReason;
+use crate::process::Interruption;
 
 fn spec(run: &str) -> DelegateSpec {
     DelegateSpec {
@@ -129,7 +129,7 @@ fn a_silent_delegate_is_stopped_at_its_idle_timeout_and_leaves_nothing_behind() 
     ));
     spec.idle_timeout = Some(Duration::from_secs(1));
     let done = run(&spec, dir.path());
-    assert_eq!(done.end.stopped, Some(StopReason::Idle));
+    assert_eq!(done.end.stopped, Some(Interruption::Idle));
     assert_eq!(processes_with(&marker), 0);
     assert_eq!(done.verdict, None);
 }

@@ -18,7 +18,7 @@ pub enum RunError {
     #[error("the run's record: {0}")]
     Deliver(#[from] crate::deliver::DeliverError),
     #[error(transparent)]
-    Campaign(#[from] crate::campaign::state::CampaignError),
+    Campaign(#[from] crate::campaign::books::CampaignError),
     /// `confine = "required"` on a kernel that cannot confine the delegates.
     #[error("{0}")]
     Confine(String),

@@ -1,14 +1,15 @@
 //! The cycle engine, once for every preset: the baseline; each cycle the work a policy chooses,
 //! a delegate picked for each piece (strikes, cooldown, scope), its turn under watch, the gate's
 //! verdict (per attempt or per cycle), keep or roll back to the byte, the record; cancel; the
-//! stop rules. A preset ([`refactoring`], [`campaign::improve`], [`campaign::refine`]) is a [`Policy`].
+//! stop rules. A preset ([`refactoring`], [`campaign_run::improve`], [`campaign_run::refine`]) is a [`Policy`].
 
 mod accept;
 pub mod baseline;
-pub mod campaign;
+pub mod campaign_run;
 mod confinement;
 mod contain;
 mod cycle;
+mod delivery;
 mod end;
 mod error;
 mod event;
@@ -17,7 +18,6 @@ mod heuristics;
 mod integrity;
 mod isolate;
 mod judge;
-mod ledger;
 mod policy;
 mod record;
 pub mod refactoring;

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::policy::{CycleRecord, Policy};
-use super::{Attempt, CycleNumber, Engine, Event, RunError, ledger};
+use super::{Attempt, CycleNumber, Engine, Event, RunError, delivery};
 use crate::config::Settings;
 use crate::deliver::Recorder;
 use crate::gate::SUMMARY_FILE;
@@ -113,7 +113,7 @@ pub(super) fn close(
     let settled = policy.settle(engine, &cycle_record)?;
     if cycle_record.accepted {
         let notes = policy.ledger_notes();
-        let story = ledger::CycleStory {
+        let story = delivery::CycleStory {
             cycle: cycle.shown,
             before,
             after: &after,
@@ -123,7 +123,7 @@ pub(super) fn close(
         let notes = notes
             .as_ref()
             .map(|(open, stop_state)| (open.as_slice(), stop_state.as_str()));
-        ledger::record_cycle(recorder, engine.workspace.store(), settings, &story, notes)?;
+        delivery::record_cycle(recorder, engine.workspace.store(), settings, &story, notes)?;
     }
     // The loop's own work: everything since the last cycle's was counted (the end of that
     // cycle's record and line too), but the gate's checks and the delegates' processes.

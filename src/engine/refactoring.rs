@@ -151,7 +151,7 @@ pub fn run_loop(
         let end = engine.drive(&mut policy, &mut recorder)?;
         let (outcome, reason) = (end.reason.outcome(), end.reason.as_str());
         let delivery =
-            super::ledger::write_delivery(&recorder, settings, outcome.as_str(), reason)?;
+            super::delivery::write_delivery(&recorder, settings, outcome.as_str(), reason)?;
         end.conclude(settings, Preset::Refactoring, delivery, workspace, |_| {})
     })
 }

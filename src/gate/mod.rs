@@ -19,7 +19,7 @@ pub use tracked::TrackedList;
 use crate::cancel::Cancel;
 use crate::config::Settings;
 use crate::model::GateSummary;
-use crate::process::StopReason;
+use crate::process::Interruption;
 use crate::secrets::RedactingWriter;
 
 /// The name of the raw output file in a cycle folder.
@@ -87,7 +87,7 @@ pub fn run_gate(
         tracing::info!(check = %check.name, category = %check.category, "running check");
         let result = run_check(settings, check, &mut log, cancel, tracked)?;
         log.flush().map_err(log_error)?;
-        cancelled |= result.end.stopped == Some(StopReason::Cancelled);
+        cancelled |= result.end.stopped == Some(Interruption::Cancelled);
         checks.push(result);
     }
     log.finish()

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::check::CheckResult;
 use crate::model::{CategorySummary, CheckRecord, CheckStatus, GateSummary, Severity};
-use crate::process::{StopReason, describe_end, humanize};
+use crate::process::{Interruption, describe_end, humanize};
 
 /// The category of checks that could not give a result.
 pub const INFRA_CATEGORY: &str = "infra";
@@ -160,7 +160,7 @@ fn record_of(result: &CheckResult) -> CheckRecord {
         exit_code: end.exit_code,
         signal: end.signal,
         duration_ms: u64::try_from(end.duration.as_millis()).unwrap_or(u64::MAX),
-        timed_out: end.stopped == Some(StopReason::Deadline),
+        timed_out: end.stopped == Some(Interruption::Deadline),
         counts: result.findings.counts,
         expected_count: result.findings.expected,
         tests: result.findings.tests,
@@ -168,7 +168,7 @@ fn record_of(result: &CheckResult) -> CheckRecord {
         output_bytes: result.output.total(),
         lines_cut: result.lines_cut,
         infra_reason,
-        leftover_processes_stopped: end.stopped == Some(StopReason::LeftoverProcesses),
+        leftover_processes_stopped: end.stopped == Some(Interruption::LeftoverProcesses),
         output_abandoned: end.output_abandoned,
         flaky: false,
         excused: Vec::new(),
@@ -190,14 +190,14 @@ fn infra_reason(result: &CheckResult) -> Option<String> {
     }
     let end = &result.end;
     match end.stopped {
-        Some(StopReason::Deadline) => {
+        Some(Interruption::Deadline) => {
             return Some(format!(
                 "stopped at its deadline of {} ({})",
                 humanize(result.check.timeout),
                 describe_end(end, None, result.check.timeout)
             ));
         }
-        Some(StopReason::Cancelled) => return Some("cancelled".to_string()),
+        Some(Interruption::Cancelled) => return Some("cancelled".to_string()),
         _ => {}
     }
     let last = || {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{ProcessEnd, StopReason};
+use super::{Interruption, ProcessEnd};
 
 /// One line saying how a check's process ended.
 pub fn describe_end(end: &ProcessEnd, spawn_error: Option<&str>, timeout: Duration) -> String {
@@ -16,14 +16,16 @@ pub fn describe_end(end: &ProcessEnd, spawn_error: Option<&str>, timeout: Durati
         (None, None) => "ended".to_string(),
     };
     let why = match end.stopped {
-        Some(StopReason::Deadline) => {
+        Some(Interruption::Deadline) => {
             format!(" (stopped at its deadline of {})", humanize(timeout))
         }
-        Some(StopReason::Cancelled) => " (cancelled)".to_string(),
-        Some(StopReason::LeftoverProcesses) => {
+        Some(Interruption::Cancelled) => " (cancelled)".to_string(),
+        Some(Interruption::LeftoverProcesses) => {
             " (processes it left running were stopped)".to_string()
         }
-        Some(StopReason::Idle) => " (stopped: it printed nothing for its idle timeout)".to_string(),
+        Some(Interruption::Idle) => {
+            " (stopped: it printed nothing for its idle timeout)".to_string()
+        }
         None => String::new(),
     };
     let abandoned = if end.output_abandoned {

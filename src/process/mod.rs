@@ -57,9 +57,9 @@ pub struct ProcessSpec<'a> {
     pub stdin: Option<&'a Path>,
 }
 
-/// Why the supervisor stopped the group.
+/// Why the supervisor stopped the group before the command ended on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopReason {
+pub enum Interruption {
     Deadline,
     Cancelled,
     /// The command exited but processes it left behind kept the output open.
@@ -74,7 +74,7 @@ pub struct ProcessEnd {
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     pub duration: Duration,
-    pub stopped: Option<StopReason>,
+    pub stopped: Option<Interruption>,
     /// The pipe was still open after SIGKILL; the rest of the output was not read.
     pub output_abandoned: bool,
     /// Processes it started that were still running outside its group when it ended: killed.
@@ -173,12 +173,12 @@ pub fn run_in_group_with(
 
 #[derive(Debug, Clone, Copy)]
 struct Stopping {
-    reason: StopReason,
+    reason: Interruption,
     since: Instant,
     killed: bool,
 }
 
-type Supervised = (Option<StopReason>, Option<Instant>, bool);
+type Supervised = (Option<Interruption>, Option<Instant>, bool);
 
 fn supervise(
     pid: Pid,
@@ -219,17 +219,17 @@ fn supervise(
         match &mut stopping {
             None => {
                 let reason = if cancel.is_requested() {
-                    Some(StopReason::Cancelled)
+                    Some(Interruption::Cancelled)
                 } else if now - started >= spec.timeout {
-                    Some(StopReason::Deadline)
+                    Some(Interruption::Deadline)
                 } else if exited_at.is_some_and(|at| now - at >= LINGER_AFTER_EXIT) {
-                    Some(StopReason::LeftoverProcesses)
+                    Some(Interruption::LeftoverProcesses)
                 } else if exited_at.is_none()
                     && spec
                         .idle_timeout
                         .is_some_and(|idle| now - last_output >= idle)
                 {
-                    Some(StopReason::Idle)
+                    Some(Interruption::Idle)
                 } else {
                     None
                 };
@@ -270,10 +270,10 @@ impl Drop for GroupGuard {
 
 /// The time between SIGTERM and SIGKILL: the check's own, shortened when the run is cancelled,
 /// and none at all when cancelled twice.
-fn grace(reason: StopReason, spec: ProcessSpec<'_>, cancel: &Cancel) -> Duration {
+fn grace(reason: Interruption, spec: ProcessSpec<'_>, cancel: &Cancel) -> Duration {
     if cancel.is_urgent() {
         Duration::ZERO
-    } else if reason == StopReason::Cancelled || cancel.is_requested() {
+    } else if reason == Interruption::Cancelled || cancel.is_requested() {
         spec.kill_grace.min(CANCEL_GRACE)
     } else {
         spec.kill_grace

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::{CampaignPart, Mode, Report, baseline_md};
-use crate::campaign::state::Backlog;
+use crate::campaign::books::Backlog;
 use crate::markdown::inline;
 use crate::model::{Outcome, Preset};
 

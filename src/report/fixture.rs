@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use super::{
     CampaignPart, CheckFindings, CiCheck, CiReportInput, Mode, Report, RunPart, ScopePart, ShardRow,
 };
-use crate::campaign::state::{Backlog, Candidate, Cooldown, Counters, Handoff};
+use crate::campaign::books::{Backlog, Candidate, Cooldown, Counters, Handoff};
 use crate::deliver::DeliveryNote;
 use crate::model::{
     BaselineNotes, CategoryHistory, CheckRecord, CheckStatus, Diagnostic, FlakyTestNote,

@@ -33,7 +33,7 @@ pub use step_summary::{CategoryChange, step_summary, summary_input};
 pub use sweep_md::{summary_lines as sweep_summary_lines, sweep_section};
 pub use table::render_table;
 
-use crate::campaign::state::Backlog;
+use crate::campaign::books::Backlog;
 use crate::deliver::DeliveryNote;
 use crate::model::{
     BaselineNotes, CategoryHistory, CheckRecord, Diagnostic, GateSummary, Outcome, Preset,

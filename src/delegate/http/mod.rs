@@ -20,7 +20,7 @@ use super::{Assignment, HttpSpec, Verdict};
 use crate::cancel::Cancel;
 use crate::model::TokenUsage;
 use crate::net::{self, NetError};
-use crate::process::{HeadTail, ProcessEnd, StopReason};
+use crate::process::{HeadTail, Interruption, ProcessEnd};
 use crate::workspace::{PathState, RepoPath};
 
 /// How the model is asked to answer.
@@ -78,11 +78,11 @@ pub fn ask(
         Ok(reply) => reply,
         Err(NetError::Cancelled) => {
             let note = "the run was cancelled before the endpoint answered".to_string();
-            return transcript.end(Some(StopReason::Cancelled), 1, None, None, Some(note));
+            return transcript.end(Some(Interruption::Cancelled), 1, None, None, Some(note));
         }
         Err(NetError::Deadline(waited)) => {
             let note = format!("the endpoint gave no answer within {waited:.1?}");
-            return transcript.end(Some(StopReason::Deadline), 1, None, None, Some(note));
+            return transcript.end(Some(Interruption::Deadline), 1, None, None, Some(note));
         }
         Err(error) => {
             let note = format!("the request failed: {error}");
@@ -230,7 +230,7 @@ struct Transcript {
 impl Transcript {
     fn end(
         mut self,
-        stopped: Option<StopReason>,
+        stopped: Option<Interruption>,
         code: i32,
         verdict: Option<Verdict>,
         usage: Option<TokenUsage>,

@@ -5,7 +5,7 @@
 //! gate, the second a confirmation run. No progress three times, or the same error three times,
 //! stops it.
 
-use crate::campaign::state::Campaign;
+use crate::campaign::books::Campaign;
 use crate::engine::policy::{CycleNumber, CycleRecord, Plan, Policy, Settled, Verification};
 use crate::engine::work::category_work;
 use crate::engine::{Attempt, Engine, RunError};
@@ -34,7 +34,7 @@ fn note_cycle(
         campaign
             .backlog
             .candidates
-            .push(crate::campaign::state::Candidate {
+            .push(crate::campaign::books::Candidate {
                 id: format!("cycle-{number}"),
                 family: categories.join(", "),
                 title: format!(

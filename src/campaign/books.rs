@@ -398,5 +398,5 @@ fn config_changes(stored: &SegmentConfig, current: &SegmentConfig) -> String {
 }
 
 #[cfg(test)]
-#[path = "state_tests.rs"]
+#[path = "books_tests.rs"]
 mod tests;

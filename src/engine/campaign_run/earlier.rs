@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use super::super::RunError;
+use crate::campaign::books::Campaign;
 use crate::campaign::history::{self, EarlierWork, PendingMode, Status, WorkFile};
-use crate::campaign::state::Campaign;
 use crate::config::Settings;
 use crate::deliver::Recorder;
 

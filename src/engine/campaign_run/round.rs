@@ -3,7 +3,7 @@
 
 use super::super::policy::{CycleNumber, CycleRecord};
 use super::super::{Attempt, RunError};
-use crate::campaign::state::Campaign;
+use crate::campaign::books::Campaign;
 use crate::model::StopReason;
 use crate::workspace::Incident;
 

@@ -3,11 +3,11 @@
 //! releases, the paths its earlier changes own.
 
 use super::CampaignEnd;
-use crate::campaign::identity::{Confirmed, Identity};
-use crate::campaign::request::{Lens, Request, Theta};
-use crate::campaign::state::{
+use crate::campaign::books::{
     self, BaselineFacts, Campaign, Continue, Limits, OpenOptions, Opened, Provenance, SegmentConfig,
 };
+use crate::campaign::identity::{Confirmed, Identity};
+use crate::campaign::request::{Lens, Request, Theta};
 use crate::config::Settings;
 use crate::engine::{Event, Observer, RunError};
 use crate::model::{Outcome, Preset};
@@ -57,7 +57,7 @@ pub(super) fn open(
         }
     };
     // Released below, only where the family's candidate qualifies at the new theta.
-    let release = |_: &state::Cooldown| false;
+    let release = |_: &books::Cooldown| false;
     let options = OpenOptions {
         continue_: match (request.auto, request.resume) {
             (true, _) => Continue::Auto,
@@ -115,7 +115,7 @@ fn facts(
 ) -> (Provenance, BaselineFacts) {
     let repo = workspace.repository();
     let provenance = Provenance {
-        format: state::FORMAT,
+        format: books::FORMAT,
         preset: preset.as_str().to_string(),
         target: settings.target.clone(),
         state_dir: settings.state_dir.clone(),

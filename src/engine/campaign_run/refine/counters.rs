@@ -3,8 +3,8 @@
 //! each candidate's status.
 
 use super::{FAMILY_FAILURES_FOR_COOLDOWN, Round};
+use crate::campaign::books::{Campaign, Candidate, Cooldown, Handoff};
 use crate::campaign::candidates::Proposal;
-use crate::campaign::state::{Campaign, Candidate, Cooldown, Handoff};
 use crate::engine::Attempt;
 use crate::stop::Facts;
 

@@ -1,7 +1,7 @@
 //! The open surface of a campaign's segment (`sweep = true`).
 
 use super::super::RunError;
-use crate::campaign::state::Campaign;
+use crate::campaign::books::Campaign;
 use crate::cancel::Cancel;
 use crate::config::Settings;
 

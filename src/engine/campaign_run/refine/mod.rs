@@ -11,8 +11,8 @@ mod review;
 
 use counters::{active_handoffs, facts_of, note_candidate, record_handoff, settle_round};
 
+use crate::campaign::books::Campaign;
 use crate::campaign::candidates::{self, Proposal};
-use crate::campaign::state::Campaign;
 use crate::delegate::Role;
 use crate::engine::policy::{
     CycleNumber, CycleRecord, Judgement, Plan, Policy, Settled, Staff, Verification, Work,

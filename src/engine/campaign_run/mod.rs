@@ -14,9 +14,9 @@ pub(in crate::engine) use round::{conclude, note_scope_violations, open_round, r
 
 use open::Opening;
 
-use super::{Engine, EngineOptions, RunError, ledger};
+use super::{Engine, EngineOptions, RunError, delivery};
+use crate::campaign::books::Campaign;
 use crate::campaign::request::Request;
-use crate::campaign::state::Campaign;
 use crate::config::Settings;
 use crate::deliver::Recorder;
 use crate::model::{Outcome, Preset};
@@ -133,7 +133,7 @@ fn keep_record(
         campaign.backlog.record_tip = Some(tip.to_string());
         campaign.save()?;
     }
-    let delivery = ledger::write_delivery(recorder, settings, outcome.as_str(), reason)?;
+    let delivery = delivery::write_delivery(recorder, settings, outcome.as_str(), reason)?;
     if delivery.refused.is_none() {
         let families = accepted_families(campaign, first_candidate);
         earlier::remember(campaign, recorder, &settings.state_dir, head, families)?;
