@@ -306,9 +306,12 @@ impl Policy for Refine<'_> {
             &self.proposals,
             record.number.shown,
         );
+        // A critical finding ends the round's segment at once, not after another cycle: the
+        // one rule that acts at once, on the facts the round just settled.
+        let facts = facts_of(self.campaign, false);
         Ok(Settled {
             next: None,
-            stop_now: self.round.critical.then_some(StopReason::Critical),
+            stop_now: crate::stop::evaluate(&facts, &[crate::stop::Rule::Critical]),
         })
     }
 
