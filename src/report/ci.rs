@@ -1,10 +1,13 @@
-//! The gate's result as the CI report renderers (JUnit, SARIF, Code Quality) read it.
+//! What the CI report renderers (JUnit, SARIF, Code Quality) read of the report beside it: each
+//! finding with a fingerprint unique in the report, the parsers' documentation, and the paths as
+//! the repository's root has them.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use super::Report;
 use crate::config::CheckSettings;
 use crate::model::{CheckRecord, Diagnostic};
 use crate::parse::{Catalogue, RuleHelp};
@@ -33,27 +36,6 @@ pub enum CiReportError {
     },
     #[error(transparent)]
     Write(#[from] StateError),
-}
-
-/// What the CI reports are made of: every check that ran, with the findings it left.
-#[derive(Debug, Clone)]
-pub struct CiReportInput<'a> {
-    /// The checks in the order they ran.
-    pub checks: Vec<CiCheck<'a>>,
-    /// The file, relative to the target and `/`-separated, that a finding without a path inside
-    /// the target is reported against (the config file that declares the gate): code scanning
-    /// rejects a whole SARIF file when one result has no location, and Code Quality needs a path.
-    pub anchor: String,
-    /// The target's folder relative to the repository root (`/`-separated, empty at the root):
-    /// the reports' paths are relative to the root, where code scanning and GitLab look.
-    pub prefix: String,
-    /// The target, to tell a path a tool already gave from the root (cargo in a workspace
-    /// member does) from one relative to the target.
-    pub target: PathBuf,
-    /// What is known of the parsers the checks name, by name (SARIF's rule descriptions).
-    pub parsers: ParserDocs,
-    /// SARIF's `automationDetails.id`: the job and matrix leg (see [`super::automation`]).
-    pub automation_id: String,
 }
 
 /// The parsers the checks name, by name.
@@ -91,30 +73,22 @@ pub(crate) fn docs_of<'n>(
         .collect()
 }
 
-/// One check: how it ended (name, category, status, exit code, duration) and its findings.
-#[derive(Debug, Clone, Copy)]
-pub struct CiCheck<'a> {
-    pub record: &'a CheckRecord,
-    pub findings: &'a [Diagnostic],
-}
-
-impl<'a> CiReportInput<'a> {
-    /// Every finding in order (check by check), with what the renderers need beside it.
-    pub(crate) fn findings(&self) -> Vec<Finding<'a>> {
-        let mut seen = Seen::default();
-        let mut out = Vec::new();
-        for check in &self.checks {
-            for diagnostic in check.findings {
-                let fingerprint = unique_fingerprint(&mut seen, check.record, diagnostic);
-                out.push(Finding {
-                    check: check.record,
-                    diagnostic,
-                    fingerprint,
-                });
-            }
+/// Every finding of `report`'s checks in order (check by check), with what the CI renderers
+/// need beside it.
+pub(crate) fn findings(report: &Report) -> Vec<Finding<'_>> {
+    let mut seen = Seen::default();
+    let mut out = Vec::new();
+    for check in &report.checks {
+        for diagnostic in &check.findings {
+            let fingerprint = unique_fingerprint(&mut seen, &check.record, diagnostic);
+            out.push(Finding {
+                check: &check.record,
+                diagnostic,
+                fingerprint,
+            });
         }
-        out
     }
+    out
 }
 
 /// The file a finding is reported against when it has no path inside the target: the config
@@ -310,13 +284,11 @@ mod tests {
         findings.push(findings[0].clone());
         findings.push(findings[0].clone());
         let input = fixture::input(&records, &findings);
-        let first: Vec<String> = input
-            .findings()
+        let first: Vec<String> = super::findings(&input)
             .into_iter()
             .map(|f| f.fingerprint)
             .collect();
-        let again: Vec<String> = input
-            .findings()
+        let again: Vec<String> = super::findings(&input)
             .into_iter()
             .map(|f| f.fingerprint)
             .collect();
@@ -343,7 +315,7 @@ mod tests {
             body: None,
         }];
         let input = fixture::input(&records, &findings);
-        let finding = &input.findings()[0];
+        let finding = &super::findings(&input)[0];
         assert_eq!(finding.path(), None);
         assert_eq!(finding.line(), None);
         assert_eq!(finding.message(), "bad (at /usr/lib/python3/site.py:3:1)");

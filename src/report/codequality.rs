@@ -2,15 +2,15 @@
 
 use serde::Serialize;
 
-use super::ci::{CODE_QUALITY_FILE, CiReportError, CiReportInput, Finding};
+use super::Report;
+use super::ci::{CODE_QUALITY_FILE, CiReportError, Finding};
 use crate::model::Severity;
 
 /// Renders the findings as a JSON array of Code Quality issues (UTF-8, no BOM). Fingerprints are
 /// unique within the report; a finding without a path inside the target is reported against the
 /// anchor, at line 1.
-pub fn render_code_quality(input: &CiReportInput<'_>) -> Result<Vec<u8>, CiReportError> {
-    let issues: Vec<Issue> = input
-        .findings()
+pub fn render_code_quality(input: &Report) -> Result<Vec<u8>, CiReportError> {
+    let issues: Vec<Issue> = super::ci::findings(input)
         .iter()
         .map(|finding| issue(finding, &input.anchor))
         .collect();

@@ -7,9 +7,7 @@
 
 use std::path::PathBuf;
 
-use super::{
-    CampaignPart, CheckFindings, CiCheck, CiReportInput, Mode, Report, RunPart, ScopePart, ShardRow,
-};
+use super::{CampaignPart, CheckFindings, Mode, ParserDocs, Report, RunPart, ScopePart, ShardRow};
 use crate::campaign::books::{Backlog, Candidate, Cooldown, Counters, Handoff};
 use crate::deliver::DeliveryNote;
 use crate::model::{
@@ -100,23 +98,31 @@ pub fn findings() -> Vec<Diagnostic> {
     ]
 }
 
-pub fn input<'a>(records: &'a [CheckRecord], findings: &'a [Diagnostic]) -> CiReportInput<'a> {
-    CiReportInput {
-        checks: vec![
-            CiCheck {
-                record: &records[0],
-                findings,
-            },
-            CiCheck {
-                record: &records[1],
-                findings: &[],
-            },
-        ],
-        anchor: "refine-loop.toml".into(),
-        prefix: String::new(),
-        target: PathBuf::new(),
-        parsers: parsers(records),
+/// A report of the first two `records`, the first with `findings`, for the CI renderers.
+pub fn input(records: &[CheckRecord], findings: &[Diagnostic]) -> Report {
+    let checks = vec![
+        (records[0].clone(), findings.to_vec()),
+        (records[1].clone(), Vec::new()),
+    ];
+    checks_report(checks, parsers(records))
+}
+
+/// A report of `checks`, each with its findings, for the CI renderers.
+pub fn checks_report(checks: Vec<(CheckRecord, Vec<Diagnostic>)>, parsers: ParserDocs) -> Report {
+    Report {
+        checks: checks
+            .into_iter()
+            .map(|(record, findings)| CheckFindings { record, findings })
+            .collect(),
+        parsers,
         automation_id: AUTOMATION_ID.into(),
+        ..Report::bare(
+            Mode::Check,
+            Outcome::NeedsFix,
+            PathBuf::new(),
+            Layout::new("/nonexistent"),
+            GateSummary::empty(0),
+        )
     }
 }
 
@@ -124,7 +130,7 @@ pub fn input<'a>(records: &'a [CheckRecord], findings: &'a [Diagnostic]) -> CiRe
 pub const AUTOMATION_ID: &str = "refine-loop/CI:lint/os:ubuntu-latest/";
 
 /// What the built-in catalogue knows of the parsers `records` name.
-pub fn parsers(records: &[CheckRecord]) -> super::ParserDocs {
+pub fn parsers(records: &[CheckRecord]) -> ParserDocs {
     let catalogue = crate::parse::Catalogue::built_in().expect("the built-in parsers compile");
     super::ci::docs_of(
         &catalogue,

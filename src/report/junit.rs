@@ -16,22 +16,23 @@ use std::time::Duration;
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 
-use super::ci::{CiCheck, CiReportError, CiReportInput, Finding};
+use super::ci::{CiReportError, Finding};
+use super::{CheckFindings, Report};
 use crate::gate::INFRA_CATEGORY;
 use crate::model::{CheckRecord, CheckStatus};
 
 /// Renders the report as JUnit XML. A check's case fails when the check failed (an `<error>`
 /// when it gave no result, under `infra`); every finding is a failed case of its own, named by
 /// its file, line and rule. Every suite and case carries `time` (0 for findings).
-pub fn render_junit(input: &CiReportInput<'_>) -> Result<Vec<u8>, CiReportError> {
+pub fn render_junit(report: &Report) -> Result<Vec<u8>, CiReportError> {
     let mut suites: BTreeMap<&str, Suite> = BTreeMap::new();
-    for check in &input.checks {
-        let suite = suites.entry(check_category(check.record)).or_default();
+    for check in &report.checks {
+        let suite = suites.entry(check_category(&check.record)).or_default();
         let case = check_case(check);
         suite.time += case.time;
         suite.cases.push(case);
     }
-    let findings = input.findings();
+    let findings = super::ci::findings(report);
     for finding in &findings {
         let suite = suites.entry(finding.category()).or_default();
         suite.cases.push(finding_case(finding));
@@ -99,8 +100,8 @@ fn check_category(record: &CheckRecord) -> &str {
     }
 }
 
-fn check_case(check: &CiCheck<'_>) -> Case {
-    let record = check.record;
+fn check_case(check: &CheckFindings) -> Case {
+    let record = &check.record;
     let outcome = match record.status {
         CheckStatus::Passed => None,
         CheckStatus::Failed => Some(Outcome {
@@ -135,8 +136,8 @@ fn check_case(check: &CiCheck<'_>) -> Case {
 }
 
 /// `exited with code 1: 2 errors, 1 warning`, and why nothing was read when that is so.
-fn failure_message(check: &CiCheck<'_>) -> String {
-    let record = check.record;
+fn failure_message(check: &CheckFindings) -> String {
+    let record = &check.record;
     let ended = match (record.exit_code, record.signal) {
         (Some(code), _) => format!("exited with code {code}"),
         (None, Some(signal)) => format!("was killed by signal {signal}"),
@@ -376,23 +377,14 @@ mod tests {
         types.category = Some("types".into());
         types.message = "Incompatible return value type (got \"int\", expected \"str\")".into();
         let types = [types];
-        let input = CiReportInput {
-            checks: vec![
-                CiCheck {
-                    record: &records[0],
-                    findings: &findings,
-                },
-                CiCheck {
-                    record: &records[1],
-                    findings: &[],
-                },
-                CiCheck {
-                    record: &records[2],
-                    findings: &types,
-                },
+        let input = fixture::checks_report(
+            vec![
+                (records[0].clone(), findings.to_vec()),
+                (records[1].clone(), Vec::new()),
+                (records[2].clone(), types.to_vec()),
             ],
-            ..fixture::input(&records, &[])
-        };
+            fixture::parsers(&records),
+        );
         String::from_utf8(render_junit(&input).unwrap()).unwrap()
     }
 
@@ -455,10 +447,7 @@ mod tests {
         assert_valid_junit(&failing_run_xml());
         assert_valid_junit(&fixture_xml());
         let records = fixture::records();
-        let nothing = CiReportInput {
-            checks: Vec::new(),
-            ..fixture::input(&records, &[])
-        };
+        let nothing = fixture::checks_report(Vec::new(), fixture::parsers(&records));
         assert_valid_junit(&String::from_utf8(render_junit(&nothing).unwrap()).unwrap());
     }
 

@@ -22,10 +22,7 @@ mod table;
 use std::path::{Path, PathBuf};
 
 pub use annotations::annotations;
-pub use ci::{
-    CiCheck, CiReportError, CiReportInput, ParserDocs, config_anchor, parser_docs,
-    repository_prefix,
-};
+pub use ci::{CiReportError, ParserDocs, config_anchor, parser_docs, repository_prefix};
 pub use delegate_md::{DelegateReport, delegate_report};
 pub use final_md::where_changes_are;
 pub use outputs::outputs;
@@ -317,25 +314,6 @@ impl Report {
     pub fn cycles(&self) -> usize {
         self.trend.cycles.len().saturating_sub(1)
     }
-
-    /// The CI reports' input: each check with its findings.
-    pub fn ci_input(&self) -> CiReportInput<'_> {
-        CiReportInput {
-            checks: self
-                .checks
-                .iter()
-                .map(|check| CiCheck {
-                    record: &check.record,
-                    findings: &check.findings,
-                })
-                .collect(),
-            anchor: self.anchor.clone(),
-            prefix: self.prefix.clone(),
-            target: self.target.clone(),
-            parsers: self.parsers.clone(),
-            automation_id: self.automation_id.clone(),
-        }
-    }
 }
 
 /// Writes the report's files into its state dir: the final (or campaign, or merged) report,
@@ -347,13 +325,15 @@ pub fn write_report_files(report: &Report) -> Result<(), CiReportError> {
             final_report(report).as_bytes(),
         )?;
     }
-    write_ci_reports(report.layout.dir(), &report.ci_input())
+    write_ci_reports(report.layout.dir(), report)
 }
 
-/// Renders the three reports and writes them into `dir` (created if missing), each atomically.
-/// The findings' text is redacted before it is escaped into XML or JSON (an escaped secret would
-/// no longer be recognised).
-pub fn write_ci_reports(dir: &Path, input: &CiReportInput<'_>) -> Result<(), CiReportError> {
+/// Renders the three CI reports of `report` and writes them into `dir` (created if missing),
+/// each atomically. The findings' text is redacted before it is escaped into XML or JSON (an
+/// escaped secret would no longer be recognised), and their paths made relative to the
+/// repository's root, where code scanning and GitLab look; each file is redacted whole again
+/// when it is written.
+pub fn write_ci_reports(dir: &Path, report: &Report) -> Result<(), CiReportError> {
     std::fs::create_dir_all(dir).map_err(|source| CiReportError::CreateDir {
         path: dir.to_path_buf(),
         source,
@@ -361,49 +341,23 @@ pub fn write_ci_reports(dir: &Path, input: &CiReportInput<'_>) -> Result<(), CiR
     let redact = |text: &str| {
         String::from_utf8_lossy(&crate::secrets::redacted(text.as_bytes())).into_owned()
     };
-    let safe_findings: Vec<Vec<Diagnostic>> = input
-        .checks
-        .iter()
-        .map(|check| {
-            check
-                .findings
-                .iter()
-                .map(|finding| {
-                    let mut finding = finding.clone();
-                    finding.message = redact(&finding.message);
-                    finding.file = finding.file.as_deref().map(|file| {
-                        if finding.outside_target || file.starts_with('/') {
-                            redact(file)
-                        } else {
-                            redact(&ci::rooted(&input.prefix, &input.target, file))
-                        }
-                    });
-                    finding.code = finding.code.as_deref().map(redact);
-                    finding
-                })
-                .collect()
-        })
-        .collect();
-    let safe = CiReportInput {
-        checks: input
-            .checks
-            .iter()
-            .zip(&safe_findings)
-            .map(|(check, findings)| CiCheck {
-                record: check.record,
-                findings,
-            })
-            .collect(),
-        anchor: ci::rooted(&input.prefix, &input.target, &input.anchor),
-        prefix: String::new(),
-        target: input.target.clone(),
-        parsers: input.parsers.clone(),
-        automation_id: input.automation_id.clone(),
-    };
-    let input = &safe;
-    let junit = junit::render_junit(input)?;
-    let sarif = sarif::render_sarif(input)?;
-    let code_quality = codequality::render_code_quality(input)?;
+    let mut safe = report.clone();
+    for finding in safe.checks.iter_mut().flat_map(|check| &mut check.findings) {
+        finding.message = redact(&finding.message);
+        finding.file = finding.file.as_deref().map(|file| {
+            if finding.outside_target || file.starts_with('/') {
+                redact(file)
+            } else {
+                redact(&ci::rooted(&report.prefix, &report.target, file))
+            }
+        });
+        finding.code = finding.code.as_deref().map(redact);
+    }
+    safe.anchor = ci::rooted(&report.prefix, &report.target, &report.anchor);
+    safe.prefix = String::new();
+    let junit = junit::render_junit(&safe)?;
+    let sarif = sarif::render_sarif(&safe)?;
+    let code_quality = codequality::render_code_quality(&safe)?;
     crate::state::write_redacted(&dir.join(crate::state::JUNIT_FILE), &junit)?;
     crate::state::write_redacted(&dir.join(crate::state::SARIF_FILE), &sarif)?;
     crate::state::write_redacted(&dir.join(crate::state::CODE_QUALITY_FILE), &code_quality)?;

@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::ci::{CiReportError, CiReportInput, Finding, ParserDocs, SARIF_FILE};
+use super::Report;
+use super::ci::{CiReportError, Finding, ParserDocs, SARIF_FILE};
 use crate::model::Severity;
 
 /// The schema the log names.
@@ -17,12 +18,12 @@ const FINGERPRINT_KEY: &str = "refineLoop/v1";
 /// Renders the findings as a SARIF log of one run. Each result has a location (the anchor when
 /// the finding has no path inside the target), because code scanning rejects the whole file
 /// otherwise. Past [`MAX_RESULTS`] the most severe are kept and `run.properties` says so.
-pub fn render_sarif(input: &CiReportInput<'_>) -> Result<Vec<u8>, CiReportError> {
-    render_with_limit(input, MAX_RESULTS)
+pub fn render_sarif(report: &Report) -> Result<Vec<u8>, CiReportError> {
+    render_with_limit(report, MAX_RESULTS)
 }
 
-fn render_with_limit(input: &CiReportInput<'_>, limit: usize) -> Result<Vec<u8>, CiReportError> {
-    let mut findings = input.findings();
+fn render_with_limit(input: &Report, limit: usize) -> Result<Vec<u8>, CiReportError> {
+    let mut findings = super::ci::findings(input);
     let total = findings.len();
     // Stable: within a severity the findings keep the order they were found in.
     findings.sort_by_key(|finding| finding.diagnostic.severity);
@@ -415,7 +416,7 @@ mod tests {
     use super::*;
     use super::{MAX_DESCRIPTION_CHARS, and_list};
     use crate::model::Diagnostic;
-    use crate::report::{CiCheck, fixture};
+    use crate::report::fixture;
 
     fn render(findings: &[Diagnostic], limit: usize) -> String {
         let records = fixture::records();
@@ -536,15 +537,12 @@ mod tests {
 
     /// The log of the checks `records`, each with its findings.
     fn log_of(records: &[crate::model::CheckRecord], findings: &[Vec<Diagnostic>]) -> String {
-        let input = CiReportInput {
-            checks: records
-                .iter()
-                .zip(findings)
-                .map(|(record, findings)| CiCheck { record, findings })
-                .collect(),
-            parsers: fixture::parsers(records),
-            ..fixture::input(&fixture::records(), &[])
-        };
+        let checks = records
+            .iter()
+            .cloned()
+            .zip(findings.iter().cloned())
+            .collect();
+        let input = fixture::checks_report(checks, fixture::parsers(records));
         String::from_utf8(render_with_limit(&input, MAX_RESULTS).unwrap()).unwrap()
     }
 
