@@ -385,45 +385,6 @@ def rel_src(rel):
 
 # --------------------------------------------------------------------------- imports
 
-CRATE = re.compile(r"(?<![A-Za-z0-9_])crate\s*::\s*")
-
-
-def crate_mentions(src):
-    """Yield (top-level name, offset) for every `crate::name` mention in non-test code."""
-    s = src.san
-    for m in CRATE.finditer(s):
-        if src.in_test(m.start()):
-            continue
-        i = m.end()
-        if i < len(s) and s[i] == "{":
-            close = match_close(s, i)
-            if close is None:
-                continue
-            # split the group on commas at depth 1; each item's first segment is a name
-            depth = 0
-            item_start = i + 1
-            for k in range(i, close + 1):
-                ch = s[k]
-                if ch == "{":
-                    depth += 1
-                elif ch == "}":
-                    depth -= 1
-                if (ch == "," and depth == 1) or k == close:
-                    im = re.match(r"\s*(" + IDENT + ")", s[item_start:k])
-                    if im:
-                        yield im.group(1).replace("r#", ""), item_start + im.start(1)
-                    item_start = k + 1
-        else:
-            im = re.match(IDENT, s[i:])
-            if im:
-                yield im.group(0).replace("r#", ""), i
-
-
-def top_module(rel):
-    first = rel.split(os.sep)[0]
-    return first[:-3] if first.endswith(".rs") else first
-
-
 SEGMENT = re.compile(r"\s*(" + IDENT + r")")
 SEPARATOR = re.compile(r"\s*::")
 PATH_START = re.compile(r"(?<![A-Za-z0-9_:$])(" + IDENT + r")\s*::(?!\s*<)")
