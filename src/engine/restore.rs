@@ -4,9 +4,41 @@
 use super::{Attempt, Engine, RunError, turn};
 use crate::delegate::{Assignment, DelegateSpec};
 
+/// What a read-only delegate did when it was consulted.
+#[derive(Debug)]
+pub struct Consulted {
+    pub attempt: Attempt,
+    /// It changed the tree (a consulted delegate must only read): undone.
+    pub changed: bool,
+}
+
 impl Engine<'_> {
+    /// Consults `delegate`, which must only read (a discover delegate, a reviewer): it runs on
+    /// `assignment` from the tree as it is now, and whatever it changed is undone at once. When
+    /// a change before it is still to be judged (a reviewer reads the executor's change), that
+    /// change stays in the tree and pending; else nothing is left pending after it.
+    pub fn consult(
+        &mut self,
+        delegate: usize,
+        spec: &DelegateSpec,
+        assignment: &Assignment<'_>,
+    ) -> Result<Consulted, RunError> {
+        let judging = self.pending.is_some();
+        if judging {
+            // The change to judge is not the consulted delegate's.
+            self.refresh()?;
+        }
+        let attempt = self.take_turn(delegate, spec, assignment)?;
+        let changed = !attempt.changes.is_empty();
+        self.roll_back(&attempt)?;
+        if !judging {
+            self.settle()?;
+        }
+        Ok(Consulted { attempt, changed })
+    }
+
     /// Undoes an attempt that was not undone already.
-    pub fn roll_back(&mut self, attempt: &Attempt) -> Result<(), RunError> {
+    pub(super) fn roll_back(&mut self, attempt: &Attempt) -> Result<(), RunError> {
         if !attempt.settled && !attempt.changes.is_empty() {
             self.workspace
                 .roll_back(&attempt.changes, attempt.started)?;
@@ -15,14 +47,14 @@ impl Engine<'_> {
     }
 
     /// Looks at the tree afresh: what a delegate leaves from now on is its own.
-    pub fn refresh(&mut self) -> Result<(), RunError> {
+    fn refresh(&mut self) -> Result<(), RunError> {
         self.snapshot = self.workspace.snapshot()?;
         Ok(())
     }
 
     /// One delegate's turn on `assignment`, from the tree as last seen; what it must not have
     /// done is undone at once (see [`turn`]).
-    pub fn take_turn(
+    pub(super) fn take_turn(
         &mut self,
         delegate: usize,
         spec: &DelegateSpec,
@@ -48,7 +80,7 @@ impl Engine<'_> {
     }
 
     /// Every change so far was judged (kept or rolled back): nothing is left to put back.
-    pub fn settle(&mut self) -> Result<(), RunError> {
+    pub(super) fn settle(&mut self) -> Result<(), RunError> {
         if self.pending.take().is_some() {
             self.workspace.end_turn()?;
         }

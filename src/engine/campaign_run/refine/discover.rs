@@ -101,7 +101,8 @@ fn ask_lens(
         reports_dir: &reports_dir,
         refused: &[],
     };
-    let attempt = engine.take_turn(index, &spec, &assignment)?;
+    let consulted = engine.consult(index, &spec, &assignment)?;
+    let attempt = &consulted.attempt;
     if attempt.run.failed() {
         discovered.failed = true;
         discovered.rejected.push(format!(
@@ -109,15 +110,13 @@ fn ask_lens(
             attempt.run.describe_end(spec.timeout)
         ));
     }
-    // A discover delegate reads only: anything it changed is undone.
-    if !attempt.settled && !attempt.changes.is_empty() {
-        engine.roll_back(&attempt)?;
+    // A discover delegate reads only: anything it changed was undone.
+    if consulted.changed {
         discovered.rejected.push(format!(
             "{category}: changed {} path(s) while discovering; undone",
             attempt.changes.len()
         ));
     }
-    engine.settle()?;
     let text = crate::state::read_own(&output, crate::state::OWN_FILE_LIMIT)
         .ok()
         .flatten()

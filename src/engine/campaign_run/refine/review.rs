@@ -86,10 +86,7 @@ pub fn review(
         refused: &[],
     };
     // The reviewer reads the tree with the candidate's change in it.
-    engine.refresh()?;
-    let turn = engine.take_turn(reviewer, &spec, &assignment)?;
-    if !turn.changes.is_empty() {
-        engine.roll_back(&turn)?;
+    if engine.consult(reviewer, &spec, &assignment)?.changed {
         return Ok(Decision::Reject(
             "the reviewer edited files (undone); a review must only read".into(),
         ));
