@@ -99,6 +99,39 @@ fn a_refine_campaign_accepts_one_reviewed_candidate_per_round_and_ends_by_platea
 }
 
 #[test]
+fn a_discover_delegate_or_reviewer_that_writes_is_undone_and_the_executors_change_judged_alone() {
+    // The discover delegate proposes, and also edits todo.txt and leaves a file; the reviewer
+    // approves, and also appends to done.txt, the very file the executor changed.
+    let discover = format!("{DISCOVER}; echo scribbled >> todo.txt; echo x > discover-notes.txt");
+    let reviewer = format!("echo reviewer >> done.txt; {APPROVE}");
+    let repo = refine_project(&discover, EXECUTE, &reviewer);
+    let output = repo.run(&["run", "--preset", "refine", "tidy"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    // The discover delegate's writes were undone each round; the executor's work stands alone.
+    assert!(!repo.join("discover-notes.txt").exists());
+    assert!(
+        !std::fs::read_to_string(repo.join("todo.txt"))
+            .unwrap()
+            .contains("scribbled")
+    );
+    // The reviewer's edit was undone and its approval not taken: nothing was accepted, and the
+    // executor's change went back with the rejected candidate.
+    assert_eq!(std::fs::read_to_string(repo.join("done.txt")).unwrap(), "");
+    let state = backlog(&repo);
+    let statuses: Vec<&str> = state["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert!(!statuses.contains(&"accepted"), "{state}");
+    let worklog = std::fs::read_to_string(repo.join(".refine-loop/REFINE-WORKLOG.md")).unwrap()
+        + &std::fs::read_to_string(repo.join(".refine-loop/REFINE-BACKLOG.md")).unwrap();
+    assert!(worklog.contains("while discovering; undone"), "{worklog}");
+    assert!(worklog.contains("the reviewer edited files"), "{worklog}");
+}
+
+#[test]
 fn a_behaviour_changing_candidate_is_handed_off_and_never_executed() {
     let discover = r#"printf '{"title":"fix the rounding bug","family":"bug/rounding","evidence":"totals are off by one cent","paths":["done.txt"],"impact":5,"confidence":5,"effort":1,"behaviour_changing":true}\n' > "$REFINE_LOOP_CANDIDATES_FILE""#;
     let repo = refine_project(discover, "echo executed >> executed.log", APPROVE);
