@@ -1,10 +1,11 @@
 //! The one way a template is filled: each `{name}` (a lowercase name: letters, digits and `_`)
 //! replaced by its value, in one pass, so a value that holds `{name}` stays as it is. A name the
-//! template does not know is an error, never left in the text; every other brace is text.
+//! template does not know is an error, never left in the text; `{{name}}` is the text `{name}`,
+//! and every other brace is text.
 
 /// A placeholder the values do not have.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown placeholder {{{name}}} (known: {known})")]
+#[error("unknown placeholder {{{name}}} (known: {known}); write {{{{{name}}}}} for the text")]
 pub struct UnknownPlaceholder {
     pub name: String,
     /// The names there are, `{a}, {b}`.
@@ -17,16 +18,15 @@ pub fn fill(template: &str, values: &[(&str, &str)]) -> Result<String, UnknownPl
     let mut rest = template;
     while let Some(open) = rest.find('{') {
         output.push_str(&rest[..open]);
+        if let Some(literal) = escaped(&rest[open..]) {
+            output.push_str(literal);
+            rest = &rest[open + literal.len() + 2..];
+            continue;
+        }
         let after = &rest[open + 1..];
-        let length = after
-            .bytes()
-            .take_while(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || *byte == b'_')
-            .count();
+        let length = name_length(after);
         let name = &after[..length];
-        let placeholder = length > 0
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && after[length..].starts_with('}');
-        if !placeholder {
+        if length == 0 || !after[length..].starts_with('}') {
             output.push('{');
             rest = after;
             continue;
@@ -48,6 +48,28 @@ pub fn fill(template: &str, values: &[(&str, &str)]) -> Result<String, UnknownPl
     Ok(output)
 }
 
+/// How long the name at the start of `text` is: a lowercase letter or `_`, then letters, digits
+/// and `_` (0 when there is none).
+fn name_length(text: &str) -> usize {
+    let first = text
+        .bytes()
+        .next()
+        .is_some_and(|byte| byte.is_ascii_lowercase() || byte == b'_');
+    if !first {
+        return 0;
+    }
+    text.bytes()
+        .take_while(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || *byte == b'_')
+        .count()
+}
+
+/// `{name}` when `text` starts with `{{name}}`: a placeholder written as text.
+fn escaped(text: &str) -> Option<&str> {
+    let inner = text.strip_prefix("{{")?;
+    let length = name_length(inner);
+    (length > 0 && inner[length..].starts_with("}}")).then(|| &text[1..length + 3])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,7 +77,7 @@ mod tests {
     #[test]
     fn placeholders_are_filled_once_and_unknown_ones_are_errors() {
         let values = [("a", "x"), ("b_2", "{a}"), ("empty", "")];
-        let table: [(&str, Result<&str, &str>); 11] = [
+        let table: [(&str, Result<&str, &str>); 14] = [
             ("{a}", Ok("x")),
             ("{a}{a}", Ok("xx")),
             ("{b_2}", Ok("{a}")),
@@ -67,6 +89,9 @@ mod tests {
             ("{c}", Err("c")),
             ("text {a} then {missing_one}", Err("missing_one")),
             ("", Ok("")),
+            ("{{a}} is {a}", Ok("{a} is x")),
+            ("{{c}} {{ c }}", Ok("{c} {{ c }}")),
+            ("{{{a}}}", Ok("{{a}}")),
         ];
         for (template, expected) in table {
             let filled = fill(template, &values);

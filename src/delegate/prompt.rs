@@ -112,7 +112,8 @@ mod tests {
         let error = check_template("Fix {categroy} in {scope}").unwrap_err();
         assert_eq!(
             error.to_string(),
-            "unknown placeholder {categroy} (known: {category}, {scope}, {details})"
+            "unknown placeholder {categroy} (known: {category}, {scope}, {details}); write \
+             {{categroy}} for the text"
         );
     }
 
