@@ -33,6 +33,13 @@ impl Overrides {
                     .map_err(|_| format!("\"{text}\" is not a number of cycles"))
             })?;
         }
+        if self.watch.is_none() {
+            self.watch = from_environment("REFINE_LOOP_WATCH", |text| match text.trim() {
+                "on" => Ok(true),
+                "off" => Ok(false),
+                other => Err(format!("\"{other}\" is neither on nor off")),
+            })?;
+        }
         if self.improve_max_cycles.is_none() {
             self.improve_max_cycles = from_environment("IMPROVE_LOOP_MAX_CYCLES", |text| {
                 text.trim()

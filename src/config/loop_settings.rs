@@ -134,6 +134,7 @@ pub(super) fn resolve_run(
         protect_ignored_max,
         protect_ignored_skip,
         max_cycles,
+        watch: overrides.watch.unwrap_or(true),
         improve_max_cycles: overrides
             .improve_max_cycles
             .unwrap_or(crate::stop::IMPROVE_MAX_CYCLES),

@@ -16,6 +16,8 @@ pub struct Overrides {
     pub kill_grace: Option<ConfigDuration>,
     pub log_limit: Option<ByteSize>,
     pub max_cycles: Option<u32>,
+    /// `REFINE_LOOP_WATCH`: `off` scans the tree at every look instead of watching it.
+    pub watch: Option<bool>,
     /// `IMPROVE_LOOP_MAX_CYCLES`: the improve campaign's cycle limit.
     pub improve_max_cycles: Option<u32>,
     pub time_budget: Option<ConfigDuration>,

@@ -146,6 +146,8 @@ pub enum Isolate {
 #[derive(Debug, Clone)]
 pub struct RunSettings {
     pub max_cycles: u32,
+    /// The tree is watched (`REFINE_LOOP_WATCH`, on by default), not scanned at every look.
+    pub watch: bool,
     /// The improve campaign's cycle limit (`IMPROVE_LOOP_MAX_CYCLES`).
     pub improve_max_cycles: u32,
     pub time_budget: Option<Duration>,

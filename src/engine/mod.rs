@@ -113,15 +113,17 @@ pub struct EngineEnd {
     pub integrity: crate::report::IntegrityPart,
 }
 
-/// Runs `run` in the workspace of `target` (its state in `state_dir`), and ends it: the kept bytes stay whenever the run did
+/// Runs `run` in the workspace of `target` (its state in `state_dir`, the tree watched or not),
+/// and ends it: the kept bytes stay whenever the run did
 /// not end cleanly (they may hold the only copy of a version someone needs, the one the loop
 /// expected where someone else wrote).
 fn in_workspace<T>(
-    target: &std::path::Path,
-    state_dir: &std::path::Path,
+    place: (&std::path::Path, &std::path::Path, bool),
     run: impl FnOnce(&mut Workspace) -> Result<T, RunError>,
 ) -> Result<T, RunError> {
+    let (target, state_dir, watch) = place;
     let mut workspace = Workspace::open(target, state_dir)?;
+    workspace.watch_tree(watch);
     let end = run(&mut workspace);
     workspace.end_run(end.is_ok());
     end

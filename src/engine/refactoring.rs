@@ -138,7 +138,8 @@ pub fn run_loop(
     settings: &crate::config::Settings,
     options: super::EngineOptions<'_>,
 ) -> Result<Report, RunError> {
-    super::in_workspace(&settings.target, &settings.state_dir, |workspace| {
+    let place = (&*settings.target, &*settings.state_dir, settings.run.watch);
+    super::in_workspace(place, |workspace| {
         // A handle of its own: the record is written between delegates, never during one.
         let record_repository = git2::Repository::open(workspace.repository().path())
             .map_err(crate::workspace::WorkspaceError::from)?;

@@ -10,10 +10,6 @@ use std::os::unix::fs::MetadataExt;
 use super::tree_watch::{Mark, Since, TreeWatch};
 use super::{Workspace, WorkspaceError, scan};
 
-/// Whether the tree watch is used: on by default; `REFINE_LOOP_WATCH=off` scans the whole tree
-/// at every look (the fallback, forced: for a test, or a file system inotify cannot follow).
-pub const WATCH_VARIABLE: &str = "REFINE_LOOP_WATCH";
-
 /// What a look found: the paths that differ from the index, as of the watch's mark.
 #[derive(Debug, Default)]
 pub(super) struct Looked {
@@ -32,7 +28,7 @@ pub(super) struct Watching {
     pub(super) clean_mark: std::cell::Cell<Option<Mark>>,
     /// Files with more than one name at the baseline: looked at again at every look.
     pub(super) linked_at_baseline: BTreeSet<Vec<u8>>,
-    /// The watch is started with the baseline (`REFINE_LOOP_WATCH=off`: it is not).
+    /// The watch is started with the baseline (unless the run turned it off).
     pub(super) watch_wanted: bool,
     /// Why looks scanned the whole tree.
     pub(super) full_scans: std::cell::RefCell<Vec<String>>,
@@ -50,7 +46,7 @@ impl Default for Watching {
             clean_mark: std::cell::Cell::new(None),
             linked_at_baseline: BTreeSet::new(),
             full_scans: std::cell::RefCell::default(),
-            watch_wanted: std::env::var(WATCH_VARIABLE).map_or(true, |value| value != "off"),
+            watch_wanted: true,
             changed_in_turn: None,
             turn_started: None,
         }
@@ -58,11 +54,17 @@ impl Default for Watching {
 }
 
 impl Workspace {
+    /// Whether the tree is watched (the default), or scanned whole at every look: the fallback,
+    /// forced (for a test, or a file system inotify cannot follow). Set before the baseline.
+    pub fn watch_tree(&mut self, watch: bool) {
+        self.watching.watch_wanted = watch;
+    }
+
     /// Starts the watch on the tree (before the baseline is listed: nothing after is missed).
     /// When it cannot start, every look scans the tree, and the reason is reported.
     pub(super) fn start_tree_watch(&mut self) {
         if !self.watching.watch_wanted {
-            self.note_full_scan(format!("the watch is off ({WATCH_VARIABLE}=off)"));
+            self.note_full_scan("the watch is off (REFINE_LOOP_WATCH=off)".to_string());
             return;
         }
         let skip = |path: &[u8]| self.unwatched_folder(path);

@@ -15,6 +15,13 @@ struct Case {
 
 const CASES: &[Case] = &[
     Case {
+        name: "the tree watch is neither on nor off",
+        config: Some(GOOD_CHECK),
+        args: &[],
+        env: &[("REFINE_LOOP_WATCH", "maybe")],
+        expected: &["environment REFINE_LOOP_WATCH", "\"maybe\" is neither on nor off"],
+    },
+    Case {
         name: "the improve campaign's cycle limit is not a positive number",
         config: Some(GOOD_CHECK),
         args: &[],

@@ -40,7 +40,7 @@ pub fn run_campaign(
     options: EngineOptions<'_>,
 ) -> Result<CampaignEnd, RunError> {
     let (target, state_dir) = (settings.target.clone(), settings.state_dir.clone());
-    super::in_workspace(&target, &state_dir, |workspace| {
+    super::in_workspace((&target, &state_dir, settings.run.watch), |workspace| {
         run_in(settings, preset, request, workspace, options)
     })
 }
