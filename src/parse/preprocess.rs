@@ -354,7 +354,9 @@ mod tests {
             b"a\x1b[12",
             b"\x1b]\x1b",
         ] {
-            let _ = clean_line(raw);
+            // Cut short, they are still escapes: dropped, never printed as control bytes.
+            let cleaned = clean_line(raw);
+            assert!(!cleaned.contains('\x1b'), "{raw:?} -> {cleaned:?}");
         }
     }
 }

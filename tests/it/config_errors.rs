@@ -19,7 +19,10 @@ const CASES: &[Case] = &[
         config: Some(GOOD_CHECK),
         args: &[],
         env: &[("REFINE_LOOP_WATCH", "maybe")],
-        expected: &["environment REFINE_LOOP_WATCH", "\"maybe\" is neither on nor off"],
+        expected: &[
+            "environment REFINE_LOOP_WATCH",
+            "\"maybe\" is neither on nor off",
+        ],
     },
     Case {
         name: "the improve campaign's cycle limit is not a positive number",
