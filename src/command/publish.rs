@@ -7,7 +7,7 @@ use std::io::Write;
 
 use crate::ci::github::{GitHubFiles, append_outputs, append_step_summary};
 use crate::ci::{CiChoice, CiSystem};
-use crate::report::{Report, annotations, outputs, step_summary, summary_input};
+use crate::report::{Report, annotations, outputs, step_summary};
 
 /// The CI system: `--ci`, else `REFINE_LOOP_CI`, else detected.
 pub fn ci_system(flag: Option<CiChoice>) -> CiSystem {
@@ -44,12 +44,10 @@ pub fn publish(system: CiSystem, report: &Report, stdout: &mut dyn Write) {
         let _ = writeln!(stdout, "{line}");
     }
     if let Some(path) = &files.step_summary {
-        let mut input = summary_input(report);
         // The Action names the artifact it uploads the state dir as.
-        input.artifact = std::env::var("REFINE_LOOP_ARTIFACT_NAME")
-            .ok()
-            .filter(|name| !name.is_empty());
-        let text = step_summary(&input, redactor);
+        let artifact = std::env::var("REFINE_LOOP_ARTIFACT_NAME").ok();
+        let artifact = artifact.as_deref().filter(|name| !name.is_empty());
+        let text = step_summary(report, artifact, redactor);
         if let Err(error) = append_step_summary(path, &text, redactor) {
             tracing::warn!(%error, "could not write the step summary");
         }

@@ -26,7 +26,7 @@ pub use ci::{CiReportError, ParserDocs, config_anchor, parser_docs, repository_p
 pub use delegate_md::{DelegateReport, delegate_report};
 pub use final_md::where_changes_are;
 pub use outputs::outputs;
-pub use step_summary::{CategoryChange, step_summary, summary_input};
+pub use step_summary::{CategoryChange, step_summary};
 pub use sweep_md::{summary_lines as sweep_summary_lines, sweep_section};
 pub use table::render_table;
 

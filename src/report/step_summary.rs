@@ -1,5 +1,6 @@
 //! The step summary: the run's Markdown report for `$GITHUB_STEP_SUMMARY`, kept under 1 MiB.
 
+use super::Report;
 use super::annotations::most_severe_first;
 use crate::ci::github::{MAX_SUMMARY_BYTES, fit_summary};
 use crate::model::Diagnostic;
@@ -14,31 +15,6 @@ const MAX_LISTED_MOVES: usize = 10;
 /// A table cell or list item shows this many characters of a text at most.
 const MAX_CELL_CHARS: usize = 300;
 
-/// What the summary shows, built by `check` (one gate) and `run` (a campaign) alike.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SummaryInput {
-    /// `SUCCESS`, `NEEDS-FIX`, ...
-    pub outcome: String,
-    /// Why the loop stopped; `None` for a single gate.
-    pub stop_reason: Option<String>,
-    /// Each category's failures before the first cycle and after the last.
-    pub categories: Vec<CategoryChange>,
-    /// The failed count per cycle, the baseline (cycle 0) first.
-    pub trend: Vec<u64>,
-    /// The findings that remain.
-    pub findings: Vec<Diagnostic>,
-    /// Where the full report was written.
-    pub report_path: Option<String>,
-    /// What ended the run, when an error did.
-    pub error: Option<String>,
-    /// The artifact the state dir is uploaded as (the Action says), when known.
-    pub artifact: Option<String>,
-    /// The run left a patch (`refine-loop.patch` and the `patches/` series).
-    pub patch: bool,
-    /// Moves that made the gate see less, whose changes were refused: one line each.
-    pub integrity_refused: Vec<String>,
-}
-
 /// One category's failures before and after.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CategoryChange {
@@ -47,102 +23,89 @@ pub struct CategoryChange {
     pub after: u64,
 }
 
-/// What the summary shows of `report`.
-pub fn summary_input(report: &super::Report) -> SummaryInput {
-    SummaryInput {
-        outcome: report.outcome_label(),
-        stop_reason: report.stop_reason.map(|reason| reason.as_str().to_string()),
-        categories: report.category_changes(),
-        trend: report.trend.cycles.iter().map(|c| c.failed_count).collect(),
-        findings: report.findings.clone(),
-        report_path: Some(report.main_file().display().to_string()),
-        error: report.error.clone(),
-        artifact: None,
-        patch: report
-            .run
-            .as_ref()
-            .is_some_and(|run| run.delivery.reference.is_some() && run.delivery.refused.is_none()),
-        integrity_refused: report
-            .run
-            .as_ref()
-            .map(|run| run.integrity.refused.clone())
-            .unwrap_or_default(),
-    }
-}
-
 /// The Markdown for the step summary, redacted, at most [`MAX_SUMMARY_BYTES`] long (see
 /// [`fit_summary`]): outcome and stop reason, a table of the categories before and after, a
 /// Mermaid chart of the failed count per cycle (when there are two cycles or more) and the
-/// remaining findings, the most severe first.
-pub fn step_summary(input: &SummaryInput, redactor: &Redactor) -> String {
-    let text = render(input, redactor);
+/// remaining findings, the most severe first. `artifact` is what the Action uploads the state
+/// dir as, when it says.
+pub fn step_summary(report: &Report, artifact: Option<&str>, redactor: &Redactor) -> String {
+    let text = render(report, artifact, redactor);
     let text = redactor.redact_str(&text);
     fit_summary(&text, MAX_SUMMARY_BYTES).into_owned()
 }
 
 /// The whole summary. Every text from the run is redacted before it is cut or escaped.
-fn render(input: &SummaryInput, redactor: &Redactor) -> String {
+fn render(report: &Report, artifact: Option<&str>, redactor: &Redactor) -> String {
     let text = |value: &str| markdown_text(&redactor.redact_str(value));
-    let mut out = format!("## refine-loop: {}\n\n", text(&input.outcome));
-    if let Some(reason) = &input.stop_reason {
-        out.push_str(&format!("- **Stop reason:** {}\n", text(reason)));
+    let trend: Vec<u64> = report.trend.cycles.iter().map(|c| c.failed_count).collect();
+    let mut out = format!("## refine-loop: {}\n\n", text(&report.outcome_label()));
+    if let Some(reason) = report.stop_reason {
+        out.push_str(&format!("- **Stop reason:** {}\n", text(reason.as_str())));
     }
-    if let Some(error) = &input.error {
+    if let Some(error) = &report.error {
         out.push_str(&format!("- **Error:** {}\n", text(error)));
     }
-    if let (Some(first), Some(last)) = (input.trend.first(), input.trend.last()) {
-        let cycles = input.trend.len() - 1;
+    if let (Some(first), Some(last)) = (trend.first(), trend.last()) {
+        let cycles = trend.len() - 1;
         let plural = if cycles == 1 { "" } else { "s" };
         out.push_str(&format!(
             "- **Failures:** {first} → {last} over {cycles} cycle{plural}\n"
         ));
     }
-    match (&input.artifact, &input.report_path) {
-        (Some(artifact), Some(path)) => {
-            let file = std::path::Path::new(path)
-                .file_name()
-                .map_or_else(|| path.clone(), |name| name.to_string_lossy().into_owned());
+    let path = report.main_file();
+    match artifact {
+        Some(artifact) => {
+            let file = path.file_name().unwrap_or(path.as_os_str());
             out.push_str(&format!(
                 "- **Report:** {} in the artifact {}\n",
-                text(&file),
+                text(&file.to_string_lossy()),
                 text(artifact)
             ));
-            if input.patch {
+            let patch = report.run.as_ref().is_some_and(|run| {
+                run.delivery.reference.is_some() && run.delivery.refused.is_none()
+            });
+            if patch {
                 out.push_str(&format!(
                     "- **Patch:** refine-loop.patch in the artifact {}: `git apply refine-loop.patch`, or the commits one by one with `git am patches/*.patch`\n",
                     text(artifact)
                 ));
             }
         }
-        (None, Some(path)) => out.push_str(&format!("- **Report:** {}\n", text(path))),
-        _ => {}
+        None => out.push_str(&format!(
+            "- **Report:** {}\n",
+            text(&path.display().to_string())
+        )),
     }
     out.push_str("\n### Categories\n\n");
-    out.push_str(&categories(&input.categories, &text));
-    if !input.integrity_refused.is_empty() {
+    out.push_str(&categories(&report.category_changes(), &text));
+    let refused = report
+        .run
+        .as_ref()
+        .map_or(&[][..], |run| &run.integrity.refused);
+    if !refused.is_empty() {
         out.push_str(&format!(
             "\n### Gate integrity: {} refused\n\nChanges that lowered the count by changing what the gate sees were rolled back:\n\n",
-            input.integrity_refused.len()
+            refused.len()
         ));
-        for line in input.integrity_refused.iter().take(MAX_LISTED_MOVES) {
+        for line in refused.iter().take(MAX_LISTED_MOVES) {
             out.push_str(&format!("- {}\n", text(line)));
         }
-        if input.integrity_refused.len() > MAX_LISTED_MOVES {
+        if refused.len() > MAX_LISTED_MOVES {
             out.push_str(&format!(
                 "- … and {} more (the report has every one)\n",
-                input.integrity_refused.len() - MAX_LISTED_MOVES
+                refused.len() - MAX_LISTED_MOVES
             ));
         }
     }
-    if input.trend.len() >= 2 {
+    if trend.len() >= 2 {
         out.push_str("\n### Failures per cycle\n\n");
-        out.push_str(&trend_chart(&input.trend));
+        out.push_str(&trend_chart(&trend));
     }
     out.push_str(&format!(
         "\n### Remaining findings ({})\n\n",
-        input.findings.len()
+        report.findings.len()
     ));
-    out.push_str(&findings(&input.findings, &text));
+    out.push_str(&findings(&report.findings, &text));
     out
 }
 

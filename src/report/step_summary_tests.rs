@@ -2,7 +2,9 @@ use std::borrow::Cow;
 
 use super::*;
 use crate::ci::github::{CLOSING_FENCE, truncation_note};
-use crate::model::Severity;
+use crate::model::{GateSummary, Outcome, Preset, Severity, StopReason};
+use crate::report::Mode;
+use crate::state::Layout;
 
 const SECRET: &str = "s3cr3t-value-1";
 
@@ -27,26 +29,40 @@ fn finding(severity: Severity, file: &str, line: u32, code: &str, message: &str)
     }
 }
 
-fn change(name: &str, before: u64, after: u64) -> CategoryChange {
-    CategoryChange {
-        name: name.to_string(),
-        before,
-        after,
+/// A refactoring run's report: each category's failures before and after, the failed count per
+/// cycle (the baseline first), and the findings that remain.
+fn report(
+    outcome: Outcome,
+    categories: &[(&str, u64, u64)],
+    trend: &[u64],
+    findings: Vec<Diagnostic>,
+) -> Report {
+    let before: Vec<(&str, u64)> = categories.iter().map(|&(n, b, _)| (n, b)).collect();
+    let after: Vec<(&str, u64)> = categories.iter().map(|&(n, _, a)| (n, a)).collect();
+    let mut report = Report::bare(
+        Mode::Run(Preset::Refactoring),
+        outcome,
+        "/work/shop".into(),
+        Layout::new(".refine-loop"),
+        GateSummary::with_failures(0, &before),
+    );
+    report.last = GateSummary::with_failures(1, &after);
+    for (cycle, &failed) in (0..).zip(trend) {
+        let mut summary = GateSummary::empty(cycle);
+        summary.failed_count = failed;
+        report.trend.push(&summary, None, false);
     }
+    report.findings = findings;
+    report
 }
 
 #[test]
 fn a_campaign_summary() {
-    let input = SummaryInput {
-        outcome: "NEEDS-FIX".to_string(),
-        stop_reason: Some("no-progress".to_string()),
-        categories: vec![
-            change("lint", 10, 2),
-            change("type_check", 1, 1),
-            change("tests", 0, 3),
-        ],
-        trend: vec![11, 5, 5, 6],
-        findings: vec![
+    let mut input = report(
+        Outcome::NeedsFix,
+        &[("lint", 10, 2), ("tests", 0, 3), ("type_check", 1, 1)],
+        &[11, 5, 5, 6],
+        vec![
             finding(
                 Severity::Warning,
                 "src/b.py",
@@ -62,25 +78,21 @@ fn a_campaign_summary() {
                 "line too long (120 > 88)",
             ),
         ],
-        report_path: Some(".refine-loop/report.md".to_string()),
-        error: None,
-        artifact: None,
-        patch: false,
-        integrity_refused: Vec::new(),
-    };
+    );
+    input.stop_reason = Some(StopReason::NoProgress);
     let expected = r##"## refine-loop: NEEDS-FIX
 
 - **Stop reason:** no-progress
 - **Failures:** 11 → 6 over 3 cycles
-- **Report:** .refine-loop/report.md
+- **Report:** .refine-loop/REFINE-LOOP-FINAL.md
 
 ### Categories
 
 | Category | Before | After | Change |
 | --- | ---: | ---: | ---: |
 | lint | 10 | 2 | -8 |
-| type\_check | 1 | 1 | 0 |
 | tests | 0 | 3 | +3 |
+| type\_check | 1 | 1 | 0 |
 
 ### Failures per cycle
 
@@ -100,19 +112,16 @@ xychart-beta
 | error | src/a.py:7 | E501 | line too long (120 \> 88) |
 | warning | src/b.py:3 | W291 | trailing whitespace |
 "##;
-    assert_eq!(step_summary(&input, &redactor()), expected);
+    assert_eq!(step_summary(&input, None, &redactor()), expected);
 }
 
 #[test]
 fn a_single_gate_summary_has_no_chart() {
-    let input = SummaryInput {
-        outcome: "SUCCESS".to_string(),
-        trend: vec![0],
-        ..SummaryInput::default()
-    };
+    let input = report(Outcome::Success, &[], &[0], Vec::new());
     let expected = "## refine-loop: SUCCESS
 
 - **Failures:** 0 → 0 over 0 cycles
+- **Report:** .refine-loop/REFINE-LOOP-FINAL.md
 
 ### Categories
 
@@ -122,7 +131,7 @@ No categories.
 
 None.
 ";
-    assert_eq!(step_summary(&input, &redactor()), expected);
+    assert_eq!(step_summary(&input, None, &redactor()), expected);
 }
 
 #[test]
@@ -245,28 +254,26 @@ fn a_cut_inside_a_code_block_closes_it() {
 #[test]
 fn a_summary_over_one_mebibyte_is_cut() {
     // Multi-byte names, so a cut anywhere but at a line break would split a character.
-    let categories: Vec<CategoryChange> = (0..30_000)
-        .map(|index| change(&format!("catégorie-ü-{index}"), index, 0))
+    let names: Vec<String> = (0..30_000)
+        .map(|index| format!("catégorie-ü-{index}"))
         .collect();
-    let input = SummaryInput {
-        outcome: "BUDGET".to_string(),
-        categories,
-        trend: vec![5, 4],
-        ..SummaryInput::default()
-    };
-    let full = render(&input, &redactor());
+    let categories: Vec<(&str, u64, u64)> = (0..)
+        .zip(&names)
+        .map(|(index, name)| (name.as_str(), index, 0))
+        .collect();
+    let input = report(Outcome::Budget, &categories, &[5, 4], Vec::new());
+    let full = render(&input, None, &redactor());
     assert!(full.len() > MAX_SUMMARY_BYTES);
-    let summary = step_summary(&input, &redactor());
+    let summary = step_summary(&input, None, &redactor());
     assert_cut_at_a_line(&full, &summary, MAX_SUMMARY_BYTES);
     assert!(summary.len() > MAX_SUMMARY_BYTES - 1000);
     assert!(std::str::from_utf8(summary.as_bytes()).is_ok());
     assert!(summary.starts_with("## refine-loop: BUDGET\n"));
     // Just under: unchanged.
-    let mut small = input.clone();
-    small.categories.truncate(100);
+    let small = report(Outcome::Budget, &categories[..100], &[5, 4], Vec::new());
     assert_eq!(
-        step_summary(&small, &redactor()),
-        render(&small, &redactor())
+        step_summary(&small, None, &redactor()),
+        render(&small, None, &redactor())
     );
 }
 
@@ -282,45 +289,35 @@ fn secrets_never_reach_the_summary() {
     );
     // Past the cell's length, so only redaction before the cut hides it.
     finding.message = format!("{}{SECRET}", "x".repeat(MAX_CELL_CHARS - 5));
-    let input = SummaryInput {
-        outcome: with_secret("ERROR"),
-        stop_reason: Some(with_secret("reason")),
-        categories: vec![change(&with_secret("lint"), 1, 1)],
-        trend: vec![1, 1],
-        findings: vec![finding],
-        report_path: Some(with_secret("/tmp/report")),
-        error: None,
-        artifact: None,
-        patch: false,
-        integrity_refused: Vec::new(),
-    };
-    let summary = step_summary(&input, &redactor());
+    let lint = with_secret("lint");
+    let mut input = report(Outcome::Error, &[(&lint, 1, 1)], &[1, 1], vec![finding]);
+    input.layout = Layout::new(with_secret("/tmp/state"));
+    input.error = Some(with_secret("error"));
+    let summary = step_summary(&input, None, &redactor());
     assert!(!summary.contains(SECRET), "{summary}");
     assert!(!summary.contains(&SECRET[..5]), "{summary}");
+    // The category, the finding's path and code, the report's path and the error; the message's
+    // mark is cut with it.
     assert_eq!(
         summary.matches(r"\[REDACTED:GITHUB\_TOKEN\]").count(),
-        6,
+        5,
         "{summary}"
     );
 }
 
 #[test]
 fn the_summary_of_a_run() {
-    let report =
-        crate::report::fixture::report(crate::report::Mode::Run(crate::model::Preset::Refactoring));
-    insta::assert_snapshot!(step_summary(&summary_input(&report), &redactor()));
+    let report = crate::report::fixture::report(Mode::Run(Preset::Refactoring));
+    insta::assert_snapshot!(step_summary(&report, None, &redactor()));
 }
 
 #[test]
 fn an_error_is_said_and_redacted() {
-    let input = SummaryInput {
-        outcome: "ERROR".to_string(),
-        error: Some(format!(
-            "infrastructure failure: ruff is not installed {SECRET}"
-        )),
-        ..SummaryInput::default()
-    };
-    let summary = step_summary(&input, &redactor());
+    let mut input = report(Outcome::Error, &[], &[], Vec::new());
+    input.error = Some(format!(
+        "infrastructure failure: ruff is not installed {SECRET}"
+    ));
+    let summary = step_summary(&input, None, &redactor());
     assert!(
         summary.contains("- **Error:** infrastructure failure: ruff is not installed"),
         "{summary}"
@@ -330,14 +327,8 @@ fn an_error_is_said_and_redacted() {
 
 #[test]
 fn the_artifact_and_the_patch_in_it_are_named() {
-    let input = SummaryInput {
-        outcome: "SUCCESS".to_string(),
-        report_path: Some("/home/runner/work/shop/.refine-loop/REFINE-LOOP-FINAL.md".into()),
-        artifact: Some("refine-loop-harden-1a2b3c4d-1".into()),
-        patch: true,
-        ..SummaryInput::default()
-    };
-    let summary = step_summary(&input, &redactor());
+    let input = crate::report::fixture::report(Mode::Run(Preset::Refactoring));
+    let summary = step_summary(&input, Some("refine-loop-harden-1a2b3c4d-1"), &redactor());
     assert!(
         summary.contains(
             "- **Report:** REFINE-LOOP-FINAL.md in the artifact refine-loop-harden-1a2b3c4d-1\n"
@@ -350,5 +341,5 @@ fn the_artifact_and_the_patch_in_it_are_named() {
         ),
         "{summary}"
     );
-    assert!(!summary.contains("/home/runner"), "{summary}");
+    assert!(!summary.contains("/work/shop"), "{summary}");
 }
