@@ -254,32 +254,6 @@ pub struct CheckArgs {
     pub gate: GateArgs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum VerifyMode {
-    /// The gate runs once per cycle, after all its delegates.
-    PerCycle,
-    /// The gate runs after every delegate.
-    PerDelegate,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PresetMode {
-    /// Every failing category each cycle, to a passing gate (the default).
-    Refactoring,
-    /// Behaviour-preserving refinements, one at a time, ranked by ROI, reviewed; a campaign.
-    Refine,
-    /// An open P0/P1 backlog worked to a green gate, confirmed twice; a campaign.
-    Improve,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum IsolateMode {
-    /// Work in the target itself.
-    None,
-    /// Work in a linked worktree made from HEAD; the user's tree is not written.
-    Worktree,
-}
-
 #[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
@@ -295,11 +269,11 @@ pub struct RunArgs {
 
     /// When the gate runs again [env: REFINE_LOOP_VERIFY=].
     #[arg(long, value_enum)]
-    pub verify: Option<VerifyMode>,
+    pub verify: Option<crate::config::Verify>,
 
     /// The loop to run: `refactoring` (the default), or the campaigns `refine` and `improve`.
     #[arg(long, value_enum, value_name = "PRESET")]
-    pub preset: Option<PresetMode>,
+    pub preset: Option<crate::model::Preset>,
 
     /// For a campaign: leading `--continue` (or `--continue=auto`), `--target=PATH`,
     /// `--state-dir=PATH`, `theta=N`, `focus=LENS,...`, then the intent (all the rest, even text
@@ -314,7 +288,7 @@ pub struct RunArgs {
     /// Where to work: `worktree` runs the whole loop in a linked worktree made from HEAD, so
     /// the user's tree is not written; the patches are the result.
     #[arg(long, value_enum, value_name = "MODE")]
-    pub isolate: Option<IsolateMode>,
+    pub isolate: Option<crate::config::Isolate>,
 
     /// Paths and globs, relative to the target, that delegates may change and whose findings
     /// are worked (replaces `[loop] scope`); a change elsewhere is undone.

@@ -12,8 +12,8 @@ use super::CommandError;
 use super::check::overrides;
 use crate::campaign::request::{Request, parse_request};
 use crate::cancel::Cancel;
-use crate::cli::{IsolateMode, PresetMode, RunArgs, VerifyMode};
-use crate::config::{self, ConfigError, Isolate, Overrides, Settings, Verify};
+use crate::cli::RunArgs;
+use crate::config::{self, ConfigError, Isolate, Overrides, Settings};
 use crate::engine::EngineOptions;
 use crate::engine::campaign_run::run_campaign;
 use crate::engine::run_loop;
@@ -207,11 +207,7 @@ fn error_report(
 
 /// The preset, and the campaign's request after the options (only a campaign takes one).
 fn preset_and_request(args: &RunArgs) -> Result<(Preset, Request), CommandError> {
-    let preset = match args.preset {
-        None | Some(PresetMode::Refactoring) => Preset::Refactoring,
-        Some(PresetMode::Refine) => Preset::Refine,
-        Some(PresetMode::Improve) => Preset::Improve,
-    };
+    let preset = args.preset.unwrap_or(Preset::Refactoring);
     let request = if preset.is_campaign() {
         parse_request(&args.request).map_err(|error| CommandError::Usage(error.to_string()))?
     } else if let Some(first) = args.request.first() {
@@ -242,14 +238,8 @@ fn load_settings(args: &RunArgs, request: &Request) -> Result<Settings, CommandE
     let layers = Overrides {
         max_cycles: args.max_cycles,
         time_budget: args.time_budget,
-        verify: args.verify.map(|mode| match mode {
-            VerifyMode::PerCycle => Verify::PerCycle,
-            VerifyMode::PerDelegate => Verify::PerDelegate,
-        }),
-        isolate: args.isolate.map(|mode| match mode {
-            IsolateMode::None => Isolate::None,
-            IsolateMode::Worktree => Isolate::Worktree,
-        }),
+        verify: args.verify,
+        isolate: args.isolate,
         offline: args.offline,
         scope: args.scope.clone(),
         priority: args.priority.clone(),

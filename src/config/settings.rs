@@ -113,12 +113,12 @@ impl Settings {
     }
 }
 
-/// When the gate runs again during a cycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// When the gate runs again during a cycle (`--verify`, `REFINE_LOOP_VERIFY`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Verify {
-    /// Once, after all the cycle's delegates.
+    /// The gate runs once per cycle, after all its delegates.
     PerCycle,
-    /// After every delegate.
+    /// The gate runs after every delegate.
     PerDelegate,
 }
 
@@ -133,12 +133,12 @@ pub enum Accept {
     Strict,
 }
 
-/// Where the run works.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where the run works (`--isolate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Isolate {
-    /// In the target itself.
+    /// Work in the target itself.
     None,
-    /// In a linked worktree made from HEAD: the user's tree is not written.
+    /// Work in a linked worktree made from HEAD; the user's tree is not written.
     Worktree,
 }
 

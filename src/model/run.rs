@@ -2,12 +2,15 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The presets: the three seed loops on one engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The presets: the three seed loops on one engine (`--preset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Preset {
+    /// Every failing category each cycle, to a passing gate (the default).
     Refactoring,
+    /// Behaviour-preserving refinements, one at a time, ranked by ROI, reviewed; a campaign.
     Refine,
+    /// An open P0/P1 backlog worked to a green gate, confirmed twice; a campaign.
     Improve,
 }
 
