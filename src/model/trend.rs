@@ -19,7 +19,7 @@ pub struct Trend {
 }
 
 /// One cycle of the trend (cycle 0 is the baseline).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrendCycle {
     pub cycle: u32,
     pub failed_count: u64,
@@ -129,14 +129,7 @@ impl Trend {
             accepted,
             rolled_back,
             breakthrough: before.is_some_and(|before| is_breakthrough(before, after)),
-            attempt_failed_count: None,
-            unmasked: None,
-            overhead_ms: None,
-            gate_ms: None,
-            delegate_ms: None,
-            tokens: None,
-            integrity: None,
-            integrity_ms: None,
+            ..TrendCycle::default()
         });
     }
 

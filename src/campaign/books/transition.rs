@@ -110,18 +110,14 @@ pub(super) fn continue_segment(
         .config
         .as_ref()
         .map(|previous| previous.theta.clone());
+    // A new segment starts every counter afresh but the segment's number and the lifetime's
+    // rounds.
     let counters = &mut backlog.counters;
-    counters.segment += 1;
-    counters.round = 0;
-    counters.plateau_count = 0;
-    counters.fail_count = 0;
-    counters.no_progress = 0;
-    counters.same_error = 0;
-    counters.residual_streak = 0;
-    counters.last_error_signature = None;
-    counters.outcome = None;
-    counters.stop_reason = None;
-    counters.round_in_progress = false;
+    *counters = Counters {
+        segment: counters.segment + 1,
+        lifetime_rounds: counters.lifetime_rounds,
+        ..Counters::default()
+    };
     let segment = counters.segment;
     backlog.config = Some(config.clone());
 

@@ -176,18 +176,7 @@ fn summary_of<'a>(
 
 /// The shards' summaries of one cycle as one, their counts added (details bounded).
 fn summed<'a>(cycle: usize, summaries: impl Iterator<Item = &'a GateSummary>) -> GateSummary {
-    let mut merged = GateSummary {
-        format_version: state::format::GATE_SUMMARY,
-        cycle: u32::try_from(cycle).unwrap_or(u32::MAX),
-        overall_result: GateResult::Passed,
-        failed_count: 0,
-        warning_count: 0,
-        categories: std::collections::BTreeMap::new(),
-        checks: Vec::new(),
-        notes: Vec::new(),
-        cancelled: false,
-        not_run: Vec::new(),
-    };
+    let mut merged = GateSummary::empty(u32::try_from(cycle).unwrap_or(u32::MAX));
     for summary in summaries {
         merged.failed_count += summary.failed_count;
         merged.warning_count += summary.warning_count;
