@@ -48,13 +48,19 @@ pub struct ParseContext {
 /// A kind of parser, compiled and ready.
 pub trait Parser: std::fmt::Debug + Send + Sync {
     fn name(&self) -> &str;
-    /// The category of this tool's findings when the check names none.
-    fn category(&self) -> Option<&str>;
     fn description(&self) -> &str;
-    /// The command line the parser expects the tool to run with.
-    fn command(&self) -> &str;
     /// Starts reading one check's output.
     fn session<'a>(&'a self, context: &'a ParseContext) -> Box<dyn ParseSession + 'a>;
+
+    /// The category of this tool's findings when the check names none (none: the check's).
+    fn category(&self) -> Option<&str> {
+        None
+    }
+
+    /// The command line the parser expects the tool to run with, when it knows one.
+    fn command(&self) -> &str {
+        ""
+    }
 
     /// Where the tool documents its codes, when the parser knows.
     fn rule_help(&self) -> Option<&RuleHelp> {

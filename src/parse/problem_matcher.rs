@@ -103,16 +103,8 @@ impl Parser for ProblemMatcher {
         &self.owner
     }
 
-    fn category(&self) -> Option<&str> {
-        None
-    }
-
     fn description(&self) -> &str {
         &self.description
-    }
-
-    fn command(&self) -> &str {
-        ""
     }
 
     fn session<'a>(&'a self, context: &'a ParseContext) -> Box<dyn ParseSession + 'a> {

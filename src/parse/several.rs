@@ -46,17 +46,8 @@ impl Parser for Several {
         &self.name
     }
 
-    /// Each finding takes its own parser's category; the parts may differ, so there is none.
-    fn category(&self) -> Option<&str> {
-        None
-    }
-
     fn description(&self) -> &str {
         &self.description
-    }
-
-    fn command(&self) -> &str {
-        ""
     }
 
     fn session<'a>(&'a self, context: &'a ParseContext) -> Box<dyn ParseSession + 'a> {
@@ -72,10 +63,6 @@ impl Parser for Several {
                 .collect(),
             line: 0,
         })
-    }
-
-    fn reads_documents(&self) -> bool {
-        false
     }
 }
 
