@@ -256,13 +256,13 @@ fn load_settings(args: &RunArgs, request: &Request) -> Result<Settings, CommandE
         }
     }
     if settings.delegates.is_empty() {
-        return Err(ConfigError::invalid_at(
+        return Err(ConfigError::from(crate::parse::InvalidValue::at(
             &settings.config_file,
             "",
             None,
             "delegate",
             "run needs at least one [[delegate]] (a fixer or an agent command bound to categories)",
-        )
+        ))
         .into());
     }
     Ok(settings)

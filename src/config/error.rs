@@ -34,25 +34,10 @@ pub enum ConfigError {
     InvalidOverride { source_name: String, reason: String },
 }
 
-impl ConfigError {
-    /// An error about `key` in the file at `path`, with the position `span` points at in `text`.
-    pub fn invalid_at(
-        path: impl Into<PathBuf>,
-        text: &str,
-        span: Option<std::ops::Range<usize>>,
-        key: impl Into<String>,
-        reason: impl AsRef<str>,
-    ) -> Self {
-        Self::Invalid(crate::parse::InvalidValue::at(
-            path, text, span, key, reason,
-        ))
-    }
-}
-
 pub use crate::parse::one_line;
 
 pub(super) fn invalid(path: &Path, key: impl Into<String>, reason: impl AsRef<str>) -> ConfigError {
-    ConfigError::invalid_at(path, "", None, key, reason)
+    crate::parse::InvalidValue::at(path, "", None, key, reason).into()
 }
 
 /// One entry of an array of tables (`gate.check[2]`, `delegate[0]`), so that an error about one

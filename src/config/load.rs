@@ -92,7 +92,7 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         .clone()
         .unwrap_or_else(|| target.join(defaults::CONFIG_FILE));
     let text = read_config(&config_file)?;
-    let file = parse_file(&config_file, &text)?;
+    let file = crate::parse::from_toml::<ConfigFile>(&config_file, &text)?;
 
     let config_dir = config_file
         .parent()
@@ -283,10 +283,8 @@ fn absolute(path: &Path) -> Result<PathBuf, ConfigError> {
 fn read_config(path: &Path) -> Result<String, ConfigError> {
     match std::fs::read(path) {
         Ok(bytes) => String::from_utf8(bytes).map_err(|error| {
-            ConfigError::invalid_at(
+            invalid(
                 path,
-                "",
-                None,
                 "(file)",
                 format!(
                     "not valid UTF-8 (at byte {})",
@@ -302,21 +300,6 @@ fn read_config(path: &Path) -> Result<String, ConfigError> {
             source,
         }),
     }
-}
-
-/// Parses the TOML text into the wire types; errors carry the key path and position.
-fn parse_file(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
-    let deserializer = toml::de::Deserializer::parse(text).map_err(|error| {
-        ConfigError::invalid_at(path, text, error.span(), "(syntax)", error.message())
-    })?;
-    serde_path_to_error::deserialize(deserializer).map_err(|error| {
-        let key = match error.path().to_string() {
-            key if key == "." => "(top level)".to_string(),
-            key => key,
-        };
-        let inner = error.into_inner();
-        ConfigError::invalid_at(path, text, inner.span(), key, inner.message())
-    })
 }
 
 /// `[campaign]` of `config_file` as written; each limit at least 1.

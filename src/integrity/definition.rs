@@ -226,7 +226,7 @@ pub struct Runner {
 
 /// Reads and compiles the entry in `text`; `origin` names it in errors.
 pub fn compile(origin: &str, text: &str) -> Result<Entry, InvalidValue> {
-    let file = read(origin, text)?;
+    let file = crate::parse::from_toml::<EntryFile>(origin, text)?;
     let invalid = |key: String, reason: String| InvalidValue::at(origin, "", None, key, reason);
     if file.name.trim().is_empty() {
         return Err(invalid("name".into(), "an entry needs a name".into()));
@@ -371,17 +371,6 @@ pub fn compile(origin: &str, text: &str) -> Result<Entry, InvalidValue> {
         comment,
         runners,
         unread,
-    })
-}
-
-/// Reads the TOML of an entry; an error names the key, and its line and column in `text`.
-fn read(origin: &str, text: &str) -> Result<EntryFile, InvalidValue> {
-    let deserializer = toml::de::Deserializer::parse(text)
-        .map_err(|e| InvalidValue::at(origin, text, e.span(), "(syntax)", e.message()))?;
-    serde_path_to_error::deserialize(deserializer).map_err(|error| {
-        let key = error.path().to_string();
-        let inner = error.into_inner();
-        InvalidValue::at(origin, text, inner.span(), key, inner.message())
     })
 }
 

@@ -178,11 +178,9 @@ fn compile(origin: &str, text: &str) -> Result<Vec<Box<dyn Parser>>, DefinitionE
 }
 
 fn duplicate(origin: &str, name: &str, first: &str) -> DefinitionError {
-    DefinitionError::invalid_at(
+    super::error::invalid(
         origin,
-        "",
-        None,
-        "name",
+        "name".into(),
         format!("parser \"{name}\" is already defined in {first}"),
     )
 }

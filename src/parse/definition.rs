@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
-use super::error::DefinitionError;
+use super::error::{DefinitionError, invalid};
 use super::first_rule::Head;
 use super::regex_parser::draft::Groups;
 use super::regex_parser::locations::unnamed_location;
@@ -46,7 +46,7 @@ const SUMMARY_GROUPS: &[&str] = &[
 
 /// Reads and compiles one parser definition. `origin` names the file in errors.
 pub fn compile(origin: &str, text: &str) -> Result<RegexParser, DefinitionError> {
-    let file = read_definition(origin, text)?;
+    let file = super::error::from_toml::<ParserFile>(origin, text)?;
     if file.name.trim().is_empty() {
         return Err(invalid(origin, "name".into(), "must not be empty".into()));
     }
@@ -86,23 +86,6 @@ pub fn compile(origin: &str, text: &str) -> Result<RegexParser, DefinitionError>
         patterns,
         skips,
         summaries,
-    })
-}
-
-/// An error about `key` in the definition `origin`, without a position.
-fn invalid(origin: &str, key: String, reason: String) -> DefinitionError {
-    DefinitionError::invalid_at(origin, "", None, key, reason)
-}
-
-/// Reads the TOML of a definition; an error names the key, and its line and column in `text`.
-fn read_definition(origin: &str, text: &str) -> Result<ParserFile, DefinitionError> {
-    let deserializer = toml::de::Deserializer::parse(text).map_err(|e| {
-        DefinitionError::invalid_at(origin, text, e.span(), "(syntax)", e.message())
-    })?;
-    serde_path_to_error::deserialize(deserializer).map_err(|error| {
-        let key = error.path().to_string();
-        let inner = error.into_inner();
-        DefinitionError::invalid_at(origin, text, inner.span(), key, inner.message())
     })
 }
 

@@ -46,17 +46,28 @@ impl InvalidValue {
     }
 }
 
-impl DefinitionError {
-    /// An error about `key` in the file at `path`, with the position `span` points at in `text`.
-    pub fn invalid_at(
-        path: impl Into<PathBuf>,
-        text: &str,
-        span: Option<std::ops::Range<usize>>,
-        key: impl Into<String>,
-        reason: impl AsRef<str>,
-    ) -> Self {
-        Self::Invalid(InvalidValue::at(path, text, span, key, reason))
-    }
+/// An error about `key` in the definition `origin`, without a position.
+pub(crate) fn invalid(origin: &str, key: String, reason: String) -> DefinitionError {
+    InvalidValue::at(origin, "", None, key, reason).into()
+}
+
+/// Reads the TOML `text` of the file at `path` into `T`; an error names the key (`(syntax)`,
+/// `(top level)`, `gate.check[0].run`) and its line and column.
+pub fn from_toml<T: serde::de::DeserializeOwned>(
+    path: impl Into<PathBuf>,
+    text: &str,
+) -> Result<T, InvalidValue> {
+    let path = path.into();
+    let deserializer = toml::de::Deserializer::parse(text)
+        .map_err(|e| InvalidValue::at(&path, text, e.span(), "(syntax)", e.message()))?;
+    serde_path_to_error::deserialize(deserializer).map_err(|error| {
+        let key = match error.path().to_string() {
+            key if key == "." => "(top level)".to_string(),
+            key => key,
+        };
+        let inner = error.into_inner();
+        InvalidValue::at(path, text, inner.span(), key, inner.message())
+    })
 }
 
 /// 1-based line and column of a byte offset.

@@ -5,7 +5,7 @@ use regex::Regex;
 use serde::Deserialize;
 
 use super::ecmascript::translate_ecmascript;
-use super::error::{DefinitionError, one_line};
+use super::error::{DefinitionError, invalid, one_line};
 
 /// One entry of a matcher's `pattern` list, as the file has it.
 #[derive(Debug, Deserialize)]
@@ -39,11 +39,6 @@ pub struct CompiledPattern {
     /// Group index of each of [`PROPERTIES`], when the pattern sets it.
     pub groups: [Option<usize>; 7],
     pub looping: bool,
-}
-
-/// An error about `key` in the problem-matcher file `origin`.
-pub fn invalid(origin: &str, key: String, reason: String) -> DefinitionError {
-    DefinitionError::invalid_at(origin, "", None, key, reason)
 }
 
 /// Compiles a matcher's `pattern` list (`key` names it): one to [`MAX_PATTERNS`] patterns, each

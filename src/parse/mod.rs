@@ -27,7 +27,7 @@ use std::path::PathBuf;
 pub use auto::{Choice, Ranked, RegionSpan, choose, rank};
 pub use catalogue::Catalogue;
 pub(crate) use catalogue::{definition_files, read as read_definition_file};
-pub use error::{DefinitionError, InvalidValue, line_and_column, one_line};
+pub use error::{DefinitionError, InvalidValue, from_toml, line_and_column, one_line};
 pub use findings::Findings;
 pub use paths::{NormalizedPath, normalize_path, normalize_path_marked, resolve_path};
 pub use preprocess::{FrameReport, Framing};

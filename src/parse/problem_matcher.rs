@@ -13,8 +13,9 @@ use std::path::Path;
 use regex::Captures;
 use serde::Deserialize;
 
+use super::error::invalid;
 use super::error::{DefinitionError, one_line};
-use super::matcher_pattern::{CompiledPattern, PatternFile, compile_patterns, invalid};
+use super::matcher_pattern::{CompiledPattern, PatternFile, compile_patterns};
 use super::{Findings, LineOutcome, ParseContext, ParseSession, Parser, resolve_path};
 use crate::model::{Diagnostic, Severity};
 
