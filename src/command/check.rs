@@ -67,11 +67,7 @@ pub fn check(
         summary.warning_count,
         report.main_file().display()
     );
-    if let Err(error) = stdout.write_all(text.as_bytes())
-        && error.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        tracing::warn!(%error, "could not print the table");
-    }
+    super::print(stdout, &text);
     super::publish::publish(super::publish::ci_system(args.gate.ci), &report, stdout);
     Ok(exit_code::of_outcome(report.outcome))
 }

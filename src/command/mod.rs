@@ -29,6 +29,8 @@ pub use recover::recover;
 pub use run::run;
 pub use sweep::sweep;
 
+use std::io::Write;
+
 use crate::config::ConfigError;
 use crate::exit_code;
 use crate::gate::GateError;
@@ -92,5 +94,15 @@ impl CommandError {
             Self::Reports(_) => exit_code::ERROR,
             Self::Sweep(error) => error.exit_code(),
         }
+    }
+}
+
+/// Prints `text` on `out`; a reader that went away (a closed pipe) is not an error, any other
+/// failure is a warning.
+fn print(out: &mut dyn Write, text: &str) {
+    if let Err(error) = out.write_all(text.as_bytes())
+        && error.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        tracing::warn!(%error, "could not print");
     }
 }

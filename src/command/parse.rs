@@ -6,12 +6,12 @@
 )]
 
 use std::fs::File;
-use std::io::{self, BufWriter, Seek, Write};
+use std::io::{self, BufWriter, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::CommandError;
+use super::{CommandError, print};
 use crate::cli::{ParseArgs, ParseFormat, ParserSources};
 use crate::config::ConfigError;
 use crate::exit_code;
@@ -321,36 +321,25 @@ fn fallback(catalogue: &Catalogue) -> Result<&dyn Parser, CommandError> {
         .ok_or_else(|| CommandError::Usage("no parser explains this output".into()))
 }
 
-/// The input as a seekable file: the named file, or stdin spooled to a temporary file.
+/// The input as a seekable file: the named file, or stdin (or a pipe or a FIFO, as in
+/// `parse <(cmd)`) spooled to a temporary file, so that `auto` can read it twice and memory
+/// stays flat.
 fn open_input(path: Option<&Path>) -> Result<File, CommandError> {
-    match path {
-        Some(path) if path != Path::new("-") => {
-            let error = |source| CommandError::Input {
-                name: path.display().to_string(),
-                source,
-            };
-            let mut file = File::open(path).map_err(error)?;
-            if file.metadata().map_err(error)?.is_file() {
+    let error = input_error(path);
+    let mut input: Box<dyn Read> = match path.filter(|path| *path != Path::new("-")) {
+        Some(path) => {
+            let file = File::open(path).map_err(&error)?;
+            if file.metadata().map_err(&error)?.is_file() {
                 return Ok(file);
             }
-            // A pipe or a FIFO (`parse <(cmd)`) cannot be read twice: spool it like stdin.
-            let mut spool = tempfile::tempfile().map_err(error)?;
-            io::copy(&mut file, &mut spool).map_err(error)?;
-            spool.rewind().map_err(error)?;
-            Ok(spool)
+            Box::new(file)
         }
-        _ => {
-            let error = |source| CommandError::Input {
-                name: "stdin".into(),
-                source,
-            };
-            // Spooled to a temporary file, so that `auto` can read it twice and memory stays flat.
-            let mut spool = tempfile::tempfile().map_err(error)?;
-            io::copy(&mut io::stdin().lock(), &mut spool).map_err(error)?;
-            spool.rewind().map_err(error)?;
-            Ok(spool)
-        }
-    }
+        None => Box::new(io::stdin().lock()),
+    };
+    let mut spool = tempfile::tempfile().map_err(&error)?;
+    io::copy(&mut input, &mut spool).map_err(&error)?;
+    spool.rewind().map_err(error)?;
+    Ok(spool)
 }
 
 fn input_name(path: Option<&Path>) -> String {
@@ -368,13 +357,5 @@ fn describe(outcome: LineOutcome) -> String {
         LineOutcome::Location(index) => format!("pattern[{index}] location"),
         LineOutcome::Context(index) => format!("pattern[{index}] context"),
         LineOutcome::Heading(index) => format!("pattern[{index}] heading"),
-    }
-}
-
-pub(super) fn print(out: &mut dyn Write, text: &str) {
-    if let Err(error) = out.write_all(text.as_bytes())
-        && error.kind() != io::ErrorKind::BrokenPipe
-    {
-        tracing::warn!(%error, "could not print");
     }
 }

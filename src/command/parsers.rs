@@ -5,7 +5,8 @@ use std::io::Write;
 use serde_json::json;
 
 use super::CommandError;
-use super::parse::{load_catalogue, print};
+use super::parse::load_catalogue;
+use super::print;
 use crate::cli::ParsersArgs;
 use crate::exit_code;
 use crate::state::format::PARSE as FORMAT_VERSION;

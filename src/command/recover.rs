@@ -30,11 +30,7 @@ pub fn recover(args: &RecoverArgs, stdout: &mut dyn Write) -> Result<i32, Comman
     }
     let mut text = lines.join("\n");
     text.push('\n');
-    if let Err(error) = stdout.write_all(text.as_bytes())
-        && error.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        tracing::warn!(%error, "could not print what was recovered");
-    }
+    super::print(stdout, &text);
     Ok(exit_code::SUCCESS)
 }
 

@@ -97,11 +97,7 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
     if let Some(report) = &report {
         super::publish::publish(system, report, stdout);
     }
-    if let Err(error) = stdout.write_all(line.as_bytes())
-        && error.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        tracing::warn!(%error, "could not print the outcome");
-    }
+    super::print(stdout, &line);
     Ok(if args.exit_zero {
         exit_code::SUCCESS
     } else {

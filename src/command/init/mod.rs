@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::CommandError;
+use super::{CommandError, print};
 use crate::cli::InitArgs;
 use crate::config::{ConfigError, defaults};
 use crate::exit_code;
@@ -22,7 +22,7 @@ pub fn init(args: &InitArgs, stdout: &mut dyn Write) -> Result<i32, CommandError
     }
     let (kinds, text) = starter_config(&target);
     if args.print || args.dry_run {
-        write_out(stdout, &text);
+        print(stdout, &text);
         return Ok(exit_code::SUCCESS);
     }
     let path = target.join(defaults::CONFIG_FILE);
@@ -43,9 +43,9 @@ pub fn init(args: &InitArgs, stdout: &mut dyn Write) -> Result<i32, CommandError
             } else {
                 format!("found {}", kinds.join(", "))
             };
-            write_out(stdout, &format!("wrote {} ({found})\n", path.display()));
+            print(stdout, &format!("wrote {} ({found})\n", path.display()));
             match exclude_state_dir(&target) {
-                Ok(Some(line)) => write_out(
+                Ok(Some(line)) => print(
                     stdout,
                     &format!("added {line} to .git/info/exclude (the run's reports and state)\n"),
                 ),
@@ -124,12 +124,4 @@ fn exclude_state_dir(target: &Path) -> std::io::Result<Option<String>> {
     };
     file.write_all(format!("{separator}# refine-loop's reports and state\n{line}\n").as_bytes())?;
     Ok(Some(line))
-}
-
-fn write_out(stdout: &mut dyn Write, text: &str) {
-    if let Err(error) = stdout.write_all(text.as_bytes())
-        && error.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        tracing::warn!(%error, "could not print");
-    }
 }
