@@ -15,6 +15,23 @@ const MAX_FIELD_CHARS: usize = 1_000;
 /// Distinct categories tracked for findings that were counted only; more go to the check's own.
 const MAX_OMITTED_CATEGORIES: usize = 64;
 
+/// One finding as a parser read it: its path as the tool printed it, no fingerprint yet.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    pub end_line: Option<u32>,
+    pub end_column: Option<u32>,
+    /// `None`: an error.
+    pub severity: Option<Severity>,
+    pub code: Option<String>,
+    pub message: String,
+    /// `None`: the check's own.
+    pub category: Option<String>,
+    pub body: Option<String>,
+}
+
 #[derive(Debug)]
 pub struct Findings {
     diagnostics: Vec<Diagnostic>,
@@ -79,6 +96,40 @@ impl Findings {
         self.counts.add(severity);
         self.with_code += u64::from(has_code);
         self.record_omitted(severity, category);
+    }
+
+    /// Keeps (or counts, when full) what `tool` found, its path resolved against `context`'s
+    /// target and its fingerprint computed.
+    pub fn add(&mut self, tool: &str, context: &super::ParseContext, found: Found) {
+        let severity = found.severity.unwrap_or(Severity::Error);
+        if !self.accepts(severity) {
+            self.count(severity, found.category.as_deref(), found.code.is_some());
+            return;
+        }
+        let resolved = found
+            .file
+            .as_deref()
+            .map(|raw| super::resolve_path(raw, &context.target, &context.cwd_relative));
+        let file = resolved.as_ref().map(|r| r.path.clone());
+        self.push(Diagnostic {
+            fingerprint: Diagnostic::compute_fingerprint(
+                tool,
+                found.code.as_deref(),
+                file.as_deref(),
+                &found.message,
+            ),
+            outside_target: resolved.is_some_and(|r| r.outside_target),
+            file,
+            line: found.line,
+            column: found.column,
+            end_line: found.end_line,
+            end_column: found.end_column,
+            severity,
+            code: found.code,
+            message: found.message,
+            category: found.category,
+            body: found.body,
+        });
     }
 
     pub fn push(&mut self, mut diagnostic: Diagnostic) {

@@ -28,7 +28,7 @@ pub use auto::{Choice, Ranked, RegionSpan, choose, rank};
 pub use catalogue::Catalogue;
 pub(crate) use catalogue::{definition_files, read as read_definition_file};
 pub use error::{DefinitionError, InvalidValue, from_toml, line_and_column, one_line};
-pub use findings::Findings;
+pub use findings::{Findings, Found};
 pub use paths::{NormalizedPath, normalize_path, normalize_path_marked, resolve_path};
 pub use preprocess::{FrameReport, Framing};
 pub use preprocess::{LineAssembler, MAX_LINE_BYTES, clean_line, without_escapes};

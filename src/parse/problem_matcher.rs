@@ -16,8 +16,8 @@ use serde::Deserialize;
 use super::error::invalid;
 use super::error::{DefinitionError, one_line};
 use super::matcher_pattern::{CompiledPattern, PatternFile, compile_patterns};
-use super::{Findings, LineOutcome, ParseContext, ParseSession, Parser, resolve_path};
-use crate::model::{Diagnostic, Severity};
+use super::{Findings, Found, LineOutcome, ParseContext, ParseSession, Parser};
+use crate::model::Severity;
 
 #[derive(Debug, Deserialize)]
 struct MatchersFile {
@@ -214,15 +214,6 @@ impl MatcherSession<'_> {
             Some("notice") => Severity::Note,
             Some(_) => return,
         };
-        let code = code.map(|c| c.trim().to_string());
-        if !findings.accepts(severity) {
-            findings.count(
-                severity,
-                None,
-                code.as_deref().is_some_and(|c| !c.is_empty()),
-            );
-            return;
-        }
         let file =
             file.filter(|f| !f.is_empty())
                 .map(|file| match from_path.filter(|p| !p.is_empty()) {
@@ -233,32 +224,17 @@ impl MatcherSession<'_> {
                     }
                     _ => file,
                 });
-        let resolved = file
-            .as_deref()
-            .map(|raw| resolve_path(raw, &self.context.target, &self.context.cwd_relative));
         let number = |value: Option<String>| value.and_then(|v| v.trim().parse::<u32>().ok());
-        let code = code.filter(|c| !c.is_empty());
-        let file = resolved.as_ref().map(|r| r.path.clone());
-        let message = message.trim().to_string();
-        findings.push(Diagnostic {
-            fingerprint: Diagnostic::compute_fingerprint(
-                &self.matcher.owner,
-                code.as_deref(),
-                file.as_deref(),
-                &message,
-            ),
-            outside_target: resolved.is_some_and(|r| r.outside_target),
+        let found = Found {
             file,
             line: number(line),
             column: number(column),
-            end_line: None,
-            end_column: None,
-            severity,
-            code,
-            message,
-            category: None,
-            body: None,
-        });
+            severity: Some(severity),
+            code: code.map(|c| c.trim().to_string()).filter(|c| !c.is_empty()),
+            message: message.trim().to_string(),
+            ..Found::default()
+        };
+        findings.add(&self.matcher.owner, self.context, found);
     }
 }
 

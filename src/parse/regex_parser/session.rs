@@ -6,11 +6,11 @@ use super::draft::{Draft, OpenEntry, Reads, apply_summary};
 use super::frames::{Place, gives_place};
 use super::locations::{Key, Location, Locations, MAX_KEY};
 use super::{CompiledPattern, EntryLine, EntryRules, PatternKind, RegexParser};
-use crate::model::{Diagnostic, Severity};
+use crate::model::Severity;
 use crate::parse::first_rule::RuleCache;
 use crate::parse::matched::{LineMemory, Matched, find};
 use crate::parse::repeats::{Identity, Repeats};
-use crate::parse::{Findings, LineOutcome, ParseContext, ParseSession, resolve_path};
+use crate::parse::{Findings, Found, LineOutcome, ParseContext, ParseSession, resolve_path};
 
 mod entry;
 mod replay;
@@ -260,6 +260,7 @@ impl<'a> RegexSession<'a> {
                     .map(str::to_string)
             });
         if !findings.accepts(severity) {
+            // Full: counted without building it (dense logs reach this for every line).
             findings.count(severity, category.as_deref(), draft.code.is_some());
             return;
         }
@@ -273,38 +274,22 @@ impl<'a> RegexSession<'a> {
             ),
             (None, None) => (None, draft.line, draft.column),
         };
-        let (file, outside_target) = match file {
-            Some(raw) => {
-                let normalized =
-                    resolve_path(&raw, &self.context.target, &self.context.cwd_relative);
-                (Some(normalized.path), normalized.outside_target)
-            }
-            None => (None, false),
-        };
-        let message = draft
-            .message
-            .or_else(|| pattern.message.clone())
-            .unwrap_or_default();
-        let fingerprint = Diagnostic::compute_fingerprint(
-            &self.parser.name,
-            draft.code.as_deref(),
-            file.as_deref(),
-            &message,
-        );
-        findings.push(Diagnostic {
+        let found = Found {
             file,
             line,
             column,
             end_line: draft.end_line,
             end_column: draft.end_column,
-            severity,
+            severity: Some(severity),
             code: draft.code,
-            message,
+            message: draft
+                .message
+                .or_else(|| pattern.message.clone())
+                .unwrap_or_default(),
             category,
-            fingerprint,
-            outside_target,
             body: (!draft.body.is_empty()).then_some(draft.body),
-        });
+        };
+        findings.add(&self.parser.name, self.context, found);
     }
 
     /// Whether the finding of `draft` is one already read, for a parser that counts a repeated

@@ -136,6 +136,7 @@ impl CargoJsonSession<'_> {
             severity: Some(severity),
             code: message["code"]["code"].as_str().map(str::to_string),
             message: text.to_string(),
+            ..Found::default()
         };
         let first_time = self.repeats.first_time(&Identity {
             file: found.file.as_deref(),

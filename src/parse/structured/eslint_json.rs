@@ -52,6 +52,7 @@ impl DocumentReader for EslintJson {
                     }),
                     code: message.rule_id,
                     message: message.message,
+                    ..Found::default()
                 });
             }
         }

@@ -10,8 +10,8 @@ mod sarif;
 use std::io::{BufRead, Seek, Write};
 use std::sync::LazyLock;
 
-use super::{Findings, LineOutcome, ParseContext, ParseSession, Parser, RuleHelp, resolve_path};
-use crate::model::{Diagnostic, Severity};
+pub use super::Found;
+use super::{Findings, LineOutcome, ParseContext, ParseSession, Parser, RuleHelp};
 
 /// The largest document read (spooled to a temporary file, not held in memory); a larger one is
 /// not read, and says so.
@@ -114,57 +114,17 @@ pub struct Sink<'a> {
     findings: &'a mut Findings,
 }
 
-/// One finding as a reader sees it.
-#[derive(Debug, Default)]
-pub struct Found {
-    pub file: Option<String>,
-    pub line: Option<u32>,
-    pub column: Option<u32>,
-    pub end_line: Option<u32>,
-    pub end_column: Option<u32>,
-    pub severity: Option<Severity>,
-    pub code: Option<String>,
-    pub message: String,
-}
-
 impl Sink<'_> {
-    pub fn push(&mut self, found: Found) {
-        let severity = found.severity.unwrap_or(Severity::Error);
-        if !self.findings.accepts(severity) {
-            self.findings.count(severity, None, found.code.is_some());
-            return;
-        }
-        let resolved = found
-            .file
-            .as_deref()
-            .map(|raw| resolve_path(raw, &self.context.target, &self.context.cwd_relative));
-        let file = resolved.as_ref().map(|r| r.path.clone());
-        let message = found
+    /// Keeps `found`, its message cut to its first line.
+    pub fn push(&mut self, mut found: Found) {
+        found.message = found
             .message
             .lines()
             .next()
             .unwrap_or("")
             .trim()
             .to_string();
-        self.findings.push(Diagnostic {
-            fingerprint: Diagnostic::compute_fingerprint(
-                self.tool,
-                found.code.as_deref(),
-                file.as_deref(),
-                &message,
-            ),
-            outside_target: resolved.is_some_and(|r| r.outside_target),
-            file,
-            line: found.line,
-            column: found.column,
-            end_line: found.end_line,
-            end_column: found.end_column,
-            severity,
-            code: found.code,
-            message,
-            category: None,
-            body: None,
-        });
+        self.findings.add(self.tool, self.context, found);
     }
 
     pub fn findings(&mut self) -> &mut Findings {

@@ -166,6 +166,7 @@ impl DocumentReader for Sarif {
                         .text
                         .or(result.message.id)
                         .unwrap_or_default(),
+                    ..Found::default()
                 });
             }
         }
