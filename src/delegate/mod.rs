@@ -345,7 +345,7 @@ fn run_command(
     });
     let (end, spawn_error) = match ran {
         Ok(end) => (end, None),
-        Err(ProcessError::Spawn(error)) => (ProcessEnd::not_started(), Some(error.to_string())),
+        Err(ProcessError::Spawn(error)) => (ProcessEnd::default(), Some(error.to_string())),
         Err(ProcessError::Output(error) | ProcessError::Supervise(error)) => {
             return Err(DelegateError::Supervise(error));
         }
@@ -377,7 +377,7 @@ fn run_command(
 /// A command delegate that was not started.
 fn not_started(files: DelegateFiles, why: String) -> DelegateRun {
     DelegateRun {
-        end: ProcessEnd::not_started(),
+        end: ProcessEnd::default(),
         spawn_error: Some(why),
         output: HeadTail::default(),
         verdict: None,

@@ -44,11 +44,8 @@ pub(super) fn reapply(
     DelegateRun {
         end: ProcessEnd {
             exit_code: Some(i32::from(refused.is_some())),
-            signal: None,
             duration: started.elapsed(),
-            stopped: None,
-            output_abandoned: false,
-            leftovers: Vec::new(),
+            ..ProcessEnd::default()
         },
         spawn_error: None,
         output,

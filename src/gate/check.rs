@@ -97,7 +97,7 @@ pub fn run_check<W: Write>(
 
     let (end, spawn_error) = match ran {
         Ok(end) => (end, None),
-        Err(ProcessError::Spawn(error)) => (ProcessEnd::not_started(), Some(error.to_string())),
+        Err(ProcessError::Spawn(error)) => (ProcessEnd::default(), Some(error.to_string())),
         Err(ProcessError::Output(source)) => return Err(log_error(source)),
         Err(ProcessError::Supervise(source)) => return Err(lost(check, source)),
     };

@@ -68,8 +68,8 @@ pub enum Interruption {
     Idle,
 }
 
-/// How the process ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How the process ended (the default: it never started).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProcessEnd {
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
@@ -91,20 +91,6 @@ pub enum ProcessError {
     Output(#[source] io::Error),
     #[error("lost track of the process: {0}")]
     Supervise(#[source] io::Error),
-}
-
-impl ProcessEnd {
-    /// The end of a command that could not be started.
-    pub fn not_started() -> Self {
-        Self {
-            exit_code: None,
-            signal: None,
-            duration: Duration::ZERO,
-            stopped: None,
-            output_abandoned: false,
-            leftovers: Vec::new(),
-        }
-    }
 }
 
 /// Runs `spec` and hands every chunk of its output to `on_output`. An error from `on_output`

@@ -244,11 +244,9 @@ impl Transcript {
         Asked {
             end: ProcessEnd {
                 exit_code: stopped.is_none().then_some(code),
-                signal: None,
                 duration: self.started.elapsed(),
                 stopped,
-                output_abandoned: false,
-                leftovers: Vec::new(),
+                ..ProcessEnd::default()
             },
             output,
             verdict,

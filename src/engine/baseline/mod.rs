@@ -218,7 +218,7 @@ fn run_install(
         Ok(())
     }) {
         Ok(end) => end,
-        Err(process::ProcessError::Spawn(_)) => process::ProcessEnd::not_started(),
+        Err(process::ProcessError::Spawn(_)) => process::ProcessEnd::default(),
         Err(process::ProcessError::Output(source) | process::ProcessError::Supervise(source)) => {
             return Err(RunError::Gate(gate::GateError::Supervise {
                 check: format!("{} (install)", check.name),
