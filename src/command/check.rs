@@ -93,7 +93,7 @@ fn report_of(settings: &Settings, layout: Layout, run: &gate::GateRun) -> Report
         layout,
         trend,
         history,
-        findings: crate::engine::diagnostics_of(run),
+        findings: crate::engine::diagnostics_of(run).0,
         checks: crate::engine::check_findings(summary, &run.checks),
         ..Report::new(Mode::Check, outcome, settings, summary.clone())
     }

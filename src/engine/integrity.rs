@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use super::{Attempt, Kept};
@@ -36,7 +36,7 @@ pub fn moves_of(
     kept: &Kept,
     run: &GateRun,
 ) -> Vec<Move> {
-    let prefix = target_prefix(root, &settings.target);
+    let prefix = super::verify::target_prefix(root, &settings.target);
     let subjects: Vec<Subject> = changes
         .iter()
         .map(|change| Subject {
@@ -46,8 +46,7 @@ pub fn moves_of(
         })
         .collect();
     let before = GateView::new(&kept.summary.checks, &kept.diagnostics, &kept.origins);
-    let after_findings = super::verify::diagnostics_of(run);
-    let after_origins = super::verify::checks_of(run);
+    let (after_findings, after_origins) = super::verify::diagnostics_of(run);
     let after = GateView::new(&run.summary.checks, &after_findings, &after_origins);
     let inspection = Inspection {
         catalogue: &settings.integrity.catalogue,
@@ -103,7 +102,7 @@ pub fn of_attempt(
     attempt: &Attempt,
     moves: &[Move],
 ) -> Vec<Move> {
-    let prefix = target_prefix(root, &settings.target);
+    let prefix = super::verify::target_prefix(root, &settings.target);
     let paths: Vec<String> = (attempt.changes.iter())
         .map(|change| subject_path(&prefix, change.path.as_bytes()))
         .collect();
@@ -121,17 +120,6 @@ fn subject_path(prefix: &Path, repo_path: &[u8]) -> String {
     match path.strip_prefix(prefix) {
         Ok(relative) => relative.to_string_lossy().into_owned(),
         Err(_) => format!(":/{}", path.to_string_lossy()),
-    }
-}
-
-/// The target relative to the repository's top.
-fn target_prefix(root: &Path, target: &Path) -> PathBuf {
-    match (root.canonicalize(), target.canonicalize()) {
-        (Ok(root), Ok(target)) => target
-            .strip_prefix(root)
-            .map(Path::to_path_buf)
-            .unwrap_or_default(),
-        _ => PathBuf::new(),
     }
 }
 

@@ -83,9 +83,10 @@ pub struct Kept {
 
 impl Kept {
     fn of(run: GateRun) -> Self {
+        let (diagnostics, origins) = diagnostics_of(&run);
         Self {
-            diagnostics: diagnostics_of(&run),
-            origins: verify::checks_of(&run),
+            diagnostics,
+            origins,
             summary: run.summary,
             checks: run.checks,
         }
@@ -369,7 +370,12 @@ impl<'a> Engine<'a> {
     ) -> Result<verify::Verified, RunError> {
         let seal = self.workspace.seal()?;
         let started = Instant::now();
-        let touched = verify::touched_files(self.workspace.root(), &self.settings.target, changes);
+        // The files the changes touched, as findings name them.
+        let touched = verify::target_relative(
+            self.workspace.root(),
+            &self.settings.target,
+            changes.iter().map(|change| &change.path),
+        );
         let verified = verify::verify(
             self.settings,
             &self.flaky,

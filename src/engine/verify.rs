@@ -46,8 +46,7 @@ pub fn verify(
     tracked: Option<&dyn gate::TrackedList>,
 ) -> Result<Verified, RunError> {
     let run = measure(settings, flaky, cycle, cancel, tracked)?;
-    let findings = diagnostics_of(&run);
-    let checks = checks_of(&run);
+    let (findings, checks) = diagnostics_of(&run);
     let verdict = judge(
         settings.run.accept,
         Side {
@@ -85,48 +84,33 @@ pub fn measure(
     Ok(run)
 }
 
-/// The check each of [`diagnostics_of`]'s findings comes from, in the same order.
-pub fn checks_of(run: &gate::GateRun) -> Vec<String> {
+/// Every kept diagnostic of a gate run, with its category settled, and beside it the name of
+/// the check it comes from; not those the baseline excused as flaky.
+pub fn diagnostics_of(run: &gate::GateRun) -> (Vec<Diagnostic>, Vec<String>) {
     run.checks
         .iter()
         .flat_map(|check| {
             let name = &check.check.name;
             (check.findings.diagnostics().iter())
                 .filter(move |d| !run.flaky.excuses(name, d))
-                .map(move |_| name.clone())
-        })
-        .collect()
-}
-
-/// Every kept diagnostic of a gate run, with its category settled; not those the baseline
-/// excused as flaky.
-pub fn diagnostics_of(run: &gate::GateRun) -> Vec<Diagnostic> {
-    run.checks
-        .iter()
-        .flat_map(|check| {
-            let name = &check.check.name;
-            check
-                .findings
-                .diagnostics()
-                .iter()
-                .filter(move |d| !run.flaky.excuses(name, d))
                 .map(|d| {
                     let mut d = d.clone();
                     d.category = d.category.or_else(|| Some(check.check.category.clone()));
-                    d
+                    (d, name.clone())
                 })
         })
-        .collect()
+        .unzip()
 }
 
-/// The files `changes` touched, relative to the target in the repository at `root` (as findings
-/// name them).
-pub fn touched_files(
-    root: &Path,
-    target: &Path,
-    changes: &[crate::workspace::Change],
-) -> HashSet<String> {
-    target_relative(root, target, changes.iter().map(|change| &change.path))
+/// The target relative to the repository's top.
+pub(super) fn target_prefix(root: &Path, target: &Path) -> PathBuf {
+    match (root.canonicalize(), target.canonicalize()) {
+        (Ok(root), Ok(target)) => target
+            .strip_prefix(root)
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+        _ => PathBuf::new(),
+    }
 }
 
 /// `paths` (relative to the repository at `root`) relative to the target; those outside it are
@@ -136,13 +120,7 @@ pub fn target_relative<'a>(
     target: &Path,
     paths: impl Iterator<Item = &'a crate::workspace::RepoPath>,
 ) -> HashSet<String> {
-    let prefix = match (root.canonicalize(), target.canonicalize()) {
-        (Ok(root), Ok(target)) => target
-            .strip_prefix(root)
-            .map(Path::to_path_buf)
-            .unwrap_or_default(),
-        _ => PathBuf::new(),
-    };
+    let prefix = target_prefix(root, target);
     paths
         .filter_map(|repo_path| {
             let path = Path::new(OsStr::from_bytes(repo_path.as_bytes()));
