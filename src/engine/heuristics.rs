@@ -13,15 +13,6 @@ use crate::delegate::DelegateSpec;
 use crate::model::Regression;
 pub use crate::state::HEURISTICS_FILE;
 
-/// A lesson's facts, before its message.
-struct Lesson<'a> {
-    cycle: u32,
-    kind: &'static str,
-    category: Option<&'a str>,
-    broke: Option<&'a str>,
-    delegate: Option<&'a str>,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Heuristics {
     pub format_version: u32,
@@ -31,7 +22,7 @@ pub struct Heuristics {
     failing_cycles: BTreeMap<String, u32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Heuristic {
     pub cycle: u32,
     pub kind: String,
@@ -72,19 +63,17 @@ impl Heuristics {
         for regression in regressions {
             for attempt in attempts.iter().filter(|a| !a.changes.is_empty()) {
                 if attempt.category != regression.category {
-                    self.add(
-                        Lesson {
-                            cycle,
-                            kind: "regression",
-                            category: Some(&attempt.category),
-                            broke: Some(&regression.category),
-                            delegate: None,
-                        },
-                        format!(
+                    self.add(Heuristic {
+                        cycle,
+                        kind: "regression".into(),
+                        message: format!(
                             "{} fixes broke {} in cycle {cycle}: run the {} checks before the {} fixes",
                             attempt.category, regression.category, regression.category, attempt.category
                         ),
-                    );
+                        category: Some(attempt.category.clone()),
+                        broke: Some(regression.category.clone()),
+                        delegate: None,
+                    });
                 }
             }
         }
@@ -95,19 +84,16 @@ impl Heuristics {
                 .or_default();
             *count += 1;
             if *count == 2 {
-                self.add(
-                    Lesson {
-                        cycle,
-                        kind: "persistent",
-                        category: Some(&attempt.category),
-                        broke: None,
-                        delegate: None,
-                    },
-                    format!(
+                self.add(Heuristic {
+                    cycle,
+                    kind: "persistent".into(),
+                    message: format!(
                         "{} kept failing after two cycles of `{}`: it needs another fixer or a person",
                         attempt.category, delegates[attempt.delegate].describe()
                     ),
-                );
+                    category: Some(attempt.category.clone()),
+                    ..Heuristic::default()
+                });
             }
             if strikes.get(&(attempt.delegate, attempt.category.clone()))
                 == Some(&STRIKES_FOR_COOLDOWN)
@@ -115,33 +101,25 @@ impl Heuristics {
                 && !attempt.changes.is_empty()
             {
                 let delegate = delegates[attempt.delegate].describe();
-                self.add(
-                    Lesson {
-                        cycle,
-                        kind: "cooldown",
-                        category: Some(&attempt.category),
-                        broke: None,
-                        delegate: Some(&delegate),
-                    },
-                    format!(
-                        "`{}` made {} worse {STRIKES_FOR_COOLDOWN} times: it rests for the rest of the run",
-                        delegates[attempt.delegate].describe(), attempt.category
+                self.add(Heuristic {
+                    cycle,
+                    kind: "cooldown".into(),
+                    message: format!(
+                        "`{delegate}` made {} worse {STRIKES_FOR_COOLDOWN} times: it rests for the rest of the run",
+                        attempt.category
                     ),
-                );
+                    category: Some(attempt.category.clone()),
+                    broke: None,
+                    delegate: Some(delegate),
+                });
             }
         }
     }
 
-    fn add(&mut self, lesson: Lesson<'_>, message: String) {
-        if !self.heuristics.iter().any(|h| h.message == message) {
-            self.heuristics.push(Heuristic {
-                cycle: lesson.cycle,
-                kind: lesson.kind.to_string(),
-                message,
-                category: lesson.category.map(str::to_string),
-                broke: lesson.broke.map(str::to_string),
-                delegate: lesson.delegate.map(str::to_string),
-            });
+    /// Keeps `lesson` unless one with its message is kept already.
+    fn add(&mut self, lesson: Heuristic) {
+        if !self.heuristics.iter().any(|h| h.message == lesson.message) {
+            self.heuristics.push(lesson);
         }
     }
 

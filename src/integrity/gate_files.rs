@@ -146,15 +146,6 @@ impl GateFiles {
             ..Self::default()
         }
     }
-
-    /// The files, for the report and for tests.
-    pub fn listed(&self) -> Vec<String> {
-        (self.named.iter())
-            .chain(&self.by_runner)
-            .cloned()
-            .chain(self.folders.iter().map(|f| format!("{f}/")))
-            .collect()
-    }
 }
 
 /// How many levels of `source` and `include` are followed.
