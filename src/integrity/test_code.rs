@@ -169,7 +169,7 @@ impl<'c> Tally<'c> {
                         .count()
                 };
                 let more = count(|f| &f.after).saturating_sub(count(|f| &f.before));
-                let added = appeared(&files);
+                let added = unmatched(&files, |f| &f.after.assertions, |f| &f.before.assertions);
                 let new_trivial = (added.iter())
                     .filter(|(_, found)| trivial.is_match(found.text.as_bytes()))
                     .take(more);
@@ -200,7 +200,7 @@ fn definitions(
     gate: &GateView<'_>,
     push: &mut Push<'_>,
 ) {
-    let vanished = vanished(files, |r| &r.definitions);
+    let vanished = unmatched(files, |f| &f.before.definitions, |f| &f.after.definitions);
     let mut accounted = 0;
     let mut gone_files: HashSet<&str> = HashSet::new();
     for file in files {
@@ -300,7 +300,7 @@ fn assertions(files: &[&FileTests], push: &mut Push<'_>) {
             )
         })
         .collect();
-    for (path, found) in vanished(files, |r| &r.assertions) {
+    for (path, found) in unmatched(files, |f| &f.before.assertions, |f| &f.after.assertions) {
         if budget == 0 {
             break;
         }
@@ -391,48 +391,28 @@ fn data_lines(lines: &[(u64, &[u8])]) -> Vec<DataLine> {
         .collect()
 }
 
-/// What `side` of `files` held before and not after, by key, counted: a definition or an
-/// assertion that moved stays.
-fn vanished<'f>(
+/// What `from` of `files` holds that `against` does not, by key, counted (a definition or an
+/// assertion that moved is in both): the before side against the after side is what vanished,
+/// the after side against the before side what appeared.
+fn unmatched<'f>(
     files: &[&'f FileTests],
-    side: fn(&Reading) -> &Vec<Found>,
+    from: fn(&FileTests) -> &Vec<Found>,
+    against: fn(&FileTests) -> &Vec<Found>,
 ) -> Vec<(&'f str, &'f Found)> {
-    let mut after: HashMap<u64, usize> = HashMap::new();
-    for file in files {
-        for found in side(&file.after) {
-            *after.entry(found.key).or_default() += 1;
-        }
+    let mut left: HashMap<u64, usize> = HashMap::new();
+    for found in files.iter().flat_map(|file| against(file)) {
+        *left.entry(found.key).or_default() += 1;
     }
-    let mut gone = Vec::new();
+    let mut unmatched = Vec::new();
     for file in files {
-        for found in side(&file.before) {
-            match after.get_mut(&found.key) {
-                Some(left) if *left > 0 => *left -= 1,
-                _ => gone.push((file.path.as_str(), found)),
+        for found in from(file) {
+            match left.get_mut(&found.key) {
+                Some(count) if *count > 0 => *count -= 1,
+                _ => unmatched.push((file.path.as_str(), found)),
             }
         }
     }
-    gone
-}
-
-/// The assertions the change added (by key, counted).
-fn appeared<'f>(files: &[&'f FileTests]) -> Vec<(&'f str, &'f Found)> {
-    let mut before: HashMap<u64, usize> = HashMap::new();
-    for file in files {
-        for found in &file.before.assertions {
-            *before.entry(found.key).or_default() += 1;
-        }
-    }
-    let mut new = Vec::new();
-    for file in files {
-        for found in &file.after.assertions {
-            match before.get_mut(&found.key) {
-                Some(left) if *left > 0 => *left -= 1,
-                _ => new.push((file.path.as_str(), found)),
-            }
-        }
-    }
-    new
+    unmatched
 }
 
 /// Where a test definition or an assertion is in a file, and its key.
