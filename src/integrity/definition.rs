@@ -53,7 +53,7 @@ struct EntryFile {
     threshold: Vec<ThresholdFile>,
     comment: Option<CommentFile>,
     #[serde(default)]
-    runner: Vec<RunnerFile>,
+    runner: Vec<Runner>,
     /// Globs of places the tools leave unread by default (build output, vendored code).
     #[serde(default)]
     unread: Vec<String>,
@@ -114,13 +114,6 @@ struct CommentFile {
     line: Vec<String>,
     #[serde(default)]
     block: Vec<[String; 2]>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RunnerFile {
-    command: Vec<String>,
-    files: Vec<String>,
 }
 
 /// The files a rule applies to: its globs as written (anchored), and compiled.
@@ -217,7 +210,8 @@ pub struct Comment {
 }
 
 /// A command whose own file the gate runs (`make` reads `Makefile`).
-#[derive(Debug)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Runner {
     pub command: Vec<String>,
     /// Names relative to the check's folder.
@@ -257,21 +251,21 @@ pub fn compile(origin: &str, text: &str) -> Result<Entry, InvalidValue> {
             in_new_files: marker.in_new_files.unwrap_or(true),
         });
     }
+    // An optional regex at `key`.
+    let optional = |key: String, pattern: &Option<String>| {
+        (pattern.as_deref())
+            .map(|p| compile_regex(p, &[]).map_err(|r| invalid(key, r)))
+            .transpose()
+    };
     let mut tests = Vec::new();
     for (index, rule) in file.tests.iter().enumerate() {
         let key = |field: &str| format!("tests[{index}].{field}");
-        let optional = |field: &str, pattern: &Option<String>| {
-            pattern
-                .as_deref()
-                .map(|p| compile_regex(p, &[]).map_err(|r| invalid(key(field), r)))
-                .transpose()
-        };
         tests.push(TestRule {
             name: rule.name.clone(),
             files: compile_files(&rule.files).map_err(|r| invalid(key("files"), r))?,
-            definition: optional("definition", &rule.definition)?,
-            assertion: optional("assertion", &rule.assertion)?,
-            trivial: optional("trivial", &rule.trivial)?,
+            definition: optional(key("definition"), &rule.definition)?,
+            assertion: optional(key("assertion"), &rule.assertion)?,
+            trivial: optional(key("trivial"), &rule.trivial)?,
         });
     }
     let mut config = Vec::new();
@@ -287,15 +281,11 @@ pub fn compile(origin: &str, text: &str) -> Result<Entry, InvalidValue> {
                 ));
             }
         }
-        let lines = (rule.lines.as_deref())
-            .map(|p| compile_regex(p, &[]).map_err(|r| invalid(key("lines"), r)))
-            .transpose()?;
+        let lines = optional(key("lines"), &rule.lines)?;
         if lines.is_some() && rule.on != ConfigOn::Added {
             return Err(invalid(key("lines"), "goes with on = \"added\"".into()));
         }
-        let ignore_lines = (rule.ignore_lines.as_deref())
-            .map(|p| compile_regex(p, &[]).map_err(|r| invalid(key("ignore_lines"), r)))
-            .transpose()?;
+        let ignore_lines = optional(key("ignore_lines"), &rule.ignore_lines)?;
         config.push(ConfigRule {
             ignore_lines,
             class: rule.class.unwrap_or(Class::Config),
@@ -341,14 +331,6 @@ pub fn compile(origin: &str, text: &str) -> Result<Entry, InvalidValue> {
             })
         }
     };
-    let runners = file
-        .runner
-        .iter()
-        .map(|runner| Runner {
-            command: runner.command.clone(),
-            files: runner.files.clone(),
-        })
-        .collect();
     let unread = if file.unread.is_empty() {
         None
     } else {
@@ -369,7 +351,7 @@ pub fn compile(origin: &str, text: &str) -> Result<Entry, InvalidValue> {
         config,
         thresholds,
         comment,
-        runners,
+        runners: file.runner,
         unread,
     })
 }
