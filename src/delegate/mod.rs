@@ -242,27 +242,72 @@ pub fn run_delegate(
     match &spec.launch {
         Launch::Command(run) => run_command(run, spec, assignment, &limits, files, cancel),
         Launch::Reapply(patches) => Ok(reapply::reapply(patches, assignment, &limits, files)),
-        Launch::Http(http) => {
-            let asked = http::ask(
-                http,
-                spec.timeout,
-                &prompt,
-                assignment,
-                limits.protected,
-                cancel,
-            );
-            Ok(DelegateRun {
-                end: asked.end,
-                spawn_error: None,
-                output: asked.output,
-                verdict: asked.verdict,
-                verdict_refused: None,
-                files,
-                usage: asked.usage,
-                note: asked.note,
-            })
+        Launch::Http(http) => Ok(http::ask(
+            http,
+            spec.timeout,
+            &prompt,
+            assignment,
+            limits.protected,
+            cancel,
+            files,
+        )),
+    }
+}
+
+/// What an in-process delegate (a model endpoint, a reapply) did, kept as its output.
+struct Transcript {
+    text: String,
+    started: std::time::Instant,
+    files: DelegateFiles,
+}
+
+impl Transcript {
+    fn new(files: DelegateFiles) -> Self {
+        Self {
+            text: String::new(),
+            started: std::time::Instant::now(),
+            files,
         }
     }
+
+    /// The run this transcript tells of: ended by `stopped`, or else exited with `code`;
+    /// `note` (why nothing was applied) ends the text. The text is redacted.
+    fn end(
+        mut self,
+        stopped: Option<crate::process::Interruption>,
+        code: i32,
+        verdict: Option<Verdict>,
+        usage: Option<TokenUsage>,
+        note: Option<String>,
+    ) -> DelegateRun {
+        use std::fmt::Write as _;
+        if let Some(note) = &note {
+            let _ = writeln!(self.text, "not applied: {note}");
+        }
+        let mut output = HeadTail::default();
+        output.push(crate::secrets::redacted(self.text.as_bytes()).as_ref());
+        DelegateRun {
+            end: ProcessEnd {
+                exit_code: stopped.is_none().then_some(code),
+                duration: self.started.elapsed(),
+                stopped,
+                ..ProcessEnd::default()
+            },
+            spawn_error: None,
+            output,
+            verdict,
+            verdict_refused: None,
+            files: self.files,
+            usage,
+            note,
+        }
+    }
+}
+
+/// The work tree's root for a target inside it.
+fn repository_root(target: &Path) -> Option<PathBuf> {
+    let repository = git2::Repository::discover(target).ok()?;
+    repository.workdir().map(Path::to_path_buf)
 }
 
 /// Writes the rendered prompt and the findings into the delegate's files, and removes an

@@ -4,10 +4,8 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
-use super::{Assignment, DelegateFiles, DelegateRun, Limits, Verdict};
-use crate::process::{HeadTail, ProcessEnd};
+use super::{Assignment, DelegateFiles, DelegateRun, Limits, Transcript, Verdict};
 
 /// What the reports call it: the earlier work applied again, by its patches.
 pub(super) fn describe(patches: &[PathBuf]) -> String {
@@ -30,35 +28,23 @@ pub(super) fn reapply(
     limits: &Limits<'_>,
     files: DelegateFiles,
 ) -> DelegateRun {
-    let started = Instant::now();
-    let mut transcript = String::new();
-    let refused = match root_of(assignment.target) {
-        Some(root) => apply_all(patches, &root, assignment, limits, &mut transcript),
+    let mut transcript = Transcript::new(files);
+    let refused = match super::repository_root(assignment.target) {
+        Some(root) => apply_all(patches, &root, assignment, limits, &mut transcript.text),
         None => Some("the target is not in a repository with a work tree".to_owned()),
     };
-    if let Some(reason) = &refused {
-        let _ = writeln!(transcript, "not applied: {reason}");
-    }
-    let mut output = HeadTail::default();
-    output.push(transcript.as_bytes());
-    DelegateRun {
-        end: ProcessEnd {
-            exit_code: Some(i32::from(refused.is_some())),
-            duration: started.elapsed(),
-            ..ProcessEnd::default()
-        },
-        spawn_error: None,
-        output,
-        verdict: Some(if refused.is_some() {
-            Verdict::NoChange
-        } else {
-            Verdict::Fixed
-        }),
-        verdict_refused: None,
-        files,
-        usage: None,
-        note: refused,
-    }
+    let verdict = if refused.is_some() {
+        Verdict::NoChange
+    } else {
+        Verdict::Fixed
+    };
+    transcript.end(
+        None,
+        i32::from(refused.is_some()),
+        Some(verdict),
+        None,
+        refused,
+    )
 }
 
 /// All or nothing: every patch is first found, in order, in the files as the ones before it
@@ -173,12 +159,6 @@ fn put_back(root: &Path, originals: &Originals) {
             }),
         };
     }
-}
-
-/// The work tree's root for a target inside it.
-fn root_of(target: &Path) -> Option<PathBuf> {
-    let repository = git2::Repository::discover(target).ok()?;
-    repository.workdir().map(Path::to_path_buf)
 }
 
 #[cfg(test)]

@@ -12,15 +12,14 @@ mod reply;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub use apply::apply_diff;
 
-use super::{Assignment, HttpSpec, Verdict};
+use super::{Assignment, DelegateFiles, DelegateRun, HttpSpec, Transcript, Verdict};
 use crate::cancel::Cancel;
-use crate::model::TokenUsage;
 use crate::net::{self, NetError};
-use crate::process::{HeadTail, Interruption, ProcessEnd};
+use crate::process::Interruption;
 use crate::workspace::{PathState, RepoPath};
 
 /// How the model is asked to answer.
@@ -37,18 +36,8 @@ const REPLY_OVERHEAD: u64 = 1 << 20;
 /// double them).
 const BYTES_PER_TOKEN: u64 = 32;
 
-/// What the request came to.
-#[derive(Debug)]
-pub struct Asked {
-    pub end: ProcessEnd,
-    pub output: HeadTail,
-    pub verdict: Option<Verdict>,
-    pub usage: Option<TokenUsage>,
-    /// Why nothing was applied.
-    pub note: Option<String>,
-}
-
-/// Asks the endpoint for a fix of the assignment and applies the diff it gives, if it may.
+/// Asks the endpoint for a fix of the assignment and applies the diff it gives, if it may; what
+/// was asked and answered is the delegate's output.
 pub fn ask(
     http: &HttpSpec,
     timeout: Duration,
@@ -56,13 +45,11 @@ pub fn ask(
     assignment: &Assignment<'_>,
     protected: &BTreeMap<RepoPath, PathState>,
     cancel: &Cancel,
-) -> Asked {
-    let started = Instant::now();
-    let mut transcript = Transcript {
-        text: String::new(),
-        started,
-    };
-    let Some(root) = repository_root(assignment.target) else {
+    files: DelegateFiles,
+) -> DelegateRun {
+    let mut transcript = Transcript::new(files);
+    let started = transcript.started;
+    let Some(root) = super::repository_root(assignment.target) else {
         let note = "the target is not inside a git work tree".to_string();
         return transcript.end(None, 1, None, None, Some(note));
     };
@@ -178,7 +165,7 @@ fn apply_answer(
     root: &Path,
     assignment: &Assignment<'_>,
     protected: &BTreeMap<RepoPath, PathState>,
-) -> Asked {
+) -> DelegateRun {
     if let Some(usage) = &answer.usage {
         let _ = writeln!(
             transcript.text,
@@ -221,41 +208,6 @@ fn writes_a_marker(diff: &str) -> bool {
     })
 }
 
-/// What was asked and answered, kept as the delegate's output.
-struct Transcript {
-    text: String,
-    started: Instant,
-}
-
-impl Transcript {
-    fn end(
-        mut self,
-        stopped: Option<Interruption>,
-        code: i32,
-        verdict: Option<Verdict>,
-        usage: Option<TokenUsage>,
-        note: Option<String>,
-    ) -> Asked {
-        if let Some(note) = &note {
-            let _ = writeln!(self.text, "not applied: {note}");
-        }
-        let mut output = HeadTail::default();
-        output.push(crate::secrets::redacted(self.text.as_bytes()).as_ref());
-        Asked {
-            end: ProcessEnd {
-                exit_code: stopped.is_none().then_some(code),
-                duration: self.started.elapsed(),
-                stopped,
-                ..ProcessEnd::default()
-            },
-            output,
-            verdict,
-            usage,
-            note,
-        }
-    }
-}
-
 /// The request to the endpoint, with the key in its header: `api-key` for Azure OpenAI,
 /// `Authorization: Bearer` for the rest. No redirect is followed: the key goes to the endpoint
 /// configured, nowhere else.
@@ -277,12 +229,6 @@ fn endpoint_host(endpoint: &str) -> Option<&str> {
         .rsplit_once('@')
         .map_or(authority, |(_, host)| host);
     Some(host.rsplit_once(':').map_or(host, |(host, _)| host))
-}
-
-/// The work tree's root for a target inside it.
-fn repository_root(target: &Path) -> Option<std::path::PathBuf> {
-    let repository = git2::Repository::discover(target).ok()?;
-    repository.workdir().map(Path::to_path_buf)
 }
 
 /// The files the findings name, in order of first mention, at most `max_files`, each read
