@@ -72,46 +72,40 @@ pub struct Journal {
     pub backup: Option<PathBuf>,
 }
 
+/// A path in JSON as [`super::wire_bytes::path`] writes it (text, or its bytes when not UTF-8).
+#[derive(Serialize, Deserialize)]
+struct WirePath(#[serde(with = "super::wire_bytes::path")] PathBuf);
+
 mod optional_path {
     use std::path::PathBuf;
 
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    #[derive(Serialize, Deserialize)]
-    struct Item(#[serde(with = "crate::workspace::wire_bytes::path")] PathBuf);
+    use super::WirePath;
 
     pub fn serialize<S: Serializer>(path: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {
-        path.as_ref().map(|p| Item(p.clone())).serialize(s)
+        path.clone().map(WirePath).serialize(s)
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error> {
-        Ok(Option::<Item>::deserialize(d)?.map(|Item(path)| path))
+        Ok(Option::<WirePath>::deserialize(d)?.map(|WirePath(path)| path))
     }
 }
 
 mod paths {
-    use std::os::unix::ffi::{OsStrExt, OsStringExt};
     use std::path::PathBuf;
 
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde::{Deserialize, Deserializer, Serializer};
 
-    #[derive(Serialize, Deserialize)]
-    struct Item(#[serde(with = "crate::workspace::wire_bytes")] Vec<u8>);
+    use super::WirePath;
 
     pub fn serialize<S: Serializer>(paths: &[PathBuf], serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(
-            paths
-                .iter()
-                .map(|p| Item(p.as_os_str().as_bytes().to_vec())),
-        )
+        serializer.collect_seq(paths.iter().cloned().map(WirePath))
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<PathBuf>, D::Error> {
-        let items = Vec::<Item>::deserialize(d)?;
-        Ok(items
-            .into_iter()
-            .map(|Item(bytes)| PathBuf::from(std::ffi::OsString::from_vec(bytes)))
-            .collect())
+        let paths = Vec::<WirePath>::deserialize(d)?;
+        Ok(paths.into_iter().map(|WirePath(path)| path).collect())
     }
 }
 
@@ -136,18 +130,15 @@ impl Journal {
 
     /// Reads the journal at `path`.
     pub fn read(path: &Path) -> Result<Self, WorkspaceError> {
-        let io_error = |source| WorkspaceError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let bytes = read_regular(path, MAX_JOURNAL).map_err(io_error)?;
-        let journal: Self = serde_json::from_slice(&bytes)
-            .map_err(|error| io_error(std::io::Error::other(format!("not a journal: {error}"))))?;
+        let journal: Self = read_json(path, MAX_JOURNAL, "a journal")?;
         if journal.format != FORMAT {
-            return Err(io_error(std::io::Error::other(format!(
-                "a journal of format {} (this version reads {FORMAT})",
-                journal.format
-            ))));
+            return Err(WorkspaceError::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::other(format!(
+                    "a journal of format {} (this version reads {FORMAT})",
+                    journal.format
+                )),
+            });
         }
         Ok(journal)
     }
@@ -207,29 +198,16 @@ impl Workspace {
                 .map(|(path, state)| Entry { path, state })
                 .collect(),
         };
-        let path = self.journal_path();
-        let bytes = serde_json::to_vec(&journal).map_err(|error| WorkspaceError::Io {
-            path: path.clone(),
-            source: error.into(),
-        })?;
-        write_new(&path, &bytes).map_err(|source| WorkspaceError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        self.rewrite_journal(&journal)?;
         // The journal is the loop's own too: the delegate must leave it as it is.
         watch.store_files.extend(stat_keys(self.store.dir()));
         self.turns_begun.set(true);
         Ok(journal)
     }
 
-    /// Writes `journal` again (a delegate removed or changed it).
+    /// Writes `journal` (again, when a delegate removed or changed it).
     pub fn rewrite_journal(&self, journal: &Journal) -> Result<(), WorkspaceError> {
-        let path = self.journal_path();
-        let bytes = serde_json::to_vec(journal).map_err(|error| WorkspaceError::Io {
-            path: path.clone(),
-            source: error.into(),
-        })?;
-        write_new(&path, &bytes).map_err(|source| WorkspaceError::Io { path, source })
+        write_json(&self.journal_path(), journal)
     }
 
     /// The turn was judged to its end: its journal goes.
@@ -402,14 +380,7 @@ pub struct Owner {
 impl Owner {
     /// Reads the owner of the store folder `dir`.
     pub fn read(dir: &Path) -> Result<Self, WorkspaceError> {
-        let path = dir.join(OWNER_FILE);
-        let io_error = |source| WorkspaceError::Io {
-            path: path.clone(),
-            source,
-        };
-        let bytes = read_regular(&path, 64 * 1024).map_err(io_error)?;
-        serde_json::from_slice(&bytes)
-            .map_err(|error| io_error(std::io::Error::other(format!("not an owner file: {error}"))))
+        read_json(&dir.join(OWNER_FILE), 64 * 1024, "an owner file")
     }
 }
 
@@ -426,12 +397,7 @@ pub(super) fn write_owner(
         root: root.to_path_buf(),
         state_dir: state_dir.to_path_buf(),
     };
-    let path = store.dir().join(OWNER_FILE);
-    let bytes = serde_json::to_vec(&owner).map_err(|error| WorkspaceError::Io {
-        path: path.clone(),
-        source: error.into(),
-    })?;
-    write_new(&path, &bytes).map_err(|source| WorkspaceError::Io { path, source })
+    write_json(&store.dir().join(OWNER_FILE), &owner)
 }
 
 /// The folders of the store in the repository at `git_common_dir`: one per run that has not
@@ -459,16 +425,37 @@ pub fn journals_in(git_common_dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Writes `bytes` to `path` through a new file renamed over it, owner-only and synced.
-pub(super) fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    crate::files::write_atomic(path, bytes, crate::files::WriteOptions::PRIVATE)
+/// Writes `value` as JSON to `path` through a new file renamed over it, owner-only and synced.
+fn write_json(path: &Path, value: &impl Serialize) -> Result<(), WorkspaceError> {
+    let io_error = |source| WorkspaceError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let bytes = serde_json::to_vec(value).map_err(|error| io_error(error.into()))?;
+    crate::files::write_atomic(path, &bytes, crate::files::WriteOptions::PRIVATE).map_err(io_error)
 }
 
-/// Reads a regular file of at most `limit` bytes, never through a symlink and never opening a
-/// FIFO or a device; a missing file is an error here.
-pub(super) fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    crate::files::read_regular(path, limit)?
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "not found"))
+/// Reads the JSON of `what` at `path`: a regular file of at most `limit` bytes, never read
+/// through a symlink and never a FIFO or a device; a missing file is an error here.
+fn read_json<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    limit: u64,
+    what: &str,
+) -> Result<T, WorkspaceError> {
+    let io_error = |source| WorkspaceError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let bytes = crate::files::read_regular(path, limit)
+        .map_err(io_error)?
+        .ok_or_else(|| {
+            io_error(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "not found",
+            ))
+        })?;
+    serde_json::from_slice(&bytes)
+        .map_err(|error| io_error(std::io::Error::other(format!("not {what}: {error}"))))
 }
 
 impl Workspace {
