@@ -23,28 +23,8 @@ impl Isolation {
     /// Makes the worktree; returns it with the settings for a run in it (the target and the
     /// checks' folders inside the worktree).
     pub fn enter(settings: Settings) -> Result<(Self, Settings), RunError> {
-        let repo = git2::Repository::discover(&settings.target)
-            .map_err(|source| WorkspaceError::opening(&settings.target, source))?;
-        let root = repo
-            .workdir()
-            .ok_or_else(|| WorkspaceError::Bare {
-                path: settings.target.clone(),
-            })?
-            .canonicalize()
-            .map_err(|source| WorkspaceError::Io {
-                path: settings.target.clone(),
-                source,
-            })?;
-        let head = match repo.head() {
-            Ok(head) => head.peel_to_commit().map_err(WorkspaceError::from)?,
-            Err(error) if error.code() == git2::ErrorCode::UnbornBranch => {
-                return Err(WorkspaceError::UnbornHead {
-                    path: settings.target.clone(),
-                }
-                .into());
-            }
-            Err(error) => return Err(WorkspaceError::from(error).into()),
-        };
+        let (repo, root, head) = crate::workspace::Workspace::open_repository(&settings.target)?;
+        let head = repo.find_commit(head).map_err(WorkspaceError::from)?;
         let id = crate::clock::new_run_id();
         let name = format!("refine-loop-{id}");
         let branch_name = format!("refine-loop/{id}");

@@ -118,12 +118,11 @@ impl Workspace {
         Self::open_with_store(target, state_dir, None)
     }
 
-    /// [`Workspace::open`], with the kept bytes in `store` (an earlier run's) when given.
-    fn open_with_store(
+    /// The repository whose work tree holds `target`, the work tree's root (canonical) and the
+    /// commit at HEAD; a bare repository or one without a commit is refused.
+    pub fn open_repository(
         target: &Path,
-        state_dir: &Path,
-        store: Option<SnapshotStore>,
-    ) -> Result<Self, WorkspaceError> {
+    ) -> Result<(git2::Repository, PathBuf, git2::Oid), WorkspaceError> {
         let repo = git2::Repository::discover(target)
             .map_err(|source| WorkspaceError::opening(target, source))?;
         let Some(workdir) = repo.workdir() else {
@@ -146,6 +145,16 @@ impl Workspace {
             }
             Err(error) => return Err(error.into()),
         };
+        Ok((repo, root, base))
+    }
+
+    /// [`Workspace::open`], with the kept bytes in `store` (an earlier run's) when given.
+    fn open_with_store(
+        target: &Path,
+        state_dir: &Path,
+        store: Option<SnapshotStore>,
+    ) -> Result<Self, WorkspaceError> {
+        let (repo, root, base) = Self::open_repository(target)?;
         let state_dir = std::path::absolute(state_dir).unwrap_or_else(|_| state_dir.to_path_buf());
         let excluded = state_dir
             .canonicalize()
