@@ -24,6 +24,20 @@ pub(crate) fn hex_digest(hasher: sha2::Sha256) -> String {
     hex(&hasher.finalize())
 }
 
+/// `bytes` percent-encoded as in a URL: every byte but `A-Z a-z 0-9 - . _ ~` and those in `keep`
+/// is `%XX` (upper-case hex, as RFC 3986 recommends).
+pub(crate) fn percent_encoded(bytes: &[u8], keep: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for &byte in bytes {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) || keep.contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
 /// `bytes` as lowercase hex, two digits a byte.
 pub(crate) fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";

@@ -83,7 +83,12 @@ impl RuleHelp {
                 .name("code")
                 .or_else(|| captures.get(0))
                 .map_or("", |m| m.as_str());
-            (!part.is_empty()).then(|| entry.uri.replace(PLACEHOLDER, &encode(part)))
+            (!part.is_empty()).then(|| {
+                entry.uri.replace(
+                    PLACEHOLDER,
+                    &crate::model::percent_encoded(part.as_bytes(), b""),
+                )
+            })
         })
     }
 }
@@ -149,19 +154,6 @@ fn check_template(uri: &str) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// `text` with every byte outside the unreserved set percent-encoded.
-fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -116,15 +116,7 @@ fn result<'a>(finding: &Finding<'a>, rule_index: usize, anchor: &str) -> SarifRe
 /// A relative path as a URI reference: every byte outside the unreserved set and `/` is
 /// percent-encoded (spaces, `#`, `?`, `%`, non-ASCII), so `docs/ü.md` is `docs/%C3%BC.md`.
 fn relative_uri(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for byte in path.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    crate::model::percent_encoded(path.as_bytes(), b"/")
 }
 
 #[derive(Serialize)]

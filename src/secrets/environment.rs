@@ -77,24 +77,8 @@ pub(super) fn xml_escaped(value: &[u8]) -> Option<Vec<u8>> {
 /// The value percent-encoded as in a URL (every byte but `A-Z a-z 0-9 - . _ ~`, upper-case hex),
 /// when that differs from the value: a password inside a clone URL is written this way.
 pub(super) fn url_encoded(value: &[u8]) -> Option<Vec<u8>> {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    let unreserved = |byte: u8| byte.is_ascii_alphanumeric() || b"-._~".contains(&byte);
-    if value.iter().all(|&byte| unreserved(byte)) {
-        return None;
-    }
-    let mut encoded = Vec::with_capacity(value.len() * 3);
-    for &byte in value {
-        if unreserved(byte) {
-            encoded.push(byte);
-        } else {
-            encoded.extend_from_slice(&[
-                b'%',
-                HEX[usize::from(byte >> 4)],
-                HEX[usize::from(byte & 0xF)],
-            ]);
-        }
-    }
-    Some(encoded)
+    let encoded = crate::model::percent_encoded(value, b"");
+    (encoded.as_bytes() != value).then(|| encoded.into_bytes())
 }
 
 #[cfg(test)]
