@@ -91,37 +91,13 @@ pub struct OpenOptions<'a> {
 }
 
 impl Campaign {
-    /// Opens the campaign in `state_dir` for `provenance` with this invocation's segment
-    /// `config` (`continue_` is `--continue`): canonicalizes and locks the dir, validates what is
-    /// in it, then creates, resumes or continues it. On a continuation with a changed theta,
-    /// `release` decides which cooldowns are lifted. `provenance.state_dir` is replaced by the
-    /// canonical dir and `provenance.format` by [`FORMAT`]. A refused dir is left as it was, but
-    /// for its `.lock` file, which must exist before the dir can be inspected under the lock.
-    #[cfg(test)]
-    pub fn open(
-        state_dir: &Path,
-        provenance: Provenance,
-        config: SegmentConfig,
-        continue_: bool,
-        baseline: &BaselineFacts,
-        release: &dyn Fn(&Cooldown) -> bool,
-    ) -> Result<(Campaign, Opened), CampaignError> {
-        let options = OpenOptions {
-            continue_: if continue_ {
-                Continue::Yes
-            } else {
-                Continue::No
-            },
-            baseline,
-            release,
-            repo: None,
-            limits: Limits::default(),
-        };
-        Self::open_resolving(state_dir, provenance, &options, |_| config)
-    }
-
-    /// [`Campaign::open`], with the segment configuration made by `resolve` from the stored one
-    /// (`None` for a new campaign): for `--continue`, which inherits what it does not override.
+    /// Opens the campaign in `state_dir` for `provenance`, with the segment configuration made by
+    /// `resolve` from the stored one (`None` for a new campaign; `--continue` inherits what it
+    /// does not override): canonicalizes and locks the dir, validates what is in it, then
+    /// creates, resumes or continues it. On a continuation with a changed theta,
+    /// `options.release` decides which cooldowns are lifted. `provenance.state_dir` is replaced by
+    /// the canonical dir and `provenance.format` by [`FORMAT`]. A refused dir is left as it was,
+    /// but for its `.lock` file, which must exist before the dir can be inspected under the lock.
     /// With `--continue=auto`, a corrupt or partial state (a cache may restore one) is set aside
     /// and a new segment starts instead of a refusal.
     pub fn open_resolving(
@@ -346,31 +322,9 @@ impl Campaign {
         files::append(&self.dir.join(WORKLOG_FILE), &render::worklog_entry(entry))
     }
 
-    /// The canonical state dir.
-    #[cfg(test)]
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// How the stored campaign was found to be this repository's.
     pub fn confirmed(&self) -> Option<Confirmed> {
         self.confirmed
-    }
-
-    /// The provenance stored when the campaign started.
-    #[cfg(test)]
-    pub fn provenance(&self) -> &Provenance {
-        &self.provenance
-    }
-
-    #[cfg(test)]
-    pub fn goal_path(&self) -> PathBuf {
-        self.dir.join(GOAL_FILE)
-    }
-
-    #[cfg(test)]
-    pub fn backlog_path(&self) -> PathBuf {
-        self.dir.join(BACKLOG_FILE)
     }
 
     pub fn worklog_path(&self) -> PathBuf {

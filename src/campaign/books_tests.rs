@@ -5,6 +5,51 @@ use std::os::unix::fs::{PermissionsExt, symlink};
 
 use super::*;
 
+/// What the tests open and look at.
+impl Campaign {
+    /// [`Campaign::open_resolving`] with this invocation's segment `config` (`continue_` is
+    /// `--continue`).
+    pub fn open(
+        state_dir: &Path,
+        provenance: Provenance,
+        config: SegmentConfig,
+        continue_: bool,
+        baseline: &BaselineFacts,
+        release: &dyn Fn(&Cooldown) -> bool,
+    ) -> Result<(Campaign, Opened), CampaignError> {
+        let options = OpenOptions {
+            continue_: if continue_ {
+                Continue::Yes
+            } else {
+                Continue::No
+            },
+            baseline,
+            release,
+            repo: None,
+            limits: Limits::default(),
+        };
+        Self::open_resolving(state_dir, provenance, &options, |_| config)
+    }
+
+    /// The canonical state dir.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The provenance stored when the campaign started.
+    pub fn provenance(&self) -> &Provenance {
+        &self.provenance
+    }
+
+    pub fn goal_path(&self) -> PathBuf {
+        self.dir.join(GOAL_FILE)
+    }
+
+    pub fn backlog_path(&self) -> PathBuf {
+        self.dir.join(BACKLOG_FILE)
+    }
+}
+
 fn provenance(root: &Path) -> Provenance {
     Provenance {
         identity: None,

@@ -11,6 +11,15 @@ use super::ledger::tests::{sample, tricky};
 use super::manifest::{EntryKind, FileVersion, ManifestFile};
 use super::*;
 
+impl Recorder<'_> {
+    /// Author and committer of every commit from now on (for reproducible commits); without it,
+    /// `refine-loop <refine-loop@localhost>` at the current time.
+    pub fn with_signature(mut self, signature: git2::Signature<'static>) -> Self {
+        self.signature = Some(signature);
+        self
+    }
+}
+
 const MARKER: &[u8] = b"SECRET-MARKER";
 
 /// Runs git in `dir` with no user or system configuration, asserting success; its output.

@@ -1,5 +1,5 @@
 //! The ledger of one iteration: the sections of its commit body, written for a person to read and
-//! for [`Ledger::parse`] to read back, also after `git am`.
+//! for a program to read back, also after `git am` (the tests' `Ledger::parse` does).
 //!
 //! Each section is `Label: first line`, its further lines indented by two spaces, a blank line
 //! between sections:
@@ -13,10 +13,7 @@
 //!
 //! Every line of the body then starts with a label or with white space, so nothing in a value can
 //! look like a mail header, a `---` patch separator or an mbox `From ` line. Values are stored as
-//! `git am` would leave them (see [`Ledger::normalized`]).
-
-#[cfg(test)]
-use super::DeliverError;
+//! `git am` would leave them.
 
 /// The commit body sections of one accepted iteration.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -57,19 +54,6 @@ impl Ledger {
         ]
     }
 
-    #[cfg(test)]
-    fn values_mut(&mut self) -> [&mut String; 7] {
-        [
-            &mut self.thesis,
-            &mut self.outcome,
-            &mut self.test_evidence,
-            &mut self.what_landed,
-            &mut self.notes,
-            &mut self.next_backlog,
-            &mut self.stop_condition_state,
-        ]
-    }
-
     /// The commit body: every section in order, each ending in a newline.
     pub fn to_body(&self) -> String {
         let mut body = String::new();
@@ -100,71 +84,6 @@ impl Ledger {
         }
         body
     }
-
-    /// The ledger as a commit message keeps it: trailing white space cut from every line, blank
-    /// lines cut at both ends of a value and runs of them made one (what `git am` does to a
-    /// message). `parse(to_body())` gives this back.
-    #[cfg(test)]
-    pub fn normalized(&self) -> Self {
-        let mut normal = self.clone();
-        for value in normal.values_mut() {
-            *value = normalized_lines(value).join("\n");
-        }
-        normal
-    }
-
-    /// Reads the sections back from a commit message (or a body). Lines before the first section
-    /// (the subject) and lines at the margin that start no section (trailers such as
-    /// `Signed-off-by:`) are ignored. Every section must be there, once.
-    #[cfg(test)]
-    pub fn parse(message: &str) -> Result<Self, DeliverError> {
-        let mut found: [Option<Vec<&str>>; 7] = Default::default();
-        let mut current: Option<usize> = None;
-        for line in message.lines() {
-            if let Some((index, first)) = section_start(line) {
-                if found[index].is_some() {
-                    return Err(DeliverError::LedgerSectionRepeated {
-                        section: LABELS[index],
-                    });
-                }
-                found[index] = Some(vec![first]);
-                current = Some(index);
-                continue;
-            }
-            let Some(lines) = current.and_then(|index| found[index].as_mut()) else {
-                continue;
-            };
-            if line.trim().is_empty() {
-                lines.push("");
-            } else if line.starts_with([' ', '\t']) {
-                lines.push(
-                    line.strip_prefix(INDENT)
-                        .or_else(|| line.strip_prefix([' ', '\t']))
-                        .unwrap_or(line),
-                );
-            } else {
-                current = None;
-            }
-        }
-        let mut ledger = Self::default();
-        for ((label, value), lines) in LABELS.iter().zip(ledger.values_mut()).zip(found) {
-            let mut lines = lines.ok_or(DeliverError::LedgerSectionMissing { section: label })?;
-            while lines.last().is_some_and(|line| line.trim().is_empty()) {
-                lines.pop();
-            }
-            *value = lines.join("\n");
-        }
-        Ok(ledger)
-    }
-}
-
-/// `Label: rest` for one of the labels: its index and the rest (one separating space removed).
-#[cfg(test)]
-fn section_start(line: &str) -> Option<(usize, &str)> {
-    LABELS.iter().enumerate().find_map(|(index, label)| {
-        let rest = line.strip_prefix(label)?.strip_prefix(':')?;
-        Some((index, rest.strip_prefix(' ').unwrap_or(rest)))
-    })
 }
 
 /// The lines of `value` with trailing white space cut, no blank line at either end and no two
@@ -188,6 +107,89 @@ fn normalized_lines(value: &str) -> Vec<&str> {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+
+    /// Why a message is not a ledger.
+    #[derive(Debug, PartialEq, Eq)]
+    pub(in crate::deliver) enum ParseError {
+        Missing(&'static str),
+        Repeated(&'static str),
+    }
+
+    /// The reader of what [`Ledger::to_body`] writes: the tests' proof that a ledger reads back
+    /// from its commit, also after `git am`.
+    impl Ledger {
+        fn values_mut(&mut self) -> [&mut String; 7] {
+            [
+                &mut self.thesis,
+                &mut self.outcome,
+                &mut self.test_evidence,
+                &mut self.what_landed,
+                &mut self.notes,
+                &mut self.next_backlog,
+                &mut self.stop_condition_state,
+            ]
+        }
+
+        /// The ledger as a commit message keeps it: trailing white space cut from every line, blank
+        /// lines cut at both ends of a value and runs of them made one (what `git am` does to a
+        /// message). `parse(to_body())` gives this back.
+        pub(in crate::deliver) fn normalized(&self) -> Self {
+            let mut normal = self.clone();
+            for value in normal.values_mut() {
+                *value = normalized_lines(value).join("\n");
+            }
+            normal
+        }
+
+        /// Reads the sections back from a commit message (or a body). Lines before the first section
+        /// (the subject) and lines at the margin that start no section (trailers such as
+        /// `Signed-off-by:`) are ignored. Every section must be there, once.
+        pub(in crate::deliver) fn parse(message: &str) -> Result<Self, ParseError> {
+            let mut found: [Option<Vec<&str>>; 7] = Default::default();
+            let mut current: Option<usize> = None;
+            for line in message.lines() {
+                if let Some((index, first)) = section_start(line) {
+                    if found[index].is_some() {
+                        return Err(ParseError::Repeated(LABELS[index]));
+                    }
+                    found[index] = Some(vec![first]);
+                    current = Some(index);
+                    continue;
+                }
+                let Some(lines) = current.and_then(|index| found[index].as_mut()) else {
+                    continue;
+                };
+                if line.trim().is_empty() {
+                    lines.push("");
+                } else if line.starts_with([' ', '\t']) {
+                    lines.push(
+                        line.strip_prefix(INDENT)
+                            .or_else(|| line.strip_prefix([' ', '\t']))
+                            .unwrap_or(line),
+                    );
+                } else {
+                    current = None;
+                }
+            }
+            let mut ledger = Self::default();
+            for ((label, value), lines) in LABELS.iter().zip(ledger.values_mut()).zip(found) {
+                let mut lines = lines.ok_or(ParseError::Missing(label))?;
+                while lines.last().is_some_and(|line| line.trim().is_empty()) {
+                    lines.pop();
+                }
+                *value = lines.join("\n");
+            }
+            Ok(ledger)
+        }
+    }
+
+    /// `Label: rest` for one of the labels: its index and the rest (one separating space removed).
+    fn section_start(line: &str) -> Option<(usize, &str)> {
+        LABELS.iter().enumerate().find_map(|(index, label)| {
+            let rest = line.strip_prefix(label)?.strip_prefix(':')?;
+            Some((index, rest.strip_prefix(' ').unwrap_or(rest)))
+        })
+    }
 
     /// A plain ledger, its values already normal.
     pub(in crate::deliver) fn sample(cycle: u32) -> Ledger {
@@ -269,12 +271,12 @@ pub(super) mod tests {
         let missing = body.replace("Notes:", "Remarks:");
         assert!(matches!(
             Ledger::parse(&missing),
-            Err(DeliverError::LedgerSectionMissing { section: "Notes" })
+            Err(ParseError::Missing("Notes"))
         ));
         let repeated = format!("{body}\nOutcome: again\n");
         assert!(matches!(
             Ledger::parse(&repeated),
-            Err(DeliverError::LedgerSectionRepeated { section: "Outcome" })
+            Err(ParseError::Repeated("Outcome"))
         ));
     }
 }

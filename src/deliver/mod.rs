@@ -59,12 +59,6 @@ pub enum DeliverError {
     NothingToRecord { cycle: u32 },
     #[error("commit {commit}: its message is not UTF-8")]
     MessageNotUtf8 { commit: git2::Oid },
-    #[cfg(test)]
-    #[error("commit message: the section {section:?} is missing")]
-    LedgerSectionMissing { section: &'static str },
-    #[cfg(test)]
-    #[error("commit message: the section {section:?} appears twice")]
-    LedgerSectionRepeated { section: &'static str },
     #[error(
         "{}: not written: the secret scan reported {} finding(s): {}",
         path.display(),
@@ -170,14 +164,6 @@ impl<'repo> Recorder<'repo> {
             signature: None,
             iterations: Vec::new(),
         })
-    }
-
-    /// Author and committer of every commit from now on (for reproducible commits); without it,
-    /// `refine-loop <refine-loop@localhost>` at the current time.
-    #[cfg(test)]
-    pub fn with_signature(mut self, signature: git2::Signature<'static>) -> Self {
-        self.signature = Some(signature);
-        self
     }
 
     /// `refs/refine-loop/<run-id>`.

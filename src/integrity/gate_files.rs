@@ -137,15 +137,6 @@ impl GateFiles {
             None
         }
     }
-
-    /// The gate's files are `paths`, each named by a command (for tests).
-    #[cfg(test)]
-    pub fn of_paths(paths: &[String]) -> Self {
-        Self {
-            named: paths.iter().cloned().collect(),
-            ..Self::default()
-        }
-    }
 }
 
 /// How many levels of `source` and `include` are followed.
@@ -464,6 +455,16 @@ fn normal(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl GateFiles {
+        /// The gate's files are `paths`, each named by a command.
+        pub fn of_paths(paths: &[String]) -> Self {
+            Self {
+                named: paths.iter().cloned().collect(),
+                ..Self::default()
+            }
+        }
+    }
 
     #[test]
     fn the_files_a_command_runs_or_reads_its_rules_from() {

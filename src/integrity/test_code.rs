@@ -533,11 +533,6 @@ fn statement_at(text: &[u8], start: usize) -> &[u8] {
 
 /// An assertion without its layout: no spaces, brackets or commas, one kind of quote, no
 /// trailing `;`. A formatter's rewrapping or requoting keeps it.
-#[cfg(test)]
-fn skeleton(statement: &[u8]) -> String {
-    String::from_utf8_lossy(&skeleton_bytes(statement).collect::<Vec<u8>>()).into_owned()
-}
-
 fn skeleton_bytes(statement: &[u8]) -> impl Iterator<Item = u8> + '_ {
     statement
         .iter()
@@ -686,6 +681,12 @@ pub fn runner_totals(before: &[CheckRecord], after: &[CheckRecord]) -> Vec<Move>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An assertion without its layout: no spaces, brackets or commas, one kind of quote, no
+    /// trailing `;`. A formatter's rewrapping or requoting keeps it.
+    fn skeleton(statement: &[u8]) -> String {
+        String::from_utf8_lossy(&skeleton_bytes(statement).collect::<Vec<u8>>()).into_owned()
+    }
 
     #[test]
     fn statements_run_while_brackets_are_open() {

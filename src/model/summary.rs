@@ -176,20 +176,24 @@ pub struct ExpectedCount {
 }
 
 #[cfg(test)]
-impl GateSummary {
-    /// A summary of `cycle` whose categories have these failure counts (for tests).
-    pub fn with_failures(cycle: u32, categories: &[(&str, u64)]) -> Self {
-        let categories: BTreeMap<String, CategorySummary> = categories
-            .iter()
-            .map(|&(name, failures)| {
-                let summary = CategorySummary {
-                    passed: failures == 0,
-                    failures,
-                    ..CategorySummary::default()
-                };
-                (name.to_string(), summary)
-            })
-            .collect();
-        Self::of_categories(cycle, categories)
+mod tests {
+    use super::*;
+
+    impl GateSummary {
+        /// A summary of `cycle` whose categories have these failure counts (for tests).
+        pub fn with_failures(cycle: u32, categories: &[(&str, u64)]) -> Self {
+            let categories: BTreeMap<String, CategorySummary> = categories
+                .iter()
+                .map(|&(name, failures)| {
+                    let summary = CategorySummary {
+                        passed: failures == 0,
+                        failures,
+                        ..CategorySummary::default()
+                    };
+                    (name.to_string(), summary)
+                })
+                .collect();
+            Self::of_categories(cycle, categories)
+        }
     }
 }

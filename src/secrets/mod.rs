@@ -140,18 +140,6 @@ impl Redactor {
         )
     }
 
-    /// A redactor for the given variables (name, value), as if they were the environment.
-    #[cfg(test)]
-    pub fn new(
-        environment: impl IntoIterator<Item = (String, String)>,
-    ) -> Result<Self, SecretsError> {
-        Self::from_variables(
-            environment
-                .into_iter()
-                .map(|(name, value)| (name, value.into_bytes())),
-        )
-    }
-
     fn from_variables(
         environment: impl IntoIterator<Item = (String, Vec<u8>)>,
     ) -> Result<Self, SecretsError> {

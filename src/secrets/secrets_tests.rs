@@ -1,5 +1,18 @@
 use super::*;
 
+impl Redactor {
+    /// A redactor for the given variables (name, value), as if they were the environment.
+    pub fn new(
+        environment: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Self, SecretsError> {
+        Self::from_variables(
+            environment
+                .into_iter()
+                .map(|(name, value)| (name, value.into_bytes())),
+        )
+    }
+}
+
 fn redactor(environment: &[(&str, &str)]) -> Redactor {
     Redactor::new(
         environment

@@ -142,7 +142,7 @@ pub struct BaselineFacts {
     pub baseline_checks: Vec<String>,
 }
 
-/// What [`Campaign::open`] found and did.
+/// What [`Campaign::open_resolving`] found and did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Opened {
     /// No state: all three files created.
