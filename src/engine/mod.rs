@@ -368,30 +368,17 @@ impl<'a> Engine<'a> {
         cycle: CycleNumber,
         changes: &[crate::workspace::Change],
     ) -> Result<verify::Verified, RunError> {
-        let seal = self.workspace.seal()?;
-        let started = Instant::now();
+        let (run, incidents) = self.gate(cycle, contain::GateOn::Change)?;
         // The files the changes touched, as findings name them.
         let touched = verify::target_relative(
             self.workspace.root(),
             &self.settings.target,
             changes.iter().map(|change| &change.path),
         );
-        let verified = verify::verify(
-            self.settings,
-            &self.flaky,
-            cycle.index,
-            self.cancel,
-            &self.kept,
-            &|file| touched.contains(file.trim_start_matches("./")),
-            Some(&*self.workspace),
-        );
-        self.gate_time += started.elapsed();
-        let run = verified.as_ref().ok().map(|verified| &verified.run);
-        let on = contain::GateOn::Change;
-        let incidents = self.after_gate_run(&seal, run, cycle.index, on);
-        let mut verified = verified?;
-        verified.incidents = incidents?;
-        self.cancelled |= verified.run.cancelled;
+        let mut verified = verify::judged(self.settings, &self.kept, run, &|file| {
+            touched.contains(file.trim_start_matches("./"))
+        });
+        verified.incidents = incidents;
         let mode = self.settings.run.integrity;
         if mode != crate::integrity::Mode::Off && !verified.run.cancelled {
             let started = Instant::now();
@@ -413,6 +400,16 @@ impl<'a> Engine<'a> {
 
     /// The gate for `cycle`, for the record only.
     fn measure(&mut self, cycle: CycleNumber) -> Result<GateRun, RunError> {
+        Ok(self.gate(cycle, contain::GateOn::Kept)?.0)
+    }
+
+    /// Runs the gate for `cycle` inside the seal, and counts its time; what it changed that it
+    /// must not is put back (see [`contain::after_gate_run`]) and returned.
+    fn gate(
+        &mut self,
+        cycle: CycleNumber,
+        on: contain::GateOn,
+    ) -> Result<(GateRun, Vec<crate::workspace::Incident>), RunError> {
         let seal = self.workspace.seal()?;
         let started = Instant::now();
         let run = verify::measure(
@@ -423,31 +420,19 @@ impl<'a> Engine<'a> {
             Some(&*self.workspace),
         );
         self.gate_time += started.elapsed();
-        let settled =
-            self.after_gate_run(&seal, run.as_ref().ok(), cycle.index, contain::GateOn::Kept);
-        let run = run?;
-        settled?;
-        self.cancelled |= run.cancelled;
-        Ok(run)
-    }
-
-    /// See [`contain::after_gate_run`].
-    fn after_gate_run(
-        &mut self,
-        seal: &crate::workspace::Seal,
-        run: Option<&GateRun>,
-        cycle: u32,
-        on: contain::GateOn,
-    ) -> Result<Vec<crate::workspace::Incident>, RunError> {
-        contain::after_gate_run(
+        let incidents = contain::after_gate_run(
             self.workspace,
             &mut self.notes,
             self.settings,
-            seal,
-            run,
-            cycle,
+            &seal,
+            run.as_ref().ok(),
+            cycle.index,
             on,
-        )
+        );
+        let run = run?;
+        let incidents = incidents?;
+        self.cancelled |= run.cancelled;
+        Ok((run, incidents))
     }
 
     /// The gate may have written files: the next delegate starts from what is there.

@@ -34,18 +34,14 @@ impl Verified {
     }
 }
 
-/// Runs the gate against the changes made since `kept`; `changed` says whether a file (relative
-/// to the target) is one they touched.
-pub fn verify(
+/// What the accept rule says of `run`, the gate after the changes made since `kept`; `changed`
+/// says whether a file (relative to the target) is one they touched.
+pub fn judged(
     settings: &Settings,
-    flaky: &Flaky,
-    cycle: u32,
-    cancel: &Cancel,
     kept: &Kept,
+    run: gate::GateRun,
     changed: &dyn Fn(&str) -> bool,
-    tracked: Option<&dyn gate::TrackedList>,
-) -> Result<Verified, RunError> {
-    let run = measure(settings, flaky, cycle, cancel, tracked)?;
+) -> Verified {
     let (findings, checks) = diagnostics_of(&run);
     let verdict = judge(
         settings.run.accept,
@@ -61,13 +57,13 @@ pub fn verify(
         },
         changed,
     );
-    Ok(Verified {
+    Verified {
         run,
         reasons: verdict.reasons,
         unmasked: verdict.unmasked,
         incidents: Vec::new(),
         integrity: Vec::new(),
-    })
+    }
 }
 
 /// Runs the gate for `cycle` and writes its summary.
