@@ -81,12 +81,9 @@ fn path_text(path: &Path) -> String {
     one_line(&path.to_string_lossy())
 }
 
-pub(super) fn goal(
-    provenance: &Provenance,
-    config: &SegmentConfig,
-    baseline: &BaselineFacts,
-) -> String {
-    let values = [
+/// The values the goal and the worklog's header both start with: where and when.
+fn origin(provenance: &Provenance, baseline: &BaselineFacts) -> Vec<(&'static str, String)> {
+    vec![
         ("preset", one_line(&provenance.preset)),
         ("target", path_text(&provenance.target)),
         ("state_dir", path_text(&provenance.state_dir)),
@@ -96,6 +93,16 @@ pub(super) fn goal(
         ),
         ("git_common_dir", path_text(&provenance.git_common_dir)),
         ("date", one_line(&baseline.date)),
+    ]
+}
+
+pub(super) fn goal(
+    provenance: &Provenance,
+    config: &SegmentConfig,
+    baseline: &BaselineFacts,
+) -> String {
+    let mut values = origin(provenance, baseline);
+    values.extend([
         ("baseline_revision", one_line(&baseline.baseline_revision)),
         (
             "protected_dirty_paths",
@@ -105,23 +112,24 @@ pub(super) fn goal(
         ("theta", one_line(&config.theta)),
         ("focus", focus(config)),
         ("intent", quoted(&config.intent)),
-    ];
+    ]);
     render(GOAL_TEMPLATE, &values)
 }
 
 pub(super) fn worklog_header(provenance: &Provenance, baseline: &BaselineFacts) -> String {
-    let values = [
-        ("preset", one_line(&provenance.preset)),
-        ("target", path_text(&provenance.target)),
-        ("state_dir", path_text(&provenance.state_dir)),
-        (
-            "canonical_repository_root",
-            path_text(&provenance.repository_root),
-        ),
-        ("git_common_dir", path_text(&provenance.git_common_dir)),
-        ("date", one_line(&baseline.date)),
-    ];
-    render(WORKLOG_TEMPLATE, &values)
+    render(WORKLOG_TEMPLATE, &origin(provenance, baseline))
+}
+
+/// A line for each cooldown a continuation released.
+fn released_lines(text: &mut String, released: &[(String, String)]) {
+    for (family, reason) in released {
+        let _ = writeln!(
+            text,
+            "- Cooldown released: `{}`: {}",
+            one_line(family),
+            one_line(reason)
+        );
+    }
 }
 
 fn render(template: &str, values: &[(&str, String)]) -> String {
@@ -145,14 +153,7 @@ pub(super) fn goal_segment(
         one_line(&config.theta),
         focus(config),
     );
-    for (family, reason) in released {
-        let _ = writeln!(
-            text,
-            "- Cooldown released: `{}`: {}",
-            one_line(family),
-            one_line(reason)
-        );
-    }
+    released_lines(&mut text, released);
     text.push_str("- Intent:\n\n");
     text.push_str(&quoted(&config.intent));
     text.push('\n');
@@ -191,14 +192,7 @@ pub(super) fn open_entry(
             focus(config)
         );
     }
-    for (family, reason) in released {
-        let _ = writeln!(
-            text,
-            "- Cooldown released: `{}`: {}",
-            one_line(family),
-            one_line(reason)
-        );
-    }
+    released_lines(&mut text, released);
     text
 }
 
