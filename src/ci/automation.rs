@@ -25,14 +25,7 @@ const MAX_PART_CHARS: usize = 64;
 
 /// The id for this process's environment and `shard`.
 pub fn automation_id(shard: Option<Shard>) -> String {
-    automation_id_from(
-        |name| {
-            std::env::var(name)
-                .ok()
-                .filter(|value| !value.trim().is_empty())
-        },
-        shard,
-    )
+    automation_id_from(|name| std::env::var(name).ok(), shard)
 }
 
 /// The id for the environment `lookup` reads (a variable's name to its value; unset or empty is
@@ -100,23 +93,22 @@ fn matrix_parts(matrix: &str) -> Vec<String> {
 /// of others is one `-`, none at either end; cut to [`MAX_PART_CHARS`] (with a hash of the
 /// whole); a hash alone when nothing is left, `_` for nothing at all.
 fn readable(text: &str) -> String {
-    let (safe, _) = sanitize(text);
-    if text.is_empty() {
-        "_".to_string()
-    } else if safe.is_empty() || safe.chars().count() > MAX_PART_CHARS {
-        with_hash(&safe, text)
-    } else {
-        safe
-    }
+    part(text, false)
 }
 
 /// Like [`readable`], with a hash of `text` added whenever a character had to be replaced, so
 /// that two values that differ only there (`a b`, `a/b`) never make the same part.
 fn distinct(text: &str) -> String {
+    part(text, true)
+}
+
+/// [`readable`], or [`distinct`] when `hash_changes`.
+fn part(text: &str, hash_changes: bool) -> String {
     let (safe, changed) = sanitize(text);
     if text.is_empty() {
         "_".to_string()
-    } else if changed || safe.is_empty() || safe.chars().count() > MAX_PART_CHARS {
+    } else if (hash_changes && changed) || safe.is_empty() || safe.chars().count() > MAX_PART_CHARS
+    {
         with_hash(&safe, text)
     } else {
         safe
