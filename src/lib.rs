@@ -15,6 +15,7 @@ pub mod config;
 pub(crate) mod confine;
 pub(crate) mod delegate;
 pub(crate) mod deliver;
+pub(crate) mod encoding;
 pub(crate) mod engine;
 pub mod exit_code;
 pub(crate) mod files;

@@ -271,7 +271,7 @@ fn file_digest(path: &Path) -> Option<String> {
 pub fn digest(bytes: &[u8]) -> String {
     let mut hasher = sha2::Sha256::new();
     hasher.update(bytes);
-    crate::model::hex_digest(hasher)
+    crate::encoding::hex_digest(hasher)
 }
 
 #[cfg(test)]

@@ -137,7 +137,7 @@ fn sanitize(text: &str) -> (String, bool) {
 
 /// `safe` cut to leave room, then `-` and the first 8 hex digits of the sha256 of `original`.
 fn with_hash(safe: &str, original: &str) -> String {
-    let hash = crate::model::hex_digest(Sha256::new_with_prefix(original.as_bytes()));
+    let hash = crate::encoding::hex_digest(Sha256::new_with_prefix(original.as_bytes()));
     let kept: String = safe.chars().take(MAX_PART_CHARS - 9).collect();
     let kept = kept.trim_end_matches('-');
     if kept.is_empty() {
@@ -162,7 +162,7 @@ mod tests {
     }
 
     fn hash8(text: &str) -> String {
-        crate::model::hex_digest(Sha256::new_with_prefix(text.as_bytes()))[..8].to_string()
+        crate::encoding::hex_digest(Sha256::new_with_prefix(text.as_bytes()))[..8].to_string()
     }
 
     #[test]

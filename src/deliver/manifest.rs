@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{DeliverError, Recorder, git};
-use crate::model::hex_digest;
+use crate::encoding::hex_digest;
 use crate::state::format::MANIFEST as FORMAT_VERSION;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -146,7 +146,7 @@ pub(super) fn changed_files(
             path: String::from_utf8_lossy(&path).into_owned(),
             path_bytes_hex: std::str::from_utf8(&path)
                 .is_err()
-                .then(|| crate::model::hex(&path)),
+                .then(|| crate::encoding::hex(&path)),
             before,
             after,
         })

@@ -10,7 +10,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use super::{DeliverError, PathChange, git};
-use crate::model::hex_digest;
+use crate::encoding::hex_digest;
 use crate::workspace::{PathState, SnapshotStore};
 
 /// What happens to one path of the tree.

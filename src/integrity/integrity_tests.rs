@@ -56,7 +56,7 @@ fn fixtures() -> PathBuf {
 }
 
 fn sha(bytes: &[u8]) -> String {
-    crate::model::hex_digest(Sha256::new_with_prefix(bytes))
+    crate::encoding::hex_digest(Sha256::new_with_prefix(bytes))
 }
 
 /// The files below `dir`, relative to it, `/`-separated.

@@ -118,7 +118,7 @@ impl Diagnostic {
         }
         hasher.update(&normalized);
         hasher.update([0u8]);
-        super::hex_digest(hasher)
+        crate::encoding::hex_digest(hasher)
     }
 }
 

@@ -88,7 +88,7 @@ impl GateSummary {
             }
             hasher.update([1u8]);
         }
-        super::hex_digest(hasher)
+        crate::encoding::hex_digest(hasher)
     }
 }
 

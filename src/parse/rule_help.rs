@@ -86,7 +86,7 @@ impl RuleHelp {
             (!part.is_empty()).then(|| {
                 entry.uri.replace(
                     PLACEHOLDER,
-                    &crate::model::percent_encoded(part.as_bytes(), b""),
+                    &crate::encoding::percent_encoded(part.as_bytes(), b""),
                 )
             })
         })

@@ -262,7 +262,7 @@ fn unique_fingerprint(seen: &mut Seen, check: &CheckRecord, diagnostic: &Diagnos
         hasher.update(base.as_bytes());
         hasher.update([0u8]);
         hasher.update((*occurrence).to_le_bytes());
-        candidate = crate::model::hex_digest(hasher);
+        candidate = crate::encoding::hex_digest(hasher);
     }
     if *occurrence == 0 {
         *occurrence = 1;

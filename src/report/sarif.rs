@@ -116,7 +116,7 @@ fn result<'a>(finding: &Finding<'a>, rule_index: usize, anchor: &str) -> SarifRe
 /// A relative path as a URI reference: every byte outside the unreserved set and `/` is
 /// percent-encoded (spaces, `#`, `?`, `%`, non-ASCII), so `docs/ü.md` is `docs/%C3%BC.md`.
 fn relative_uri(path: &str) -> String {
-    crate::model::percent_encoded(path.as_bytes(), b"/")
+    crate::encoding::percent_encoded(path.as_bytes(), b"/")
 }
 
 #[derive(Serialize)]

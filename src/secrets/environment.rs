@@ -77,7 +77,7 @@ pub(super) fn xml_escaped(value: &[u8]) -> Option<Vec<u8>> {
 /// The value percent-encoded as in a URL (every byte but `A-Z a-z 0-9 - . _ ~`, upper-case hex),
 /// when that differs from the value: a password inside a clone URL is written this way.
 pub(super) fn url_encoded(value: &[u8]) -> Option<Vec<u8>> {
-    let encoded = crate::model::percent_encoded(value, b"");
+    let encoded = crate::encoding::percent_encoded(value, b"");
     (encoded.as_bytes() != value).then(|| encoded.into_bytes())
 }
 

@@ -94,7 +94,7 @@ impl PathState {
         match self {
             Self::Absent => "absent".into(),
             Self::File { sha256, mode } => format!("file:{sha256}:{mode:o}"),
-            Self::Symlink { target } => format!("link:{}", crate::model::hex(target)),
+            Self::Symlink { target } => format!("link:{}", crate::encoding::hex(target)),
             Self::Directory => "folder".into(),
             Self::Special { kind } => format!("special:{}", kind.name()),
         }

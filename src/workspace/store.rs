@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::model::hex_digest as hex;
+use crate::encoding::hex_digest as hex;
 
 #[derive(Debug, Clone)]
 pub struct SnapshotStore {

@@ -99,7 +99,7 @@ fn random_delimiter() -> String {
         );
         bytes.copy_from_slice(&hasher.finalize()[..16]);
     }
-    format!("refine_loop_eof_{}", crate::model::hex(&bytes))
+    format!("refine_loop_eof_{}", crate::encoding::hex(&bytes))
 }
 
 #[cfg(test)]
