@@ -70,11 +70,13 @@ impl Decision {
                 state: ConfinementState::Off,
                 abi: None,
                 missing: Vec::new(),
+                whole_tree: false,
             },
             Self::Unavailable => ConfinementNote {
                 state: ConfinementState::Unavailable,
                 abi: None,
                 missing: Vec::new(),
+                whole_tree: false,
             },
             Self::Confine { abi, missing } => ConfinementNote {
                 state: if missing.is_empty() {
@@ -84,6 +86,7 @@ impl Decision {
                 },
                 abi: Some(*abi),
                 missing: missing.iter().map(|m| m.to_string()).collect(),
+                whole_tree: false,
             },
         }
     }

@@ -1,7 +1,9 @@
 //! The Landlock side: the kernel's ABI, and a ruleset built from the grants that a fresh thread
 //! takes on before it starts the delegate. Landlock restricts the calling thread, and every
 //! process it starts inherits the restriction and can never shed it; the loop's own threads stay
-//! free. So no code runs between fork and exec, and every path is opened before.
+//! free. So no code runs between fork and exec, and every path is opened before. When the
+//! delegate gets a mount namespace, the same thread makes it and its binds first (Landlock
+//! forbids mounting afterwards).
 
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
@@ -9,10 +11,16 @@ use std::process::{Child, Command};
 
 use landlock::{
     ABI, AccessFs, BitFlags, LandlockStatus, PathBeneath, Ruleset, RulesetAttr, RulesetCreated,
-    RulesetCreatedAttr, RulesetStatus,
+    RulesetCreatedAttr, RulesetStatus, Scope,
 };
+use nix::libc;
 
+use super::namespace::MountPlan;
 use super::walls::Grant;
+
+/// The first ABI that scopes signals: a delegate cannot signal a process outside its domain
+/// (the loop, the gate, the user's shell).
+const SIGNAL_SCOPE: u32 = 6;
 
 /// The newest ABI whose write rights the loop asks for (`ioctl_dev` came with 5; later ones add
 /// no write right).
@@ -55,22 +63,32 @@ pub fn kernel_abi() -> Option<u32> {
     probe.join().ok().flatten()
 }
 
-/// A ruleset ready to be taken on by the thread that starts one delegate.
+/// A ruleset ready to be taken on by one delegate, and the binds of its mount namespace.
 #[derive(Debug)]
 pub struct Prepared {
     ruleset: RulesetCreated,
     /// Every right the loop asks for is in the kernel.
     full: bool,
+    mount: Option<MountPlan>,
 }
 
 impl Prepared {
     /// Opens every granted path (without following a link at its end) and adds its rule. A path
     /// that is gone, or changed kind since it was planned, is left out: fewer rights, never more.
-    pub fn new(grants: &[Grant], full: bool) -> io::Result<Self> {
+    /// From ABI 6 on, the delegate's signals stay within its own processes.
+    pub fn new(
+        grants: &[Grant],
+        full: bool,
+        abi: u32,
+        mount: Option<MountPlan>,
+    ) -> io::Result<Self> {
         let mut ruleset = Ruleset::default()
             .handle_access(handled())
-            .and_then(Ruleset::create)
             .map_err(io::Error::other)?;
+        if abi >= SIGNAL_SCOPE {
+            ruleset = ruleset.scope(Scope::Signal).map_err(io::Error::other)?;
+        }
+        let mut ruleset = ruleset.create().map_err(io::Error::other)?;
         for grant in grants {
             let (path, folder) = match grant {
                 Grant::Beneath(path) => (path, true),
@@ -78,7 +96,7 @@ impl Prepared {
             };
             let Ok(opened) = std::fs::OpenOptions::new()
                 .read(true)
-                .custom_flags(nix::libc::O_PATH | nix::libc::O_NOFOLLOW)
+                .custom_flags(libc::O_PATH | libc::O_NOFOLLOW)
                 .open(path)
             else {
                 continue;
@@ -97,16 +115,28 @@ impl Prepared {
                 .add_rule(PathBeneath::new(opened, rights))
                 .map_err(io::Error::other)?;
         }
-        Ok(Self { ruleset, full })
+        Ok(Self {
+            ruleset,
+            full,
+            mount,
+        })
     }
 
-    /// Starts `command` from a fresh thread that takes the ruleset on first; refuses to start it
-    /// when the kernel enforced less than it was found able to.
+    /// Starts `command` from a fresh thread that makes the mount namespace when there is a plan
+    /// for one, then takes the ruleset on; refuses to start it when the kernel enforced less
+    /// than it was found able to.
     pub fn spawn(self, command: &mut Command) -> io::Result<Child> {
-        let Self { ruleset, full } = self;
+        let Self {
+            ruleset,
+            full,
+            mount,
+        } = self;
         std::thread::scope(|scope| {
             scope
                 .spawn(move || {
+                    if let Some(mount) = &mount {
+                        mount.enter()?;
+                    }
                     let status = ruleset.restrict_self().map_err(io::Error::other)?;
                     let enforced = match status.ruleset {
                         RulesetStatus::FullyEnforced => true,

@@ -28,6 +28,8 @@ fn a_confined_command_writes_only_where_it_is_granted() {
             Grant::File("/dev/null".into()),
         ],
         full,
+        abi(),
+        None,
     )
     .unwrap();
     let script = "echo in > \"$ALLOWED/new.txt\" && echo ok; \

@@ -1,10 +1,14 @@
 //! Kernel confinement of command delegates (Landlock): a delegate, and every process it starts,
-//! may write only beneath the work tree's entries, its own temp folder, the temp folder and the
-//! caches the config lists; never `.git`, the state dir, the loop's store, or anything else. The
-//! gate is not confined; an http delegate is no process (the loop applies its diff).
+//! may write only in the work tree, its own temp folder, the temp folder and the caches the
+//! config lists; never `.git`, the state dir, the loop's store, or anything else; and it cannot
+//! signal a process outside its own (Landlock ABI 6). Where a mount namespace can be made (the
+//! loop runs as root), the sealed folders are read-only binds in it and the whole tree is
+//! writable, its top included; elsewhere the tree's top entries are granted one by one. The gate is not confined; an http
+//! delegate is no process (the loop applies its diff).
 
 mod decide;
 mod kernel;
+pub mod namespace;
 mod walls;
 
 use std::path::{Path, PathBuf};
@@ -31,14 +35,18 @@ const DEVICE_FOLDERS: &[&str] = &["/dev/shm", "/dev/pts"];
 pub struct Confiner {
     /// Every right the loop asks for is in the kernel.
     full: bool,
+    abi: u32,
+    /// Each delegate gets a mount namespace that binds the sealed folders read-only.
+    bound: bool,
     walls: Walls,
 }
 
 impl Confiner {
     /// Confines as `decision` says (`None` when it does not confine), within `walls` (the work
-    /// tree, the caches and temp folder; what is sealed and fenced).
-    pub fn new(decision: &Decision, mut walls: Walls) -> Option<Self> {
-        let Decision::Confine { missing, .. } = decision else {
+    /// tree, the caches and temp folder; what is sealed and fenced), sealing in a mount
+    /// namespace when `bound` (see [`namespace::probe`]).
+    pub fn new(decision: &Decision, mut walls: Walls, bound: bool) -> Option<Self> {
+        let Decision::Confine { missing, abi } = decision else {
             return None;
         };
         walls
@@ -47,6 +55,8 @@ impl Confiner {
         walls.files.extend(DEVICES.iter().map(PathBuf::from));
         Some(Self {
             full: missing.is_empty(),
+            abi: *abi,
+            bound,
             walls,
         })
     }
@@ -57,7 +67,10 @@ impl Confiner {
         let mut walls = self.walls.clone();
         walls.files.extend(files.iter().map(|f| f.to_path_buf()));
         walls.writable.push(temp.to_path_buf());
-        Prepared::new(&plan(&walls), self.full)
+        let mount = self
+            .bound
+            .then(|| namespace::MountPlan::new(&walls.sealed, &walls.files));
+        Prepared::new(&plan(&walls, self.bound), self.full, self.abi, mount)
     }
 }
 

@@ -1,7 +1,9 @@
 //! Where a confined delegate may write, as a list of grants. Landlock only allows, and what it
-//! allows on a folder holds for everything beneath it; so a folder that holds a sealed path (the
-//! work tree holds `.git`) is never granted itself: each of its entries is, but the sealed one,
-//! a folder beneath, an existing file in place (write and truncate, no create, remove or rename).
+//! allows on a folder holds for everything beneath it. When the delegate's mount namespace binds
+//! the sealed paths read-only (see [`super::namespace`]), the work tree is granted whole, its top
+//! included. Without one, a folder that holds a sealed path (the work tree holds `.git`) is never
+//! granted itself: each of its entries is, but the sealed one, a folder beneath, an existing file
+//! in place (write and truncate, no create, remove or rename).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -30,9 +32,10 @@ pub enum Grant {
     File(PathBuf),
 }
 
-/// The grants for `walls`. Paths are resolved first (a link never widens a grant); what does
+/// The grants for `walls`; `bound` says the sealed paths are read-only binds, so a folder that
+/// holds one is granted whole. Paths are resolved first (a link never widens a grant); what does
 /// not exist is left out; a link met while splitting a folder is not followed, nor granted.
-pub fn plan(walls: &Walls) -> Vec<Grant> {
+pub fn plan(walls: &Walls, bound: bool) -> Vec<Grant> {
     let resolve = |paths: &[PathBuf]| -> Vec<PathBuf> {
         paths
             .iter()
@@ -40,7 +43,7 @@ pub fn plan(walls: &Walls) -> Vec<Grant> {
             .collect()
     };
     let sealed = resolve(&walls.sealed);
-    let mut blocked = sealed.clone();
+    let mut blocked = if bound { Vec::new() } else { sealed.clone() };
     blocked.extend(resolve(&walls.fenced));
     let mut grants = BTreeSet::new();
     for root in resolve(&walls.writable) {

@@ -82,12 +82,15 @@ fn a_tree_is_granted_around_what_is_sealed() {
         ),
     ];
     for (what, sealed, fenced, expected) in table {
-        let grants = plan(&Walls {
-            writable: vec![root.to_path_buf()],
-            sealed,
-            fenced,
-            files: vec![],
-        });
+        let grants = plan(
+            &Walls {
+                writable: vec![root.to_path_buf()],
+                sealed,
+                fenced,
+                files: vec![],
+            },
+            false,
+        );
         let mut got = names(root, &grants);
         got.sort();
         assert_eq!(got, expected, "{what}");
@@ -98,11 +101,14 @@ fn a_tree_is_granted_around_what_is_sealed() {
 fn a_link_is_never_followed_nor_granted() {
     let dir = tree();
     let root = dir.path();
-    let grants = plan(&Walls {
-        writable: vec![root.to_path_buf()],
-        sealed: vec![root.join(".git")],
-        ..Walls::default()
-    });
+    let grants = plan(
+        &Walls {
+            writable: vec![root.to_path_buf()],
+            sealed: vec![root.join(".git")],
+            ..Walls::default()
+        },
+        false,
+    );
     assert!(
         grants.iter().all(|grant| match grant {
             Grant::Beneath(path) | Grant::File(path) =>
@@ -116,12 +122,15 @@ fn a_link_is_never_followed_nor_granted() {
 fn writable_folders_inside_sealed_ones_are_dropped_and_fenced_ones_kept() {
     let dir = tree();
     let root = dir.path();
-    let grants = plan(&Walls {
-        writable: vec![root.join(".git/hooks"), root.join("target")],
-        sealed: vec![root.join(".git")],
-        fenced: vec![root.to_path_buf()],
-        files: vec![],
-    });
+    let grants = plan(
+        &Walls {
+            writable: vec![root.join(".git/hooks"), root.join("target")],
+            sealed: vec![root.join(".git")],
+            fenced: vec![root.to_path_buf()],
+            files: vec![],
+        },
+        false,
+    );
     assert_eq!(names(root, &grants), ["target/"]);
 }
 
@@ -129,13 +138,39 @@ fn writable_folders_inside_sealed_ones_are_dropped_and_fenced_ones_kept() {
 fn files_are_granted_when_they_exist_and_are_no_folder() {
     let dir = tree();
     let root = dir.path();
-    let grants = plan(&Walls {
-        files: vec![
-            root.join("src/lib.rs"),
-            root.join("absent.txt"),
-            root.join("src"),
-        ],
-        ..Walls::default()
-    });
+    let grants = plan(
+        &Walls {
+            files: vec![
+                root.join("src/lib.rs"),
+                root.join("absent.txt"),
+                root.join("src"),
+            ],
+            ..Walls::default()
+        },
+        false,
+    );
     assert_eq!(names(root, &grants), ["src/lib.rs"]);
+}
+
+#[test]
+fn with_the_seal_bound_the_tree_is_granted_whole() {
+    let dir = tree();
+    let root = dir.path();
+    let walls = Walls {
+        writable: vec![root.to_path_buf(), root.join(".git/hooks")],
+        sealed: vec![root.join(".git"), root.join(".refine-loop")],
+        fenced: vec![],
+        files: vec![],
+    };
+    // The top itself: a delegate may create, rename and delete there; the read-only binds keep
+    // `.git` and the state dir. A writable folder inside a sealed one is still dropped.
+    assert_eq!(names(root, &plan(&walls, true)), ["/"]);
+    let fenced = Walls {
+        fenced: vec![root.join("target")],
+        ..walls
+    };
+    assert_eq!(
+        names(root, &plan(&fenced, true)),
+        [".git/", ".refine-loop/", "deep/", "src/", "README.md"]
+    );
 }

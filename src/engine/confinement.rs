@@ -7,13 +7,15 @@ use std::path::{Path, PathBuf};
 use super::RunError;
 use crate::config::Settings;
 use crate::confine::{self, ConfineMode, Confiner, DEFAULT_WRITABLE, Decision, Walls};
+use crate::model::ConfinementNote;
 use crate::workspace::Workspace;
 
-/// Decides how the run's command delegates are confined, and their walls.
+/// Decides how the run's command delegates are confined, and their walls: what `run.json` says
+/// of it, and the confiner (none when delegates are not confined).
 pub fn decide(
     settings: &Settings,
     workspace: &Workspace,
-) -> Result<(Decision, Option<Confiner>), RunError> {
+) -> Result<(ConfinementNote, Option<Confiner>), RunError> {
     let mode = settings.run.confine;
     let abi = if mode == ConfineMode::Off {
         None
@@ -32,8 +34,18 @@ pub fn decide(
         ),
         _ => {}
     }
-    let confiner = Confiner::new(&decision, walls(settings, workspace));
-    Ok((decision, confiner))
+    let confined = matches!(decision, Decision::Confine { .. });
+    let bound = confined && confine::namespace::probe();
+    if confined && !bound {
+        tracing::warn!(
+            "no mount namespace can be made here: a confined delegate cannot create, remove or \
+             rename entries at the top of the work tree"
+        );
+    }
+    let confiner = Confiner::new(&decision, walls(settings, workspace), bound);
+    let mut note = decision.note();
+    note.whole_tree = bound;
+    Ok((note, confiner))
 }
 
 /// The work tree (and the folders a worktree shares), the temp folders and caches; sealed: the

@@ -197,12 +197,12 @@ impl<'a> Engine<'a> {
         let observer: &'a mut dyn Observer = options.observer;
         let cancel = options.cancel;
         let started = Instant::now();
-        let (decision, confiner) = confinement::decide(settings, workspace)?;
+        let (confinement, confiner) = confinement::decide(settings, workspace)?;
         observer.observe(Event::Doing("cycle 0: the baseline gate"));
         let lessons = Heuristics::read(&settings.state_dir);
         let seal = workspace.seal()?;
         let baseline::Baseline { run, mut notes } =
-            baseline::measure_baseline(settings, decision.note(), cancel, Some(&*workspace))?;
+            baseline::measure_baseline(settings, confinement, cancel, Some(&*workspace))?;
         let on = contain::GateOn::Baseline;
         contain::after_gate_run(workspace, &mut notes, settings, &seal, Some(&run), 0, on)?;
         let snapshot = workspace.after_gate()?;

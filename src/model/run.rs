@@ -64,6 +64,11 @@ pub struct ConfinementNote {
     /// The write rights the kernel cannot hold delegates to (`partial`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
+    /// The whole work tree was writable, its top included: `.git`, the state dir and the store
+    /// were read-only binds in each delegate's own mount namespace. Without (no namespace could
+    /// be made), no entry at the tree's top could be created, removed or renamed.
+    #[serde(default)]
+    pub whole_tree: bool,
 }
 
 /// Whether the kernel held the command delegates to their folders.

@@ -10,10 +10,17 @@ fn confinement(note: &ConfinementNote) -> String {
     let abi = note
         .abi
         .map_or(String::new(), |abi| format!("Landlock ABI {abi}"));
-    let held = "command delegates could write only in the work tree (no entry at its top \
-                created, removed or renamed), their temp folder and the caches; never `.git`, \
-                the state dir or the loop's store (the gate is not confined; an http delegate \
-                is no process: the loop writes its diff)";
+    let tree = if note.whole_tree {
+        "the work tree (its top included)"
+    } else {
+        "the work tree (no entry at its top created, removed or renamed: no mount namespace \
+         could be made here)"
+    };
+    let held = format!(
+        "command delegates could write only in {tree}, their temp folder and the caches; never \
+         `.git`, the state dir or the loop's store (the gate is not confined; an http delegate \
+         is no process: the loop writes its diff)"
+    );
     match note.state {
         ConfinementState::Enforced => format!("enforced ({abi}): {held}"),
         ConfinementState::Partial => format!(

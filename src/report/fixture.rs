@@ -282,6 +282,7 @@ fn run_part() -> RunPart {
                 state: crate::model::ConfinementState::Enforced,
                 abi: Some(7),
                 missing: vec![],
+                whole_tree: true,
             }),
         },
         ignored: super::IgnoredPart::default(),

@@ -21,10 +21,9 @@ fn the_action_script_writes_outputs_summary_and_annotations_within_githubs_limit
     repo.write("findings.txt", &findings);
     repo.write("src/lib.rs", "fn main() {}\n");
     repo.write(".gitignore", "/.refine-loop\n");
-    // Its delegate rewrites a file at the top of the tree, which a confined one cannot.
     repo.write(
         "refine-loop.toml",
-        "[loop]\nconfine = \"off\"\n[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"cat findings.txt; ! grep -q error findings.txt\"\nparser = \"clippy\"\n\n\
+        "[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"cat findings.txt; ! grep -q error findings.txt\"\nparser = \"clippy\"\n\n\
          [[delegate]]\ncategories = [\"lint\"]\nrun = \"sed -i 1d findings.txt\"\n",
     );
     repo.commit("findings");
@@ -365,10 +364,9 @@ fn remaining_findings_are_placed_on_the_lines_of_the_commit_ci_checked_out() {
     let repo = Repo::new();
     repo.write("app.txt", "a\nb\nBAD one\nc\nd\nBAD two\n");
     repo.write(".gitignore", "/.refine-loop\n");
-    // Its delegate rewrites a file at the top of the tree, which a confined one cannot.
     repo.write(
         "refine-loop.toml",
-        "[loop]\nconfine = \"off\"\n[[gate.check]]\nname = \"bad\"\ncategory = \"lint\"\nparser = \"clippy\"\n\
+        "[[gate.check]]\nname = \"bad\"\ncategory = \"lint\"\nparser = \"clippy\"\n\
          run = '''grep -n BAD app.txt | sed 's/^\\([0-9]*\\):.*/app.txt:\\1:1: error: bad/'; ! grep -q BAD app.txt'''\n\n\
          [[delegate]]\ncategories = [\"lint\"]\n\
          run = '''sed -i '3s/BAD/ok/' app.txt && sed -i '5i new1\\nnew2' app.txt'''\n",
@@ -511,10 +509,9 @@ fn the_upload_step_finds_every_file_of_the_default_hidden_state_dir() {
     );
     repo.write("src/lib.rs", "fn main() {}\n");
     repo.write(".gitignore", "/.refine-loop\n");
-    // Its delegate rewrites a file at the top of the tree, which a confined one cannot.
     repo.write(
         "refine-loop.toml",
-        "[loop]\nconfine = \"off\"\n[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\n\
+        "[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\n\
          run = \"cat findings.txt; ! grep -q error findings.txt\"\nparser = \"clippy\"\n\n\
          [[delegate]]\ncategories = [\"lint\"]\nrun = \"sed -i 1d findings.txt\"\n",
     );

@@ -360,10 +360,9 @@ fn a_change_undone_outside_the_scope_takes_what_depends_on_it_along() {
     repo.write("config", "setting = 1\n");
     repo.write("lib/helper.py", "def help():\n    return 1\n");
     repo.write(".gitignore", "/.refine-loop\n");
-    // Its delegate rewrites a file at the top of the tree, which a confined one cannot.
     repo.write(
         "refine-loop.toml",
-        "[loop]\nconfine = \"off\"\nscope = [\"fix.py\", \"lib\", \"config/*.py\"]\n\n\
+        "[loop]\nscope = [\"fix.py\", \"lib\", \"config/*.py\"]\n\n\
          [[gate.check]]\nname = \"no-bad\"\nrun = \"! grep -q bad fix.py\"\n\n\
          [[delegate]]\n\
          run = \"sed -i s/bad/good/ fix.py && rm config && mkdir config && echo x=1 > config/settings.py && mkdir tools && mv lib/helper.py tools/\"\n",

@@ -26,8 +26,6 @@ fn refine_project(discover: &str, execute: &str, reviewer: &str) -> Repo {
         "refine-loop.toml",
         &format!(
             r#"[loop]
-# Its delegates rewrite files at the top of the tree, which a confined one cannot.
-confine = "off"
 
 [[gate.check]]
 name = "build"

@@ -1,8 +1,9 @@
-//! Containment by the kernel: a command delegate runs under Landlock and may write only beneath
-//! the work tree's entries, its temp folder and the caches; what it tries elsewhere (outside the
-//! repository, `.git`, the state dir, a hard link from outside) the kernel refuses, and nothing
-//! there changes. With `confine = "off"` the same delegate is caught by the watch and rolled
-//! back. These tests need a kernel with Landlock: without it they fail, never skip.
+//! Containment by the kernel: a command delegate runs under Landlock and may write only in the
+//! work tree (its top included), its temp folder and the caches; what it tries elsewhere
+//! (outside the repository, `.git`, the state dir, a hard link from outside) the kernel refuses,
+//! and nothing there changes. With `confine = "off"` the same delegate is caught by the watch
+//! and rolled back. These tests need a kernel with Landlock and a mount namespace for the
+//! delegate (root): without them they fail, never skip.
 
 use std::path::Path;
 
@@ -118,9 +119,20 @@ fn the_kernel_refuses_every_write_outside_the_work_tree() {
             "{marker} in the log:\n{report}"
         );
     }
+    // Outside the tree Landlock refuses; `.git` and the state dir are read-only binds in the
+    // delegate's mount namespace.
     assert_eq!(
-        report.matches("Permission denied").count(),
-        5,
+        scene.confinement()["whole_tree"],
+        true,
+        "{}",
+        scene.confinement()
+    );
+    assert_eq!(
+        (
+            report.matches("Permission denied").count(),
+            report.matches("Read-only file system").count()
+        ),
+        (2, 3),
         "the kernel's refusals in the log:\n{report}"
     );
     // A link across folders that the kernel refuses reads as one across file systems.
@@ -192,7 +204,9 @@ fn a_confined_delegate_can_do_what_fixers_do() {
         t=$(mktemp) && echo temp > \"$t\" && echo TEMP-IN-$TMPDIR; \
         echo to-stderr > /dev/stderr && echo STDERR; \
         echo gone > /dev/null && echo NULL; \
-        echo new > NEW.txt || echo TOP-LEVEL-REFUSED; \
+        echo new > NEW.txt && echo TOP-LEVEL-CREATED; \
+        sed -i 's/Read/read/' README.md && echo TOP-LEVEL-SED; \
+        echo x > .tmp-notes && mv .tmp-notes NOTES.md && rm NOTES.md && echo TOP-LEVEL-RENAMED; \
         true";
     let scene = Scene::new("confine = \"required\"", script);
     let output = scene.repo.run(&["run"]);
@@ -211,7 +225,9 @@ fn a_confined_delegate_can_do_what_fixers_do() {
         "TEMP-IN-",
         "STDERR",
         "NULL",
-        "TOP-LEVEL-REFUSED",
+        "TOP-LEVEL-CREATED",
+        "TOP-LEVEL-SED",
+        "TOP-LEVEL-RENAMED",
     ] {
         assert!(
             scene.delegate_output().contains(marker),
@@ -226,6 +242,73 @@ fn a_confined_delegate_can_do_what_fixers_do() {
         std::fs::read_to_string(scene.repo.join("src/new/deeper/file.txt")).unwrap(),
         "new\n"
     );
-    assert!(!scene.repo.join("NEW.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(scene.repo.join("NEW.txt")).unwrap(),
+        "new\n"
+    );
     assert_eq!(scene.confinement()["state"], "enforced");
+    assert_eq!(scene.confinement()["whole_tree"], true);
+}
+#[test]
+fn a_fixer_at_the_top_of_the_tree_is_kept_and_its_write_into_git_refused() {
+    // sed -i writes a temporary file beside the one it edits and renames it over: at the top of
+    // the tree that needs the right to create and rename there.
+    let script = "\
+        sed -i 's/one/none/' findings.txt && : > findings.txt && echo SED-AT-THE-TOP; \
+        echo '- lint fixed' > CHANGES.md && echo NEW-AT-THE-TOP; \
+        echo '[alias]' >> .git/config && echo WROTE-GIT-CONFIG; \
+        echo fixed > \"$REFINE_LOOP_VERDICT_FILE\"; \
+        true";
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write("findings.txt", "setup.py:1:1: error: one\n");
+    repo.write("setup.py", "print('one')\n");
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n[[gate.check]]\nname = \"lint\"\n\
+             category = \"lint\"\nrun = \"cat findings.txt; test ! -s findings.txt\"\n\
+             parser = \"clippy\"\n\n[[delegate]]\ncategories = [\"lint\"]\nrun = '''{script}'''\n"
+        ),
+    );
+    repo.commit("a project at the top of its tree");
+    let config_before = std::fs::read(repo.join(".git/config")).unwrap();
+    let output = repo.run(&["run"]);
+    let report =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
+            .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}\n{report}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let printed = report.split_once("## Its output").unwrap().1;
+    assert!(printed.contains("SED-AT-THE-TOP"), "{report}");
+    assert!(printed.contains("NEW-AT-THE-TOP"), "{report}");
+    assert!(!printed.contains("WROTE-GIT-CONFIG"), "{report}");
+    assert!(
+        report.contains(".git/config: Read-only file system"),
+        "{report}"
+    );
+    assert!(report.contains("- result: kept"), "{report}");
+    assert_eq!(
+        std::fs::read(repo.join(".git/config")).unwrap(),
+        config_before
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("findings.txt")).unwrap(),
+        ""
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("CHANGES.md")).unwrap(),
+        "- lint fixed\n"
+    );
+    let run = json(&repo, "run.json");
+    let abi = run["confinement"]["abi"].clone();
+    assert_eq!(
+        run["confinement"],
+        serde_json::json!({"state": "enforced", "abi": abi, "whole_tree": true}),
+        "{run}"
+    );
 }

@@ -52,11 +52,10 @@ fn git_am_of_the_series_rebuilds_the_final_tree_on_a_fresh_clone() {
     ] {
         repo.write(file, text);
     }
-    // Its delegate rewrites a file at the top of the tree, which a confined one cannot.
     repo.write(
         "refine-loop.toml",
         &format!(
-            "[loop]\nconfine = \"off\"\n[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"cat findings.txt; test ! -s findings.txt\"\nparser = \"clippy\"\n\n\
+            "[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"cat findings.txt; test ! -s findings.txt\"\nparser = \"clippy\"\n\n\
              [[delegate]]\ncategories = [\"lint\"]\nrun = '''{DELEGATE}'''\n"
         ),
     );

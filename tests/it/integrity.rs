@@ -25,7 +25,7 @@ struct Case {
 }
 
 /// The loop's settings every project shares: one cycle, no confirmation runs.
-const LOOP: &str = "[loop]\nmax_cycles = 1\nbaseline_confirm_runs = 0\nconfine = \"off\"\n";
+const LOOP: &str = "[loop]\nmax_cycles = 1\nbaseline_confirm_runs = 0\n";
 
 fn config(checks: &str, case: &Case, extra: &str) -> String {
     format!(

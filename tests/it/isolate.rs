@@ -16,8 +16,6 @@ fn the_users_tree_is_not_written_and_the_patches_carry_the_result() {
     repo.write(
         "refine-loop.toml",
         r#"[loop]
-# Its delegates rewrite files at the top of the tree, which a confined one cannot.
-confine = "off"
 share = ["target"]
 
 [[gate.check]]

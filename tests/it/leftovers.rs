@@ -61,7 +61,7 @@ impl Scene {
         repo.write(
             "refine-loop.toml",
             &format!(
-                "[loop]\n# sed -i renames at the top of the tree, which a confined delegate may not.\nconfine = \"off\"\n\n[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"sh check.sh\"\nparser = \"clippy\"\ntimeout = \"60s\"\n\n[[delegate]]\ncategories = [\"lint\"]\nrun = '''sed -i 1d findings.txt; {fault}'''\n"
+                "[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"sh check.sh\"\nparser = \"clippy\"\ntimeout = \"60s\"\n\n[[delegate]]\ncategories = [\"lint\"]\nrun = '''sed -i 1d findings.txt; {fault}'''\n"
             ),
         );
         repo.commit("library");

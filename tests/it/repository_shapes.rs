@@ -8,8 +8,6 @@ use std::process::Command;
 use crate::support::{Repo, binary, git_in};
 
 const CONFIG: &str = r#"[loop]
-# Its delegates rewrite files at the top of the tree, which a confined one cannot.
-confine = "off"
 
 [[gate.check]]
 name = "lint"

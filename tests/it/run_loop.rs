@@ -60,8 +60,6 @@ fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
 
 /// A gate of one check: `lint` failures are the lines of `findings.txt`.
 const SCRIPTED_GATE: &str = r#"[loop]
-# Its delegates rewrite files at the top of the tree, which a confined one cannot.
-confine = "off"
 
 [[gate.check]]
 name = "lint"
@@ -353,7 +351,7 @@ fn per_delegate_each_fixer_is_given_the_findings_the_kept_state_has_then() {
     repo.write(".gitignore", "/.refine-loop\n");
     repo.write(
         "refine-loop.toml",
-        "parser_dirs = [\"parsers\"]\n[loop]\nconfine = \"off\"\npriority = [\"types\", \"lint\"]\n\n\
+        "parser_dirs = [\"parsers\"]\n[loop]\npriority = [\"types\", \"lint\"]\n\n\
          [[gate.check]]\nname = \"tagged\"\ncategory = \"lint\"\nrun = \"cat findings.txt; test ! -s findings.txt\"\nparser = \"tagged\"\n\n\
          [[gate.check]]\nname = \"tests\"\ncategory = \"tests\"\nrun = \"test ! -e broken\"\n\n\
          [[delegate]]\ncategories = [\"types\"]\nrun = \"sed -i '/t1/d; /l1/d' findings.txt\"\n\n\

@@ -30,8 +30,6 @@ fn a_gate_that_prints_a_secret_leaves_no_file_with_it() {
     repo.write(
         "refine-loop.toml",
         r#"[loop]
-# Its delegates rewrite files at the top of the tree, which a confined one cannot.
-confine = "off"
 
 [[gate.check]]
 name = "lint"
@@ -82,8 +80,6 @@ fn a_delegate_that_writes_a_secret_into_the_code_is_rolled_back_and_nothing_reco
     repo.write(
         "refine-loop.toml",
         r#"[loop]
-# Its delegates rewrite files at the top of the tree, which a confined one cannot.
-confine = "off"
 
 [[gate.check]]
 name = "lint"
@@ -133,8 +129,6 @@ fn a_secret_the_gate_prints_appears_in_no_output_file_or_annotation() {
     repo.write(
         "refine-loop.toml",
         r#"[loop]
-# Its delegates rewrite files at the top of the tree, which a confined one cannot.
-confine = "off"
 
 [[gate.check]]
 name = "lint"

@@ -203,7 +203,7 @@ pub fn wait_for_line(path: &Path, what: &str) -> String {
 
 /// A repository whose `build` check (clippy's line format) fails until `fixed.txt` exists;
 /// `delegates` are the config's `[[delegate]]` tables. They make `fixed.txt` at the top of the
-/// tree, which a confined delegate cannot (tests/it/confine.rs): confinement is off.
+/// tree, confined as a user's delegates are.
 pub fn build_repo(delegates: &str) -> Repo {
     let repo = Repo::new();
     repo.write(".gitignore", "/.refine-loop\n");
@@ -215,7 +215,7 @@ pub fn build_repo(delegates: &str) -> Repo {
     repo.write(
         "refine-loop.toml",
         &format!(
-            "[loop]\nconfine = \"off\"\n{more_loop}\n\n[[gate.check]]\nname = \"build\"\ncategory = \"build\"\n\
+            "[loop]\n{more_loop}\n\n[[gate.check]]\nname = \"build\"\ncategory = \"build\"\n\
              run = \"test -f fixed.txt || {{ echo 'fixed.txt:1:1: error: missing'; exit 1; }}\"\n\
              parser = \"clippy\"\n\n{delegates}"
         ),

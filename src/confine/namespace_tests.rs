@@ -1,0 +1,133 @@
+use std::process::Command;
+
+use super::super::kernel::{Prepared, kernel_abi};
+use super::super::walls::Grant;
+use super::*;
+
+/// The machines these tests run on can make a delegate's mount namespace: without one they would
+/// pass while nothing is sealed this way.
+fn namespaces() {
+    assert!(
+        probe(),
+        "these tests need a mount namespace for the delegate's thread: run them as root, with \
+         CAP_SYS_ADMIN"
+    );
+}
+
+/// A work tree with a file at its top, a `.git` with a config, and a state dir holding the
+/// delegate's verdict file.
+fn tree() -> (tempfile::TempDir, PathBuf) {
+    let folder = tempfile::tempdir().unwrap();
+    let root = folder.path().canonicalize().unwrap().join("tree");
+    std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(root.join(".refine-loop/reports")).unwrap();
+    std::fs::write(root.join("setup.py"), "version = 'a'\n").unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(root.join(".refine-loop/reports/verdict"), "").unwrap();
+    (folder, root)
+}
+
+/// Runs `script` in `root` as a delegate confined to the whole tree, `.git` and the state dir
+/// bound read-only, its verdict file read-write; its stdout, stderr.
+fn confined(root: &Path, script: &str) -> (String, String) {
+    let abi = kernel_abi().expect("these tests need a kernel with Landlock");
+    namespaces();
+    let plan = MountPlan::new(
+        &[root.join(".git"), root.join(".refine-loop")],
+        &[root.join(".refine-loop/reports/verdict")],
+    );
+    let grants = [
+        Grant::Beneath(root.to_path_buf()),
+        Grant::File(root.join(".refine-loop/reports/verdict")),
+        Grant::File("/dev/null".into()),
+    ];
+    let prepared = Prepared::new(&grants, abi >= 5, abi, Some(plan)).unwrap();
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", script])
+        .current_dir(root)
+        .env("LOOP", std::process::id().to_string())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let output = prepared
+        .spawn(&mut command)
+        .unwrap()
+        .wait_with_output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_namespace_can_be_made_here() {
+    namespaces();
+}
+
+#[test]
+fn the_whole_tree_is_writable_and_the_seal_is_not() {
+    let (_folder, root) = tree();
+    // (what the delegate does, what it prints when the kernel lets it)
+    let table = [
+        ("sed -i 's/a/b/' setup.py", "sed-i"),
+        ("echo new > conftest.py", "created"),
+        ("echo tmp > .x.tmp && mv .x.tmp CHANGES.md", "renamed"),
+        ("mkdir docs && rm -r docs", "folder"),
+        ("echo fixed > .refine-loop/reports/verdict", "verdict"),
+        ("echo x >> .git/config", "git-config"),
+        ("echo x > .git/hooks/pre-commit", "git-hook"),
+        ("chmod 000 .git/hooks", "git-chmod"),
+        ("mv .git moved", "git-moved"),
+        ("rm -rf .git", "git-removed"),
+        ("echo x > .refine-loop/other", "state-dir"),
+        ("mv .refine-loop elsewhere", "state-moved"),
+        ("mount -o remount,rw .git", "remounted"),
+        ("umount .git", "unmounted"),
+        ("kill -0 \"$LOOP\"", "signalled-the-loop"),
+    ];
+    let script: String = table
+        .iter()
+        .map(|(step, name)| format!("( {step} ) 2>/dev/null && echo {name}\n"))
+        .collect();
+    let (stdout, stderr) = confined(&root, &script);
+    let abi = kernel_abi().unwrap();
+    let mut allowed = vec!["sed-i", "created", "renamed", "folder", "verdict"];
+    if abi < 6 {
+        // Signals are scoped from ABI 6 on.
+        allowed.push("signalled-the-loop");
+    }
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        allowed,
+        "stderr: {stderr}"
+    );
+    let read = |path: &str| std::fs::read_to_string(root.join(path)).unwrap();
+    assert_eq!(read("setup.py"), "version = 'b'\n");
+    assert_eq!(read("conftest.py"), "new\n");
+    assert_eq!(read("CHANGES.md"), "tmp\n");
+    assert_eq!(read(".refine-loop/reports/verdict"), "fixed\n");
+    assert_eq!(read(".git/config"), "[core]\n");
+    assert!(!root.join(".git/hooks/pre-commit").exists());
+    assert!(!root.join(".refine-loop/other").exists());
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(root.join(".git/hooks"))
+            .unwrap()
+            .permissions(),
+    );
+    assert_ne!(mode & 0o777, 0, "the delegate changed .git's folder modes");
+    // The loop's own namespace has no binds: it writes there as before.
+    std::fs::write(root.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+}
+
+#[test]
+fn a_plan_leaves_out_what_does_not_exist_and_own_files_outside_the_seal() {
+    let (_folder, root) = tree();
+    let plan = MountPlan::new(
+        &[root.join(".git"), root.join("no-such-folder")],
+        &[root.join("setup.py"), root.join(".git/config")],
+    );
+    let sealed: Vec<&PathBuf> = plan.sealed.iter().map(|(path, _)| path).collect();
+    assert_eq!(sealed, [&root.join(".git")]);
+    assert_eq!(plan.own, [root.join(".git/config")]);
+}
