@@ -58,6 +58,14 @@ pub(super) fn json_escaped(value: &[u8]) -> Option<Vec<u8>> {
     (inner.as_bytes() != value).then(|| inner.as_bytes().to_vec())
 }
 
+/// The value as the reports' Markdown writes it in text (see [`crate::markdown::inline`]), when
+/// that differs.
+pub(super) fn markdown_escaped(value: &[u8]) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(value).ok()?;
+    let escaped = crate::markdown::inline(text);
+    (escaped.as_bytes() != value).then(|| escaped.into_bytes())
+}
+
 /// The value as XML writes it in text or an attribute, when that differs.
 pub(super) fn xml_escaped(value: &[u8]) -> Option<Vec<u8>> {
     let mut escaped = Vec::with_capacity(value.len());

@@ -154,10 +154,12 @@ impl Redactor {
         let mut values: Vec<(Vec<u8>, usize)> = Vec::new();
         for (kind, (_, value)) in variables.iter().enumerate() {
             values.extend(environment::url_encoded(value).map(|encoded| (encoded, kind)));
-            // As JSON and XML write it: a secret escaped into a report is still the secret.
+            // As JSON, XML and Markdown write it: a secret escaped into a report is still the
+            // secret.
             for escaped in [
                 environment::json_escaped(value),
                 environment::xml_escaped(value),
+                environment::markdown_escaped(value),
             ]
             .into_iter()
             .flatten()

@@ -68,6 +68,31 @@ fn environment_values_are_redacted() {
 }
 
 #[test]
+fn every_rendered_form_of_a_secret_is_redacted() {
+    let secret = r#"Tr0ub4dor&3#x*y@z<"'\_"#;
+    let redactor = redactor(&[("DEPLOY_PASSWORD", secret)]);
+    let markdown = crate::markdown::inline(secret);
+    let json = serde_json::to_string(secret).unwrap();
+    let xml = "Tr0ub4dor&amp;3#x*y@z&lt;&quot;&apos;\\_";
+    let url = crate::encoding::percent_encoded(secret.as_bytes(), b"");
+    // (the form, as a report, a log or a URL writes it)
+    for form in [
+        secret.to_string(),
+        markdown,
+        json[1..json.len() - 1].to_string(),
+        xml.to_string(),
+        url,
+    ] {
+        let text = format!("before {form} after");
+        assert_eq!(
+            redactor.redact_str(&text),
+            "before [REDACTED:DEPLOY_PASSWORD] after",
+            "{form}"
+        );
+    }
+}
+
+#[test]
 fn nothing_to_redact_borrows() {
     let redactor = redactor(&[("GITHUB_TOKEN", "s3cr3t-value-1")]);
     assert!(matches!(
