@@ -155,7 +155,51 @@ pub struct DelegateFiles {
     pub candidates: PathBuf,
 }
 
+/// The most of a file of its own (verdict, report, candidates) that a delegate leaves in the
+/// state dir, which CI uploads; the rest is cut.
+pub const MAX_OWN_FILE: u64 = 4 * 1024 * 1024;
+
 impl DelegateFiles {
+    /// Makes the files the delegate wrote of its own fit to keep in the state dir: what is not a
+    /// regular file there (a symlink, a FIFO, a device) is removed unread, a file over
+    /// [`MAX_OWN_FILE`] is cut, and every one is redacted. One line for each file it had to cut
+    /// or remove.
+    pub fn settle(&self) -> Vec<String> {
+        use std::io::Read as _;
+        let mut said = Vec::new();
+        for path in [&self.verdict, &self.report, &self.candidates] {
+            let Ok(meta) = std::fs::symlink_metadata(path) else {
+                continue;
+            };
+            let name = path
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into());
+            if !meta.is_file() {
+                let _ = std::fs::remove_file(path);
+                said.push(format!("`{name}`: not a regular file; removed unread"));
+                continue;
+            }
+            let Ok(file) = crate::files::open_regular(path) else {
+                continue;
+            };
+            let mut bytes = Vec::new();
+            if file.take(MAX_OWN_FILE).read_to_end(&mut bytes).is_err() {
+                continue;
+            }
+            if meta.len() > MAX_OWN_FILE {
+                said.push(format!(
+                    "`{name}`: {} bytes, cut to the first {MAX_OWN_FILE}",
+                    meta.len()
+                ));
+            } else if !matches!(crate::secrets::redacted(&bytes), std::borrow::Cow::Owned(_)) {
+                continue;
+            }
+            // Replaced, never written through.
+            let _ = crate::state::write_redacted(path, &bytes);
+        }
+        said
+    }
+
     pub fn for_category(reports_dir: &Path, category: &str) -> Self {
         let stem = format!("fix-{}", file_safe(category));
         Self {
@@ -183,6 +227,8 @@ pub struct DelegateRun {
     pub usage: Option<TokenUsage>,
     /// Why an http delegate's answer was not applied.
     pub note: Option<String>,
+    /// Its own files the loop had to cut or remove (see [`DelegateFiles::settle`]).
+    pub own_files: Vec<String>,
 }
 
 impl DelegateRun {
@@ -300,6 +346,7 @@ impl Transcript {
             files: self.files,
             usage,
             note,
+            own_files: Vec::new(),
         }
     }
 }
@@ -395,18 +442,13 @@ fn run_command(
             return Err(DelegateError::Supervise(error));
         }
     };
+    // Its own files stay in the state dir: bounded, and without the secrets they may hold.
+    let own_files = files.settle();
     let (bytes, verdict_refused) = match read_verdict(&files.verdict) {
         Ok(bytes) => (bytes, None),
         Err(refused) => (None, Some(refused)),
     };
-    let verdict = bytes.and_then(|bytes| {
-        // The delegate's own file stays in the state dir: without the secrets it may hold. Its
-        // path is replaced, never written through.
-        if let std::borrow::Cow::Owned(clean) = crate::secrets::redacted(&bytes) {
-            let _ = crate::state::write_redacted(&files.verdict, &clean);
-        }
-        Verdict::parse(&String::from_utf8_lossy(&crate::secrets::redacted(&bytes)))
-    });
+    let verdict = bytes.and_then(|bytes| Verdict::parse(&String::from_utf8_lossy(&bytes)));
     Ok(DelegateRun {
         end,
         spawn_error,
@@ -416,6 +458,7 @@ fn run_command(
         files,
         usage: None,
         note: None,
+        own_files,
     })
 }
 
@@ -430,6 +473,7 @@ fn not_started(files: DelegateFiles, why: String) -> DelegateRun {
         usage: None,
         note: None,
         verdict_refused: None,
+        own_files: Vec::new(),
     }
 }
 

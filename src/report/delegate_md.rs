@@ -56,6 +56,9 @@ pub fn delegate_report(attempt: &DelegateReport<'_>) -> String {
     if let Some(note) = &run.note {
         let _ = writeln!(text, "- not applied: {note}");
     }
+    for line in &run.own_files {
+        let _ = writeln!(text, "- its own file {line}");
+    }
     if let Some(usage) = &run.usage {
         let _ = writeln!(
             text,
@@ -187,6 +190,7 @@ mod tests {
             files: DelegateFiles::for_category(std::path::Path::new("/s"), "lint"),
             usage: None,
             note: None,
+            own_files: Vec::new(),
         };
         let file = |sha256: &str| PathState::File {
             sha256: sha256.into(),

@@ -312,3 +312,49 @@ fn a_fixer_at_the_top_of_the_tree_is_kept_and_its_write_into_git_refused() {
         "{run}"
     );
 }
+
+#[test]
+fn a_delegates_own_files_are_bounded_and_redacted_in_the_state_dir() {
+    // A 1 GiB sparse verdict, and a report that holds a secret.
+    let script = "\
+        : > src/findings.txt; \
+        echo fixed > \"$REFINE_LOOP_VERDICT_FILE\"; \
+        truncate -s 1G \"$REFINE_LOOP_VERDICT_FILE\"; \
+        echo \"deployed with $DEPLOY_TOKEN\" > \"$REFINE_LOOP_REPORT_FILE\"; \
+        true";
+    let scene = Scene::new("writable = []", script);
+    let secret = "tok-4f1c9e2a7b6d";
+    let output = scene
+        .repo
+        .command(&["run"])
+        .env("DEPLOY_TOKEN", secret)
+        .output()
+        .unwrap();
+    let report = scene.delegate_report();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}\n{report}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let reports = scene.repo.join(".refine-loop/cycle-1/delegate-reports");
+    let verdict = std::fs::metadata(reports.join("fix-lint.verdict")).unwrap();
+    assert!(verdict.len() <= 4 * 1024 * 1024, "{} bytes", verdict.len());
+    assert!(
+        report.contains("- its own file `fix-lint.verdict`: 1073741824 bytes, cut to the first"),
+        "{report}"
+    );
+    // Too long to be a verdict: not read (the change is judged by the gate all the same).
+    assert!(report.contains("longer than 65536 bytes"), "{report}");
+    assert!(report.contains("- result: kept"), "{report}");
+    // The secret is nowhere in the state dir CI uploads.
+    for (path, entry) in tree_of(&scene.repo.join(".refine-loop"), &[]) {
+        if let crate::support::Entry::File { bytes, .. } = entry {
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains(secret),
+                "{} holds the secret",
+                path.display()
+            );
+        }
+    }
+}
