@@ -9,12 +9,14 @@
 mod decide;
 mod kernel;
 pub mod namespace;
+mod refusals;
 mod walls;
 
 use std::path::{Path, PathBuf};
 
 pub use decide::{ConfineMode, Decision, decide};
 pub use kernel::{Prepared, kernel_abi};
+pub use refusals::Refusals;
 pub use walls::{Walls, plan};
 
 /// Device files every delegate may write in place.
@@ -59,6 +61,44 @@ impl Confiner {
             bound,
             walls,
         })
+    }
+
+    /// Why the walls forbid a delegate to write `path` (absolute, resolved; its own temp folder
+    /// aside), with how to allow it where the config can; `None` when they allow it.
+    pub fn forbids(&self, path: &Path) -> Option<String> {
+        let resolve = |paths: &[PathBuf]| -> Vec<PathBuf> {
+            paths.iter().filter_map(|p| p.canonicalize().ok()).collect()
+        };
+        if let Some(seal) = resolve(&self.walls.sealed)
+            .into_iter()
+            .find(|seal| path.starts_with(seal))
+        {
+            return Some(format!(
+                "in `{}` (the git dir, the state dir or the loop's store), which no delegate may \
+                 write",
+                seal.display()
+            ));
+        }
+        let granted = resolve(&self.walls.writable)
+            .iter()
+            .any(|folder| path.starts_with(folder))
+            || resolve(&self.walls.files).iter().any(|file| file == path);
+        if !granted {
+            return Some(
+                "outside the folders a delegate may write: add its folder to `[loop] writable` \
+                 to allow it"
+                    .to_string(),
+            );
+        }
+        let top = self.walls.tree.canonicalize().ok();
+        if !self.bound && top.is_some() && path.parent() == top.as_deref() {
+            return Some(
+                "at the top of the work tree, where a delegate may not create, remove or rename \
+                 without a mount namespace of its own (the loop has one when it runs as root)"
+                    .to_string(),
+            );
+        }
+        None
     }
 
     /// The ruleset for one delegate: the run's walls, its own `files` to write in place, and

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 /// What a delegate may write and what it never may.
 #[derive(Debug, Clone, Default)]
 pub struct Walls {
+    /// The work tree itself.
+    pub tree: PathBuf,
     /// Folders to write beneath: the work tree, the temp folders, the caches.
     pub writable: Vec<PathBuf>,
     /// Never written, and no folder holding one is granted whole: the git dirs, the state dir,

@@ -84,6 +84,7 @@ fn a_tree_is_granted_around_what_is_sealed() {
     for (what, sealed, fenced, expected) in table {
         let grants = plan(
             &Walls {
+                tree: root.to_path_buf(),
                 writable: vec![root.to_path_buf()],
                 sealed,
                 fenced,
@@ -103,6 +104,7 @@ fn a_link_is_never_followed_nor_granted() {
     let root = dir.path();
     let grants = plan(
         &Walls {
+            tree: root.to_path_buf(),
             writable: vec![root.to_path_buf()],
             sealed: vec![root.join(".git")],
             ..Walls::default()
@@ -124,6 +126,7 @@ fn writable_folders_inside_sealed_ones_are_dropped_and_fenced_ones_kept() {
     let root = dir.path();
     let grants = plan(
         &Walls {
+            tree: root.to_path_buf(),
             writable: vec![root.join(".git/hooks"), root.join("target")],
             sealed: vec![root.join(".git")],
             fenced: vec![root.to_path_buf()],
@@ -157,6 +160,7 @@ fn with_the_seal_bound_the_tree_is_granted_whole() {
     let dir = tree();
     let root = dir.path();
     let walls = Walls {
+        tree: root.to_path_buf(),
         writable: vec![root.to_path_buf(), root.join(".git/hooks")],
         sealed: vec![root.join(".git"), root.join(".refine-loop")],
         fenced: vec![],

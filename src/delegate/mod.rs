@@ -229,6 +229,9 @@ pub struct DelegateRun {
     pub note: Option<String>,
     /// Its own files the loop had to cut or remove (see [`DelegateFiles::settle`]).
     pub own_files: Vec<String>,
+    /// Writes the kernel's confinement refused it, as its output named them, each with how to
+    /// allow it where the config can (see [`crate::confine::Refusals`]).
+    pub kernel_refused: Vec<String>,
 }
 
 impl DelegateRun {
@@ -347,6 +350,7 @@ impl Transcript {
             usage,
             note,
             own_files: Vec::new(),
+            kernel_refused: Vec::new(),
         }
     }
 }
@@ -431,10 +435,18 @@ fn run_command(
         stdin: spec.prompt_on_stdin.then_some(files.prompt.as_path()),
     };
     let mut output = HeadTail::default();
+    let mut refusals = crate::confine::Refusals::default();
     let ran = confined::run(process, confinement, cancel, &mut |chunk| {
         output.push(chunk);
+        if limits.confiner.is_some() {
+            refusals.push(chunk);
+        }
         Ok(())
     });
+    let kernel_refused = limits
+        .confiner
+        .map(|confiner| refusals.explain(confiner, assignment.target))
+        .unwrap_or_default();
     let (end, spawn_error) = match ran {
         Ok(end) => (end, None),
         Err(ProcessError::Spawn(error)) => (ProcessEnd::default(), Some(error.to_string())),
@@ -442,13 +454,15 @@ fn run_command(
             return Err(DelegateError::Supervise(error));
         }
     };
-    // Its own files stay in the state dir: bounded, and without the secrets they may hold.
-    let own_files = files.settle();
     let (bytes, verdict_refused) = match read_verdict(&files.verdict) {
         Ok(bytes) => (bytes, None),
         Err(refused) => (None, Some(refused)),
     };
-    let verdict = bytes.and_then(|bytes| Verdict::parse(&String::from_utf8_lossy(&bytes)));
+    let verdict = bytes.and_then(|bytes| {
+        Verdict::parse(&String::from_utf8_lossy(&crate::secrets::redacted(&bytes)))
+    });
+    // Its own files stay in the state dir: bounded, and without the secrets they may hold.
+    let own_files = files.settle();
     Ok(DelegateRun {
         end,
         spawn_error,
@@ -459,6 +473,7 @@ fn run_command(
         usage: None,
         note: None,
         own_files,
+        kernel_refused,
     })
 }
 
@@ -474,6 +489,7 @@ fn not_started(files: DelegateFiles, why: String) -> DelegateRun {
         note: None,
         verdict_refused: None,
         own_files: Vec::new(),
+        kernel_refused: Vec::new(),
     }
 }
 

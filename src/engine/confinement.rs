@@ -73,6 +73,7 @@ fn walls(settings: &Settings, workspace: &Workspace) -> Walls {
         fenced.push(main);
     }
     Walls {
+        tree: root.to_path_buf(),
         writable,
         sealed: vec![
             repo.path().to_path_buf(),

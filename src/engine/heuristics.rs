@@ -1,6 +1,7 @@
 //! `heuristics.json`: lessons the run drew from its own record, for a person and for the next
 //! run in the same state dir, which reads them back: a category whose fixes broke another is
 //! worked after it, and a delegate that made a category worse three times is tried for it last.
+//! Writes the kernel's confinement refused a delegate are told here too, with how to allow them.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -93,6 +94,21 @@ impl Heuristics {
                     ),
                     category: Some(attempt.category.clone()),
                     ..Heuristic::default()
+                });
+            }
+            if let Some(first) = attempt.run.kernel_refused.first() {
+                let delegate = delegates[attempt.delegate].describe();
+                self.add(Heuristic {
+                    cycle,
+                    kind: "confined".into(),
+                    message: format!(
+                        "the kernel refused `{delegate}` on {} {} write(s) in cycle {cycle}; the first: {first}",
+                        attempt.category,
+                        attempt.run.kernel_refused.len()
+                    ),
+                    category: Some(attempt.category.clone()),
+                    broke: None,
+                    delegate: Some(delegate),
                 });
             }
             if strikes.get(&(attempt.delegate, attempt.category.clone()))

@@ -59,6 +59,9 @@ pub fn delegate_report(attempt: &DelegateReport<'_>) -> String {
     for line in &run.own_files {
         let _ = writeln!(text, "- its own file {line}");
     }
+    for line in &run.kernel_refused {
+        let _ = writeln!(text, "- the kernel refused a write: {line}");
+    }
     if let Some(usage) = &run.usage {
         let _ = writeln!(
             text,
@@ -191,6 +194,7 @@ mod tests {
             usage: None,
             note: None,
             own_files: Vec::new(),
+            kernel_refused: Vec::new(),
         };
         let file = |sha256: &str| PathState::File {
             sha256: sha256.into(),

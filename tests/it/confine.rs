@@ -135,6 +135,18 @@ fn the_kernel_refuses_every_write_outside_the_work_tree() {
         (2, 3),
         "the kernel's refusals in the log:\n{report}"
     );
+    // The report says what the kernel refused, and how to allow what the config can allow.
+    assert!(
+        report.contains(
+            "new.txt` (permission denied): outside the folders a delegate may write: add its \
+             folder to `[loop] writable` to allow it"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains(".git/hooks/pre-commit` (read-only): in `"),
+        "{report}"
+    );
     // A link across folders that the kernel refuses reads as one across file systems.
     assert!(report.contains("Invalid cross-device link"), "{report}");
     // Nothing outside, in .git or in the state dir changed; the fix itself was kept.
@@ -157,6 +169,10 @@ fn the_kernel_refuses_every_write_outside_the_work_tree() {
         std::fs::read_to_string(scene.repo.join(".refine-loop/REFINE-LOOP-FINAL.md")).unwrap();
     assert!(
         final_report.contains("- confinement: enforced (Landlock ABI"),
+        "{final_report}"
+    );
+    assert!(
+        final_report.contains("the kernel refused `"),
         "{final_report}"
     );
 }
