@@ -22,6 +22,27 @@ use super::walls::Grant;
 /// (the loop, the gate, the user's shell).
 const SIGNAL_SCOPE: u32 = 6;
 
+/// The capabilities a delegate started by root never has: what would let it make a file the
+/// rollback cannot put back (`chattr +i`, `+a`), write a disk through a device node it made, or
+/// reach past the file system's rules (mounts, raw I/O, file handles, modules, BPF, ptrace).
+/// Dropped from the bounding set of the thread that starts it, so its programs never gain them.
+const DROPPED: [caps::Capability; 14] = [
+    caps::Capability::CAP_LINUX_IMMUTABLE,
+    caps::Capability::CAP_MKNOD,
+    caps::Capability::CAP_SYS_ADMIN,
+    caps::Capability::CAP_SYS_RAWIO,
+    caps::Capability::CAP_DAC_READ_SEARCH,
+    caps::Capability::CAP_SYS_MODULE,
+    caps::Capability::CAP_SYS_PTRACE,
+    caps::Capability::CAP_SYS_BOOT,
+    caps::Capability::CAP_SYS_TIME,
+    caps::Capability::CAP_MAC_ADMIN,
+    caps::Capability::CAP_MAC_OVERRIDE,
+    caps::Capability::CAP_BPF,
+    caps::Capability::CAP_PERFMON,
+    caps::Capability::CAP_AUDIT_CONTROL,
+];
+
 /// The newest ABI whose write rights the loop asks for (`ioctl_dev` came with 5; later ones add
 /// no write right).
 const WANTED: ABI = ABI::V5;
@@ -137,6 +158,7 @@ impl Prepared {
                     if let Some(mount) = &mount {
                         mount.enter()?;
                     }
+                    drop_capabilities();
                     let status = ruleset.restrict_self().map_err(io::Error::other)?;
                     let enforced = match status.ruleset {
                         RulesetStatus::FullyEnforced => true,
@@ -155,6 +177,19 @@ impl Prepared {
                 .join()
                 .unwrap_or_else(|_| Err(io::Error::other("the confining thread panicked")))
         })
+    }
+}
+
+/// Drops [`DROPPED`] from the calling thread's bounding set, where it has them to drop (root,
+/// with `CAP_SETPCAP`); elsewhere there is nothing to drop.
+fn drop_capabilities() {
+    use caps::CapSet;
+    for capability in DROPPED {
+        if caps::has_cap(None, CapSet::Bounding, capability).unwrap_or(false)
+            && let Err(error) = caps::drop(None, CapSet::Bounding, capability)
+        {
+            tracing::debug!(%error, %capability, "a capability could not be dropped");
+        }
     }
 }
 

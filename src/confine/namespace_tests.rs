@@ -85,6 +85,10 @@ fn the_whole_tree_is_writable_and_the_seal_is_not() {
         ("mount -o remount,rw .git", "remounted"),
         ("umount .git", "unmounted"),
         ("kill -0 \"$LOOP\"", "signalled-the-loop"),
+        // Root's capabilities that would defeat a rollback or the walls are gone.
+        ("chattr +i setup.py", "immutable"),
+        ("chattr +a conftest.py", "append-only"),
+        ("mknod disk b 8 0", "block-device"),
     ];
     let script: String = table
         .iter()
@@ -110,6 +114,7 @@ fn the_whole_tree_is_writable_and_the_seal_is_not() {
     assert_eq!(read(".git/config"), "[core]\n");
     assert!(!root.join(".git/hooks/pre-commit").exists());
     assert!(!root.join(".refine-loop/other").exists());
+    assert!(!root.join("disk").exists());
     let mode = std::os::unix::fs::PermissionsExt::mode(
         &std::fs::metadata(root.join(".git/hooks"))
             .unwrap()
