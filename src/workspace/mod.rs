@@ -63,8 +63,9 @@ pub struct Workspace {
     root: PathBuf,
     store: SnapshotStore,
     base: git2::Oid,
-    /// The state dir relative to the root, when it is inside the tree.
-    excluded: Option<Vec<u8>>,
+    /// The loop's own paths inside the tree, relative to the root: the state dir, and the files
+    /// its own stdout and stderr go to (`run 2>logs/run.log`).
+    excluded: Vec<Vec<u8>>,
     /// Dirty or untracked before the run: the user's own work, as it was.
     protected: BTreeMap<RepoPath, PathState>,
     /// Paths that became dirty while the gate ran: its own output, never a delegate's change.
@@ -156,13 +157,19 @@ impl Workspace {
     ) -> Result<Self, WorkspaceError> {
         let (repo, root, base) = Self::open_repository(target)?;
         let state_dir = std::path::absolute(state_dir).unwrap_or_else(|_| state_dir.to_path_buf());
-        let excluded = state_dir
-            .canonicalize()
-            .unwrap_or_else(|_| state_dir.clone())
-            .strip_prefix(&root)
-            .ok()
-            .map(|relative| relative.as_os_str().as_bytes().to_vec())
-            .filter(|relative| !relative.is_empty());
+        let in_tree = |path: &Path| {
+            (path.strip_prefix(&root).ok())
+                .map(|relative| relative.as_os_str().as_bytes().to_vec())
+                .filter(|relative| !relative.is_empty())
+        };
+        let mut excluded: Vec<Vec<u8>> = in_tree(
+            &state_dir
+                .canonicalize()
+                .unwrap_or_else(|_| state_dir.clone()),
+        )
+        .into_iter()
+        .collect();
+        excluded.extend(own_output().iter().filter_map(|path| in_tree(path)));
         let scanner = Scanner::new(&repo, &root)?;
         let store = match store {
             Some(store) => store,
@@ -266,8 +273,8 @@ impl Workspace {
     }
 
     fn is_excluded(&self, path: &[u8]) -> bool {
-        self.excluded.as_deref().is_some_and(|dir| {
-            path.strip_prefix(dir)
+        self.excluded.iter().any(|excluded| {
+            path.strip_prefix(excluded.as_slice())
                 .is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
         })
     }
@@ -353,6 +360,17 @@ impl Workspace {
             })
             .collect()
     }
+}
+
+/// The regular files the loop's own stdout and stderr go to: its output, never the user's work,
+/// wherever they are (a run's `2>logs/run.log` inside the tree is written all along; putting it
+/// back would lose every later line).
+fn own_output() -> Vec<PathBuf> {
+    ["/proc/self/fd/1", "/proc/self/fd/2"]
+        .into_iter()
+        .filter(|fd| std::fs::metadata(fd).is_ok_and(|meta| meta.is_file()))
+        .filter_map(|fd| std::fs::read_link(fd).ok())
+        .collect()
 }
 
 #[cfg(test)]

@@ -436,3 +436,40 @@ fn the_report_says_where_the_changes_are_and_why_findings_remain() {
         "fn mine() { /* editing */ }\n"
     );
 }
+
+#[test]
+fn the_loops_own_output_redirected_into_the_tree_is_not_the_users_work() {
+    // `refine-loop run >logs/run.log 2>&1` inside the tree: the file grows while delegates run;
+    // it is the loop's output, never put back (a new inode would lose every later line), and no
+    // delegate is blamed for it.
+    let repo = crate::support::build_repo(
+        "[[delegate]]\ncategories = [\"build\"]\nrun = \"echo ok > fixed.txt\"\n",
+    );
+    std::fs::create_dir(repo.join("logs")).unwrap();
+    let log = std::fs::File::create(repo.join("logs/run.log")).unwrap();
+    let status = repo
+        .command(&["run", "--max-cycles", "1"])
+        .env("RUST_LOG", "info")
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .status()
+        .unwrap();
+    let text = std::fs::read_to_string(repo.join("logs/run.log")).unwrap();
+    assert_eq!(status.code(), Some(0), "{text}");
+    // The outcome, printed last, is in the file the run wrote to all along.
+    assert!(text.contains("SUCCESS"), "{text}");
+    let report =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-build.md"))
+            .unwrap();
+    assert!(report.contains("- result: kept"), "{report}");
+    // Nothing took the log for the user's work: no gate run or delegate changed it.
+    for file in [
+        "cycle-1/delegate-reports/fix-build.md",
+        "run.json",
+        "REFINE-LOOP-FINAL.md",
+    ] {
+        let text = std::fs::read_to_string(repo.join(".refine-loop").join(file)).unwrap();
+        assert!(!text.contains("logs/run.log"), "{file}: {text}");
+    }
+    assert!(!text.contains("logs/run.log"), "{text}");
+}
