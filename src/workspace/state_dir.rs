@@ -1,12 +1,73 @@
-//! Where a run may keep its files: never in a folder the repository tracks, and never through a
+//! Where a run may keep its files: never in a folder the repository tracks, never through a
 //! symbolic link inside the work tree (a committed `.refine-loop -> ../elsewhere` would have the
-//! loop write, and clean up, outside the repository).
+//! loop write, and clean up, outside the repository), and never a folder that already holds a
+//! symbolic link or a special file anywhere inside (a state dir restored from a CI cache with
+//! `cycle-1 -> /elsewhere` would lead the run's writes and clean-ups out of it).
 
 use std::path::{Component, Path, PathBuf};
+
+/// Entries of an existing state dir looked at, at most; one that holds more is refused.
+const MAX_ENTRIES: usize = 200_000;
 
 /// Why `state_dir` cannot be the state dir of a run on the repository at `target`; `None` when
 /// it can (or when `target` is not in a git repository, which the run reports on its own).
 pub fn refuse_state_dir(target: &Path, state_dir: &Path) -> Option<String> {
+    placed_wrong(target, state_dir).or_else(|| holds_what_leads_out(state_dir))
+}
+
+/// What in `state_dir`, as it is before the run, is not the loop's to keep: a symbolic link or a
+/// special file anywhere inside, or more entries than a run leaves.
+fn holds_what_leads_out(state_dir: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(state_dir).ok()?;
+    if !meta.is_dir() {
+        return (!meta.file_type().is_symlink()).then(|| {
+            format!(
+                "the state dir {} is not a folder: choose another (--state-dir)",
+                state_dir.display()
+            )
+        });
+    }
+    let mut folders = vec![state_dir.to_path_buf()];
+    let mut seen = 0;
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > MAX_ENTRIES {
+                return Some(format!(
+                    "the state dir {} holds more than {MAX_ENTRIES} entries, more than a run \
+                     leaves: clear it or choose another (--state-dir)",
+                    state_dir.display()
+                ));
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                folders.push(entry.path());
+            } else if !kind.is_file() {
+                let what = if kind.is_symlink() {
+                    "a symbolic link"
+                } else {
+                    "a special file (a FIFO, a socket or a device)"
+                };
+                return Some(format!(
+                    "the state dir {} holds {what} ({}), which no run leaves (a restored cache?): \
+                     the run's writes could go through it; remove it or choose another folder \
+                     (--state-dir)",
+                    state_dir.display(),
+                    entry.path().display()
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Why `state_dir`'s place is wrong: inside a tracked folder, behind a link, the tree itself.
+fn placed_wrong(target: &Path, state_dir: &Path) -> Option<String> {
     let repo = git2::Repository::discover(target).ok()?;
     let workdir = repo.workdir()?;
     let workdir = std::path::absolute(workdir).ok()?;
@@ -93,7 +154,20 @@ mod tests {
         git(root, &["add", "-A"]);
         git(root, &["commit", "-qm", "base"]);
         // (state dir, refused because …)
-        let cases: [(PathBuf, Option<&str>); 8] = [
+        // A state dir a cache restored, with a link inside; and one with a FIFO.
+        std::fs::create_dir_all(root.join(".restored/cycle-2")).unwrap();
+        std::fs::write(root.join(".restored/run.json"), "{}\n").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join(".restored/cycle-1")).unwrap();
+        std::fs::create_dir_all(root.join(".piped/cycle-1")).unwrap();
+        nix::unistd::mkfifo(
+            &root.join(".piped/cycle-1/fifo"),
+            nix::sys::stat::Mode::S_IRWXU,
+        )
+        .unwrap();
+        std::fs::create_dir_all(outside.path().join("cached/patches")).unwrap();
+        std::os::unix::fs::symlink("/", outside.path().join("cached/patches/root")).unwrap();
+        std::fs::write(root.join(".a-file"), "x").unwrap();
+        let cases: [(PathBuf, Option<&str>); 12] = [
             (root.join("docs"), Some("tracks (docs/a.md)")),
             (root.join("docs/sub"), None),
             (root.join(".refine-loop"), Some("symbolic link")),
@@ -102,6 +176,10 @@ mod tests {
             (root.to_path_buf(), Some("the work tree itself")),
             (root.join(".state"), None),
             (outside.path().join("state"), None),
+            (root.join(".restored"), Some("holds a symbolic link")),
+            (root.join(".piped"), Some("holds a special file")),
+            (outside.path().join("cached"), Some("holds a symbolic link")),
+            (root.join(".a-file"), Some("is not a folder")),
         ];
         for (state_dir, expected) in cases {
             let refused = refuse_state_dir(root, &state_dir);

@@ -473,3 +473,31 @@ fn the_loops_own_output_redirected_into_the_tree_is_not_the_users_work() {
     }
     assert!(!text.contains("logs/run.log"), "{text}");
 }
+
+#[test]
+fn a_restored_state_dir_with_a_link_inside_is_refused_and_nothing_outside_changes() {
+    // A CI cache restored the state dir with a folder that is a link out of the repository.
+    let repo = crate::support::build_repo(
+        "[[delegate]]\ncategories = [\"build\"]\nrun = \"echo ok > fixed.txt\"\n",
+    );
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("keep.txt"), "outside\n").unwrap();
+    std::fs::create_dir(repo.join(".refine-loop")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), repo.join(".refine-loop/cycle-1")).unwrap();
+    let before = crate::support::tree_of(outside.path(), &[]);
+    for command in ["run", "check"] {
+        let output = repo.run(&[command]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{command}: {stderr}");
+        assert!(
+            stderr.contains("holds a symbolic link") && stderr.contains("cycle-1"),
+            "{command}: {stderr}"
+        );
+        assert_eq!(
+            crate::support::tree_of(outside.path(), &[]),
+            before,
+            "{command}"
+        );
+    }
+    assert!(!repo.join("fixed.txt").exists());
+}
