@@ -48,7 +48,7 @@ pub const TABLE: &[(i32, &str)] = &[
     ),
     (
         ERROR,
-        "ERROR: the gate could not run, or a check could not give a result (`infra`); `check`, `run` at the baseline: a check changed tracked files (put back; a gate must only read); `run`: a check's tool is missing at the baseline (after its `install`, if any), or the run failed several cycles in a row; a campaign's state cannot be used (a partial set of files, another repository's state, a corrupt file) or another run holds its lock; `run`, `check`: a killed run left a turn in progress (run `refine-loop recover` first); `recover`: the tree could not be put back; `run`: an error or an internal panic mid-turn (the tree is put back first); `sweep` could not write `sweep.json`",
+        "ERROR: the gate could not run, or a check could not give a result (`infra`); `check`, `run` at the baseline: a check changed the repository's files, tracked or the user's untracked ones (put back; a gate must only read); `run`: a check's tool is missing at the baseline (after its `install`, if any), or the run failed several cycles in a row; a campaign's state cannot be used (a partial set of files, another repository's state, a corrupt file) or another run holds its lock; `run`, `check`: a killed run left a turn in progress (run `refine-loop recover` first); `recover`: the tree could not be put back; `run`: an error or an internal panic mid-turn (the tree is put back first); `sweep` could not write `sweep.json`",
     ),
     (
         SWEEP_UNREADABLE,

@@ -181,6 +181,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8], options: WriteOptions) -> io::Res
     Ok(())
 }
 
+/// The regular files the loop's own stdout and stderr go to: its output, never the user's work,
+/// wherever they are (a run's `2>logs/run.log` inside the tree is written all along; putting it
+/// back would lose every later line).
+pub fn own_output() -> Vec<std::path::PathBuf> {
+    ["/proc/self/fd/1", "/proc/self/fd/2"]
+        .into_iter()
+        .filter(|fd| std::fs::metadata(fd).is_ok_and(|meta| meta.is_file()))
+        .filter_map(|fd| std::fs::read_link(fd).ok())
+        .collect()
+}
+
 #[cfg(test)]
 #[path = "files_tests.rs"]
 mod tests;

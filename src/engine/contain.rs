@@ -109,7 +109,7 @@ fn incident_of(breach: &Breach, root: &Path) -> Incident {
     }
 }
 
-/// A check that changed tracked files at the baseline (put back already) stops the run: a gate
+/// A check that changed the repository's files at the baseline (put back already) stops the run: a gate
 /// must only read, and its results cannot be trusted.
 pub(super) fn refuse_gate_writes(run: &GateRun) -> Result<(), RunError> {
     let Some(check) = run.checks.iter().find(|check| !check.wrote.is_empty()) else {

@@ -31,9 +31,9 @@ pub enum RunError {
         error: Box<RunError>,
         restore: WorkspaceError,
     },
-    /// A check changed tracked files at the baseline (put back): a gate must only read.
+    /// A check changed the repository's files at the baseline (put back): a gate must only read.
     #[error(
-        "check \"{check}\" changed tracked files: {}; they are put back. A gate check must only read: run its tool in check mode (`ruff check --no-fix`, `cargo fmt --check`, `prettier --check`, `eslint` without --fix), then run again",
+        "check \"{check}\" changed the repository's files: {}; they are put back. A gate check must only read: run its tool in check mode (`ruff check --no-fix`, `cargo fmt --check`, `prettier --check`, `eslint` without --fix), or have git ignore what it writes, then run again",
         files.join(", ")
     )]
     GateWrites { check: String, files: Vec<String> },

@@ -131,4 +131,9 @@ impl gate::TrackedList for crate::workspace::Workspace {
     fn tracked_differing(&self) -> Option<Vec<Vec<u8>>> {
         crate::workspace::Workspace::tracked_differing(self)
     }
+
+    fn users_own(&self) -> Option<Vec<Vec<u8>>> {
+        let protected = self.protected().keys();
+        Some(protected.map(|path| path.as_bytes().to_vec()).collect())
+    }
 }

@@ -71,7 +71,8 @@ pub fn run_check<W: Write>(
     let private = settings.private_variables();
     let spec = process_spec(settings, check, &private);
     let raw = parser.reads_documents();
-    let guard = super::tracked::TrackedGuard::before(&settings.target, tracked);
+    let guard =
+        super::tracked::TrackedGuard::before(&settings.target, &settings.state_dir, tracked);
     let ran = run_in_group(spec, cancel, &mut |chunk| {
         bounded.write(chunk)?;
         if raw {

@@ -79,6 +79,8 @@ pub fn run_gate(
     let mut log = RedactingWriter::new(redactor, file);
     let mut checks = Vec::with_capacity(settings.gate.checks.len());
     let mut cancelled = false;
+    let start = tracked::GateStart::new(&settings.target, tracked);
+    let tracked: Option<&dyn TrackedList> = Some(&start);
     for check in &settings.gate.checks {
         if cancel.is_requested() {
             cancelled = true;

@@ -1,7 +1,9 @@
-//! A check must only read. The tracked files a check changes (a linter whose project config says
+//! A check must only read. The files a check changes (a linter whose project config says
 //! `fix = true`, a formatter run without `--check`) are found when it ends, put back at once, and
-//! named: a file that matched the index goes back to the index's bytes; one that already
-//! differed (the user's work, a delegate's change) goes back to the bytes it had before the check.
+//! named: a tracked file that matched the index goes back to the index's bytes; one that already
+//! differed (the user's work, a delegate's change), and an untracked file that was there before
+//! the check (the user's own, not ignored), goes back to the bytes it had before the check. What
+//! a check makes anew (a cache, a report) is its output.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -13,6 +15,9 @@ use sha2::{Digest, Sha256};
 /// Bytes of files that differ from the index kept before each check to put them back; past it,
 /// a change to them is still named.
 const KEEP_LIMIT: u64 = 64 * 1024 * 1024;
+/// Untracked files guarded at most (a tree with more that git does not ignore is not a
+/// project's own work).
+const MAX_UNTRACKED: usize = 10_000;
 
 /// Lists the tracked files whose content differs from the index faster than a scan: the run's
 /// workspace, from the paths its tree watch saw change.
@@ -20,6 +25,51 @@ pub trait TrackedList {
     /// The tracked files (relative, `/`-separated) that differ from the index now (modified,
     /// deleted, changed in type); `None` when it cannot tell (a scan is made instead).
     fn tracked_differing(&self) -> Option<Vec<Vec<u8>>>;
+
+    /// The user's own paths (relative, `/`-separated): what differed from the index before the
+    /// run, untracked files included, but what the gate made since. `None`: the untracked files
+    /// there were when the gate began (see [`GateStart`]).
+    fn users_own(&self) -> Option<Vec<Vec<u8>>> {
+        None
+    }
+}
+
+/// The user's own files as one gate run sees them: the run's account when there is one, else
+/// the untracked files there were before its first check (what an earlier check of the same
+/// gate made, a `target/`, is the gate's output).
+pub struct GateStart<'a> {
+    list: Option<&'a dyn TrackedList>,
+    users: Vec<Vec<u8>>,
+}
+
+impl<'a> GateStart<'a> {
+    pub fn new(target: &Path, list: Option<&'a dyn TrackedList>) -> Self {
+        let users = list.and_then(TrackedList::users_own).unwrap_or_else(|| {
+            git2::Repository::discover(target)
+                .ok()
+                .and_then(|repo| untracked(&repo).ok())
+                .unwrap_or_default()
+        });
+        Self { list, users }
+    }
+}
+
+impl TrackedList for GateStart<'_> {
+    fn tracked_differing(&self) -> Option<Vec<Vec<u8>>> {
+        self.list.and_then(TrackedList::tracked_differing)
+    }
+
+    fn users_own(&self) -> Option<Vec<Vec<u8>>> {
+        Some(self.users.clone())
+    }
+}
+
+impl std::fmt::Debug for GateStart<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GateStart")
+            .field("users", &self.users.len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// The tracked files as a check found them.
@@ -68,8 +118,8 @@ impl Wrote {
         self.put_back.is_empty() && self.not_put_back.is_empty()
     }
 
-    /// A check that changed tracked files gave no result to trust: what it changed, and how to make
-    /// it read-only.
+    /// A check that changed the repository's files gave no result to trust: what it changed, and
+    /// how to make it read-only.
     pub fn reason(&self) -> String {
         let wrote = self;
         let list = |names: &[String]| {
@@ -82,7 +132,7 @@ impl Wrote {
             };
             format!("{}{more}", shown.join(", "))
         };
-        let mut reason = String::from("it changed tracked files");
+        let mut reason = String::from("it changed the repository's files");
         if !wrote.put_back.is_empty() {
             reason.push_str(&format!(", put back: {}", list(&wrote.put_back)));
         }
@@ -91,7 +141,8 @@ impl Wrote {
         }
         reason.push_str(
             ". A gate check must only read: run its tool in check mode \
-             (`ruff check --no-fix`, `cargo fmt --check`, `prettier --check`, `eslint` without --fix)",
+             (`ruff check --no-fix`, `cargo fmt --check`, `prettier --check`, `eslint` without --fix), \
+             or have git ignore what it writes",
         );
         reason
     }
@@ -101,12 +152,34 @@ impl TrackedGuard {
     /// The tracked files under `target`'s repository before a check; `None` outside a git
     /// repository, in a bare one, or when git cannot list them (nothing is guarded then).
     /// `list`, when given, lists them (see [`TrackedList`]).
-    pub fn before(target: &Path, list: Option<&dyn TrackedList>) -> Option<Self> {
+    pub fn before(target: &Path, state_dir: &Path, list: Option<&dyn TrackedList>) -> Option<Self> {
         let repo = git2::Repository::discover(target).ok()?;
         let root = repo.workdir()?.to_path_buf();
         let mut kept = 0u64;
         let mut dirty = BTreeMap::new();
-        for path in differing(&repo, list).ok()? {
+        let mut paths = differing(&repo, list).ok()?;
+        // The loop's own files (its state dir, its redirected output) are not the user's.
+        let canonical_root = root.canonicalize().unwrap_or_else(|_| root.clone());
+        let own: Vec<Vec<u8>> = std::iter::once(state_dir.to_path_buf())
+            .chain(crate::files::own_output())
+            .filter_map(|path| {
+                let path = path.canonicalize().unwrap_or(path);
+                let relative = path.strip_prefix(&canonical_root).ok()?;
+                Some(relative.as_os_str().as_bytes().to_vec())
+            })
+            .filter(|relative| !relative.is_empty())
+            .collect();
+        let is_own = |path: &[u8]| {
+            own.iter().any(|own| {
+                path.strip_prefix(own.as_slice())
+                    .is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
+            })
+        };
+        let users = list.and_then(TrackedList::users_own).unwrap_or_default();
+        paths.extend(users.into_iter().filter(|path| !is_own(path)));
+        paths.sort();
+        paths.dedup();
+        for path in paths {
             let full = root.join(OsStr::from_bytes(&path));
             let before = match std::fs::symlink_metadata(&full) {
                 Ok(meta) if meta.is_file() => {
@@ -213,6 +286,32 @@ fn differing(
         })
         .map(|entry| entry.path_bytes().to_vec())
         .collect())
+}
+
+/// The untracked files git does not ignore (the user's own, not yet added), at most
+/// [`MAX_UNTRACKED`].
+fn untracked(repo: &git2::Repository) -> Result<Vec<Vec<u8>>, git2::Error> {
+    let mut options = git2::StatusOptions::new();
+    options
+        .show(git2::StatusShow::Workdir)
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false)
+        .exclude_submodules(true);
+    let statuses = repo.statuses(Some(&mut options))?;
+    let found: Vec<Vec<u8>> = statuses
+        .iter()
+        .filter(|entry| entry.status().contains(git2::Status::WT_NEW))
+        .map(|entry| entry.path_bytes().to_vec())
+        .collect();
+    if found.len() > MAX_UNTRACKED {
+        tracing::warn!(
+            files = found.len(),
+            "too many untracked files to guard each against the gate's checks: none is"
+        );
+        return Ok(Vec::new());
+    }
+    Ok(found)
 }
 
 fn digest(bytes: &[u8]) -> [u8; 32] {

@@ -169,7 +169,11 @@ impl Workspace {
         )
         .into_iter()
         .collect();
-        excluded.extend(own_output().iter().filter_map(|path| in_tree(path)));
+        excluded.extend(
+            crate::files::own_output()
+                .iter()
+                .filter_map(|path| in_tree(path)),
+        );
         let scanner = Scanner::new(&repo, &root)?;
         let store = match store {
             Some(store) => store,
@@ -360,17 +364,6 @@ impl Workspace {
             })
             .collect()
     }
-}
-
-/// The regular files the loop's own stdout and stderr go to: its output, never the user's work,
-/// wherever they are (a run's `2>logs/run.log` inside the tree is written all along; putting it
-/// back would lose every later line).
-fn own_output() -> Vec<PathBuf> {
-    ["/proc/self/fd/1", "/proc/self/fd/2"]
-        .into_iter()
-        .filter(|fd| std::fs::metadata(fd).is_ok_and(|meta| meta.is_file()))
-        .filter_map(|fd| std::fs::read_link(fd).ok())
-        .collect()
 }
 
 #[cfg(test)]

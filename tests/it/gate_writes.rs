@@ -1,6 +1,7 @@
-//! A gate check must only read. One that changes tracked files (a linter whose project config
-//! says `fix = true`, a formatter without `--check`) is caught: `check` and `run` name it and the
-//! files, put every file back to the byte, and end with ERROR (exit 4).
+//! A gate check must only read. One that changes tracked files or the user's untracked ones (a
+//! linter whose project config says `fix = true`, a formatter without `--check`) is caught:
+//! `check` and `run` name it and the files, put every file back to the byte, and end with ERROR
+//! (exit 4). What it makes anew is its output.
 
 use crate::support::{Repo, stdout, tool};
 
@@ -42,7 +43,9 @@ fn check_names_a_check_that_writes_puts_the_files_back_and_ends_with_error() {
     let out = stdout(&output);
     let line = out
         .lines()
-        .find(|line| line.starts_with("check \"writer\": it changed tracked files, put back: "))
+        .find(|line| {
+            line.starts_with("check \"writer\": it changed the repository's files, put back: ")
+        })
         .unwrap_or_else(|| panic!("no line naming the check: {out}"));
     for name in ["src/a.txt", "d é.txt", "user.txt"] {
         assert!(line.contains(name), "{name} not named: {line}");
@@ -75,7 +78,7 @@ fn run_stops_at_the_baseline_when_a_check_writes() {
     assert_untouched(&repo);
     let err = crate::support::stderr(&output);
     assert!(
-        err.contains("check \"writer\" changed tracked files")
+        err.contains("check \"writer\" changed the repository's files")
             && err.contains("src/a.txt")
             && err.contains("must only read"),
         "{err}"
@@ -103,7 +106,8 @@ fn ruff_with_fix_true_in_the_project_config_is_caught_and_its_files_put_back() {
         source
     );
     assert!(
-        stdout(&output).contains("check \"ruff\": it changed tracked files, put back: pkg/mod.py"),
+        stdout(&output)
+            .contains("check \"ruff\": it changed the repository's files, put back: pkg/mod.py"),
         "{output:?}"
     );
     // With --no-fix, as init writes it, the same check reads and reports the unused import.
@@ -156,5 +160,47 @@ fn a_change_that_makes_the_gate_write_is_rolled_back_and_the_files_put_back() {
         cycle["checks"][0]["wrote_tracked"],
         serde_json::json!(["src/a.txt"]),
         "{text}"
+    );
+}
+
+#[test]
+fn ruff_rewriting_the_users_untracked_file_is_caught_by_check_and_run() {
+    // The user's new module, not added yet: ruff with `fix = true` rewrites it in place.
+    let ruff = tool("ruff");
+    let repo = Repo::new();
+    repo.write("pyproject.toml", "[tool.ruff]\nfix = true\n");
+    repo.write("pkg/mod.py", "print('ok')\n");
+    repo.write(".gitignore", ".refine-loop/\n.ruff_cache/\n");
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "[[gate.check]]\nname = \"ruff\"\ncategory = \"lint\"\nrun = \"{ruff} check --output-format=concise .\"\nparser = \"ruff\"\n\
+             \n[[delegate]]\ncategories = [\"*\"]\nrun = \"true\"\n"
+        ),
+    );
+    repo.commit("package");
+    let scratch = "import os\nimport sys\n\nprint(sys.argv)\n";
+    repo.write("pkg/scratch.py", scratch);
+    let output = repo.run(&["check"]);
+    assert_eq!(output.status.code(), Some(4), "{output:?}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("pkg/scratch.py")).unwrap(),
+        scratch
+    );
+    assert!(
+        stdout(&output).contains(
+            "check \"ruff\": it changed the repository's files, put back: pkg/scratch.py"
+        ),
+        "{output:?}"
+    );
+    let output = repo.run(&["run", "--max-cycles", "1"]);
+    assert_eq!(output.status.code(), Some(4), "{output:?}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("pkg/scratch.py")).unwrap(),
+        scratch
+    );
+    assert!(
+        crate::support::stderr(&output).contains("pkg/scratch.py"),
+        "{output:?}"
     );
 }
