@@ -61,6 +61,19 @@ pub(super) fn after_gate_run(
     // The user's own files a check changed, which the gate put back after it: the change the
     // gate ran on is held to account for them as for those found here.
     if on == GateOn::Change {
+        // A check that staged an edit wrote into the git folder, whoever planted it.
+        let staged = run.is_some_and(|run| run.checks.iter().any(|check| check.wrote.staged));
+        let index = Path::new(".git/index");
+        if staged
+            && !incidents.iter().any(
+                |i| matches!(i, Incident::GateWroteGitDir { path, .. } if path.ends_with("index")),
+            )
+        {
+            incidents.push(Incident::GateWroteGitDir {
+                path: index.to_path_buf(),
+                created: false,
+            });
+        }
         let protected = workspace.protected();
         let written = run.map_or(&[][..], |run| &run.checks).iter();
         for path in written.flat_map(|check| &check.wrote.put_back) {

@@ -79,6 +79,27 @@ pub struct TrackedGuard {
     /// Tracked files whose content differed from the index before the check: their digest, and
     /// their bytes when kept (`None`: gone, or past the limit).
     dirty: BTreeMap<Vec<u8>, Before>,
+    /// The index before the check: its entries, and its file's bytes to put back when a check
+    /// staged something (`git add` in a gate script); `None` when it could not be read.
+    index: Option<(Entries, Vec<u8>, u32)>,
+}
+
+/// An index's entries: path to blob and mode, by stage (a refreshed stat cache is no change).
+type Entries = BTreeMap<(Vec<u8>, u16), (git2::Oid, u32)>;
+
+/// The entries of the repository's index as its file holds them now.
+fn entries(repo: &git2::Repository) -> Option<Entries> {
+    let mut index = repo.index().ok()?;
+    index.read(true).ok()?;
+    Some(
+        index
+            .iter()
+            .map(|entry| {
+                let stage = (entry.flags >> 12) & 0x3;
+                ((entry.path, stage), (entry.id, entry.mode))
+            })
+            .collect(),
+    )
 }
 
 impl std::fmt::Debug for TrackedGuard {
@@ -111,6 +132,8 @@ pub struct Wrote {
     pub put_back: Vec<String>,
     /// Those it changed that could not be put back, and why.
     pub not_put_back: Vec<String>,
+    /// It staged something (`git add`): the index was put back, with the edits it staged.
+    pub staged: bool,
 }
 
 impl Wrote {
@@ -202,12 +225,46 @@ impl TrackedGuard {
             };
             dirty.insert(path, before);
         }
-        Some(Self { repo, root, dirty })
+        let index_file = repo.path().join("index");
+        let index = entries(&repo).and_then(|entries| {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&index_file).ok()?.permissions().mode();
+            Some((entries, std::fs::read(&index_file).ok()?, mode & 0o7777))
+        });
+        Some(Self {
+            repo,
+            root,
+            dirty,
+            index,
+        })
     }
 
     /// Finds what the check changed since [`TrackedGuard::before`] and puts it back.
     pub fn after(self, list: Option<&dyn TrackedList>) -> Wrote {
         let mut wrote = Wrote::default();
+        // What the check staged goes first: with the index as it was, the work-tree edits it
+        // staged differ from it again, and are put back below with the rest.
+        if let Some((before, bytes, mode)) = &self.index
+            && entries(&self.repo).is_some_and(|now| now != *before)
+        {
+            let index = self.repo.path().join("index");
+            let options = crate::files::WriteOptions {
+                mode: *mode,
+                sync: true,
+            };
+            wrote.staged = true;
+            let written = crate::files::write_atomic(&index, bytes, options);
+            // The repository's index in memory is the staged one: read the file put back.
+            if let Ok(mut index) = self.repo.index() {
+                let _ = index.read(true);
+            }
+            match written {
+                Ok(()) => wrote
+                    .put_back
+                    .push("the index (what it staged)".to_string()),
+                Err(error) => wrote.not_put_back.push(format!("the index ({error})")),
+            }
+        }
         let Ok(now) = differing(&self.repo, list) else {
             return wrote;
         };

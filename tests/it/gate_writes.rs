@@ -204,3 +204,32 @@ fn ruff_rewriting_the_users_untracked_file_is_caught_by_check_and_run() {
         "{output:?}"
     );
 }
+
+#[test]
+fn a_check_that_stages_an_edit_is_caught_and_both_put_back() {
+    let repo = repo_with_work(
+        "echo owned >> src/a.txt && git add src/a.txt; echo 'src/a.txt:1:1: error: E1 boom'",
+    );
+    let output = repo.run(&["check"]);
+    assert_eq!(output.status.code(), Some(4), "{output:?}");
+    assert_untouched(&repo);
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(repo.path())
+            .status()
+            .unwrap()
+            .success()
+    };
+    assert!(
+        git(&["diff", "--cached", "--quiet"]),
+        "a staged edit is left"
+    );
+    let out = stdout(&output);
+    assert!(
+        out.contains(
+            "it changed the repository's files, put back: src/a.txt, the index (what it staged)"
+        ),
+        "{out}"
+    );
+}

@@ -220,6 +220,15 @@ fn planted(planted: &str, says: &str) {
         .status()
         .unwrap();
     assert!(staged.success(), "{planted}: a staged edit is left");
+    let edited = std::process::Command::new("git")
+        .args(["diff", "--quiet", "--", "src/lib.txt"])
+        .current_dir(scene.repo.path())
+        .status()
+        .unwrap();
+    assert!(
+        edited.success(),
+        "{planted}: an edit the gate staged is left"
+    );
 }
 
 #[test]
@@ -250,6 +259,11 @@ fn a_hook_or_a_staged_edit_planted_through_the_gate_is_put_back() {
         ),
         (
             "git update-index --cacheinfo 100644,$(echo evil | git hash-object -w --stdin),src/lib.txt",
+            "while the gate ran on its change, `.git/index` in the git folder was written: put back",
+        ),
+        // An edit staged by the gate: the index and the edit go back together.
+        (
+            "echo owned >> src/lib.txt && git add src/lib.txt",
             "while the gate ran on its change, `.git/index` in the git folder was written: put back",
         ),
     ];
