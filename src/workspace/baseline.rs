@@ -3,6 +3,7 @@
 //! its own.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::ffi::OsStrExt;
 
 use super::{PathState, RepoPath, Snapshot, Workspace, WorkspaceError};
 
@@ -41,8 +42,11 @@ impl Workspace {
             .into_iter()
             .map(|(path, _)| path)
             .collect();
-        // Staged work (the index differs from HEAD) is the user's too, though it is not dirty.
-        for path in self.staged_paths()? {
+        // Staged work (the index differs from HEAD) is the user's too, though it is not dirty;
+        // so is the work inside submodules, which git lists as one changed path.
+        let mut more = self.staged_paths()?;
+        more.extend(self.work_in_submodules()?);
+        for path in more {
             if !self.protected.contains_key(&path) {
                 let state = PathState::read_at(&self.root, &path, Some(&self.store))?;
                 self.protected.insert(path, state);
@@ -64,6 +68,44 @@ impl Workspace {
             }
         }
         Ok(snapshot)
+    }
+
+    /// The user's work inside the submodules (and theirs, at any depth): their files that differ
+    /// from their index or HEAD, or that are untracked and not ignored, as paths of this tree.
+    fn work_in_submodules(&self) -> Result<BTreeSet<RepoPath>, WorkspaceError> {
+        let opened = |repo: &git2::Repository, prefix: &[u8]| -> Vec<(git2::Repository, Vec<u8>)> {
+            let Ok(submodules) = repo.submodules() else {
+                return Vec::new();
+            };
+            submodules
+                .iter()
+                .filter_map(|submodule| {
+                    let mut path = prefix.to_vec();
+                    path.extend_from_slice(submodule.path().as_os_str().as_bytes());
+                    path.push(b'/');
+                    Some((submodule.open().ok()?, path))
+                })
+                .collect()
+        };
+        let mut found = BTreeSet::new();
+        let mut stack = opened(&self.repo, b"");
+        while let Some((repo, prefix)) = stack.pop() {
+            let mut options = git2::StatusOptions::new();
+            options
+                .show(git2::StatusShow::IndexAndWorkdir)
+                .include_untracked(true)
+                .recurse_untracked_dirs(true)
+                .include_ignored(false)
+                .exclude_submodules(true)
+                .renames_head_to_index(false);
+            for entry in repo.statuses(Some(&mut options))?.iter() {
+                let mut path = prefix.clone();
+                path.extend_from_slice(entry.path_bytes());
+                found.insert(RepoPath::new(path));
+            }
+            stack.extend(opened(&repo, &prefix));
+        }
+        Ok(found)
     }
 
     /// Paths whose index entry differs from HEAD.

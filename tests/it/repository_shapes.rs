@@ -157,6 +157,56 @@ fn a_submodule_is_not_descended() {
 }
 
 #[test]
+fn the_users_work_inside_a_submodule_is_put_back_and_reported() {
+    let library = project();
+    let repo = project();
+    git_in(
+        repo.path(),
+        &[
+            "submodule",
+            "add",
+            "-q",
+            library.path().to_str().unwrap(),
+            "vendor/library",
+        ],
+    );
+    repo.commit("with a submodule");
+    repo.write(
+        "refine-loop.toml",
+        &CONFIG.replace(
+            "echo fixed >> src.txt",
+            "echo fixed >> src.txt; echo clobbered > vendor/library/src.txt; \
+             echo clobbered > vendor/library/wip.txt",
+        ),
+    );
+    repo.commit("delegate writes over the submodule's work");
+    // The user's work in the submodule, not committed there: an edit and a new file.
+    std::fs::write(repo.join("vendor/library/src.txt"), "source\nmine\n").unwrap();
+    std::fs::write(repo.join("vendor/library/wip.txt"), "work in progress\n").unwrap();
+    let output = run_in(repo.path());
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("vendor/library/src.txt")).unwrap(),
+        "source\nmine\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("vendor/library/wip.txt")).unwrap(),
+        "work in progress\n"
+    );
+    let report =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
+            .unwrap();
+    for path in ["vendor/library/src.txt", "vendor/library/wip.txt"] {
+        assert!(
+            report.contains(&format!(
+                "changed `{path}`, which held the user's own work before the run: put back"
+            )),
+            "{report}"
+        );
+    }
+}
+
+#[test]
 fn an_unborn_head_a_bare_repository_and_no_repository_are_usage_errors() {
     let unborn = tempfile::tempdir().unwrap();
     git_in(unborn.path(), &["init", "-q"]);
