@@ -114,6 +114,10 @@ impl FilePatch {
     /// offset the hunk before it was found at: the nearest copy wins, the later one on a tie.
     pub fn locate(&self, content: &[u8], side: Side) -> Option<Vec<usize>> {
         let lines: Vec<&[u8]> = content.split_inclusive(|b| *b == b'\n').collect();
+        // Each start is tried by a hash of its window, in constant time; only a window whose
+        // hash is the image's is compared line by line. A file of one line repeated and a long
+        // hunk that is not there cost a pass over the file, not one per line.
+        let windows = Windows::of(&lines);
         let mut from = 0;
         let mut offset: isize = 0;
         let mut found = Vec::with_capacity(self.hunks.len());
@@ -126,11 +130,13 @@ impl FilePatch {
             if from > last {
                 return None;
             }
+            let want = Windows::of(image).hash(0, image.len());
             let matches = |start: usize| {
-                image
-                    .iter()
-                    .zip(&lines[start..])
-                    .all(|(want, have)| want.as_slice() == *have)
+                windows.hash(start, image.len()) == want
+                    && image
+                        .iter()
+                        .zip(&lines[start..])
+                        .all(|(want, have)| want.as_slice() == *have)
             };
             let expected = header.saturating_add_signed(offset).clamp(from, last);
             let at = (0..=last - from).find_map(|distance| {
@@ -167,6 +173,40 @@ impl FilePatch {
             .iter()
             .for_each(|line| out.extend_from_slice(line));
         Some(out)
+    }
+}
+
+/// Polynomial hashes of every run of lines, from prefix sums: the hash of any window in
+/// constant time.
+struct Windows {
+    /// `prefix[i]`: the hash of the first `i` lines.
+    prefix: Vec<u64>,
+    /// `powers[n]`: the base to the `n`th.
+    powers: Vec<u64>,
+}
+
+impl Windows {
+    const BASE: u64 = 0x9e37_79b9_7f4a_7c15;
+
+    fn of<L: AsRef<[u8]>>(lines: &[L]) -> Self {
+        let mut prefix = Vec::with_capacity(lines.len() + 1);
+        let mut powers = Vec::with_capacity(lines.len() + 1);
+        prefix.push(0u64);
+        powers.push(1u64);
+        for line in lines {
+            let mut hasher = std::hash::DefaultHasher::new();
+            std::hash::Hasher::write(&mut hasher, line.as_ref());
+            let line = std::hash::Hasher::finish(&hasher);
+            let last = prefix[prefix.len() - 1];
+            prefix.push(last.wrapping_mul(Self::BASE).wrapping_add(line));
+            powers.push(powers[powers.len() - 1].wrapping_mul(Self::BASE));
+        }
+        Self { prefix, powers }
+    }
+
+    /// The hash of the `len` lines from `start`.
+    fn hash(&self, start: usize, len: usize) -> u64 {
+        self.prefix[start + len].wrapping_sub(self.prefix[start].wrapping_mul(self.powers[len]))
     }
 }
 

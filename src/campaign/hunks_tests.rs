@@ -92,3 +92,25 @@ fn a_hunk_whose_context_occurs_twice_goes_where_its_header_says() {
         assert_eq!(applied, expected, "{content}");
     }
 }
+
+/// A file of one line repeated and a long hunk of the same line that is not there (its last line
+/// differs): every start is a near miss. The search tries each by its window's hash, so the
+/// answer comes in one pass; it must still be exact where windows only look alike.
+#[test]
+fn a_long_hunk_against_repeated_lines_is_found_or_refused_exactly() {
+    let lines = 20_000;
+    // The whole file is one hunk: every line of it replaced.
+    let before = format!("{}w\n", "x\n".repeat(lines - 1));
+    let after = "y\n".repeat(lines);
+    let patch = patch_of(&before, &after);
+    let file = &parse(&patch).unwrap()[0];
+    // The patch's own file, with repeated lines above and below: found, and applied to the byte.
+    let padded = |middle: &str| format!("{}{middle}{}", "x\n".repeat(lines), "x\n".repeat(3));
+    assert_eq!(
+        file.apply(padded(&before).as_bytes()).unwrap(),
+        padded(&after).as_bytes()
+    );
+    // Twice as many of the repeated line, but not the last one: near misses everywhere.
+    let repeated = "x\n".repeat(2 * lines);
+    assert_eq!(file.locate(repeated.as_bytes(), Side::Before), None);
+}
