@@ -24,6 +24,8 @@ impl Workspace {
         // that staged its edit would otherwise hide it from the scan.
         let mut incidents = watch.store_writes();
         incidents.extend(watch.restore_git_dir(&self.store)?);
+        // Folder modes next: a folder it made unreadable would hide what it did inside.
+        incidents.extend(self.restore_folder_modes());
         // Then what git ignores, before the scan: a file it made visible is compared as it was.
         incidents.extend(
             self.ignored

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::ffi::OsStrExt;
 
-use super::{PathState, RepoPath, Snapshot, Workspace, WorkspaceError};
+use super::{Incident, PathState, RepoPath, Snapshot, Workspace, WorkspaceError};
 
 impl Workspace {
     /// Gives up the protection of the paths whose baseline state `owned` names (by
@@ -37,6 +37,7 @@ impl Workspace {
             return Err(WorkspaceError::NestedRepository { path: path.clone() });
         }
         self.protected.clone_from(&snapshot.paths);
+        self.folder_modes = self.tracked_folder_modes();
         self.special_at_baseline = self
             .special_files(std::time::UNIX_EPOCH)
             .into_iter()
@@ -106,6 +107,60 @@ impl Workspace {
             stack.extend(opened(&repo, &prefix));
         }
         Ok(found)
+    }
+
+    /// The modes of the folders that hold tracked files (git keeps none): those a delegate may
+    /// change without a trace in the diff.
+    fn tracked_folder_modes(&self) -> BTreeMap<RepoPath, u32> {
+        use std::os::unix::fs::PermissionsExt;
+        let Ok(index) = self.repo.index() else {
+            return BTreeMap::new();
+        };
+        let mut folders = BTreeSet::new();
+        for entry in index.iter() {
+            let mut path = entry.path.as_slice();
+            while let Some(slash) = path.iter().rposition(|&b| b == b'/') {
+                path = &path[..slash];
+                if !folders.insert(path.to_vec()) {
+                    break;
+                }
+            }
+        }
+        folders
+            .into_iter()
+            .filter(|folder| !self.is_excluded(folder))
+            .filter_map(|folder| {
+                let path = RepoPath::new(folder);
+                let meta = std::fs::symlink_metadata(path.under(&self.root)).ok()?;
+                meta.is_dir()
+                    .then(|| (path, meta.permissions().mode() & 0o7777))
+            })
+            .collect()
+    }
+
+    /// Puts back the mode of every folder that holds tracked files where it changed since the
+    /// baseline; an incident for each.
+    pub(super) fn restore_folder_modes(&self) -> Vec<Incident> {
+        use std::os::unix::fs::PermissionsExt;
+        let mut incidents = Vec::new();
+        for (path, &was) in &self.folder_modes {
+            let full = path.under(&self.root);
+            let Ok(meta) = std::fs::symlink_metadata(&full) else {
+                continue;
+            };
+            let now = meta.permissions().mode() & 0o7777;
+            if meta.is_dir()
+                && now != was
+                && std::fs::set_permissions(&full, std::fs::Permissions::from_mode(was)).is_ok()
+            {
+                incidents.push(Incident::FolderMode {
+                    path: path.clone(),
+                    was,
+                    now,
+                });
+            }
+        }
+        incidents
     }
 
     /// Paths whose index entry differs from HEAD.

@@ -53,6 +53,8 @@ pub enum Incident {
     /// It deleted or changed a file git ignores that was there before the run (`.env`); put
     /// back.
     IgnoredRestored { path: RepoPath },
+    /// It changed the mode of a folder of the tree (git keeps none): put back.
+    FolderMode { path: RepoPath, was: u32, now: u32 },
 }
 
 impl Incident {
@@ -70,6 +72,7 @@ impl Incident {
                 | Self::LeftProcess { .. }
                 | Self::LeftMoreProcesses { .. }
                 | Self::IgnoredRestored { .. }
+                | Self::FolderMode { .. }
         )
     }
 
@@ -139,6 +142,9 @@ impl Incident {
             ),
             Self::HardLinked { path, links } => format!(
                 "made `{path}` a hard link to a file elsewhere ({links} names): rolled back; what it wrote through the link outside the tree is not the loop's to put back"
+            ),
+            Self::FolderMode { path, was, now } => format!(
+                "changed the mode of the folder `{path}` ({now:04o}; it was {was:04o}): put back"
             ),
             Self::IgnoredRestored { path } => format!(
                 "deleted or changed `{path}`, a file git ignores that was there before the run: put back as it was"

@@ -97,6 +97,9 @@ pub struct Workspace {
     set_aside: std::cell::RefCell<Vec<(PathBuf, PathBuf)>>,
     /// The kernel's watch on the tree and what the looks found.
     watching: looks::Watching,
+    /// The modes of the folders that hold tracked files, at the baseline (git keeps none): put
+    /// back after every delegate.
+    folder_modes: BTreeMap<RepoPath, u32>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -217,6 +220,7 @@ impl Workspace {
             set_aside_dir,
             set_aside: std::cell::RefCell::default(),
             watching: looks::Watching::default(),
+            folder_modes: BTreeMap::new(),
         })
     }
 
@@ -346,6 +350,8 @@ impl Workspace {
         };
         let rolled_back = rollback::roll_back(&self.root, &self.store, changes, since, &mut aside);
         self.set_aside.borrow_mut().extend(aside.moved);
+        // A folder the rollback made anew takes its baseline mode.
+        self.restore_folder_modes();
         rolled_back
     }
 

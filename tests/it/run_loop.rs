@@ -501,3 +501,35 @@ fn a_restored_state_dir_with_a_link_inside_is_refused_and_nothing_outside_change
     }
     assert!(!repo.join("fixed.txt").exists());
 }
+
+#[test]
+fn folder_modes_a_delegate_changes_are_put_back() {
+    use std::os::unix::fs::PermissionsExt;
+    // git keeps no folder modes: a change to them is in no diff, so nothing else would undo it.
+    let repo = crate::support::build_repo(
+        "[[delegate]]\ncategories = [\"build\"]\nrun = \"echo ok > fixed.txt; chmod 700 src; chmod 000 docs/deep\"\n",
+    );
+    repo.write("src/a.txt", "a\n");
+    repo.write("docs/deep/b.txt", "b\n");
+    repo.commit("folders");
+    let mode = |path: &str| {
+        std::fs::metadata(repo.join(path))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    let before = (mode("src"), mode("docs/deep"));
+    let output = repo.run(&["run", "--max-cycles", "1"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!((mode("src"), mode("docs/deep")), before);
+    let report =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-build.md"))
+            .unwrap();
+    let said = format!(
+        "changed the mode of the folder `docs/deep` (0000; it was {:04o}): put back",
+        before.1
+    );
+    assert!(report.contains(&said), "{report}");
+    assert!(report.contains("- result: kept"), "{report}");
+}
