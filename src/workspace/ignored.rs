@@ -131,6 +131,22 @@ impl IgnoredFiles {
         Ok(changed)
     }
 
+    /// The kept files and what each held.
+    pub(super) fn kept(&self) -> impl Iterator<Item = (&RepoPath, &PathState)> {
+        self.kept.iter().map(|(path, (_, state))| (path, state))
+    }
+
+    /// The kept files a journal names (a killed run's): each read again before it is trusted.
+    pub(super) fn from_journal(entries: impl IntoIterator<Item = (RepoPath, PathState)>) -> Self {
+        Self {
+            kept: entries
+                .into_iter()
+                .map(|(path, state)| (path, (StatKey::UNKNOWN, state)))
+                .collect(),
+            ..Self::default()
+        }
+    }
+
     /// What a kept file held.
     pub(super) fn state_of(&self, path: &RepoPath) -> Option<PathState> {
         self.kept.get(path).map(|(_, state)| state.clone())

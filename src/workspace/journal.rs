@@ -70,6 +70,9 @@ pub struct Journal {
     /// Where the second copies of the user's work are, if anywhere.
     #[serde(default, with = "optional_path")]
     pub backup: Option<PathBuf>,
+    /// The files git ignores that the baseline kept (`.env`), as they were.
+    #[serde(default)]
+    pub ignored: Vec<Entry>,
 }
 
 /// A path in JSON as [`super::wire_bytes::path`] writes it (text, or its bytes when not UTF-8).
@@ -189,6 +192,14 @@ impl Workspace {
                 })
                 .collect(),
             backup: self.store.backup().map(Path::to_path_buf),
+            ignored: self
+                .ignored
+                .kept()
+                .map(|(path, state)| Entry {
+                    path: path.clone(),
+                    state: state.clone(),
+                })
+                .collect(),
             clean: self
                 .clean
                 .as_ref()
@@ -249,8 +260,15 @@ impl Workspace {
                 &exceptions,
             )?);
         }
-        // Ignored files (`.env`) as the baseline kept them: known to this run only, so not after
-        // a kill.
+        // Ignored files (`.env`) as the baseline kept them: a killed run's from its journal.
+        if self.ignored.kept().next().is_none() {
+            self.ignored = super::ignored::IgnoredFiles::from_journal(
+                journal
+                    .ignored
+                    .iter()
+                    .map(|entry| (entry.path.clone(), entry.state.clone())),
+            );
+        }
         restored.extend(
             self.ignored
                 .restore_changed(&self.root, &self.store)?

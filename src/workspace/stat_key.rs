@@ -16,6 +16,16 @@ pub struct StatKey {
 }
 
 impl StatKey {
+    /// A key no file has (device and inode 0): what it stands for is read again.
+    pub(super) const UNKNOWN: Self = Self {
+        device: 0,
+        inode: 0,
+        size: 0,
+        mode: 0,
+        modified: (0, 0),
+        changed: (0, 0),
+    };
+
     /// Whether the file's inode last changed before `moment`: one changed at or after it could
     /// change again and keep these times.
     pub(super) fn changed_before(&self, moment: SystemTime) -> bool {

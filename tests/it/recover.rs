@@ -31,6 +31,7 @@ const FINDINGS: &str = "src/a.txt:1:1: error: one\nsrc/a.txt:2:1: error: two\n";
 /// In cycle 1 its change goes to the gate (which rejects it); in cycle 2 it also acts against
 /// the repository (the user's work, a git hook) and is undone at once.
 const SLOW_DELEGATE: &str = "touch \"$STARTED\"; sed -i 1d findings.txt; sleep 0.05; \
+echo clobbered > .env; sleep 0.05; \
 printf 'more\\n' >> src/a.txt; sleep 0.05; \
 mkdir -p new/deep; echo made > new/deep/file.txt; sleep 0.05; \
 rm src/b.txt; sleep 0.05; \
@@ -42,7 +43,7 @@ echo '#!/bin/sh' > .git/hooks/pre-commit; sleep 0.05; fi";
 
 fn scene(started: &Path) -> Repo {
     let repo = Repo::new();
-    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write(".gitignore", "/.refine-loop\n.env\n");
     repo.write("findings.txt", FINDINGS);
     repo.write("src/a.txt", "first\nsecond\n");
     repo.write("src/b.txt", "bee\n");
@@ -67,6 +68,8 @@ fn scene(started: &Path) -> Repo {
     repo.write("staged.txt", "staged work\n");
     repo.git(&["add", "staged.txt"]);
     repo.write("notes/mine.txt", "user notes\n");
+    // And a file git ignores: local settings.
+    repo.write(".env", "LOCAL_SETTING=1\n");
     repo
 }
 
