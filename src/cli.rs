@@ -241,6 +241,12 @@ pub struct GateArgs {
     /// for one leg of a CI matrix; `merge` puts the legs together [env: REFINE_LOOP_SHARD=].
     #[arg(long, value_name = "K/N", value_parser = crate::config::Shard::parse)]
     pub shard: Option<crate::config::Shard>,
+
+    /// Read the config, and the parser and integrity folders and prompt templates it names,
+    /// from this commit instead of the work tree (on a pull request, its base: the pull request
+    /// then cannot change how it is judged) [env: REFINE_LOOP_CONFIG_FROM_REF=].
+    #[arg(long, value_name = "REF", env = "REFINE_LOOP_CONFIG_FROM_REF")]
+    pub config_from_ref: Option<String>,
 }
 
 fn parse_ci(text: &str) -> Result<crate::ci::CiChoice, String> {

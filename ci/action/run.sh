@@ -9,6 +9,31 @@ bin=${REFINE_LOOP_BIN:-refine-loop}
 args=(run --ci github)
 [[ -n ${INPUT_TARGET:-} ]] && args+=(--target "$INPUT_TARGET")
 [[ -n ${INPUT_CONFIG:-} ]] && args+=(--config "$INPUT_CONFIG")
+# The config's trust boundary: on a pull request, the tree's config is the pull request's own.
+config=${INPUT_CONFIG:-${INPUT_TARGET:-.}/refine-loop.toml}
+case ${INPUT_CONFIG_FROM:-} in
+  '')
+    if [[ -n ${GITHUB_BASE_REF:-} ]]; then
+      printf '::warning::refine-loop reads its config from the pull request'"'"'s own tree: the pull request can change how it is judged (confinement, delegates, parsers). Set config-from: base to read the base branch'"'"'s.\n'
+    fi
+    ;;
+  base)
+    if [[ -z ${GITHUB_BASE_REF:-} ]]; then
+      printf '::notice::config-from: base applies to pull requests; the config of the checked-out tree is used.\n'
+    else
+      base="refs/remotes/origin/$GITHUB_BASE_REF"
+      if ! git -C "${INPUT_TARGET:-.}" fetch --quiet --depth=1 origin "+refs/heads/$GITHUB_BASE_REF:$base"; then
+        printf 'refine-loop: could not fetch the base branch %q for config-from: base\n' "$GITHUB_BASE_REF" >&2
+        exit 2
+      fi
+      args+=(--config-from-ref "$base")
+      if ! git -C "${INPUT_TARGET:-.}" diff --quiet "$base" -- "$(realpath --relative-to="${INPUT_TARGET:-.}" "$config" 2>/dev/null || printf '%s' "$config")" 2>/dev/null; then
+        printf '::warning::this pull request changes %s; the base branch'"'"'s config is used.\n' "$config"
+      fi
+    fi
+    ;;
+  *) args+=(--config-from-ref "$INPUT_CONFIG_FROM") ;;
+esac
 [[ -n ${INPUT_STATE_DIR:-} ]] && args+=(--state-dir "$INPUT_STATE_DIR")
 [[ -n ${INPUT_PRESET:-} ]] && args+=(--preset "$INPUT_PRESET")
 [[ -n ${INPUT_MAX_CYCLES:-} ]] && args+=(--max-cycles "$INPUT_MAX_CYCLES")

@@ -119,6 +119,7 @@ pub fn overrides(args: &GateArgs) -> Overrides {
         kill_grace: args.kill_grace,
         log_limit: args.log_limit,
         shard: args.shard,
+        config_from_ref: args.config_from_ref.clone(),
         ..Overrides::default()
     }
 }

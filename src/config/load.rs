@@ -91,10 +91,18 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         .config
         .clone()
         .unwrap_or_else(|| target.join(defaults::CONFIG_FILE));
-    let text = read_config(&config_file)?;
-    let file = crate::parse::from_toml::<ConfigFile>(&config_file, &text)?;
+    // From a commit, when asked: written out to a folder of its own, read from there. Messages
+    // and reports still name the work tree's file.
+    let from_ref = (overrides.config_from_ref.as_deref())
+        .map(|reference| super::from_ref::materialize(&target, &config_file, reference))
+        .transpose()?;
+    let read_from = from_ref.as_ref().map_or(config_file.as_path(), |from_ref| {
+        from_ref.config_file.as_path()
+    });
+    let text = read_config(read_from)?;
+    let file = crate::parse::from_toml::<ConfigFile>(read_from, &text)?;
 
-    let config_dir = config_file
+    let config_dir = read_from
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();

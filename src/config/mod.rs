@@ -5,6 +5,7 @@
 mod checks;
 mod error;
 mod fix_mode;
+mod from_ref;
 mod integrity;
 mod load;
 mod loop_guards;

@@ -31,4 +31,6 @@ pub struct Overrides {
     pub offline: bool,
     /// `--shard K/N`: this matrix leg runs the K-th of N slices of the gate's checks.
     pub shard: Option<Shard>,
+    /// `--config-from-ref REF`: the config and what it names are read from that commit.
+    pub config_from_ref: Option<String>,
 }

@@ -804,3 +804,60 @@ fn a_continue_input_other_than_true_false_or_auto_is_refused_before_the_run() {
     );
     assert!(!repo.join(".refine-loop").exists(), "nothing ran");
 }
+
+#[test]
+fn on_a_pull_request_config_from_base_reads_the_base_branchs_config() {
+    let base = "[[gate.check]]\nname = \"base-lint\"\ncategory = \"lint\"\nrun = \"true\"\n\n\
+                [[delegate]]\ncategories = [\"lint\"]\nrun = \"true\"\n";
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write("refine-loop.toml", base);
+    repo.commit("base");
+    let branch = crate::support::git_in(repo.path(), &["rev-parse", "--abbrev-ref", "HEAD"]);
+    let origin = tempfile::tempdir().unwrap();
+    let bare = origin.path().join("origin.git");
+    crate::support::git_in(
+        repo.path(),
+        &["clone", "-q", "--bare", ".", bare.to_str().unwrap()],
+    );
+    crate::support::git_in(
+        repo.path(),
+        &["remote", "add", "origin", bare.to_str().unwrap()],
+    );
+    // The pull request's own config: another check, confinement off.
+    repo.write(
+        "refine-loop.toml",
+        &base.replace("base-lint", "pr-lint").replace(
+            "[[gate.check]]",
+            "[loop]\nconfine = \"off\"\n\n[[gate.check]]",
+        ),
+    );
+    let github = tempfile::tempdir().unwrap();
+    let output = action_run(
+        &repo,
+        github.path(),
+        &[
+            ("INPUT_CONFIG_FROM", "base"),
+            ("GITHUB_BASE_REF", branch.trim()),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("::warning::this pull request changes"),
+        "{stdout}"
+    );
+    assert_eq!(repo.summary()["checks"][0]["name"], "base-lint");
+    // Without config-from, a pull request is warned that its own config decides.
+    let output = action_run(&repo, github.path(), &[("GITHUB_BASE_REF", branch.trim())])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("::warning::refine-loop reads its config from the pull request's own tree"),
+        "{stdout}"
+    );
+    assert_eq!(repo.summary()["checks"][0]["name"], "pr-lint");
+}

@@ -322,6 +322,7 @@ fn the_action_takes_inputs_through_the_environment_and_describes_each() {
         names,
         [
             "config",
+            "config-from",
             "preset",
             "intent",
             "continue",

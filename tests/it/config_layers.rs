@@ -71,3 +71,43 @@ fn gate_timeout_layers() {
         assert_eq!(summary["checks"][0]["status"], expected, "{env:?} {flag:?}");
     }
 }
+
+#[test]
+fn the_config_and_the_parsers_it_names_are_read_from_a_commit_when_asked() {
+    // The base branch: one check, read by a parser of the project's own folder.
+    let base = "parser_dirs = [\"parsers\"]\n[[gate.check]]\nname = \"base-lint\"\n\
+                category = \"lint\"\nrun = \"echo 'src/a.rs:1:1: error: one'\"\nparser = \"mine\"\n";
+    let parser = "name = \"mine\"\ndescription = \"the project's own\"\n\n[[pattern]]\n\
+                  regex = '^(?P<file>[^:]+):(?P<line>\\d+):(?P<column>\\d+): error: (?P<message>.*)$'\n\
+                  severity = \"error\"\n";
+    let repo = Repo::new();
+    repo.write("refine-loop.toml", base);
+    repo.write("parsers/mine.toml", parser);
+    repo.commit("base");
+    // The pull request's tree: its own check, confinement off, and the parser broken.
+    repo.write(
+        "refine-loop.toml",
+        "[loop]\nconfine = \"off\"\nparser_dirs = [\"parsers\"]\n[[gate.check]]\nname = \"pr-lint\"\nrun = \"true\"\n",
+    );
+    repo.write("parsers/mine.toml", "not a parser\n");
+    let output = repo
+        .command(&["check", "--config-from-ref", "HEAD"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let summary = repo.summary();
+    assert_eq!(summary["checks"][0]["name"], "base-lint", "{summary}");
+    assert_eq!(summary["categories"]["lint"]["failures"], 1, "{summary}");
+    // From the environment too; a ref that is not there is a usage error naming it.
+    let output = repo
+        .command(&["check"])
+        .env("REFINE_LOOP_CONFIG_FROM_REF", "no-such-branch")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--config-from-ref no-such-branch: no such commit"),
+        "{stderr}"
+    );
+}
