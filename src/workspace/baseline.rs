@@ -36,6 +36,7 @@ impl Workspace {
         {
             return Err(WorkspaceError::NestedRepository { path: path.clone() });
         }
+        self.refuse_hard_links()?;
         self.protected.clone_from(&snapshot.paths);
         self.folder_modes = self.tracked_folder_modes();
         self.special_at_baseline = self
@@ -107,6 +108,29 @@ impl Workspace {
             stack.extend(opened(&repo, &prefix));
         }
         Ok(found)
+    }
+
+    /// Refuses a tree whose tracked files have more than one name: a delegate that writes one in
+    /// place reaches the others, and a rollback could put back only the tree's name.
+    fn refuse_hard_links(&self) -> Result<(), WorkspaceError> {
+        use std::os::unix::fs::MetadataExt;
+        let index = self.repo.index()?;
+        for entry in index.iter() {
+            let path = RepoPath::new(entry.path);
+            if self.is_excluded(path.as_bytes()) {
+                continue;
+            }
+            if let Ok(meta) = std::fs::symlink_metadata(path.under(&self.root))
+                && meta.is_file()
+                && meta.nlink() > 1
+            {
+                return Err(WorkspaceError::HardLinkedFile {
+                    path,
+                    links: meta.nlink(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The modes of the folders that hold tracked files (git keeps none): those a delegate may

@@ -45,6 +45,10 @@ pub enum WorkspaceError {
         "{path}: a git repository inside the work tree that is not a submodule; the loop cannot keep a copy of it, so it does not work beside it: commit it as a submodule, move it out, or run with --isolate worktree"
     )]
     NestedRepository { path: RepoPath },
+    #[error(
+        "{path}: a hard link ({links} names for one file, some perhaps outside the tree, as dotfile setups make); a rollback puts back the tree's name only, so a delegate's bytes would stay in the others: run on a checkout without hard links (a fresh clone), or with --isolate worktree"
+    )]
+    HardLinkedFile { path: RepoPath, links: u64 },
     #[error("git: {0}")]
     Git(#[from] git2::Error),
     #[error("{}: {source}", path.display())]
@@ -93,6 +97,7 @@ impl WorkspaceError {
                 | Self::Bare { .. }
                 | Self::UnbornHead { .. }
                 | Self::NestedRepository { .. }
+                | Self::HardLinkedFile { .. }
         )
     }
 }

@@ -264,3 +264,27 @@ fn an_untracked_repository_inside_the_tree_is_refused_before_anything_runs() {
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{output:?}");
 }
+
+#[test]
+fn a_tracked_file_hard_linked_elsewhere_is_refused_before_anything_runs() {
+    // A dotfile setup: the tracked file is one name of a file that also lives outside the tree.
+    let repo = project();
+    let outside = tempfile::tempdir().unwrap();
+    let home = outside.path().join(".bashrc");
+    std::fs::write(&home, "export EDITOR=vi\n").unwrap();
+    std::fs::remove_file(repo.join("src.txt")).unwrap();
+    std::fs::hard_link(&home, repo.join("src.txt")).unwrap();
+    std::fs::write(&home, "source\n").unwrap();
+    let output = run_in(repo.path());
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("src.txt: a hard link (2 names for one file"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&home).unwrap(), "source\n");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("findings.txt")).unwrap(),
+        "a.rs:1:1: error: one\na.rs:2:1: error: two\n"
+    );
+}
