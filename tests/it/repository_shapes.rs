@@ -125,8 +125,8 @@ fn a_detached_head_stays_where_it_was() {
     );
 }
 
-#[test]
-fn a_submodule_is_not_descended() {
+/// The project with another as its submodule at `vendor/library` (kept alive beside it).
+fn with_a_submodule() -> (Repo, Repo) {
     let library = project();
     let repo = project();
     git_in(
@@ -140,6 +140,12 @@ fn a_submodule_is_not_descended() {
         ],
     );
     repo.commit("with a submodule");
+    (repo, library)
+}
+
+#[test]
+fn a_submodule_is_not_descended() {
+    let (repo, _library) = with_a_submodule();
     // The delegate also writes inside the submodule: not the loop's to judge or to record.
     repo.write(
         "refine-loop.toml",
@@ -158,19 +164,7 @@ fn a_submodule_is_not_descended() {
 
 #[test]
 fn the_users_work_inside_a_submodule_is_put_back_and_reported() {
-    let library = project();
-    let repo = project();
-    git_in(
-        repo.path(),
-        &[
-            "submodule",
-            "add",
-            "-q",
-            library.path().to_str().unwrap(),
-            "vendor/library",
-        ],
-    );
-    repo.commit("with a submodule");
+    let (repo, _library) = with_a_submodule();
     repo.write(
         "refine-loop.toml",
         &CONFIG.replace(
