@@ -28,7 +28,14 @@ impl Workspace {
     pub fn record_baseline(&mut self) -> Result<Snapshot, WorkspaceError> {
         // Watched from before the first listing: no change after it goes unseen.
         self.start_tree_watch();
-        let snapshot = self.snapshot()?;
+        let snapshot = self.snapshot().map_err(|error| match error {
+            WorkspaceError::Git(git) if git.message().contains("nesting too deep") => {
+                WorkspaceError::TooDeep {
+                    root: self.root.clone(),
+                }
+            }
+            other => other,
+        })?;
         if let Some((path, _)) = snapshot
             .paths
             .iter()

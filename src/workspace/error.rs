@@ -49,6 +49,12 @@ pub enum WorkspaceError {
         "{path}: a hard link ({links} names for one file, some perhaps outside the tree, as dotfile setups make); a rollback puts back the tree's name only, so a delegate's bytes would stay in the others: run on a checkout without hard links (a fresh clone), or with --isolate worktree"
     )]
     HardLinkedFile { path: RepoPath, links: u64 },
+    #[error(
+        "{}: a folder in the work tree is nested deeper than {} levels, more than git's library walks: move it out of the tree or have git ignore it",
+        root.display(),
+        super::tree_watch::MAX_DEPTH
+    )]
+    TooDeep { root: PathBuf },
     #[error("git: {0}")]
     Git(#[from] git2::Error),
     #[error("{}: {source}", path.display())]
@@ -98,6 +104,7 @@ impl WorkspaceError {
                 | Self::UnbornHead { .. }
                 | Self::NestedRepository { .. }
                 | Self::HardLinkedFile { .. }
+                | Self::TooDeep { .. }
         )
     }
 }

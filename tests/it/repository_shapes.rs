@@ -282,3 +282,31 @@ fn a_tracked_file_hard_linked_elsewhere_is_refused_before_anything_runs() {
         "a.rs:1:1: error: one\na.rs:2:1: error: two\n"
     );
 }
+
+#[test]
+fn a_folder_nested_deeper_than_git_walks_is_a_usage_error_at_once() {
+    // A chain of folders deeper than libgit2 walks (100): the watch stops at that depth instead
+    // of spending time that grows with the square of it, and the run says why.
+    let repo = project();
+    let mut deep = repo.join("chain");
+    for _ in 0..150 {
+        deep.push("d");
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::write(deep.join("leaf.txt"), "leaf\n").unwrap();
+    let output = run_in(repo.path());
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("a folder in the work tree is nested deeper than 100 levels"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("findings.txt")).unwrap(),
+        "a.rs:1:1: error: one\na.rs:2:1: error: two\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(deep.join("leaf.txt")).unwrap(),
+        "leaf\n"
+    );
+}
