@@ -123,6 +123,30 @@ enum Before {
         bytes: Option<Vec<u8>>,
         mode: u32,
     },
+    /// A file past what is kept: not read (a check would cost its size), only its identity.
+    Large(Identity),
+}
+
+/// A file's identity and version, by its metadata: device, inode, size, modified and changed.
+type Identity = (u64, u64, u64, i64, i64, i64, i64);
+
+fn identity(meta: &std::fs::Metadata) -> Identity {
+    use std::os::unix::fs::MetadataExt;
+    let times = (
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+    );
+    (
+        meta.dev(),
+        meta.ino(),
+        meta.size(),
+        times.0,
+        times.1,
+        times.2,
+        times.3,
+    )
 }
 
 /// What a check did to the tracked files.
@@ -205,6 +229,9 @@ impl TrackedGuard {
         for path in paths {
             let full = root.join(OsStr::from_bytes(&path));
             let before = match std::fs::symlink_metadata(&full) {
+                Ok(meta) if meta.is_file() && kept.saturating_add(meta.len()) > KEEP_LIMIT => {
+                    Before::Large(identity(&meta))
+                }
                 Ok(meta) if meta.is_file() => {
                     use std::os::unix::fs::PermissionsExt;
                     let Ok(bytes) = std::fs::read(&full) else {
@@ -381,6 +408,10 @@ fn put_back(path: &Path, before: &Before) -> Result<(), Option<String>> {
     let now = std::fs::symlink_metadata(path);
     match before {
         Before::Other => Ok(()),
+        Before::Large(was) => match now {
+            Ok(meta) if identity(&meta) == *was => Ok(()),
+            _ => Err(Some("too large to keep a copy of".into())),
+        },
         Before::Absent => match now {
             Err(_) => Ok(()),
             Ok(meta) if meta.is_dir() => {
@@ -426,4 +457,56 @@ fn write_file(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
         bytes,
         crate::files::WriteOptions { mode, sync: false },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// A user's untracked file past what is kept is not read before a check; a change to it is
+    /// still found (by its identity) and named, as one that could not be put back.
+    #[test]
+    fn a_large_untracked_file_is_named_when_changed_never_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q"]);
+        std::fs::write(root.join("a.txt"), "a\n").unwrap();
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-qm", "base"]);
+        let big = root.join("data.bin");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(KEEP_LIMIT + 1)
+            .unwrap();
+        let state = root.join(".refine-loop");
+        // Untouched: nothing to say.
+        let start = GateStart::new(root, None);
+        let guard = TrackedGuard::before(root, &state, Some(&start)).unwrap();
+        assert_eq!(guard.after(Some(&start)), Wrote::default());
+        // Grown by the check: named, not put back (no copy was kept).
+        let guard = TrackedGuard::before(root, &state, Some(&start)).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&big)
+            .unwrap()
+            .write_all(b"more")
+            .unwrap();
+        let wrote = guard.after(Some(&start));
+        assert_eq!(
+            wrote.not_put_back,
+            ["data.bin (too large to keep a copy of)"]
+        );
+    }
 }
