@@ -34,6 +34,8 @@ pub(crate) mod stop;
 pub mod sweep;
 pub(crate) mod template;
 #[cfg(test)]
+pub(crate) mod test_git;
+#[cfg(test)]
 pub(crate) mod test_json_schema;
 pub(crate) mod workspace;
 

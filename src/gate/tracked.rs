@@ -464,16 +464,7 @@ mod tests {
     use std::io::Write as _;
 
     use super::*;
-
-    fn git(dir: &Path, args: &[&str]) {
-        let status = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-            .args(args)
-            .current_dir(dir)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
+    use crate::test_git::git;
 
     /// A user's untracked file past what is kept is not read before a check; a change to it is
     /// still found (by its identity) and named, as one that could not be put back.

@@ -3,19 +3,9 @@
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
 use std::path::Path;
-use std::process::Command;
 
 use super::*;
-
-fn git(dir: &Path, args: &[&str]) {
-    let output = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "git {args:?}: {output:?}");
-}
+use crate::test_git::git;
 
 fn write(root: &Path, path: &[u8], text: &str) {
     let full = root.join(std::ffi::OsStr::from_bytes(path));

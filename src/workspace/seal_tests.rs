@@ -6,16 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::super::{Breach, Workspace};
-
-fn git(dir: &Path, args: &[&str]) {
-    let output = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "git {args:?}: {output:?}");
-}
+use crate::test_git::git;
 
 /// A repository with the user's work on top: a dirty file, an untracked one, a staged one.
 fn repository() -> (tempfile::TempDir, Workspace) {

@@ -2,20 +2,9 @@
 
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
-use std::process::Command;
 
 use super::*;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "git {args:?}: {output:?}");
-    String::from_utf8(output.stdout).unwrap()
-}
+use crate::test_git::git;
 
 /// Every file under `dir` (but .git and the state dir) with its bytes and mode, and every folder.
 fn tree(dir: &Path) -> Vec<(String, Option<Vec<u8>>, u32)> {

@@ -2,19 +2,9 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 use super::*;
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
-}
+use crate::test_git::git;
 
 /// A repository with `src/app.py`, `docs/a.md` and a symlink `linked -> src`, committed.
 fn repository() -> tempfile::TempDir {
