@@ -26,7 +26,8 @@ const SIGNAL_SCOPE: u32 = 6;
 /// rollback cannot put back (`chattr +i`, `+a`), write a disk through a device node it made, or
 /// reach past the file system's rules (mounts, raw I/O, file handles, modules, BPF, ptrace).
 /// Dropped from the bounding set of the thread that starts it, so its programs never gain them.
-const DROPPED: [caps::Capability; 14] = [
+const DROPPED: [caps::Capability; 15] = [
+    caps::Capability::CAP_SETFCAP,
     caps::Capability::CAP_LINUX_IMMUTABLE,
     caps::Capability::CAP_MKNOD,
     caps::Capability::CAP_SYS_ADMIN,
@@ -158,7 +159,7 @@ impl Prepared {
                     if let Some(mount) = &mount {
                         mount.enter()?;
                     }
-                    drop_capabilities();
+                    drop_capabilities()?;
                     let status = ruleset.restrict_self().map_err(io::Error::other)?;
                     let enforced = match status.ruleset {
                         RulesetStatus::FullyEnforced => true,
@@ -180,17 +181,27 @@ impl Prepared {
     }
 }
 
-/// Drops [`DROPPED`] from the calling thread's bounding set, where it has them to drop (root,
-/// with `CAP_SETPCAP`); elsewhere there is nothing to drop.
-fn drop_capabilities() {
+/// Drops [`DROPPED`] from the calling thread's bounding and inheritable sets, and clears its
+/// ambient set, so that no program the delegate runs gains them back (root gets the bounding
+/// and inheritable sets on exec). An error when one is left: the delegate is then not started.
+fn drop_capabilities() -> io::Result<()> {
     use caps::CapSet;
+    let _ = caps::clear(None, CapSet::Ambient);
     for capability in DROPPED {
-        if caps::has_cap(None, CapSet::Bounding, capability).unwrap_or(false)
-            && let Err(error) = caps::drop(None, CapSet::Bounding, capability)
-        {
-            tracing::debug!(%error, %capability, "a capability could not be dropped");
+        for set in [CapSet::Bounding, CapSet::Inheritable] {
+            if caps::has_cap(None, set, capability).unwrap_or(false) {
+                let _ = caps::drop(None, set, capability);
+            }
+        }
+        for set in [CapSet::Bounding, CapSet::Inheritable, CapSet::Ambient] {
+            if caps::has_cap(None, set, capability).unwrap_or(false) {
+                return Err(io::Error::other(format!(
+                    "{capability} could not be dropped for the delegate; it was not started"
+                )));
+            }
         }
     }
+    Ok(())
 }
 
 fn is_char_device(meta: &std::fs::Metadata) -> bool {

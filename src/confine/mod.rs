@@ -109,7 +109,7 @@ impl Confiner {
         walls.writable.push(temp.to_path_buf());
         let mount = self
             .bound
-            .then(|| namespace::MountPlan::new(&walls.sealed, &walls.files));
+            .then(|| namespace::MountPlan::new(&walls.tree, &walls.sealed, &walls.files));
         Prepared::new(&plan(&walls, self.bound), self.full, self.abi, mount)
     }
 }

@@ -33,7 +33,7 @@ pub fn probe() -> bool {
     if std::fs::create_dir(&sealed).is_err() {
         return false;
     }
-    let plan = MountPlan::new(std::slice::from_ref(&sealed), &[]);
+    let plan = MountPlan::new(folder.path(), std::slice::from_ref(&sealed), &[]);
     let probe = std::thread::spawn(move || {
         plan.enter().is_ok() && std::fs::write(plan.sealed[0].0.join("x"), "x").is_err()
     });
@@ -45,6 +45,10 @@ pub fn probe() -> bool {
 /// The binds a delegate's mount namespace gets, prepared before its thread makes them.
 #[derive(Debug)]
 pub struct MountPlan {
+    /// The tree's top and every folder between it and a sealed path, bound over themselves
+    /// (writable) so that none can be renamed or removed: a renamed folder would let a
+    /// delegate put a `.git` or a state dir of its own where the loop looks for the real one.
+    pinned: Vec<PathBuf>,
     /// Bound read-only over themselves, each with the flags its mount must keep.
     sealed: Vec<(PathBuf, MsFlags)>,
     /// Bound read-write over themselves again (the delegate's own files in the state dir).
@@ -52,9 +56,9 @@ pub struct MountPlan {
 }
 
 impl MountPlan {
-    /// The plan for `sealed` (paths that do not exist are left out) and the `own` files in them
-    /// (files elsewhere need no bind).
-    pub fn new(sealed: &[PathBuf], own: &[PathBuf]) -> Self {
+    /// The plan for the work tree `tree`, `sealed` (paths that do not exist are left out) and
+    /// the `own` files in them (files elsewhere need no bind).
+    pub fn new(tree: &Path, sealed: &[PathBuf], own: &[PathBuf]) -> Self {
         let mut sealed: Vec<(PathBuf, MsFlags)> = sealed
             .iter()
             .filter_map(|path| path.canonicalize().ok())
@@ -70,7 +74,24 @@ impl MountPlan {
             .filter_map(|path| path.canonicalize().ok())
             .filter(|path| sealed.iter().any(|(seal, _)| path.starts_with(seal)))
             .collect();
-        Self { sealed, own }
+        let mut pinned = std::collections::BTreeSet::new();
+        if let Ok(tree) = tree.canonicalize() {
+            for (seal, _) in sealed.iter().filter(|(seal, _)| seal.starts_with(&tree)) {
+                let between = seal.ancestors().skip(1);
+                pinned.extend(
+                    between
+                        .take_while(|folder| folder.starts_with(&tree))
+                        .map(Path::to_path_buf),
+                );
+            }
+            pinned.insert(tree);
+        }
+        Self {
+            // Shallow first: a deeper bind goes on top of the one that holds it.
+            pinned: pinned.into_iter().collect(),
+            sealed,
+            own,
+        }
     }
 
     /// Gives the calling thread a mount namespace of its own and makes the binds in it. Every
@@ -81,6 +102,9 @@ impl MountPlan {
         unshare(CloneFlags::CLONE_NEWNS)?;
         // Nothing done here may reach the loop's namespace.
         mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)?;
+        for path in &self.pinned {
+            bind(path, MsFlags::MS_REC)?;
+        }
         for (path, _) in &self.sealed {
             bind(path, MsFlags::MS_REC)?;
         }

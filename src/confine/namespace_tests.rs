@@ -21,6 +21,7 @@ fn tree() -> (tempfile::TempDir, PathBuf) {
     let root = folder.path().canonicalize().unwrap().join("tree");
     std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
     std::fs::create_dir_all(root.join(".refine-loop/reports")).unwrap();
+    std::fs::create_dir_all(root.join("pkg/.state")).unwrap();
     std::fs::write(root.join("setup.py"), "version = 'a'\n").unwrap();
     std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
     std::fs::write(root.join(".refine-loop/reports/verdict"), "").unwrap();
@@ -33,7 +34,12 @@ fn confined(root: &Path, script: &str) -> (String, String) {
     let abi = kernel_abi().expect("these tests need a kernel with Landlock");
     namespaces();
     let plan = MountPlan::new(
-        &[root.join(".git"), root.join(".refine-loop")],
+        root,
+        &[
+            root.join(".git"),
+            root.join(".refine-loop"),
+            root.join("pkg/.state"),
+        ],
         &[root.join(".refine-loop/reports/verdict")],
     );
     let grants = [
@@ -82,6 +88,10 @@ fn the_whole_tree_is_writable_and_the_seal_is_not() {
         ("rm -rf .git", "git-removed"),
         ("echo x > .refine-loop/other", "state-dir"),
         ("mv .refine-loop elsewhere", "state-moved"),
+        // Nor the tree that holds them: a new one could hold a `.git` of the delegate's own.
+        ("cd .. && mv tree moved", "tree-moved"),
+        // Nor a folder between the tree's top and a sealed one inside it.
+        ("mv pkg pkg.old", "folder-of-a-seal-moved"),
         ("mount -o remount,rw .git", "remounted"),
         ("umount .git", "unmounted"),
         ("kill -0 \"$LOOP\"", "signalled-the-loop"),
@@ -129,6 +139,7 @@ fn the_whole_tree_is_writable_and_the_seal_is_not() {
 fn a_plan_leaves_out_what_does_not_exist_and_own_files_outside_the_seal() {
     let (_folder, root) = tree();
     let plan = MountPlan::new(
+        &root,
         &[root.join(".git"), root.join("no-such-folder")],
         &[root.join("setup.py"), root.join(".git/config")],
     );
