@@ -66,6 +66,9 @@ impl Refusals {
             return;
         };
         for path in named_paths(line, at) {
+            if self.named.len() >= MAX_PATHS {
+                break;
+            }
             self.named.insert((path, why));
         }
     }
@@ -85,7 +88,9 @@ impl Refusals {
                 continue;
             }
             if let Some(reason) = confiner.forbids(&path) {
-                said.push(format!("`{named}` ({why}): {reason}"));
+                // What the delegate printed, shown as code: it can hold any character.
+                let shown = crate::markdown::code_span(named);
+                said.push(format!("{shown} ({why}): {reason}"));
             }
         }
         said

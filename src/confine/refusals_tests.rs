@@ -101,3 +101,31 @@ fn only_what_the_walls_forbid_is_blamed_on_them() {
         "{split:#?}"
     );
 }
+
+#[test]
+fn what_a_delegate_prints_stays_code_and_is_bounded() {
+    let folder = tempfile::tempdir().unwrap();
+    let tree = folder.path().canonicalize().unwrap();
+    let walls = Walls {
+        tree: tree.clone(),
+        writable: vec![tree.clone()],
+        ..Walls::default()
+    };
+    let decision = Decision::Confine {
+        abi: 7,
+        missing: Vec::new(),
+    };
+    let confiner = Confiner::new(&decision, walls, true).unwrap();
+    let mut refusals = Refusals::default();
+    refusals.push(b"sh: 1: cannot create /etc/x`[y](z): Permission denied\n");
+    let said = refusals.explain(&confiner, &tree);
+    assert!(
+        said[0].starts_with("``/etc/x`[y](z)`` (permission denied)"),
+        "{said:?}"
+    );
+    // A line that names three hundred paths adds no more than the limit.
+    let mut refusals = Refusals::default();
+    let many: String = (0..300).map(|i| format!("'/e/{i}' ")).collect();
+    refusals.push(format!("{many}: Permission denied\n").as_bytes());
+    assert_eq!(refusals.named.len(), MAX_PATHS);
+}
