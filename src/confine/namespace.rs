@@ -9,7 +9,8 @@
 //!
 //! The thread that starts the delegate makes the namespace for itself (`unshare` of a mount
 //! namespace reaches only the calling thread), so the loop's other threads keep the real one.
-//! That takes `CAP_SYS_ADMIN`: the loop runs as root (containers, CI runners started as root).
+//! That takes `CAP_SYS_ADMIN`: the loop runs as root on a machine or VM, or in a privileged
+//! container (a default container's root lacks it, and its seccomp profile refuses `unshare`).
 //! [`probe`] finds out once per run; without it, the walls fall back to granting each entry
 //! beneath the tree's top but the sealed ones (see [`super::walls`]).
 
