@@ -84,8 +84,9 @@ pub struct TrackedGuard {
     index: Option<(Entries, Vec<u8>, u32)>,
 }
 
-/// An index's entries: path to blob and mode, by stage (a refreshed stat cache is no change).
-type Entries = BTreeMap<(Vec<u8>, u16), (git2::Oid, u32)>;
+/// An index's entries: path to blob, mode and flags (`--assume-unchanged`, `--skip-worktree`),
+/// by stage (a refreshed stat cache is no change).
+type Entries = BTreeMap<(Vec<u8>, u16), (git2::Oid, u32, u16, u16)>;
 
 /// The entries of the repository's index as its file holds them now.
 fn entries(repo: &git2::Repository) -> Option<Entries> {
@@ -96,7 +97,11 @@ fn entries(repo: &git2::Repository) -> Option<Entries> {
             .iter()
             .map(|entry| {
                 let stage = (entry.flags >> 12) & 0x3;
-                ((entry.path, stage), (entry.id, entry.mode))
+                let flags = (entry.flags, entry.flags_extended);
+                (
+                    (entry.path, stage),
+                    (entry.id, entry.mode, flags.0, flags.1),
+                )
             })
             .collect(),
     )

@@ -233,3 +233,16 @@ fn a_check_that_stages_an_edit_is_caught_and_both_put_back() {
         "{out}"
     );
 }
+
+#[test]
+fn a_check_that_hides_an_edit_behind_skip_worktree_is_caught() {
+    // libgit2 reports a skip-worktree file as unmodified: only the index's flags tell.
+    let repo = repo_with_work(
+        "git update-index --skip-worktree src/a.txt && echo owned >> src/a.txt; echo 'src/a.txt:1:1: error: E1 boom'",
+    );
+    let output = repo.run(&["check"]);
+    assert_eq!(output.status.code(), Some(4), "{output:?}");
+    assert_untouched(&repo);
+    let flags = crate::support::git_in(repo.path(), &["ls-files", "-v", "src/a.txt"]);
+    assert!(flags.starts_with("H "), "{flags}");
+}
