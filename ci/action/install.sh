@@ -99,5 +99,26 @@ else
   rm -rf "$work"
 fi
 chmod +x "$bin_dir/refine-loop"
+
+# A confined delegate gets the whole work tree (its top included) with `.git` and the state dir
+# read-only, in a mount namespace the loop makes in a user namespace. Ubuntu 24.04 (GitHub's
+# ubuntu-latest) lets a program make a user namespace only when its AppArmor profile says
+# `userns`: give this binary, and only it, such a profile. Without it the loop still confines,
+# but a delegate cannot create, remove or rename at the tree's top (the run warns).
+restrict=/proc/sys/kernel/apparmor_restrict_unprivileged_userns
+if [ "$(cat "$restrict" 2>/dev/null)" = 1 ] && [ -e /etc/apparmor.d/abi/4.0 ] &&
+  command -v apparmor_parser >/dev/null && sudo -n true 2>/dev/null; then
+  binary=$(realpath "$bin_dir/refine-loop")
+  profile=$(mktemp)
+  printf 'abi <abi/4.0>,\ninclude <tunables/global>\n\nprofile refine-loop "%s" flags=(unconfined) {\n  userns,\n}\n' \
+    "$binary" >"$profile"
+  if sudo -n install -m 0644 "$profile" /etc/apparmor.d/refine-loop &&
+    sudo -n apparmor_parser -r /etc/apparmor.d/refine-loop; then
+    echo "refine-loop: AppArmor lets $binary make user namespaces (for its delegates' mount namespace)"
+  else
+    echo "::warning::refine-loop: could not give $binary an AppArmor profile with userns; a confined delegate cannot create, remove or rename at the tree's top"
+  fi
+  rm -f "$profile"
+fi
 echo "$bin_dir" >>"${GITHUB_PATH:-/dev/null}"
 "$bin_dir/refine-loop" --version

@@ -14,6 +14,17 @@ use crate::exit_code;
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
+    // Before anything else, while the process has one thread: the launcher of a confined
+    // delegate.
+    let mut arguments = std::env::args_os();
+    if arguments.nth(1).as_deref() == Some(crate::confine::launcher::SUBCOMMAND.as_ref()) {
+        let error = crate::confine::launcher::main(arguments);
+        let _ = writeln!(
+            std::io::stderr(),
+            "refine-loop: the confined delegate was not started: {error}"
+        );
+        return crate::confine::launcher::FAILED;
+    }
     let cli = match Cli::parse_from_env() {
         Ok(cli) => cli,
         Err(error) => {

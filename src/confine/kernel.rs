@@ -3,8 +3,10 @@
 //! process it starts inherits the restriction and can never shed it; the loop's own threads stay
 //! free. So no code runs between fork and exec, and every path is opened before. When the
 //! delegate gets a mount namespace, the same thread makes it and its binds first (Landlock
-//! forbids mounting afterwards).
+//! forbids mounting afterwards). Where the launcher makes them ([`super::launcher`]), it takes
+//! the same [`Confinement`] on, and the loop only starts it.
 
+use std::ffi::OsString;
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::process::{Child, Command};
@@ -15,7 +17,7 @@ use landlock::{
 };
 use nix::libc;
 
-use super::namespace::MountPlan;
+use super::namespace::{MountPlan, Namespace};
 use super::walls::Grant;
 
 /// The first ABI that scopes signals: a delegate cannot signal a process outside its domain
@@ -85,24 +87,105 @@ pub fn kernel_abi() -> Option<u32> {
     probe.join().ok().flatten()
 }
 
-/// A ruleset ready to be taken on by one delegate, and the binds of its mount namespace.
+/// A ruleset ready to be taken on by one delegate, and the binds of its mount namespace; or,
+/// where the launcher makes them, the command line that starts it.
 #[derive(Debug)]
 pub struct Prepared {
+    how: How,
+}
+
+#[derive(Debug)]
+enum How {
+    /// The thread that starts the delegate takes these on.
+    Thread(Confinement),
+    /// The delegate's command is started by the launcher, with these arguments before it.
+    Launcher(Vec<OsString>),
+}
+
+/// What one process takes on before it starts (or becomes) the delegate.
+#[derive(Debug)]
+pub(super) struct Confinement {
     ruleset: RulesetCreated,
     /// Every right the loop asks for is in the kernel.
     full: bool,
-    mount: Option<MountPlan>,
+    mount: Option<(MountPlan, Namespace)>,
 }
 
 impl Prepared {
-    /// Opens every granted path (without following a link at its end) and adds its rule. A path
-    /// that is gone, or changed kind since it was planned, is left out: fewer rights, never more.
-    /// From ABI 6 on, the delegate's signals stay within its own processes.
+    /// Opens every granted path and adds its rule (see [`Confinement::new`]); the delegate's
+    /// thread makes the mount namespace of `mount` first, when there is one.
     pub fn new(
         grants: &[Grant],
         full: bool,
         abi: u32,
         mount: Option<MountPlan>,
+    ) -> io::Result<Self> {
+        let mount = mount.map(|plan| (plan, Namespace::Thread));
+        let confinement = Confinement::new(grants, full, abi, mount)?;
+        Ok(Self {
+            how: How::Thread(confinement),
+        })
+    }
+
+    /// The delegate is started by the launcher, as `arguments` (see [`super::launcher`]) say.
+    pub fn launched(arguments: Vec<OsString>) -> Self {
+        Self {
+            how: How::Launcher(arguments),
+        }
+    }
+
+    /// The program and arguments to put before the delegate's own command: none when the
+    /// starting thread confines it.
+    pub fn launcher(&self) -> &[OsString] {
+        match &self.how {
+            How::Thread(_) => &[],
+            How::Launcher(arguments) => arguments,
+        }
+    }
+
+    /// Starts `command` from a fresh thread that makes the mount namespace when there is a plan
+    /// for one, then takes the ruleset on; refuses to start it when the kernel enforced less
+    /// than it was found able to. With the launcher, `command` (which starts with
+    /// [`Self::launcher`]) is started as it is.
+    pub fn spawn(self, command: &mut Command) -> io::Result<Child> {
+        let confinement = match self.how {
+            How::Thread(confinement) => confinement,
+            How::Launcher(arguments) => {
+                let given = std::iter::once(command.get_program()).chain(command.get_args());
+                if !given
+                    .zip(&arguments)
+                    .all(|(given, launcher)| given == launcher)
+                    || command.get_args().len() < arguments.len()
+                {
+                    return Err(io::Error::other(
+                        "the delegate's command does not start with the launcher; it was not \
+                         started",
+                    ));
+                }
+                return command.spawn();
+            }
+        };
+        std::thread::scope(|scope| {
+            scope
+                .spawn(move || {
+                    confinement.take_on()?;
+                    command.spawn()
+                })
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the confining thread panicked")))
+        })
+    }
+}
+
+impl Confinement {
+    /// Opens every granted path (without following a link at its end) and adds its rule. A path
+    /// that is gone, or changed kind since it was planned, is left out: fewer rights, never more.
+    /// From ABI 6 on, the delegate's signals stay within its own processes.
+    pub(super) fn new(
+        grants: &[Grant],
+        full: bool,
+        abi: u32,
+        mount: Option<(MountPlan, Namespace)>,
     ) -> io::Result<Self> {
         let mut ruleset = Ruleset::default()
             .handle_access(handled())
@@ -144,64 +227,68 @@ impl Prepared {
         })
     }
 
-    /// Starts `command` from a fresh thread that makes the mount namespace when there is a plan
-    /// for one, then takes the ruleset on; refuses to start it when the kernel enforced less
-    /// than it was found able to.
-    pub fn spawn(self, command: &mut Command) -> io::Result<Child> {
-        let Self {
-            ruleset,
-            full,
-            mount,
-        } = self;
-        std::thread::scope(|scope| {
-            scope
-                .spawn(move || {
-                    if let Some(mount) = &mount {
-                        mount.enter()?;
-                    }
-                    drop_capabilities()?;
-                    let status = ruleset.restrict_self().map_err(io::Error::other)?;
-                    let enforced = match status.ruleset {
-                        RulesetStatus::FullyEnforced => true,
-                        RulesetStatus::PartiallyEnforced => !full,
-                        RulesetStatus::NotEnforced => false,
-                    };
-                    if !enforced || !status.no_new_privs {
-                        return Err(io::Error::other(format!(
-                            "the kernel did not confine the delegate as it was found able to \
-                             ({:?}); it was not started",
-                            status.ruleset
-                        )));
-                    }
-                    command.spawn()
-                })
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("the confining thread panicked")))
-        })
+    /// Confines the calling thread, and every process it starts: the mount namespace and its
+    /// binds, the capabilities dropped, the ruleset. An error when the kernel enforced less than
+    /// it was found able to: the delegate must then not start.
+    pub(super) fn take_on(self) -> io::Result<()> {
+        if let Some((plan, namespace)) = &self.mount {
+            plan.enter(*namespace)?;
+        }
+        drop_capabilities()?;
+        let status = self.ruleset.restrict_self().map_err(io::Error::other)?;
+        let enforced = match status.ruleset {
+            RulesetStatus::FullyEnforced => true,
+            RulesetStatus::PartiallyEnforced => !self.full,
+            RulesetStatus::NotEnforced => false,
+        };
+        if !enforced || !status.no_new_privs {
+            return Err(io::Error::other(format!(
+                "the kernel did not confine the delegate as it was found able to ({:?}); it was \
+                 not started",
+                status.ruleset
+            )));
+        }
+        Ok(())
     }
 }
 
 /// Drops [`DROPPED`] from the calling thread's bounding and inheritable sets, and clears its
 /// ambient set, so that no program the delegate runs gains them back (root gets the bounding
-/// and inheritable sets on exec). An error when one is left: the delegate is then not started.
+/// and inheritable sets on exec). A thread without `CAP_SETPCAP` (a user's) cannot change its
+/// bounding set, and needs not: under `no_new_privs`, which the ruleset sets, a program never
+/// gets a capability its starter did not have. An error when one is left that could be used:
+/// the delegate is then not started.
 fn drop_capabilities() -> io::Result<()> {
     use caps::CapSet;
     let _ = caps::clear(None, CapSet::Ambient);
+    let has = |set, capability| caps::has_cap(None, set, capability).unwrap_or(false);
     for capability in DROPPED {
         for set in [CapSet::Bounding, CapSet::Inheritable] {
-            if caps::has_cap(None, set, capability).unwrap_or(false) {
+            if has(set, capability) {
                 let _ = caps::drop(None, set, capability);
             }
         }
-        for set in [CapSet::Bounding, CapSet::Inheritable, CapSet::Ambient] {
-            if caps::has_cap(None, set, capability).unwrap_or(false) {
-                return Err(io::Error::other(format!(
-                    "{capability} could not be dropped for the delegate; it was not started"
-                )));
-            }
+        let left = [
+            CapSet::Permitted,
+            CapSet::Bounding,
+            CapSet::Inheritable,
+            CapSet::Ambient,
+        ]
+        .map(|set| has(set, capability));
+        if usable_after_exec(left) {
+            return Err(io::Error::other(format!(
+                "{capability} could not be dropped for the delegate; it was not started"
+            )));
         }
     }
     Ok(())
+}
+
+/// Whether a capability a thread has in its permitted, bounding, inheritable and ambient sets
+/// could be had by a program it starts under `no_new_privs`: ambient ones are passed on; the
+/// bounding and inheritable sets give only what the thread holds itself.
+fn usable_after_exec([permitted, bounding, inheritable, ambient]: [bool; 4]) -> bool {
+    ambient || (permitted && (bounding || inheritable))
 }
 
 fn is_char_device(meta: &std::fs::Metadata) -> bool {

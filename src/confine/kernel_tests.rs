@@ -63,3 +63,40 @@ fn a_confined_command_writes_only_where_it_is_granted() {
     // The loop's own thread is as free as before.
     std::fs::write(denied.path().join("loop.txt"), "the loop writes\n").unwrap();
 }
+
+#[test]
+fn a_capability_is_left_only_where_a_program_could_use_it() {
+    // ([permitted, bounding, inheritable, ambient], usable after exec)
+    let table = [
+        // a user's thread: in the bounding set, which it cannot change, and nothing else
+        ([false, true, false, false], false),
+        ([false, true, true, false], false),
+        // root's thread: dropped from both sets, or not
+        ([true, false, false, false], false),
+        ([true, true, false, false], true),
+        ([true, false, true, false], true),
+        // ambient is passed on whatever the rest
+        ([false, false, false, true], true),
+        ([false, false, false, false], false),
+    ];
+    for (sets, usable) in table {
+        assert_eq!(usable_after_exec(sets), usable, "{sets:?}");
+    }
+}
+
+#[test]
+fn a_command_that_does_not_start_with_the_launcher_is_not_started() {
+    let arguments: Vec<OsString> = vec!["/proc/self/exe".into(), "__confine".into()];
+    let mut bare = Command::new("sh");
+    bare.args(["-c", "true"]);
+    let error = Prepared::launched(arguments.clone())
+        .spawn(&mut bare)
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("does not start with the launcher")
+    );
+    let mut short = Command::new("/proc/self/exe");
+    assert!(Prepared::launched(arguments).spawn(&mut short).is_err());
+}

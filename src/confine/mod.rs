@@ -2,12 +2,14 @@
 //! may write only in the work tree, its own temp folder, the temp folder and the caches the
 //! config lists; never `.git`, the state dir, the loop's store, or anything else; and it cannot
 //! signal a process outside its own (Landlock ABI 6). Where a mount namespace can be made (the
-//! loop runs as root), the sealed folders are read-only binds in it and the whole tree is
-//! writable, its top included; elsewhere the tree's top entries are granted one by one. The gate is not confined; an http
-//! delegate is no process (the loop applies its diff).
+//! loop runs as root, or user namespaces are allowed), the sealed folders are read-only binds in
+//! it and the whole tree is writable, its top included; elsewhere the tree's top entries are
+//! granted one by one. The gate is not confined; an http delegate is no process (the loop
+//! applies its diff).
 
 mod decide;
 mod kernel;
+pub mod launcher;
 pub mod namespace;
 mod refusals;
 mod walls;
@@ -38,16 +40,20 @@ pub struct Confiner {
     /// Every right the loop asks for is in the kernel.
     full: bool,
     abi: u32,
-    /// Each delegate gets a mount namespace that binds the sealed folders read-only.
-    bound: bool,
+    /// Each delegate gets a mount namespace that binds the sealed folders read-only, made so.
+    bound: Option<namespace::Namespace>,
     walls: Walls,
 }
 
 impl Confiner {
     /// Confines as `decision` says (`None` when it does not confine), within `walls` (the work
     /// tree, the caches and temp folder; what is sealed and fenced), sealing in a mount
-    /// namespace when `bound` (see [`namespace::probe`]).
-    pub fn new(decision: &Decision, mut walls: Walls, bound: bool) -> Option<Self> {
+    /// namespace made as `bound` says, if it does (see [`probe`]).
+    pub fn new(
+        decision: &Decision,
+        mut walls: Walls,
+        bound: Option<namespace::Namespace>,
+    ) -> Option<Self> {
         let Decision::Confine { missing, abi } = decision else {
             return None;
         };
@@ -91,7 +97,7 @@ impl Confiner {
             );
         }
         let top = self.walls.tree.canonicalize().ok();
-        if !self.bound && top.is_some() && path.parent() == top.as_deref() {
+        if self.bound.is_none() && top.is_some() && path.parent() == top.as_deref() {
             return Some(
                 "at the top of the work tree, where a delegate may not create, remove or rename \
                  without a mount namespace of its own (the loop has one when it runs as root)"
@@ -107,11 +113,39 @@ impl Confiner {
         let mut walls = self.walls.clone();
         walls.files.extend(files.iter().map(|f| f.to_path_buf()));
         walls.writable.push(temp.to_path_buf());
-        let mount = self
-            .bound
-            .then(|| namespace::MountPlan::new(&walls.tree, &walls.sealed, &walls.files));
-        Prepared::new(&plan(&walls, self.bound), self.full, self.abi, mount)
+        let grants = plan(&walls, self.bound.is_some());
+        match self.bound {
+            Some(namespace::Namespace::User) => Ok(Prepared::launched(launcher::arguments(
+                &walls.tree,
+                &walls.sealed,
+                &walls.files,
+                &grants,
+                self.full,
+                self.abi,
+            ))),
+            Some(namespace::Namespace::Thread) => {
+                let mount = namespace::MountPlan::new(&walls.tree, &walls.sealed, &walls.files);
+                Prepared::new(&grants, self.full, self.abi, Some(mount))
+            }
+            None => Prepared::new(&grants, self.full, self.abi, None),
+        }
     }
+}
+
+/// How a delegate can get its own mount namespace here, if it can: each way is tried for real
+/// on a temporary folder bound read-only over itself, and must leave it unwritable there and
+/// writable here.
+pub fn probe(abi: u32) -> Option<namespace::Namespace> {
+    let folder = tempfile::Builder::new()
+        .prefix("refine-loop-probe-")
+        .tempdir()
+        .ok()?;
+    let sealed = folder.path().join("sealed");
+    std::fs::create_dir(&sealed).ok()?;
+    if namespace::probe_thread(folder.path(), &sealed) {
+        return Some(namespace::Namespace::Thread);
+    }
+    launcher::probe(folder.path(), &sealed, abi).then_some(namespace::Namespace::User)
 }
 
 /// `[loop] writable` when left out: the temp folders and the usual caches of cargo, rustup, npm

@@ -7,12 +7,22 @@
 //! after the binds, forbids every later mount, unmount or remount, so the delegate cannot lift
 //! them.
 //!
-//! The thread that starts the delegate makes the namespace for itself (`unshare` of a mount
-//! namespace reaches only the calling thread), so the loop's other threads keep the real one.
-//! That takes `CAP_SYS_ADMIN`: the loop runs as root on a machine or VM, or in a privileged
-//! container (a default container's root lacks it, and its seccomp profile refuses `unshare`).
-//! [`probe`] finds out once per run; without it, the walls fall back to granting each entry
-//! beneath the tree's top but the sealed ones (see [`super::walls`]).
+//! Two ways to make it, found by [`super::probe`] once per run:
+//! - [`Namespace::Thread`]: with `CAP_SYS_ADMIN` (root on a machine or VM, a privileged
+//!   container), the thread that starts the delegate makes a mount namespace for itself
+//!   (`unshare` of a mount namespace reaches only the calling thread), so the loop's other
+//!   threads keep the real one.
+//! - [`Namespace::User`]: without it (a CI runner's user, a container's unprivileged user), a
+//!   user namespace gives the same power over a mount namespace of its own. A process with
+//!   threads cannot make one, so the loop's own binary is started as the launcher
+//!   ([`super::launcher`]), single-threaded: it makes the user namespace (the user's own uid
+//!   and gid mapped to themselves, so files keep their owner and git its `safe.directory`), the
+//!   binds, the capabilities and the ruleset, and then becomes the delegate. That takes
+//!   unprivileged user namespaces (Debian, Fedora, GitHub's runners; not where AppArmor or
+//!   seccomp refuse them).
+//!
+//! Without either, the walls fall back to granting each entry beneath the tree's top but the
+//! sealed ones (see [`super::walls`]).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -20,27 +30,26 @@ use std::path::{Path, PathBuf};
 use nix::mount::{MsFlags, mount};
 use nix::sched::{CloneFlags, unshare};
 
-/// Whether a delegate can get its own mount namespace here, found by making one in a throwaway
-/// thread that binds a temporary folder read-only over itself and checks that it cannot write
-/// there.
-pub fn probe() -> bool {
-    let Ok(folder) = tempfile::Builder::new()
-        .prefix("refine-loop-probe-")
-        .tempdir()
-    else {
-        return false;
-    };
-    let sealed = folder.path().join("sealed");
-    if std::fs::create_dir(&sealed).is_err() {
-        return false;
-    }
-    let plan = MountPlan::new(folder.path(), std::slice::from_ref(&sealed), &[]);
+/// How a delegate gets its mount namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Namespace {
+    /// The thread that starts it makes one (the loop has `CAP_SYS_ADMIN`).
+    Thread,
+    /// The launcher makes a user namespace and one in it (see [`super::launcher`]).
+    User,
+}
+
+/// Whether a throwaway thread can make the namespace and its binds.
+pub(super) fn probe_thread(folder: &Path, sealed: &Path) -> bool {
+    let plan = MountPlan::new(folder, &[sealed.to_path_buf()], &[]);
     let probe = std::thread::spawn(move || {
-        plan.enter().is_ok() && std::fs::write(plan.sealed[0].0.join("x"), "x").is_err()
+        plan.enter(Namespace::Thread).is_ok()
+            && std::fs::write(plan.sealed[0].0.join("x"), "x").is_err()
     });
     let made = probe.join().unwrap_or(false);
     // The thread's namespace went with it: here the folder is as writable as ever.
     made && std::fs::write(sealed.join("x"), "x").is_ok()
+        && std::fs::remove_file(sealed.join("x")).is_ok()
 }
 
 /// The binds a delegate's mount namespace gets, prepared before its thread makes them.
@@ -95,12 +104,16 @@ impl MountPlan {
         }
     }
 
-    /// Gives the calling thread a mount namespace of its own and makes the binds in it. Every
-    /// process the thread starts from now on is in that namespace; the loop's other threads are
-    /// not.
-    pub fn enter(&self) -> io::Result<()> {
+    /// Gives the calling thread a mount namespace of its own, in a user namespace of its own
+    /// for [`Namespace::User`] (the caller is then a process with one thread), and makes the
+    /// binds in it. Every process the thread starts from now on is in that namespace; the loop's
+    /// other threads are not.
+    pub fn enter(&self, namespace: Namespace) -> io::Result<()> {
         let none: Option<&str> = None;
-        unshare(CloneFlags::CLONE_NEWNS)?;
+        match namespace {
+            Namespace::Thread => unshare(CloneFlags::CLONE_NEWNS)?,
+            Namespace::User => enter_user_namespace()?,
+        }
         // Nothing done here may reach the loop's namespace.
         mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)?;
         for path in &self.pinned {
@@ -118,8 +131,26 @@ impl MountPlan {
             let read_only = MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_RDONLY;
             mount(none, path.as_path(), none, read_only | *keep, none)?;
         }
+        // The working folder was found before the binds were made, so it is still the folder
+        // beneath them: from there `sealed/x` would reach the folder the seal covers. Found
+        // again by its path, it is the folder on top.
+        let here = std::env::current_dir()?;
+        std::env::set_current_dir(here)?;
         Ok(())
     }
+}
+
+/// Makes a user namespace and a mount namespace in it, with the caller's uid and gid mapped to
+/// themselves: it keeps every right it had on files, and gains the power over mounts that the
+/// binds need. The supplementary groups stay (their checks are made as before).
+fn enter_user_namespace() -> io::Result<()> {
+    let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
+    unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS)?;
+    // The kernel takes an unprivileged gid map only once setgroups is denied.
+    std::fs::write("/proc/self/setgroups", "deny")?;
+    std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1\n"))?;
+    std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1\n"))?;
+    Ok(())
 }
 
 /// Binds `path` over itself.

@@ -1,4 +1,5 @@
 use super::*;
+use crate::confine::namespace::Namespace;
 use crate::confine::{Decision, Walls};
 
 #[test]
@@ -55,7 +56,7 @@ fn only_what_the_walls_forbid_is_blamed_on_them() {
     std::fs::create_dir_all(tree.join(".git")).unwrap();
     std::fs::create_dir_all(tree.join("src")).unwrap();
     std::fs::write(tree.join("src/locked.txt"), "").unwrap();
-    let walls = |bound| {
+    let walls = |bound: bool| {
         let walls = Walls {
             tree: tree.clone(),
             writable: vec![tree.clone()],
@@ -66,7 +67,7 @@ fn only_what_the_walls_forbid_is_blamed_on_them() {
             abi: 7,
             missing: Vec::new(),
         };
-        Confiner::new(&decision, walls, bound).unwrap()
+        Confiner::new(&decision, walls, bound.then_some(Namespace::Thread)).unwrap()
     };
     let output = "\
         sh: 1: cannot create .git/config: Read-only file system\n\
@@ -115,7 +116,7 @@ fn what_a_delegate_prints_stays_code_and_is_bounded() {
         abi: 7,
         missing: Vec::new(),
     };
-    let confiner = Confiner::new(&decision, walls, true).unwrap();
+    let confiner = Confiner::new(&decision, walls, Some(Namespace::Thread)).unwrap();
     let mut refusals = Refusals::default();
     refusals.push(b"sh: 1: cannot create /etc/x`[y](z): Permission denied\n");
     let said = refusals.explain(&confiner, &tree);

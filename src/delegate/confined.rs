@@ -61,6 +61,19 @@ pub fn run(
     else {
         return run_in_group(process, cancel, on_output);
     };
+    let launcher = prepared.launcher().to_vec();
+    // Its stdin (the prompt) is a copy in its own temp folder: the file in the state dir, opened
+    // by the loop, could be opened again for writing through `/proc/self/fd/0`, and that open
+    // reaches the file beneath the seal.
+    let prompt = temp.path().join("prompt");
+    if let Some(original) = process.stdin {
+        std::fs::copy(original, &prompt).map_err(ProcessError::Spawn)?;
+    }
+    let process = ProcessSpec {
+        launcher: &launcher,
+        stdin: process.stdin.map(|_| prompt.as_path()),
+        ..process
+    };
     let mut prepared = Some(prepared);
     let ran = run_in_group_with(
         process,

@@ -433,6 +433,7 @@ fn run_command(
         kill_grace: limits.kill_grace,
         idle_timeout: spec.idle_timeout,
         stdin: spec.prompt_on_stdin.then_some(files.prompt.as_path()),
+        launcher: &[],
     };
     let mut output = HeadTail::default();
     let mut refusals = crate::confine::Refusals::default();

@@ -35,8 +35,11 @@ pub fn decide(
         _ => {}
     }
     let confined = matches!(decision, Decision::Confine { .. });
-    let bound = confined && confine::namespace::probe();
-    if confined && !bound {
+    let bound = match decision {
+        Decision::Confine { abi, .. } => confine::probe(abi),
+        _ => None,
+    };
+    if confined && bound.is_none() {
         tracing::warn!(
             "no mount namespace can be made here: a confined delegate cannot create, remove or \
              rename entries at the top of the work tree"
@@ -44,7 +47,7 @@ pub fn decide(
     }
     let confiner = Confiner::new(&decision, walls(settings, workspace), bound);
     let mut note = decision.note();
-    note.whole_tree = bound;
+    note.whole_tree = bound.is_some();
     Ok((note, confiner))
 }
 

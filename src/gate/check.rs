@@ -162,6 +162,7 @@ fn process_spec<'a>(
         kill_grace: settings.gate.kill_grace,
         idle_timeout: None,
         stdin: None,
+        launcher: &[],
     }
 }
 

@@ -3,6 +3,7 @@
 //! and SIGKILL, and cancellation. When it returns, no process of the group is left, nor (once the
 //! loop is their reaper, see [`contain_descendants`]) any process it started that left the group.
 
+use std::ffi::OsString;
 use std::io::{self, PipeReader, Read};
 use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -55,6 +56,8 @@ pub struct ProcessSpec<'a> {
     pub idle_timeout: Option<Duration>,
     /// A file given to the command as its stdin (else stdin is empty).
     pub stdin: Option<&'a Path>,
+    /// A program and its arguments that start the shell (the confining launcher); empty: none.
+    pub launcher: &'a [OsString],
 }
 
 /// Why the supervisor stopped the group before the command ended on its own.
@@ -111,7 +114,14 @@ pub fn run_in_group_with(
     on_output: &mut dyn FnMut(&[u8]) -> io::Result<()>,
 ) -> Result<ProcessEnd, ProcessError> {
     let (reader, writer) = io::pipe().map_err(ProcessError::Spawn)?;
-    let mut command = Command::new("sh");
+    let mut command = match spec.launcher.split_first() {
+        Some((program, arguments)) => {
+            let mut command = Command::new(program);
+            command.args(arguments).arg("sh");
+            command
+        }
+        None => Command::new("sh"),
+    };
     for name in spec.env_remove {
         command.env_remove(name);
     }

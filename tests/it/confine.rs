@@ -267,6 +267,20 @@ fn a_confined_delegate_can_do_what_fixers_do() {
 }
 #[test]
 fn a_fixer_at_the_top_of_the_tree_is_kept_and_its_write_into_git_refused() {
+    fixer_at_the_top(false);
+}
+
+/// The same, with the loop run by a user without privileges (a CI runner's user): the launcher
+/// makes the mount namespace in a user namespace of its own.
+#[test]
+fn without_privileges_a_fixer_at_the_top_of_the_tree_is_kept_and_git_sealed() {
+    fixer_at_the_top(true);
+}
+
+/// A delegate that runs `sed -i` on a top-level file and creates a new one is kept, and its
+/// write into `.git/config` refused; as a user without privileges when `unprivileged` (when the
+/// tests run as root, the repository is given to `nobody` and the loop runs as `nobody`).
+fn fixer_at_the_top(unprivileged: bool) {
     // sed -i writes a temporary file beside the one it edits and renames it over: at the top of
     // the tree that needs the right to create and rename there.
     let script = "\
@@ -289,7 +303,11 @@ fn a_fixer_at_the_top_of_the_tree_is_kept_and_its_write_into_git_refused() {
     );
     repo.commit("a project at the top of its tree");
     let config_before = std::fs::read(repo.join(".git/config")).unwrap();
-    let output = repo.run(&["run"]);
+    let mut command = repo.command(&["run"]);
+    if unprivileged {
+        unprivileged_user(&repo, &mut command);
+    }
+    let output = command.output().unwrap();
     let report =
         std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
             .unwrap();
@@ -327,6 +345,23 @@ fn a_fixer_at_the_top_of_the_tree_is_kept_and_its_write_into_git_refused() {
         serde_json::json!({"state": "enforced", "abi": abi, "whole_tree": true}),
         "{run}"
     );
+}
+
+/// Runs `command` as a user without privileges: as `nobody`, owning the repository, when the
+/// tests run as root; as the tests' own user otherwise.
+fn unprivileged_user(repo: &Repo, command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    const NOBODY: u32 = 65534;
+    let status = std::process::Command::new("chown")
+        .args(["-R", &format!("{NOBODY}:{NOBODY}")])
+        .arg(repo.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    command.uid(NOBODY).gid(NOBODY).env("HOME", repo.path());
 }
 
 #[test]
@@ -372,5 +407,44 @@ fn a_delegates_own_files_are_bounded_and_redacted_in_the_state_dir() {
                 path.display()
             );
         }
+    }
+}
+
+#[test]
+fn a_delegate_cannot_write_its_prompt_through_its_stdin() {
+    // Its stdin is the prompt: were it the file in the state dir, opened before the seal was
+    // made, reopening it for writing through /proc would reach the file beneath the seal. (It
+    // may write its own copy.)
+    let script = "\
+        : > src/findings.txt; \
+        echo hacked > /proc/self/fd/0 && echo WROTE-PROMPT; \
+        echo hacked >> /dev/stdin && echo APPENDED-PROMPT; \
+        true";
+    for unprivileged in [false, true] {
+        let scene = Scene::new("confine = \"required\"", script);
+        let config = std::fs::read_to_string(scene.repo.join("refine-loop.toml")).unwrap();
+        scene.repo.write(
+            "refine-loop.toml",
+            &config.replace("[[delegate]]\n", "[[delegate]]\nstdin = \"prompt\"\n"),
+        );
+        scene.repo.commit("the prompt on stdin");
+        let mut command = scene.repo.command(&["run"]);
+        if unprivileged {
+            unprivileged_user(&scene.repo, &mut command);
+        }
+        let output = command.output().unwrap();
+        assert!(
+            output.status.code().is_some(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let prompt = std::fs::read_to_string(
+            scene
+                .repo
+                .join(".refine-loop/cycle-1/delegate-reports/fix-lint.prompt.md"),
+        )
+        .unwrap();
+        assert!(prompt.starts_with("# Fix the `lint`"), "{prompt}");
+        assert!(!prompt.contains("hacked"), "{prompt}");
     }
 }

@@ -211,6 +211,7 @@ fn run_install(
         kill_grace: settings.gate.kill_grace,
         idle_timeout: None,
         stdin: None,
+        launcher: &[],
     };
     let mut output = HeadTail::default();
     let end = match process::run_in_group(spec, cancel, &mut |chunk| {

@@ -1,0 +1,170 @@
+//! The launcher: the loop's own binary, started as `refine-loop __confine <walls> -- <command>`,
+//! confines itself and then becomes the delegate's command. The loop needs it when it cannot
+//! make a mount namespace itself (it is not root): only a process with one thread may make a
+//! user namespace, and the loop has several, while the launcher has one until it is the
+//! delegate. It makes the user and mount namespaces and the binds, drops the capabilities and
+//! takes the ruleset on (see [`super::kernel`]), in that order; when any step fails it says why
+//! and exits with [`FAILED`], and the delegate never runs.
+//!
+//! It is started as `/proc/self/exe`: the very file the loop runs from, even if what is at its
+//! path was replaced since (a delegate that rewrote a binary in the tree does not reach here).
+
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::kernel::Confinement;
+use super::namespace::{MountPlan, Namespace};
+use super::walls::Grant;
+
+/// The hidden subcommand that runs the launcher.
+pub const SUBCOMMAND: &str = "__confine";
+/// The launcher's exit code when it could not confine itself, as a shell's for a command it
+/// cannot run.
+pub const FAILED: i32 = 126;
+/// The program that is the loop's own binary, in the process that starts it.
+const SELF: &str = "/proc/self/exe";
+
+/// What the launcher is told: where the delegate may write and what is sealed.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Launch {
+    abi: u32,
+    full: bool,
+    tree: PathBuf,
+    sealed: Vec<PathBuf>,
+    own: Vec<PathBuf>,
+    grants: Vec<Grant>,
+}
+
+/// The program and arguments that start a delegate confined to `grants`, in a mount namespace
+/// where `sealed` is read-only but for the `own` files in it: put the delegate's command after
+/// them.
+pub fn arguments(
+    tree: &Path,
+    sealed: &[PathBuf],
+    own: &[PathBuf],
+    grants: &[Grant],
+    full: bool,
+    abi: u32,
+) -> Vec<OsString> {
+    let mut arguments: Vec<OsString> = vec![SELF.into(), SUBCOMMAND.into()];
+    let mut add = |flag: &str, value: &OsStr| {
+        arguments.push(flag.into());
+        arguments.push(value.to_owned());
+    };
+    add("--abi", OsStr::new(&abi.to_string()));
+    add("--tree", tree.as_os_str());
+    for path in sealed {
+        add("--seal", path.as_os_str());
+    }
+    for path in own {
+        add("--own", path.as_os_str());
+    }
+    for grant in grants {
+        match grant {
+            Grant::Beneath(path) => add("--dir", path.as_os_str()),
+            Grant::File(path) => add("--file", path.as_os_str()),
+        }
+    }
+    if full {
+        arguments.push("--full".into());
+    }
+    arguments.push("--".into());
+    arguments
+}
+
+/// Runs the launcher on the arguments after [`SUBCOMMAND`]: returns only when the delegate
+/// could not be started, with why.
+pub fn main(mut arguments: impl Iterator<Item = OsString>) -> io::Error {
+    let launch = match parse(&mut arguments) {
+        Ok(launch) => launch,
+        Err(error) => return error,
+    };
+    let command: Vec<OsString> = arguments.collect();
+    let Some((program, rest)) = command.split_first() else {
+        return io::Error::other("no command to start after `--`");
+    };
+    let plan = MountPlan::new(&launch.tree, &launch.sealed, &launch.own);
+    let confined = Confinement::new(
+        &launch.grants,
+        launch.full,
+        launch.abi,
+        Some((plan, Namespace::User)),
+    )
+    .and_then(Confinement::take_on);
+    if let Err(error) = confined {
+        return error;
+    }
+    Command::new(program).args(rest).exec()
+}
+
+/// Reads the launcher's own arguments, up to `--`.
+fn parse(arguments: &mut impl Iterator<Item = OsString>) -> io::Result<Launch> {
+    let mut launch = Launch::default();
+    let invalid = |what: String| io::Error::new(io::ErrorKind::InvalidInput, what);
+    loop {
+        let Some(flag) = arguments.next() else {
+            return Err(invalid("the launcher's arguments end without `--`".into()));
+        };
+        let flag = flag.to_string_lossy().into_owned();
+        match flag.as_str() {
+            "--" => return Ok(launch),
+            "--full" => {
+                launch.full = true;
+                continue;
+            }
+            _ => {}
+        }
+        let value = arguments
+            .next()
+            .ok_or_else(|| invalid(format!("`{flag}` needs a value")))?;
+        let path = PathBuf::from(&value);
+        match flag.as_str() {
+            "--abi" => {
+                launch.abi = value
+                    .to_str()
+                    .and_then(|abi| abi.parse().ok())
+                    .ok_or_else(|| invalid(format!("`--abi {}` is no ABI", path.display())))?;
+            }
+            "--tree" => launch.tree = path,
+            "--seal" => launch.sealed.push(path),
+            "--own" => launch.own.push(path),
+            "--dir" => launch.grants.push(Grant::Beneath(path)),
+            "--file" => launch.grants.push(Grant::File(path)),
+            _ => return Err(invalid(format!("`{flag}` is no launcher argument"))),
+        }
+    }
+}
+
+/// Whether the launcher can confine a command here: started on `folder` with `sealed` in it, the
+/// command must be able to create an entry at the folder's top and unable to write in `sealed`.
+pub fn probe(folder: &Path, sealed: &Path, abi: u32) -> bool {
+    let launched = arguments(
+        folder,
+        &[sealed.to_path_buf()],
+        &[],
+        &[Grant::Beneath(folder.to_path_buf())],
+        false,
+        abi,
+    );
+    let Some((program, rest)) = launched.split_first() else {
+        return false;
+    };
+    let ran = Command::new(program)
+        .args(rest)
+        .args(["sh", "-c", "if (: > sealed/x); then exit 1; fi; : > made"])
+        .current_dir(folder)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    ran.is_ok_and(|status| status.success())
+        && folder.join("made").is_file()
+        && !sealed.join("x").exists()
+}
+
+#[cfg(test)]
+#[path = "launcher_tests.rs"]
+mod tests;
