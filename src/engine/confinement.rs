@@ -52,7 +52,8 @@ pub fn decide(
 }
 
 /// The work tree (and the folders a worktree shares), the temp folders and caches; sealed: the
-/// git dirs, the tree's `.git`, the state dir and the store; fenced: the user's tree when the
+/// git dirs, the tree's `.git`, the state dir, the store and the files outside the git dirs
+/// that steer what git lists (an excludes file in `~/.cache`); fenced: the user's tree when the
 /// run is in a worktree.
 fn walls(settings: &Settings, workspace: &Workspace) -> Walls {
     let root = workspace.root();
@@ -78,13 +79,16 @@ fn walls(settings: &Settings, workspace: &Workspace) -> Walls {
     Walls {
         tree: root.to_path_buf(),
         writable,
-        sealed: vec![
+        sealed: [
             repo.path().to_path_buf(),
             repo.commondir().to_path_buf(),
             root.join(".git"),
             settings.state_dir.clone(),
             workspace.store().dir().to_path_buf(),
-        ],
+        ]
+        .into_iter()
+        .chain(workspace.rule_files().iter().cloned())
+        .collect(),
         fenced,
         files: Vec::new(),
     }

@@ -17,10 +17,13 @@ impl Workspace {
         }
         // What the watch saw change since `before` (`None`: it cannot tell, all is looked at).
         let among = self.changed_since(before.mark).map(|(paths, _)| paths);
+        // Every clean file is looked at, whatever the watch saw: a file is written through any
+        // of its names, and a name in an ignored folder (a hard link made and removed in one
+        // turn) has no event where the watch listens. Its change time moves all the same.
         let touched = self
             .clean
             .as_ref()
-            .map(|clean| clean.touched(&self.root, among.as_ref()))
+            .map(|clean| clean.touched(&self.root, None))
             .unwrap_or_default();
         let candidates: BTreeSet<RepoPath> = before
             .paths

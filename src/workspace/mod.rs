@@ -82,6 +82,9 @@ pub struct Workspace {
     /// not read again.
     known_git_files:
         std::cell::RefCell<std::collections::HashMap<PathBuf, (listing::StatKey, PathState)>>,
+    /// The files outside the git folders that steer what git lists, as the run found them named
+    /// (see [`seal::git_rule_files`]): watched and put back as the git folders' own.
+    rule_files: Vec<PathBuf>,
     /// Protected paths by the identity they had when last found as at the baseline.
     sealed_work: std::cell::RefCell<std::collections::HashMap<RepoPath, listing::StatKey>>,
     state_dir: PathBuf,
@@ -198,6 +201,7 @@ impl Workspace {
             .commondir()
             .join(SET_ASIDE_FOLDER)
             .join(store.dir().file_name().unwrap_or_default());
+        let rule_files = seal::git_rule_files(&repo);
         Ok(Self {
             repo,
             scanner,
@@ -212,6 +216,7 @@ impl Workspace {
             ignored: ignored::IgnoredFiles::default(),
             ignored_seen: BTreeSet::new(),
             known_git_files: std::cell::RefCell::default(),
+            rule_files,
             sealed_work: std::cell::RefCell::default(),
             state_dir,
             turns_begun: std::cell::Cell::new(false),

@@ -179,9 +179,19 @@ impl Workspace {
         roots
     }
 
-    /// Every steering file of the git folders, with its metadata.
+    /// The files outside the git folders that steer what git lists (see [`git_rule_files`]).
+    pub fn rule_files(&self) -> &[PathBuf] {
+        &self.rule_files
+    }
+
+    /// Every steering file of the git folders, and the rule files outside them, with its
+    /// metadata.
     fn steering_files(&self) -> Vec<(PathBuf, std::fs::Metadata)> {
-        let mut files = Vec::new();
+        let mut files: Vec<(PathBuf, std::fs::Metadata)> = self
+            .rule_files
+            .iter()
+            .filter_map(|path| Some((path.clone(), std::fs::symlink_metadata(path).ok()?)))
+            .collect();
         for root in self.git_roots() {
             for name in STEERING_FILES {
                 let path = root.join(name);
@@ -203,6 +213,72 @@ impl Workspace {
         }
         files
     }
+}
+
+/// The files outside the git folders that decide what git lists and how it reads files, as the
+/// user's config names them: the global, XDG and system config; the files they include; the
+/// excludes and attributes files (git's defaults where none is named). A delegate that could
+/// write one (`~/.cache/git-ignore` as `core.excludesFile`) would hide what it made from every
+/// scan. A symlinked one counts twice: the link and the file it leads to.
+pub(super) fn git_rule_files(repo: &git2::Repository) -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from);
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|xdg| !xdg.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|home| home.join(".config")));
+    let mut files: Vec<PathBuf> = [
+        git2::Config::find_global().ok(),
+        git2::Config::find_xdg().ok(),
+        git2::Config::find_system().ok(),
+        std::env::var_os("GIT_CONFIG_GLOBAL").map(PathBuf::from),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if let Ok(config) = repo.config() {
+        for (key, default) in [
+            ("core.excludesFile", "git/ignore"),
+            ("core.attributesFile", "git/attributes"),
+        ] {
+            match config.get_path(key) {
+                Ok(path) => files.push(path),
+                Err(_) => files.extend(xdg.as_ref().map(|xdg| xdg.join(default))),
+            }
+        }
+        // An included file's relative path is relative to the file that includes it.
+        let folder_of = |level| match level {
+            git2::ConfigLevel::Global => home.clone(),
+            git2::ConfigLevel::XDG => xdg.as_ref().map(|xdg| xdg.join("git")),
+            git2::ConfigLevel::System => Some(PathBuf::from("/etc")),
+            _ => Some(repo.commondir().to_path_buf()),
+        };
+        if let Ok(entries) = config.entries(Some(r"^include(if\..*)?\.path$")) {
+            let _ = entries.for_each(|entry| {
+                use std::os::unix::ffi::OsStrExt;
+                let value = entry.value_bytes();
+                let path = match (value.strip_prefix(b"~/"), &home) {
+                    (Some(rest), Some(home)) => home.join(std::ffi::OsStr::from_bytes(rest)),
+                    _ => PathBuf::from(std::ffi::OsStr::from_bytes(value)),
+                };
+                let path = if path.is_absolute() {
+                    Some(path)
+                } else {
+                    folder_of(entry.level()).map(|folder| folder.join(path))
+                };
+                files.extend(path);
+            });
+        }
+    }
+    let targets: Vec<PathBuf> = files
+        .iter()
+        .filter_map(|path| path.canonicalize().ok())
+        .collect();
+    files.extend(targets);
+    files.sort();
+    files.dedup();
+    files
 }
 
 fn is_real_folder(path: &Path) -> bool {

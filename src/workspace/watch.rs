@@ -21,6 +21,8 @@ pub struct Watch {
     pub(super) git_files: BTreeMap<PathBuf, (StatKey, PathState)>,
     pub(super) git_roots: Vec<PathBuf>,
     dot_git_file: Option<PathBuf>,
+    /// The rule files outside the git folders (see [`super::seal::git_rule_files`]).
+    rule_files: Vec<PathBuf>,
     /// Symlinks in the tree that point outside it, and what their targets were.
     outside: Vec<(RepoPath, PathBuf, Option<OutsideKey>)>,
     root: PathBuf,
@@ -72,6 +74,12 @@ impl Watch {
             git_files.insert(dot_git.clone(), (StatKey::of(&metadata), state));
             dot_git_file = Some(dot_git);
         }
+        for path in &workspace.rule_files {
+            if let Ok(metadata) = std::fs::symlink_metadata(path) {
+                let state = PathState::read(path, Some(&workspace.store))?;
+                git_files.insert(path.clone(), (StatKey::of(&metadata), state));
+            }
+        }
         let outside = outside_links(workspace, before)
             .into_iter()
             .map(|(link, target)| {
@@ -85,6 +93,7 @@ impl Watch {
             git_files,
             git_roots,
             dot_git_file,
+            rule_files: workspace.rule_files.clone(),
             outside,
             root: workspace.root.clone(),
             state_dir: workspace.state_dir.clone(),
@@ -115,6 +124,11 @@ impl Watch {
             && let Ok(metadata) = std::fs::symlink_metadata(dot_git)
         {
             now.insert(dot_git.clone(), StatKey::of(&metadata));
+        }
+        for path in &self.rule_files {
+            if let Ok(metadata) = std::fs::symlink_metadata(path) {
+                now.insert(path.clone(), StatKey::of(&metadata));
+            }
         }
         let mut incidents = Vec::new();
         for (path, (key, state)) in &self.git_files {

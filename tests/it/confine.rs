@@ -448,3 +448,100 @@ fn a_delegate_cannot_write_its_prompt_through_its_stdin() {
         assert!(!prompt.contains("hacked"), "{prompt}");
     }
 }
+
+#[test]
+fn an_edit_through_a_hard_link_under_another_name_is_seen_and_undone() {
+    // A name in an ignored folder, or in its temp folder, removed in the same turn: the edit is
+    // made to the tracked file all the same. The change makes the gate worse: all of it goes.
+    let script = "\
+        echo 'src/lib.txt:2:1: error: two' >> src/findings.txt; \
+        ln src/lib.txt .tool_cache/l && printf 'evil\\n' >> .tool_cache/l; rm -f .tool_cache/l; \
+        ln src/lib.txt \"$TMPDIR/l\" && printf 'evil2\\n' >> \"$TMPDIR/l\"; rm -f \"$TMPDIR/l\"; \
+        true";
+    for unprivileged in [false, true] {
+        let scene = Scene::new("", script);
+        scene.repo.write(".tool_cache/keep", "");
+        let mut command = scene.repo.command(&["run"]);
+        if unprivileged {
+            unprivileged_user(&scene.repo, &mut command);
+        }
+        let output = command.output().unwrap();
+        let report = scene.delegate_report();
+        assert!(
+            output.status.code().is_some(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(report.contains("- `src/lib.txt`: file"), "{report}");
+        assert!(report.contains("- result: rolled back"), "{report}");
+        assert_eq!(
+            std::fs::read_to_string(scene.repo.join("src/lib.txt")).unwrap(),
+            "library\n",
+            "{report}"
+        );
+    }
+}
+
+#[test]
+fn files_hidden_behind_ignore_rules_outside_the_tree_are_rolled_back() {
+    // The user's git config names an excludes file in a folder a delegate may write (~/.cache);
+    // the delegate hides a file behind it, and another behind `.git/info/exclude`, and makes the
+    // gate worse: all of it goes, and the rule files hold what they held.
+    let script = "\
+        echo hidden.txt >> \"$HOME/.cache/git-ignore\"; echo planted > hidden.txt; \
+        echo hidden2.txt >> .git/info/exclude; echo planted > hidden2.txt; \
+        echo 'src/lib.txt:2:1: error: two' >> src/findings.txt; \
+        true";
+    for confine in ["confine = \"off\"", ""] {
+        let scene = Scene::new(confine, script);
+        let home = tempfile::tempdir().unwrap();
+        let ignore = home.path().join(".cache/git-ignore");
+        std::fs::create_dir_all(ignore.parent().unwrap()).unwrap();
+        std::fs::write(&ignore, "*.swp\n").unwrap();
+        std::fs::write(
+            home.path().join(".gitconfig"),
+            format!("[core]\n\texcludesFile = {}\n", ignore.display()),
+        )
+        .unwrap();
+        let exclude_before = std::fs::read(scene.repo.join(".git/info/exclude")).ok();
+        let output = scene
+            .repo
+            .command(&["run"])
+            .env("HOME", home.path())
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_CACHE_HOME")
+            .output()
+            .unwrap();
+        let report = scene.delegate_report();
+        assert!(
+            output.status.code().is_some(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(
+            std::fs::read_to_string(&ignore).unwrap(),
+            "*.swp\n",
+            "{confine}\n{report}"
+        );
+        assert_eq!(
+            std::fs::read(scene.repo.join(".git/info/exclude")).ok(),
+            exclude_before,
+            "{confine}\n{report}"
+        );
+        assert!(
+            !scene.repo.join("hidden.txt").exists(),
+            "{confine}\n{report}"
+        );
+        assert!(
+            !scene.repo.join("hidden2.txt").exists(),
+            "{confine}\n{report}"
+        );
+        if confine.is_empty() {
+            // Confined, the kernel refused the write: the excludes file is sealed.
+            assert!(
+                report.contains("git-ignore: Read-only file system"),
+                "{report}"
+            );
+        }
+    }
+}
