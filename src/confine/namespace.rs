@@ -131,6 +131,20 @@ impl MountPlan {
             let read_only = MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_RDONLY;
             mount(none, path.as_path(), none, read_only | *keep, none)?;
         }
+        // A remount reaches only its own mount: a mount below a sealed folder (a submodule's
+        // git dir on a file system of its own) is made read-only in turn, but for the own files.
+        // (The calling thread's own view: `/proc/self` is the process's first thread's.)
+        let mounted = mount_points(&std::fs::read("/proc/thread-self/mountinfo")?);
+        for point in mounted.iter().filter(|point| {
+            self.sealed
+                .iter()
+                .any(|(seal, _)| point.starts_with(seal) && *point != seal)
+                && !self.own.contains(point)
+        }) {
+            let keep = nix::sys::statvfs::statvfs(point).map_or(MsFlags::empty(), kept_flags);
+            let read_only = MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_RDONLY;
+            mount(none, point.as_path(), none, read_only | keep, none)?;
+        }
         // The working folder was found before the binds were made, so it is still the folder
         // beneath them: from there `sealed/x` would reach the folder the seal covers. Found
         // again by its path, it is the folder on top.
@@ -151,6 +165,40 @@ fn enter_user_namespace() -> io::Result<()> {
     std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1\n"))?;
     std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1\n"))?;
     Ok(())
+}
+
+/// The mount points a `mountinfo` lists (its fifth field), with the kernel's octal
+/// escapes (`\040` for a space, `\011`, `\012`, `\134`) undone.
+fn mount_points(mountinfo: &[u8]) -> Vec<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    mountinfo
+        .split(|&byte| byte == b'\n')
+        .filter_map(|line| line.split(|&byte| byte == b' ').nth(4))
+        .map(|escaped| {
+            let mut point = Vec::with_capacity(escaped.len());
+            let mut rest = escaped;
+            while let Some((&byte, tail)) = rest.split_first() {
+                let octal = tail
+                    .get(..3)
+                    .filter(|digits| {
+                        byte == b'\\' && digits.iter().all(|d| (b'0'..=b'7').contains(d))
+                    })
+                    .map(|digits| digits.iter().fold(0u32, |n, d| n * 8 + u32::from(d - b'0')))
+                    .and_then(|value| u8::try_from(value).ok());
+                match octal {
+                    Some(value) => {
+                        point.push(value);
+                        rest = &tail[3..];
+                    }
+                    None => {
+                        point.push(byte);
+                        rest = tail;
+                    }
+                }
+            }
+            PathBuf::from(std::ffi::OsString::from_vec(point))
+        })
+        .collect()
 }
 
 /// Binds `path` over itself.

@@ -149,3 +149,57 @@ fn a_plan_leaves_out_what_does_not_exist_and_own_files_outside_the_seal() {
     assert_eq!(sealed, [&root.join(".git")]);
     assert_eq!(plan.own, [root.join(".git/config")]);
 }
+
+#[test]
+fn a_mount_below_a_sealed_folder_is_read_only_too() {
+    let (_folder, root) = tree();
+    std::fs::create_dir(root.join(".git/modules")).unwrap();
+    // The mount is made in a namespace of this test's own thread, which the delegate's thread
+    // copies; the machine's namespace never sees it.
+    let written = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let none: Option<&str> = None;
+                unshare(CloneFlags::CLONE_NEWNS).unwrap();
+                mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none).unwrap();
+                let modules = root.join(".git/modules");
+                mount(
+                    Some("tmpfs"),
+                    &modules,
+                    Some("tmpfs"),
+                    MsFlags::empty(),
+                    none,
+                )
+                .unwrap();
+                std::fs::write(modules.join("config"), "[core]\n").unwrap();
+                let (stdout, _) = confined(
+                    &root,
+                    "echo x >> .git/modules/config && echo wrote; \
+                     echo x > .git/modules/new && echo made",
+                );
+                let config = std::fs::read_to_string(modules.join("config")).unwrap();
+                (stdout, config)
+            })
+            .join()
+            .unwrap()
+    });
+    assert_eq!(written, (String::new(), "[core]\n".to_string()));
+}
+
+#[test]
+fn mount_points_are_read_as_the_kernel_escapes_them() {
+    let mountinfo = "\
+36 35 98:0 / /mnt/a\\040b rw,noatime master:1 - ext3 /dev/root rw
+37 35 98:0 / /srv/tab\\011x/new\\012line/back\\134slash rw - tmpfs tmpfs rw
+38 35 98:0 /sub /srv/café rw - ext4 /dev/sda rw
+";
+    let points = mount_points(mountinfo.as_bytes());
+    assert_eq!(
+        points,
+        [
+            PathBuf::from("/mnt/a b"),
+            PathBuf::from("/srv/tab\tx/new\nline/back\\slash"),
+            PathBuf::from("/srv/café"),
+        ]
+    );
+}
