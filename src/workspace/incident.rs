@@ -95,7 +95,14 @@ impl Incident {
                 format!("carried the user's own work in `{from}` to `{to}`: removed there")
             }
             Self::GitDirWritten { path, created } => format!(
-                "wrote into the git folder (`{}`): {}",
+                "{} (`{}`): {}",
+                // Shown relative to the tree when it is in it; else a git folder elsewhere or a
+                // file git reads its config or ignore rules from (`~/.cache/git-ignore`).
+                if path.is_absolute() {
+                    "wrote into a git folder or a file git reads its config or rules from"
+                } else {
+                    "wrote into the git folder"
+                },
                 path.display(),
                 if *created { "removed" } else { "put back" }
             ),

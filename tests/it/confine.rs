@@ -536,7 +536,14 @@ fn files_hidden_behind_ignore_rules_outside_the_tree_are_rolled_back() {
             !scene.repo.join("hidden2.txt").exists(),
             "{confine}\n{report}"
         );
-        if confine.is_empty() {
+        if !confine.is_empty() {
+            assert!(
+                report.contains(
+                    "wrote into a git folder or a file git reads its config or rules from"
+                ),
+                "{report}"
+            );
+        } else {
             // Confined, the kernel refused the write: the excludes file is sealed.
             assert!(
                 report.contains("git-ignore: Read-only file system"),
