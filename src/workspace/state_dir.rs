@@ -12,7 +12,67 @@ const MAX_ENTRIES: usize = 200_000;
 /// Why `state_dir` cannot be the state dir of a run on the repository at `target`; `None` when
 /// it can (or when `target` is not in a git repository, which the run reports on its own).
 pub fn refuse_state_dir(target: &Path, state_dir: &Path) -> Option<String> {
-    placed_wrong(target, state_dir).or_else(|| holds_what_leads_out(state_dir))
+    placed_wrong(target, state_dir)
+        .or_else(|| resolves_wrong(target, state_dir))
+        .or_else(|| holds_what_leads_out(state_dir))
+}
+
+/// Where `state_dir` is once every link on its way is followed: a link itself, one that holds
+/// the work tree (its files would be the loop's own, and sealed from every delegate), or one in
+/// a git folder.
+fn resolves_wrong(target: &Path, state_dir: &Path) -> Option<String> {
+    if std::fs::symlink_metadata(state_dir).is_ok_and(|meta| meta.file_type().is_symlink()) {
+        return Some(format!(
+            "the state dir {} is a symbolic link: the run's writes would go where it leads; \
+             choose a real folder (--state-dir)",
+            state_dir.display()
+        ));
+    }
+    // A bare repository is refused for what it is, later.
+    let repo = git2::Repository::discover(target).ok()?;
+    let tree = repo.workdir()?.canonicalize().ok()?;
+    let resolved = resolved(state_dir)?;
+    if tree.starts_with(&resolved) {
+        return Some(format!(
+            "the state dir {} holds the work tree ({}): every file in it would be the run's own \
+             and no delegate could write it; choose a folder inside the tree or beside it \
+             (--state-dir)",
+            state_dir.display(),
+            tree.display()
+        ));
+    }
+    let git_dirs = [repo.path(), repo.commondir()];
+    git_dirs
+        .iter()
+        .filter_map(|git_dir| git_dir.canonicalize().ok())
+        .find(|git_dir| resolved.starts_with(git_dir))
+        .map(|git_dir| {
+            format!(
+                "the state dir {} is inside the git folder ({}): choose another folder \
+                 (--state-dir)",
+                state_dir.display(),
+                git_dir.display()
+            )
+        })
+}
+
+/// `path` with its longest existing part resolved as the kernel does (links followed, then `..`),
+/// the rest by name.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    let path = std::path::absolute(path).ok()?;
+    let mut existing = path.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(canonical) = existing.canonicalize() {
+            let whole = rest
+                .iter()
+                .rev()
+                .fold(canonical, |path, part| path.join(part));
+            return Some(lexical(&whole));
+        }
+        rest.push(existing.file_name()?.to_os_string());
+        existing = existing.parent()?;
+    }
 }
 
 /// What in `state_dir`, as it is before the run, is not the loop's to keep: a symbolic link or a
@@ -158,7 +218,27 @@ mod tests {
         std::fs::create_dir_all(outside.path().join("cached/patches")).unwrap();
         std::os::unix::fs::symlink("/", outside.path().join("cached/patches/root")).unwrap();
         std::fs::write(root.join(".a-file"), "x").unwrap();
-        let cases: [(PathBuf, Option<&str>); 12] = [
+        std::os::unix::fs::symlink(root.join(".git"), outside.path().join("into-git")).unwrap();
+        std::os::unix::fs::symlink(root, outside.path().join("the-tree")).unwrap();
+        let parent = root.parent().unwrap().to_path_buf();
+        let cases: [(PathBuf, Option<&str>); 18] = [
+            // A link outside the tree, to anywhere; a path through one into `.git`.
+            (outside.path().join("into-git"), Some("is a symbolic link")),
+            (
+                outside.path().join("into-git/state"),
+                Some("inside the git folder"),
+            ),
+            (
+                root.join(".git/refine-loop-state"),
+                Some("inside the git folder"),
+            ),
+            // A folder that holds the work tree, reached by name or through a link.
+            (parent.clone(), Some("holds the work tree")),
+            (
+                outside.path().join("the-tree/.."),
+                Some("holds the work tree"),
+            ),
+            (outside.path().join("the-tree/.state"), None),
             (root.join("docs"), Some("tracks (docs/a.md)")),
             (root.join("docs/sub"), None),
             (root.join(".refine-loop"), Some("symbolic link")),
