@@ -128,8 +128,7 @@ impl MountPlan {
             bind(path, MsFlags::empty())?;
         }
         for (path, keep) in &self.sealed {
-            let read_only = MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_RDONLY;
-            mount(none, path.as_path(), none, read_only | *keep, none)?;
+            remount_read_only(path, *keep)?;
         }
         // A remount reaches only its own mount: a mount below a sealed folder (a submodule's
         // git dir on a file system of its own) is made read-only in turn, but for the own files.
@@ -142,8 +141,7 @@ impl MountPlan {
                 && !self.own.contains(point)
         }) {
             let keep = nix::sys::statvfs::statvfs(point).map_or(MsFlags::empty(), kept_flags);
-            let read_only = MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_RDONLY;
-            mount(none, point.as_path(), none, read_only | keep, none)?;
+            remount_read_only(point, keep)?;
         }
         // The working folder was found before the binds were made, so it is still the folder
         // beneath them: from there `sealed/x` would reach the folder the seal covers. Found
@@ -199,6 +197,18 @@ fn mount_points(mountinfo: &[u8]) -> Vec<PathBuf> {
             PathBuf::from(std::ffi::OsString::from_vec(point))
         })
         .collect()
+}
+
+/// Makes the mount at `path` read-only, keeping the flags `keep` (a remount sets them anew).
+fn remount_read_only(path: &Path, keep: MsFlags) -> nix::Result<()> {
+    let read_only = MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_RDONLY;
+    mount(
+        None::<&str>,
+        path,
+        None::<&str>,
+        read_only | keep,
+        None::<&str>,
+    )
 }
 
 /// Binds `path` over itself.
