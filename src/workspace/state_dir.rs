@@ -76,7 +76,7 @@ fn resolved(path: &Path) -> Option<PathBuf> {
 }
 
 /// What in `state_dir`, as it is before the run, is not the loop's to keep: a symbolic link or a
-/// special file anywhere inside, or more entries than a run leaves.
+/// special file anywhere inside, a folder it cannot list, or more entries than a run leaves.
 fn holds_what_leads_out(state_dir: &Path) -> Option<String> {
     let meta = std::fs::symlink_metadata(state_dir).ok()?;
     if !meta.is_dir() {
@@ -90,8 +90,18 @@ fn holds_what_leads_out(state_dir: &Path) -> Option<String> {
     let mut folders = vec![state_dir.to_path_buf()];
     let mut seen = 0;
     while let Some(folder) = folders.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue;
+        let entries = match std::fs::read_dir(&folder) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            // One it may pass through but not list could hide a link where the run writes.
+            Err(error) => {
+                return Some(format!(
+                    "the state dir {} holds a folder the run cannot list ({}: {error}): what is \
+                     in it cannot be checked; remove it or choose another folder (--state-dir)",
+                    state_dir.display(),
+                    folder.display()
+                ));
+            }
         };
         for entry in entries.flatten() {
             seen += 1;

@@ -552,3 +552,24 @@ fn files_hidden_behind_ignore_rules_outside_the_tree_are_rolled_back() {
         }
     }
 }
+
+#[test]
+fn a_restored_state_dir_with_a_folder_the_loop_cannot_list_is_refused() {
+    // A folder it may pass through but not list (mode 0111) hides a link out of the repository
+    // where the run writes: a user cannot see inside it, so it is refused.
+    use std::os::unix::fs::PermissionsExt;
+    let scene = Scene::new("", "true");
+    let hidden = scene.repo.join(".refine-loop/cycle-1");
+    std::fs::create_dir_all(&hidden).unwrap();
+    std::os::unix::fs::symlink(scene.outside.path(), hidden.join("delegate-reports")).unwrap();
+    let outside_before = tree_of(scene.outside.path(), &[]);
+    let mut command = scene.repo.command(&["run"]);
+    unprivileged_user(&scene.repo, &mut command);
+    std::fs::set_permissions(&hidden, std::fs::Permissions::from_mode(0o111)).unwrap();
+    let output = command.output().unwrap();
+    std::fs::set_permissions(&hidden, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot list"), "{stderr}");
+    assert_eq!(tree_of(scene.outside.path(), &[]), outside_before);
+}
