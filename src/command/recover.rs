@@ -57,7 +57,7 @@ fn recover_run(folder: &Path) -> Result<Option<String>, CommandError> {
         },
         Err(_) => None,
     };
-    let stopped = crate::process::kill_marked(&owner.run);
+    let stopped = crate::process::kill_marked(&owner.run, Some(folder));
     let stopped = match stopped {
         0 => String::new(),
         count => format!("; {count} process(es) it left running were stopped"),

@@ -167,7 +167,7 @@ fn enter_user_namespace() -> io::Result<()> {
 
 /// The mount points a `mountinfo` lists (its fifth field), with the kernel's octal
 /// escapes (`\040` for a space, `\011`, `\012`, `\134`) undone.
-fn mount_points(mountinfo: &[u8]) -> Vec<PathBuf> {
+pub(crate) fn mount_points(mountinfo: &[u8]) -> Vec<PathBuf> {
     use std::os::unix::ffi::OsStringExt;
     mountinfo
         .split(|&byte| byte == b'\n')

@@ -94,7 +94,10 @@ impl Engine<'_> {
             return error;
         };
         // What a delegate or a gate check left running could write while the tree is restored.
-        crate::process::kill_marked(crate::process::run_mark());
+        crate::process::kill_marked(
+            crate::process::run_mark(),
+            Some(self.workspace.store().dir()),
+        );
         match self.workspace.restore(&journal) {
             Ok(restored) => {
                 tracing::warn!(

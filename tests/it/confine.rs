@@ -573,3 +573,70 @@ fn a_restored_state_dir_with_a_folder_the_loop_cannot_list_is_refused() {
     assert!(stderr.contains("cannot list"), "{stderr}");
     assert_eq!(tree_of(scene.outside.path(), &[]), outside_before);
 }
+
+/// Processes running with their working folder in `dir` (zombies aside).
+fn processes_in(dir: &Path) -> Vec<i32> {
+    let dir = dir.canonicalize().unwrap();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(&dir))
+                && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|stat| stat.contains(") Z "))
+        })
+        .collect()
+}
+
+#[test]
+fn recover_stops_a_killed_runs_process_that_dropped_the_runs_mark() {
+    // It leaves its group and the run's variable behind, and keeps writing into the tree; but it
+    // cannot leave the delegate's mount namespace, where the run's store is a mount point.
+    for unprivileged in [false, true] {
+        let started = tempfile::tempdir().unwrap();
+        let flag = started.path().join("started");
+        let script = format!(
+            "env -u REFINE_LOOP_RUN setsid sh -c 'while :; do echo late >> late.txt; sleep 0.1; \
+             done' </dev/null >/dev/null 2>&1 & \
+             sleep 0.3; touch {}; sleep 60",
+            flag.display()
+        );
+        let scene = Scene::new("", &script);
+        std::fs::set_permissions(
+            started.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o777),
+        )
+        .unwrap();
+        let mut run = scene.repo.command(&["run"]);
+        let mut recover = scene.repo.command(&["recover"]);
+        if unprivileged {
+            unprivileged_user(&scene.repo, &mut run);
+            unprivileged_user(&scene.repo, &mut recover);
+        }
+        let mut child = run
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        crate::support::wait_for(&flag, "the delegate never started");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let recovered = recover.output().unwrap();
+        assert_eq!(recovered.status.code(), Some(0), "{recovered:?}");
+        let left = processes_in(scene.repo.path());
+        for pid in &left {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(*pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        assert!(
+            left.is_empty(),
+            "unprivileged {unprivileged}: {} process(es) of the killed run still run: {}",
+            left.len(),
+            String::from_utf8_lossy(&recovered.stdout)
+        );
+        assert!(!scene.repo.join("late.txt").exists());
+    }
+}
