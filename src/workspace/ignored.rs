@@ -203,7 +203,9 @@ pub(super) fn ignored_entries(repo: &git2::Repository) -> Result<Vec<Vec<u8>>, W
 }
 
 /// The files and symlinks at and beneath `path` (a folder when it ends in `/`), but skipped
-/// ones, up to [`MAX_FILES`] and one more.
+/// ones, up to [`MAX_FILES`] and one more. Folders nested deeper than
+/// [`super::tree_watch::MAX_DEPTH`] are not entered: each look at a path costs its depth, and a
+/// chain of 50,000 would take hours.
 pub(super) fn collect(
     root: &Path,
     path: RepoPath,
@@ -225,6 +227,10 @@ pub(super) fn collect(
             continue;
         };
         if metadata.is_dir() {
+            let depth = path.as_bytes().iter().filter(|&&byte| byte == b'/').count();
+            if depth >= super::tree_watch::MAX_DEPTH {
+                continue;
+            }
             let Ok(entries) = std::fs::read_dir(&full) else {
                 continue;
             };
@@ -237,6 +243,50 @@ pub(super) fn collect(
             stack.extend(children.into_iter().map(RepoPath::new));
         } else if metadata.is_file() || metadata.file_type().is_symlink() {
             files.push((path, metadata));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chain_of_folders_is_entered_down_to_the_depth_the_watch_allows() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        // (depth of the folder holding the file, collected)
+        let table = [
+            (1, true),
+            (50, true),
+            (100, true),
+            (101, false),
+            (400, false),
+        ];
+        let chain = |depth: usize| -> std::path::PathBuf {
+            let mut path = root.join("ignored");
+            for _ in 1..depth {
+                path.push("d");
+            }
+            path
+        };
+        std::fs::create_dir_all(chain(400)).unwrap();
+        for (depth, _) in table {
+            std::fs::write(chain(depth).join(format!("at-{depth}")), "x").unwrap();
+        }
+        let mut files = Vec::new();
+        collect(
+            root,
+            RepoPath::new(b"ignored/".to_vec()),
+            &|_| false,
+            &mut files,
+        );
+        for (depth, collected) in table {
+            let name = format!("at-{depth}");
+            let found = files
+                .iter()
+                .any(|(path, _)| path.as_bytes().ends_with(name.as_bytes()));
+            assert_eq!(found, collected, "{name}");
         }
     }
 }
