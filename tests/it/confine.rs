@@ -574,21 +574,6 @@ fn a_restored_state_dir_with_a_folder_the_loop_cannot_list_is_refused() {
     assert_eq!(tree_of(scene.outside.path(), &[]), outside_before);
 }
 
-/// Processes running with their working folder in `dir` (zombies aside).
-fn processes_in(dir: &Path) -> Vec<i32> {
-    let dir = dir.canonicalize().unwrap();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(&dir))
-                && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                    .is_ok_and(|stat| stat.contains(") Z "))
-        })
-        .collect()
-}
-
 #[test]
 fn recover_stops_a_killed_runs_process_that_dropped_the_runs_mark() {
     // It leaves its group and the run's variable behind, and keeps writing into the tree; but it
@@ -624,7 +609,7 @@ fn recover_stops_a_killed_runs_process_that_dropped_the_runs_mark() {
         child.wait().unwrap();
         let recovered = recover.output().unwrap();
         assert_eq!(recovered.status.code(), Some(0), "{recovered:?}");
-        let left = processes_in(scene.repo.path());
+        let left = crate::support::processes_in(scene.repo.path());
         for pid in &left {
             let _ = nix::sys::signal::kill(
                 nix::unistd::Pid::from_raw(*pid),

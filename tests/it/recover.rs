@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use crate::support::{Entry, Repo, stderr, stdout, tree_of};
+use crate::support::{Entry, Repo, processes_in, stderr, stdout, tree_of};
 
 /// The gate rejects any change to `src/` (so every change is rolled back) and fails while
 /// `findings.txt` lists findings (so a delegate always runs).
@@ -121,21 +121,6 @@ fn points(count: u64, span_ms: u64, mut seed: u64) -> Vec<Duration> {
             seed ^= seed << 17;
             let slot = span_ms / count;
             Duration::from_millis(i * slot + seed % slot)
-        })
-        .collect()
-}
-
-/// Processes still running in `dir` (their working folder is in it).
-fn processes_in(dir: &Path) -> Vec<i32> {
-    let dir = dir.canonicalize().unwrap();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(&dir))
-                && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                    .is_ok_and(|stat| stat.contains(") Z "))
         })
         .collect()
 }

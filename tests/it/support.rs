@@ -375,3 +375,18 @@ pub fn require_root(why: &str) {
         .expect("the Uid: line");
     assert!(euid == "0", "{why}");
 }
+
+/// Processes still running in `dir` (their working folder is in it).
+pub fn processes_in(dir: &Path) -> Vec<i32> {
+    let dir = dir.canonicalize().unwrap();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(&dir))
+                && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|stat| stat.contains(") Z "))
+        })
+        .collect()
+}
