@@ -87,6 +87,7 @@ impl From<crate::engine::RunError> for CommandError {
 impl CommandError {
     pub fn exit_code(&self) -> i32 {
         match self {
+            Self::Run(error) if error.is_cancelled() => exit_code::CANCELLED,
             Self::Config(_) | Self::Usage(_) | Self::Input { .. } => exit_code::USAGE,
             Self::Gate(_) | Self::State(_) | Self::Run(_) => exit_code::ERROR,
             Self::Interrupted { .. } | Self::Recover(_) => exit_code::ERROR,
@@ -104,5 +105,32 @@ fn print(out: &mut dyn Write, text: &str) {
         && error.kind() != std::io::ErrorKind::BrokenPipe
     {
         tracing::warn!(%error, "could not print");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::RunError;
+    use crate::workspace::WorkspaceError;
+
+    #[test]
+    fn a_run_stopped_before_it_began_exits_as_cancelled_and_other_errors_as_errors() {
+        // (the run's error, the exit code)
+        let table = [
+            (
+                RunError::Workspace(WorkspaceError::Cancelled),
+                exit_code::CANCELLED,
+            ),
+            (RunError::Confine("no namespace".into()), exit_code::ERROR),
+            (
+                RunError::Workspace(WorkspaceError::Bare { path: "/r".into() }),
+                exit_code::USAGE,
+            ),
+        ];
+        for (error, code) in table {
+            let text = error.to_string();
+            assert_eq!(CommandError::from(error).exit_code(), code, "{text}");
+        }
     }
 }

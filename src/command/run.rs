@@ -194,7 +194,12 @@ fn error_report(
         }),
         ..Report::new(
             crate::report::Mode::Run(preset),
-            crate::model::Outcome::Error,
+            match error {
+                CommandError::Run(error) if error.is_cancelled() => {
+                    crate::model::Outcome::Cancelled
+                }
+                _ => crate::model::Outcome::Error,
+            },
             settings,
             baseline,
         )

@@ -46,6 +46,13 @@ pub enum RunError {
     },
 }
 
+impl RunError {
+    /// A stop signal ended the run before it began: nothing ran, nothing changed.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, Self::Workspace(WorkspaceError::Cancelled))
+    }
+}
+
 fn install_suffix(install: Option<&crate::model::Installed>) -> String {
     match install {
         None => "; give the check an `install` command, or install the tool in the job".into(),

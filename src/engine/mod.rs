@@ -132,12 +132,18 @@ fn in_workspace<T>(
 
 /// The user's own work, before anything runs: recorded, and protected for the whole run with
 /// the ignored files the budget allows.
-fn protect_users_work(workspace: &mut Workspace, settings: &Settings) -> Result<(), RunError> {
-    workspace.record_baseline()?;
-    workspace.protect_ignored(&crate::workspace::IgnoredBudget {
+/// A stop signal meanwhile ends it at once (`WorkspaceError::Cancelled`): nothing ran yet.
+fn protect_users_work(
+    workspace: &mut Workspace,
+    settings: &Settings,
+    cancel: &Cancel,
+) -> Result<(), RunError> {
+    workspace.record_baseline(cancel)?;
+    let budget = crate::workspace::IgnoredBudget {
         max_bytes: settings.run.protect_ignored_max,
         skip: settings.run.protect_ignored_skip.clone(),
-    })?;
+    };
+    workspace.protect_ignored(&budget, cancel)?;
     Ok(())
 }
 

@@ -146,7 +146,7 @@ pub fn run_loop(
         let run_id = crate::clock::new_run_id();
         let base = workspace.base_commit();
         let mut recorder = crate::deliver::Recorder::new(&record_repository, base, &run_id)?;
-        super::protect_users_work(workspace, settings)?;
+        super::protect_users_work(workspace, settings, options.cancel)?;
         let engine = Engine::start(settings, workspace, options)?;
         let mut policy = Refactoring::new(&engine);
         let end = engine.drive(&mut policy, &mut recorder)?;

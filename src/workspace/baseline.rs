@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::ffi::OsStrExt;
 
 use super::{Incident, PathState, RepoPath, Snapshot, Workspace, WorkspaceError};
+use crate::cancel::Cancel;
 
 impl Workspace {
     /// Gives up the protection of the paths whose baseline state `owned` names (by
@@ -24,11 +25,13 @@ impl Workspace {
         released
     }
 
-    /// Records the user's work before anything runs; it is protected for the whole run.
-    pub fn record_baseline(&mut self) -> Result<Snapshot, WorkspaceError> {
+    /// Records the user's work before anything runs; it is protected for the whole run. A stop
+    /// asked for meanwhile ends it with [`WorkspaceError::Cancelled`].
+    pub fn record_baseline(&mut self, cancel: &Cancel) -> Result<Snapshot, WorkspaceError> {
         // Watched from before the first listing: no change after it goes unseen.
         self.start_tree_watch();
-        let snapshot = self.snapshot().map_err(|error| match error {
+        super::going_on(cancel)?;
+        let snapshot = self.snapshot_until(cancel).map_err(|error| match error {
             WorkspaceError::Git(git) if git.message().contains("nesting too deep") => {
                 WorkspaceError::TooDeep {
                     root: self.root.clone(),
@@ -44,6 +47,7 @@ impl Workspace {
             return Err(WorkspaceError::NestedRepository { path: path.clone() });
         }
         self.refuse_hard_links()?;
+        super::going_on(cancel)?;
         self.protected.clone_from(&snapshot.paths);
         self.folder_modes = self.tracked_folder_modes();
         self.special_at_baseline = self
@@ -53,8 +57,10 @@ impl Workspace {
             .collect();
         // Staged work (the index differs from HEAD) is the user's too, though it is not dirty;
         // so is the work inside submodules, which git lists as one changed path.
+        super::going_on(cancel)?;
         let mut more = self.staged_paths()?;
         more.extend(self.work_in_submodules()?);
+        super::going_on(cancel)?;
         for path in more {
             if !self.protected.contains_key(&path) {
                 let state = PathState::read_at(&self.root, &path, Some(&self.store))?;
@@ -63,6 +69,7 @@ impl Workspace {
         }
         // A second copy outside the repository, for when the store's is gone or damaged.
         for state in self.protected.values() {
+            super::going_on(cancel)?;
             if let PathState::File { sha256, .. } = state {
                 self.store
                     .back_up(sha256)
@@ -124,7 +131,12 @@ impl Workspace {
         let index = self.repo.index()?;
         for entry in index.iter() {
             let path = RepoPath::new(entry.path);
-            if self.is_excluded(path.as_bytes()) {
+            // The record of the clean files has looked at them already.
+            let looked_at = self
+                .clean
+                .as_ref()
+                .is_some_and(|clean| clean.has(&path) && !clean.linked.contains(path.as_bytes()));
+            if looked_at || self.is_excluded(path.as_bytes()) {
                 continue;
             }
             if let Ok(meta) = std::fs::symlink_metadata(path.under(&self.root))

@@ -13,7 +13,7 @@ impl Workspace {
     pub fn changes_since(&mut self, before: &Snapshot) -> Result<Vec<Change>, WorkspaceError> {
         let now = self.dirty_paths()?;
         if self.clean.is_none() {
-            self.look_at_clean_files()?;
+            self.look_at_clean_files(&crate::cancel::Cancel::default())?;
         }
         // What the watch saw change since `before` (`None`: it cannot tell, all is looked at).
         let among = self.changed_since(before.mark).map(|(paths, _)| paths);

@@ -16,6 +16,7 @@ use std::time::SystemTime;
 use super::listing::StatKey;
 use super::watch::coarse_now;
 use super::{PathState, RepoPath, SnapshotStore, WorkspaceError};
+use crate::cancel::Cancel;
 
 /// The attributes under which git may write a file's bytes other than its blob's.
 const CONVERTING_ATTRIBUTES: [&str; 6] = [
@@ -66,12 +67,14 @@ enum Held {
 
 impl CleanFiles {
     /// Looks at every file the index tracks that is not in `dirty`: its identity, and whether
-    /// its bytes are its blob's (else they are kept in `store`).
+    /// its bytes are its blob's (else they are kept in `store`); given up when `cancel` is
+    /// asked.
     pub(super) fn record(
         repo: &git2::Repository,
         root: &Path,
         dirty: &BTreeSet<RepoPath>,
         store: &SnapshotStore,
+        cancel: &Cancel,
     ) -> Result<Self, WorkspaceError> {
         let converts_everything = autocrlf_converts(repo)?;
         let index = repo.index()?;
@@ -81,6 +84,7 @@ impl CleanFiles {
         let mut linked = BTreeSet::new();
         let mut unusual = BTreeSet::new();
         for entry in index.iter() {
+            super::going_on(cancel)?;
             let path = RepoPath::new(entry.path.clone());
             let stage = (entry.flags >> 12) & 0b11;
             if stage != 0 || !FILE_MODES.contains(&entry.mode) || dirty.contains(&path) {
@@ -129,6 +133,11 @@ impl CleanFiles {
             linked,
             unusual,
         })
+    }
+
+    /// The record holds `path`.
+    pub(super) fn has(&self, path: &RepoPath) -> bool {
+        self.entries.get(path).is_some()
     }
 
     /// What a journal keeps of the record: the files whose state is not their blob's with git's

@@ -55,6 +55,10 @@ pub enum WorkspaceError {
         super::tree_watch::MAX_DEPTH
     )]
     TooDeep { root: PathBuf },
+    #[error(
+        "stopped by a signal while the user's work was being recorded, before anything ran: nothing in the tree was changed"
+    )]
+    Cancelled,
     #[error("git: {0}")]
     Git(#[from] git2::Error),
     #[error("{}: {source}", path.display())]

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use super::watch::StatKey;
 use super::{PathState, RepoPath, SnapshotStore, Workspace, WorkspaceError};
+use crate::cancel::Cancel;
 
 /// At most this many ignored files are looked at; the rest are named as not protected.
 const MAX_FILES: usize = 20_000;
@@ -32,34 +33,38 @@ pub(super) struct IgnoredFiles {
 }
 
 impl IgnoredFiles {
-    /// Keeps the ignored files of the tree (but `excluded` paths and the folders `budget`
-    /// skips), in path order, each that still fits the budget.
+    /// Keeps the ignored files at and beneath `ignored` (what git's status lists as ignored),
+    /// but `excluded` paths and the folders `budget` skips, in path order, each that still fits
+    /// the budget; given up when `cancel` is asked.
     pub(super) fn record(
-        repo: &git2::Repository,
-        root: &Path,
+        ignored: Vec<Vec<u8>>,
+        (root, store): (&Path, &SnapshotStore),
         excluded: &dyn Fn(&[u8]) -> bool,
         budget: &IgnoredBudget,
-        store: &SnapshotStore,
+        cancel: &Cancel,
     ) -> Result<Self, WorkspaceError> {
         let mut record = Self {
             skip: budget.skip.clone(),
             ..Self::default()
         };
         let mut total = 0u64;
+        // Once a stop is asked, every path is skipped: the walk ends at once.
         let skipped = |path: &[u8]| {
-            excluded(path)
+            cancel.is_requested()
+                || excluded(path)
                 || path
                     .split(|byte| *byte == b'/')
                     .any(|name| budget.skip.iter().any(|skip| skip.as_bytes() == name))
         };
         let mut files = Vec::new();
-        for path in ignored_entries(repo)? {
+        for path in ignored {
             if skipped(&path) {
                 continue;
             }
             collect(root, RepoPath::new(path), &skipped, &mut files);
         }
         for (index, (path, metadata)) in files.into_iter().enumerate() {
+            super::going_on(cancel)?;
             let size = if metadata.is_file() {
                 metadata.len()
             } else {
@@ -166,10 +171,22 @@ impl IgnoredFiles {
 impl Workspace {
     /// Keeps the files git ignores now (but the state dir), within `budget`: each one a
     /// delegate deletes or changes is put back.
-    pub fn protect_ignored(&mut self, budget: &IgnoredBudget) -> Result<(), WorkspaceError> {
+    /// After [`Self::record_baseline`], the ignored paths its look listed are taken as they
+    /// are; a stop asked for meanwhile ends it with [`WorkspaceError::Cancelled`].
+    pub fn protect_ignored(
+        &mut self,
+        budget: &IgnoredBudget,
+        cancel: &Cancel,
+    ) -> Result<(), WorkspaceError> {
+        let ignored = match self.clean.is_some() {
+            true => self.ignored_seen.iter().cloned().collect(),
+            false => ignored_entries(&self.repo)?,
+        };
         let excluded = |path: &[u8]| self.is_excluded(path);
-        self.ignored =
-            IgnoredFiles::record(&self.repo, &self.root, &excluded, budget, &self.store)?;
+        let place = (self.root.as_path(), &self.store);
+        let record = IgnoredFiles::record(ignored, place, &excluded, budget, cancel)?;
+        super::going_on(cancel)?;
+        self.ignored = record;
         Ok(())
     }
 

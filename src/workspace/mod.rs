@@ -33,6 +33,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use crate::cancel::Cancel;
+
 pub use change::{Change, Effects, Snapshot, compose};
 pub use error::WorkspaceError;
 pub use ignored::IgnoredBudget;
@@ -262,7 +264,7 @@ impl Workspace {
                 .cloned(),
         );
         self.dirty = now;
-        self.look_at_clean_files()?;
+        self.look_at_clean_files(&Cancel::default())?;
         self.ignored.refresh(&self.root, &self.store)?;
         self.snapshot_of(self.dirty.clone())
     }
@@ -295,14 +297,22 @@ impl Workspace {
     /// Records the state of every dirty path (but the gate's own files); their bytes go to the
     /// store.
     pub fn snapshot(&mut self) -> Result<Snapshot, WorkspaceError> {
+        self.snapshot_until(&Cancel::default())
+    }
+
+    /// [`Self::snapshot`], given up when `cancel` is asked (the first, which looks at every
+    /// tracked file, is long in a big tree).
+    fn snapshot_until(&mut self, cancel: &Cancel) -> Result<Snapshot, WorkspaceError> {
         self.dirty = self.dirty_paths()?;
-        self.look_at_clean_files()?;
+        going_on(cancel)?;
+        self.look_at_clean_files(cancel)?;
+        going_on(cancel)?;
         self.snapshot_of(self.dirty.clone())
     }
 
     /// Records the clean tracked files the first time; later, looks again at those whose
     /// identity changed.
-    fn look_at_clean_files(&mut self) -> Result<(), WorkspaceError> {
+    fn look_at_clean_files(&mut self, cancel: &Cancel) -> Result<(), WorkspaceError> {
         if self.clean.is_some() {
             let among = self.changed_after(&self.watching.clean_mark);
             if let Some(clean) = &mut self.clean {
@@ -312,8 +322,13 @@ impl Workspace {
         self.watching
             .clean_mark
             .set(self.watching.looked.borrow().mark);
-        let clean =
-            clean_files::CleanFiles::record(&self.repo, &self.root, &self.dirty, &self.store)?;
+        let clean = clean_files::CleanFiles::record(
+            &self.repo,
+            &self.root,
+            &self.dirty,
+            &self.store,
+            cancel,
+        )?;
         self.watching.linked_at_baseline = clean.linked.clone();
         self.clean = Some(clean);
         self.look_at_ignored()
@@ -374,6 +389,15 @@ impl Workspace {
                 )
             })
             .collect()
+    }
+}
+
+/// An error when a stop was asked for: the long looks at the start of a run check it as they
+/// go, so that a signal ends the run within moments.
+fn going_on(cancel: &Cancel) -> Result<(), WorkspaceError> {
+    match cancel.is_requested() {
+        true => Err(WorkspaceError::Cancelled),
+        false => Ok(()),
     }
 }
 

@@ -29,7 +29,9 @@ fn repository() -> (tempfile::TempDir, Workspace) {
     git(root, &["add", "staged.txt"]);
     std::fs::create_dir_all(root.join(".refine-loop")).unwrap();
     let mut workspace = Workspace::open(root, &root.join(".refine-loop")).unwrap();
-    workspace.record_baseline().unwrap();
+    workspace
+        .record_baseline(&crate::cancel::Cancel::default())
+        .unwrap();
     (dir, workspace)
 }
 

@@ -274,3 +274,66 @@ fn a_clean_file_comes_back_as_git_wrote_it_with_its_filters() {
     );
     assert_eq!(status(root), "");
 }
+
+#[test]
+fn a_stop_asked_while_the_users_work_is_recorded_ends_the_record_and_changes_nothing() {
+    let dir = repository();
+    let root = dir.path();
+    std::fs::write(root.join(".gitignore"), ".env\n").unwrap();
+    std::fs::write(root.join(".env"), "TOKEN=1\n").unwrap();
+    let before = tree(root);
+    let cancel = Cancel::default();
+    cancel.request();
+    let mut workspace = open(root);
+    assert!(matches!(
+        workspace.record_baseline(&cancel),
+        Err(WorkspaceError::Cancelled)
+    ));
+    let budget = IgnoredBudget {
+        max_bytes: 1 << 20,
+        skip: Vec::new(),
+    };
+    assert!(matches!(
+        workspace.protect_ignored(&budget, &cancel),
+        Err(WorkspaceError::Cancelled)
+    ));
+    // With no stop asked, the same workspace records it all, the ignored file too.
+    let mut workspace = open(root);
+    let going_on = Cancel::default();
+    workspace.record_baseline(&going_on).unwrap();
+    workspace.protect_ignored(&budget, &going_on).unwrap();
+    assert!(workspace.ignored_not_protected().is_empty());
+    assert!(
+        workspace
+            .ignored
+            .state_of(&RepoPath::from(".env"))
+            .is_some()
+    );
+    assert_eq!(tree(root), before);
+}
+
+#[test]
+fn a_tracked_file_with_another_name_is_refused_whether_clean_or_dirty() {
+    // (the file's bytes after linking, refused)
+    let table = [
+        ("target of a link\n", true),
+        ("an edit through the link\n", true),
+    ];
+    for (bytes, refused) in table {
+        let dir = repository();
+        let root = dir.path();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::hard_link(root.join("link-me.txt"), outside.path().join("other")).unwrap();
+        std::fs::write(root.join("link-me.txt"), bytes).unwrap();
+        let mut workspace = open(root);
+        let recorded = workspace.record_baseline(&Cancel::default());
+        assert_eq!(
+            matches!(
+                recorded,
+                Err(WorkspaceError::HardLinkedFile { links: 2, .. })
+            ),
+            refused,
+            "{bytes:?}: {recorded:?}"
+        );
+    }
+}

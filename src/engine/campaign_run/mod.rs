@@ -53,7 +53,7 @@ fn run_in(
     options: EngineOptions<'_>,
 ) -> Result<CampaignEnd, RunError> {
     let cancel = options.cancel;
-    super::protect_users_work(workspace, settings)?;
+    super::protect_users_work(workspace, settings, cancel)?;
     let mut campaign = match open::open(settings, preset, request, workspace)? {
         Opening::Open(campaign) => campaign,
         Opening::Ended(campaign) => {
