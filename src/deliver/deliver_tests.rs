@@ -949,3 +949,63 @@ fn a_new_entry_takes_the_place_of_what_the_changes_do_not_list() {
     let names: Vec<&[u8]> = files.keys().map(Vec::as_slice).collect();
     assert_eq!(names, [&b"other.txt"[..], b"x", b"y/z.txt"]);
 }
+
+#[test]
+fn a_diff_limited_to_the_paths_that_differ_lists_what_a_whole_diff_lists() {
+    // Each step changes the tree one way; the limited diff of each step, and of the base to the
+    // end, must name the same files as libgit2's diff of the whole trees.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    git(root, &["init", "-q"]);
+    let steps: [(&str, &str); 9] = [
+        (
+            "base",
+            "mkdir -p a/b c d && echo 1 > a/b/f && echo 2 > a/g && echo 3 > c/h && echo 4 > top && echo 5 > d/i",
+        ),
+        ("edit deep", "echo one > a/b/f"),
+        ("add in a new folder", "mkdir -p n/m && echo new > n/m/x"),
+        ("delete a folder", "rm -r c"),
+        (
+            "a file becomes a folder",
+            "rm top && mkdir top && echo in > top/y",
+        ),
+        (
+            "a folder becomes a file",
+            "rm -r d && echo was-a-folder > d",
+        ),
+        ("mode", "chmod +x a/g"),
+        ("a symlink", "ln -s a/g link"),
+        ("nothing", "true"),
+    ];
+    let repo = git2::Repository::open(root).unwrap();
+    let mut commits = Vec::new();
+    for (name, script) in steps {
+        let status = Command::new("sh")
+            .args(["-c", script])
+            .current_dir(root)
+            .status()
+            .unwrap();
+        assert!(status.success(), "{name}");
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-q", "--allow-empty", "-m", name]);
+        commits.push((name, repo.head().unwrap().peel_to_tree().unwrap()));
+    }
+    let files = |diff: &git2::Diff<'_>| -> Vec<(Vec<u8>, Vec<u8>)> {
+        diff.deltas()
+            .map(|delta| {
+                let side = |file: git2::DiffFile<'_>| file.path_bytes().unwrap_or(b"").to_vec();
+                (side(delta.old_file()), side(delta.new_file()))
+            })
+            .collect()
+    };
+    let mut pairs: Vec<(&str, &git2::Tree<'_>, &git2::Tree<'_>)> = commits
+        .windows(2)
+        .map(|pair| (pair[1].0, &pair[0].1, &pair[1].1))
+        .collect();
+    pairs.push(("base to end", &commits[0].1, &commits[commits.len() - 1].1));
+    for (name, old, new) in pairs {
+        let whole = repo.diff_tree_to_tree(Some(old), Some(new), None).unwrap();
+        let limited = patch::diff_trees(&repo, old, new, false).unwrap();
+        assert_eq!(files(&limited), files(&whole), "{name}");
+    }
+}

@@ -119,9 +119,7 @@ pub(super) fn changed_files(
             .and_then(|commit| commit.tree())
             .map_err(git(format!("read the tree of {id}")))
     };
-    let diff = repo
-        .diff_tree_to_tree(Some(&tree_of(base)?), Some(&tree_of(tip)?), None)
-        .map_err(git(format!("diff {base} to {tip}")))?;
+    let diff = super::patch::diff_trees(repo, &tree_of(base)?, &tree_of(tip)?, false)?;
     let mut paths: BTreeMap<Vec<u8>, (Option<FileVersion>, Option<FileVersion>)> = BTreeMap::new();
     for delta in diff.deltas() {
         for (file, after) in [(delta.old_file(), false), (delta.new_file(), true)] {

@@ -47,20 +47,90 @@ pub(super) enum Transport {
 
 /// The diff between two trees: binary files shown in full (with `force_binary`, every file), three
 /// lines of context, no rename detection (whatever the user's `diff.renames`): every path stands
-/// on its own.
+/// on its own. It is limited to the paths that differ, found first: libgit2 walks every entry of
+/// both trees otherwise (at 100,000 files, 60 ms a diff, several per accepted cycle).
 pub(super) fn diff_trees<'repo>(
     repo: &'repo git2::Repository,
     old: &git2::Tree<'_>,
     new: &git2::Tree<'_>,
     force_binary: bool,
 ) -> Result<git2::Diff<'repo>, DeliverError> {
+    let failed = || git(format!("diff {} to {}", old.id(), new.id()));
     let mut options = git2::DiffOptions::new();
     options
         .show_binary(true)
         .force_binary(force_binary)
         .context_lines(3);
+    let paths = differing_paths(repo, old, new).map_err(failed())?;
+    if paths.is_empty() {
+        // An empty path list would mean every path.
+        return repo
+            .diff_tree_to_tree(Some(old), Some(old), Some(&mut options))
+            .map_err(failed());
+    }
+    options.disable_pathspec_match(true);
+    for path in paths {
+        options.pathspec(path);
+    }
     repo.diff_tree_to_tree(Some(old), Some(new), Some(&mut options))
-        .map_err(git(format!("diff {} to {}", old.id(), new.id())))
+        .map_err(failed())
+}
+
+/// The paths of the entries that differ between two trees (in id or mode, or present on one side
+/// only), descending only into folders whose ids differ.
+fn differing_paths(
+    repo: &git2::Repository,
+    old: &git2::Tree<'_>,
+    new: &git2::Tree<'_>,
+) -> Result<Vec<Vec<u8>>, git2::Error> {
+    type Entries = std::collections::BTreeMap<Vec<u8>, (git2::Oid, i32, bool)>;
+    let entries = |id: Option<git2::Oid>| -> Result<Entries, git2::Error> {
+        let Some(id) = id else {
+            return Ok(Entries::new());
+        };
+        Ok(repo
+            .find_tree(id)?
+            .iter()
+            .map(|entry| {
+                let folder = entry.kind() == Some(git2::ObjectType::Tree);
+                (
+                    entry.name_bytes().to_vec(),
+                    (entry.id(), entry.filemode(), folder),
+                )
+            })
+            .collect())
+    };
+    let mut paths = Vec::new();
+    let mut stack = vec![(Vec::new(), Some(old.id()), Some(new.id()))];
+    while let Some((prefix, old, new)) = stack.pop() {
+        let (before, after) = (entries(old)?, entries(new)?);
+        let names: std::collections::BTreeSet<&Vec<u8>> =
+            before.keys().chain(after.keys()).collect();
+        for name in names {
+            let (was, is) = (before.get(name), after.get(name));
+            if was == is {
+                continue;
+            }
+            let path = match prefix.is_empty() {
+                true => name.clone(),
+                false => [prefix.as_slice(), b"/", name].concat(),
+            };
+            let folder = |side: Option<&(git2::Oid, i32, bool)>| {
+                side.and_then(|&(id, _, folder)| folder.then_some(id))
+            };
+            let (old_folder, new_folder) = (folder(was), folder(is));
+            if old_folder.is_some() || new_folder.is_some() {
+                stack.push((path.clone(), old_folder, new_folder));
+            }
+            // A file on either side (a folder that became a file is both).
+            let file = |side: Option<&(git2::Oid, i32, bool)>| side.is_some_and(|e| !e.2);
+            if file(was) || file(is) {
+                paths.push(path);
+            }
+        }
+    }
+    paths.sort_unstable();
+    Ok(paths)
 }
 
 /// The patch text from `old` to `new` and the blobs it carries: what each file becomes and, for
