@@ -28,17 +28,12 @@ impl Workspace {
     /// Records the user's work before anything runs; it is protected for the whole run. A stop
     /// asked for meanwhile ends it with [`WorkspaceError::Cancelled`].
     pub fn record_baseline(&mut self, cancel: &Cancel) -> Result<Snapshot, WorkspaceError> {
-        // Watched from before the first listing: no change after it goes unseen.
+        // Watched from before the first listing: no change after it goes unseen. A folder made
+        // from now on is the run's.
+        self.began = Some(super::watch::coarse_now());
         self.start_tree_watch();
         super::going_on(cancel)?;
-        let snapshot = self.snapshot_until(cancel).map_err(|error| match error {
-            WorkspaceError::Git(git) if git.message().contains("nesting too deep") => {
-                WorkspaceError::TooDeep {
-                    root: self.root.clone(),
-                }
-            }
-            other => other,
-        })?;
+        let snapshot = self.snapshot_until(cancel)?;
         if let Some((path, _)) = snapshot
             .paths
             .iter()

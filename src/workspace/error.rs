@@ -50,11 +50,12 @@ pub enum WorkspaceError {
     )]
     HardLinkedFile { path: RepoPath, links: u64 },
     #[error(
-        "{}: a folder in the work tree is nested deeper than {} levels, more than git's library walks: move it out of the tree or have git ignore it",
+        "{}: a folder in the work tree, `{folder}`, is nested deeper than {} folders or has a path longer than {} bytes, beyond what git's library walks: move it out of the tree or have git ignore it",
         root.display(),
-        super::tree_watch::MAX_DEPTH
+        super::reach::GIT_DEPTH,
+        super::reach::LONGEST_FOLDER
     )]
-    TooDeep { root: PathBuf },
+    TooDeep { root: PathBuf, folder: String },
     #[error(
         "stopped by a signal while the user's work was being recorded, before anything ran: nothing in the tree was changed"
     )]

@@ -221,7 +221,7 @@ pub(super) fn ignored_entries(repo: &git2::Repository) -> Result<Vec<Vec<u8>>, W
 
 /// The files and symlinks at and beneath `path` (a folder when it ends in `/`), but skipped
 /// ones, up to [`MAX_FILES`] and one more. Folders nested deeper than
-/// [`super::tree_watch::MAX_DEPTH`] are not entered: each look at a path costs its depth, and a
+/// [`super::reach::GIT_DEPTH`] are not entered: each look at a path costs its depth, and a
 /// chain of 50,000 would take hours.
 pub(super) fn collect(
     root: &Path,
@@ -245,7 +245,7 @@ pub(super) fn collect(
         };
         if metadata.is_dir() {
             let depth = path.as_bytes().iter().filter(|&&byte| byte == b'/').count();
-            if depth >= super::tree_watch::MAX_DEPTH {
+            if depth >= super::reach::GIT_DEPTH {
                 continue;
             }
             let Ok(entries) = std::fs::read_dir(&full) else {
@@ -276,8 +276,8 @@ mod tests {
         let table = [
             (1, true),
             (50, true),
-            (100, true),
-            (101, false),
+            (99, true),
+            (100, false),
             (400, false),
         ];
         let chain = |depth: usize| -> std::path::PathBuf {

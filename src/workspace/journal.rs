@@ -246,6 +246,7 @@ impl Workspace {
     }
 
     fn restore_from(&mut self, journal: &Journal) -> Result<Vec<String>, WorkspaceError> {
+        self.began = Some(journal.since());
         let mut restored = self.restore_git_files(journal)?;
         // A run that was killed: its record of the clean files comes from the index (put back
         // just now) and the journal.

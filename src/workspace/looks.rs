@@ -210,6 +210,16 @@ impl Workspace {
                 dirty: looked.dirty.clone(),
             });
         }
+        // A folder beyond the git library's reach fails its listing, or hides what is in it.
+        // None is there at the baseline; one found later was made during the run.
+        if self.clean.is_some() {
+            self.set_aside_beyond_reach()?;
+        } else if let Some(folder) = self.beyond_reach().first() {
+            return Err(WorkspaceError::TooDeep {
+                root: self.root.clone(),
+                folder: String::from_utf8_lossy(&folder[..folder.len().min(300)]).into_owned(),
+            });
+        }
         let mark = self.watch_mark();
         // With the watch on, a scan is rare (the baseline, a fallback): one lane, for each
         // lane's handle holds a copy of the index (10 MB at 100,000 files) and its scan's

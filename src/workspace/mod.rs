@@ -17,6 +17,7 @@ mod journal;
 mod listing;
 mod looks;
 mod path_state;
+mod reach;
 mod repo_path;
 mod rollback;
 mod scan;
@@ -99,12 +100,14 @@ pub struct Workspace {
     special_at_baseline: BTreeSet<RepoPath>,
     /// Where this run sets folders aside, and those it did: (where each was, where it is).
     set_aside_dir: PathBuf,
-    set_aside: std::cell::RefCell<Vec<(PathBuf, PathBuf)>>,
+    set_aside: std::cell::RefCell<Vec<(PathBuf, PathBuf, AsideWhy)>>,
     /// The kernel's watch on the tree and what the looks found.
     watching: looks::Watching,
     /// The modes of the folders that hold tracked files, at the baseline (git keeps none): put
     /// back after every delegate.
     folder_modes: BTreeMap<RepoPath, u32>,
+    /// When the run (or the turn a recover puts back) began: a folder made since is its own.
+    began: Option<std::time::SystemTime>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -228,6 +231,7 @@ impl Workspace {
             set_aside: std::cell::RefCell::default(),
             watching: looks::Watching::default(),
             folder_modes: BTreeMap::new(),
+            began: None,
         })
     }
 
@@ -369,27 +373,48 @@ impl Workspace {
             moved: Vec::new(),
         };
         let rolled_back = rollback::roll_back(&self.root, &self.store, changes, since, &mut aside);
-        self.set_aside.borrow_mut().extend(aside.moved);
+        self.set_aside.borrow_mut().extend(
+            aside
+                .moved
+                .into_iter()
+                .map(|(was, is)| (was, is, AsideWhy::NotMade)),
+        );
         // A folder the rollback made anew takes its baseline mode.
         self.restore_folder_modes();
         rolled_back
     }
 
-    /// The folders rollbacks set aside so far (the loop did not make them, so it deleted none):
-    /// one line each, saying where it was and where it is now.
+    /// The folders set aside so far (a rollback deletes none the loop did not make): one line
+    /// each, saying where it was, why, and where it is now.
     pub fn set_aside(&self) -> Vec<String> {
         self.set_aside
             .borrow()
             .iter()
-            .map(|(was, is)| {
+            .map(|(was, is, why)| {
+                let why = match why {
+                    AsideWhy::NotMade => "a folder the loop did not make",
+                    AsideWhy::BeyondReach => {
+                        "a folder made during the run beyond git's reach, nested too deep or \
+                         with too long a path"
+                    }
+                };
                 format!(
-                    "`{}` (a folder the loop did not make) is set aside at `{}`",
+                    "`{}` ({why}) is set aside at `{}`",
                     was.strip_prefix(&self.root).unwrap_or(was).display(),
                     is.display()
                 )
             })
             .collect()
     }
+}
+
+/// Why a folder was set aside rather than deleted or left.
+#[derive(Debug, Clone, Copy)]
+enum AsideWhy {
+    /// A rollback found it where the delegate's change was, but the loop did not make it.
+    NotMade,
+    /// It was beyond the git library's reach (see `reach`).
+    BeyondReach,
 }
 
 /// An error when a stop was asked for: the long looks at the start of a run check it as they

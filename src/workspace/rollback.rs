@@ -82,20 +82,26 @@ fn clear_folder(full: &Path, since: SystemTime, aside: &mut SetAside<'_>) -> std
     if metadata.created().is_ok_and(|born| born >= since) {
         return std::fs::remove_dir_all(full);
     }
-    std::fs::create_dir_all(aside.dir)?;
-    let mut target = aside.dir.join(full.file_name().unwrap_or_default());
-    let mut n = 0;
-    while std::fs::symlink_metadata(&target).is_ok() {
-        n += 1;
-        target = aside.dir.join(format!(
-            "{}.{n}",
-            full.file_name().unwrap_or_default().to_string_lossy()
-        ));
+    aside.put(full)
+}
+
+impl SetAside<'_> {
+    /// Moves the folder `full` into the set-aside folder, under its own name (numbered when
+    /// taken): one rename, however much it holds.
+    pub fn put(&mut self, full: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(self.dir)?;
+        let name = full.file_name().unwrap_or_default();
+        let mut target = self.dir.join(name);
+        let mut n = 0;
+        while std::fs::symlink_metadata(&target).is_ok() {
+            n += 1;
+            target = self.dir.join(format!("{}.{n}", name.to_string_lossy()));
+        }
+        tracing::warn!(folder = %full.display(), aside = %target.display(), "set a folder aside");
+        std::fs::rename(full, &target)?;
+        self.moved.push((full.to_path_buf(), target));
+        Ok(())
     }
-    tracing::warn!(folder = %full.display(), aside = %target.display(), "set a folder aside");
-    std::fs::rename(full, &target)?;
-    aside.moved.push((full.to_path_buf(), target));
-    Ok(())
 }
 
 /// Removes a file or a symlink, or a folder when it is empty.
@@ -111,7 +117,7 @@ fn remove(full: &Path) -> std::io::Result<()> {
 /// Removes the folders above `path` that were made at or after `since` (their birth time says
 /// so) and hold nothing but such folders. Where the file system keeps no birth time, folders
 /// stay: an empty folder left behind is better than one of the user's removed.
-fn remove_created_folders(path: &RepoPath, root: &Path, since: SystemTime) {
+pub(super) fn remove_created_folders(path: &RepoPath, root: &Path, since: SystemTime) {
     for folder in path.ancestors() {
         if !remove_folder_without_files(&folder.under(root), Some(since)) {
             break;

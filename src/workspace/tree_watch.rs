@@ -86,10 +86,6 @@ fn mask() -> AddWatchFlags {
         | AddWatchFlags::IN_ONLYDIR
 }
 
-/// Folders nested deeper than this are more than git's library walks (its own limit): the watch
-/// stops there, at once, rather than spend time that grows with the square of the depth.
-pub const MAX_DEPTH: usize = 100;
-
 /// Files whose change changes what git lists or how it reads a file: the account is given up.
 const RULE_FILES: [&[u8]; 2] = [b".gitignore", b".gitattributes"];
 
@@ -289,9 +285,11 @@ impl TreeWatch {
     fn add_tree(&mut self, top: Vec<u8>, skip: Skip<'_>, log: bool) {
         let mut stack = vec![top];
         while let Some(folder) = stack.pop() {
-            if folder.iter().filter(|&&byte| byte == b'/').count() >= MAX_DEPTH {
+            // Beyond the git library's reach, the watch stops at once, rather than spend time
+            // that grows with the square of the depth; the look sets such a folder aside.
+            if super::reach::is_beyond_reach(self.root.as_os_str().len(), &folder) {
                 let why = format!(
-                    "`{}` is nested deeper than {MAX_DEPTH} folders",
+                    "`{}` is nested deeper than git walks, or its path is too long",
                     String::from_utf8_lossy(&folder[..folder.len().min(200)])
                 );
                 self.limit_reached = Some(why.clone());

@@ -337,3 +337,86 @@ fn a_tracked_file_with_another_name_is_refused_whether_clean_or_dirty() {
         );
     }
 }
+
+#[test]
+fn folders_beyond_gits_reach_made_after_the_baseline_are_set_aside_and_the_rest_rolled_back() {
+    // Case: (where the delegate makes a chain, how deep, and how long each name is).
+    for (top, depth, name_length) in [
+        ("deep", 150, 1_usize), // deeper than git walks: its listing fails
+        ("src/deep", 99, 1),    // just deeper, beneath a folder of the user's
+        ("long", 20, 250),      // longer than a path may be: git passes it by
+        ("shallow", 97, 1),     // within reach: rolled back like any change
+    ] {
+        let dir = repository();
+        let root = dir.path();
+        let mut workspace = open(root);
+        let before_tree = tree(root);
+        let since = std::time::SystemTime::now() - std::time::Duration::from_millis(20);
+        let snapshot = workspace.snapshot().unwrap();
+
+        // The delegate makes the chain, hides the user's notes at its bottom and puts a file
+        // there.
+        let name = "é".repeat(name_length.div_ceil(2));
+        let made = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(
+                r#"
+import os, sys
+top = os.open('.', os.O_RDONLY)
+fd = top
+for name in sys.argv[1].split('/') + [sys.argv[3]] * int(sys.argv[2]):
+    try:
+        os.mkdir(name, dir_fd=fd)
+    except FileExistsError:
+        pass
+    fd = os.open(name, os.O_RDONLY, dir_fd=fd)
+os.rename('notes.txt', 'notes.txt', src_dir_fd=top, dst_dir_fd=fd)
+os.write(os.open('planted.sh', os.O_CREAT | os.O_WRONLY, 0o755, dir_fd=fd), b'rm -rf ~')
+"#,
+            )
+            .args([top, &depth.to_string(), &name])
+            .current_dir(root)
+            .status()
+            .unwrap();
+        assert!(made.success());
+
+        let changes = workspace.changes_since(&snapshot).unwrap();
+        assert!(
+            changes.iter().any(|c| c.path.as_bytes() == b"notes.txt"),
+            "{top}: {changes:?}"
+        );
+        workspace.roll_back(&changes, since).unwrap();
+        let left = std::process::Command::new("find")
+            .args([
+                ".",
+                "-path",
+                "./.git",
+                "-prune",
+                "-o",
+                "-name",
+                "planted.sh",
+                "-print",
+            ])
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&left.stdout), "", "{top}");
+        let set_aside = workspace.set_aside();
+        if top == "shallow" {
+            assert!(set_aside.is_empty(), "{top}: {set_aside:?}");
+        } else {
+            assert_eq!(set_aside.len(), 1, "{top}: {set_aside:?}");
+            assert!(set_aside[0].contains("beyond git's reach"), "{set_aside:?}");
+        }
+        // Whatever is left of the chain is folders only; the rest is as it was.
+        let mut now = tree(root);
+        now.retain(|(path, _, _)| !path.starts_with(top));
+        let mut was = before_tree.clone();
+        was.retain(|(path, _, _)| !path.starts_with(top));
+        assert_eq!(now, was, "{top}");
+        assert!(
+            workspace.changes_since(&snapshot).unwrap().is_empty(),
+            "{top}"
+        );
+    }
+}

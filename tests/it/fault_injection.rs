@@ -326,6 +326,43 @@ fn moving_the_users_work_elsewhere_is_undone_and_never_recorded() {
 }
 
 #[test]
+fn folder_chains_beyond_gits_reach_are_set_aside_and_the_users_work_put_back() {
+    // Chains the git library cannot walk, made beneath a folder of the library with the user's
+    // draft hidden at the bottom: too deep (its listing fails), too long (it passes them by).
+    for (levels, name) in [("150", "d"), ("20", &"x".repeat(250) as &str)] {
+        let fault = format!(
+            "top=$PWD; (cd src && for i in $(seq {levels}); do mkdir {name} && cd {name}; done; \
+             echo 'rm -rf ~' > planted.sh; mv \"$top/wip/draft.md\" .)"
+        );
+        let scene = inject(
+            &fault,
+            "which held the user's own work before the run: put back as it was",
+            true,
+        );
+        let planted = std::process::Command::new("find")
+            // Set aside in the git folder, out of the gate's reach; nowhere in the tree.
+            .args([
+                ".",
+                "-path",
+                "./.git",
+                "-prune",
+                "-o",
+                "-name",
+                "planted.sh",
+                "-print",
+            ])
+            .current_dir(scene.repo.path())
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&planted.stdout), "", "{levels}");
+        assert!(!scene.repo.join("src").join(name).exists(), "{levels}");
+        let last =
+            std::fs::read_to_string(scene.repo.join(".refine-loop/REFINE-LOOP-FINAL.md")).unwrap();
+        assert!(last.contains("beyond git's reach"), "{levels}: {last}");
+    }
+}
+
+#[test]
 fn staged_work_is_the_users_too() {
     let scene = Scene::new("echo more >> docs/guide.md", "5s");
     scene.repo.git(&["add", "docs/guide.md"]);

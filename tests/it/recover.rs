@@ -196,6 +196,50 @@ fn kill_nine_at_twenty_points_then_recover_puts_the_tree_back_byte_for_byte() {
 }
 
 #[test]
+fn a_run_killed_after_its_delegate_made_a_chain_deeper_than_git_walks_is_recovered() {
+    let outside = tempfile::tempdir().unwrap();
+    let started = outside.path().join("delegate-started");
+    let repo = scene(&started);
+    // The delegate hides the user's notes at the bottom of a chain deeper than git walks, and
+    // the run is killed while it sleeps.
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "{GATE}\n[[delegate]]\ncategories = [\"lint\"]\nrun = '''top=$PWD; \
+             (cd src && for i in $(seq 150); do mkdir d && cd d; done; \
+             mv \"$top/notes/mine.txt\" .); touch \"{}\"; sleep 30'''\n",
+            started.display()
+        ),
+    );
+    repo.git(&[
+        "commit",
+        "-q",
+        "-m",
+        "a delegate that hides notes",
+        "refine-loop.toml",
+    ]);
+    let before = state_of(&repo);
+    let mut child = repo
+        .command(&["run", "--max-cycles", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    crate::support::wait_for(&started, "the delegate never started");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let recovered = repo.run(&["recover"]);
+    assert_eq!(recovered.status.code(), Some(0), "{recovered:?}");
+    let after = state_of(&repo);
+    assert!(
+        after == before,
+        "the tree differs: {:?}\n{}",
+        differences(&before, &after),
+        stdout(&recovered)
+    );
+}
+
+#[test]
 fn recover_with_nothing_to_do_says_so_and_outside_a_repository_is_a_usage_error() {
     let repo = scene(Path::new("/dev/null"));
     let output = repo.run(&["recover"]);

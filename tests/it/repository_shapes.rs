@@ -298,7 +298,7 @@ fn a_folder_nested_deeper_than_git_walks_is_a_usage_error_at_once() {
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("a folder in the work tree is nested deeper than 100 levels"),
+        stderr.contains("is nested deeper than 99 folders or has a path longer than"),
         "{stderr}"
     );
     assert_eq!(
