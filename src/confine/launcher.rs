@@ -86,7 +86,8 @@ pub fn main(mut arguments: impl Iterator<Item = OsString>) -> io::Error {
     let Some((program, rest)) = command.split_first() else {
         return io::Error::other("no command to start after `--`");
     };
-    let plan = MountPlan::new(&launch.tree, &launch.sealed, &launch.own);
+    let plan =
+        MountPlan::new(&launch.tree, &launch.sealed, &launch.own).read_only_outside(&launch.grants);
     let confined = Confinement::new(
         &launch.grants,
         launch.full,

@@ -124,7 +124,8 @@ impl Confiner {
                 self.abi,
             ))),
             Some(namespace::Namespace::Thread) => {
-                let mount = namespace::MountPlan::new(&walls.tree, &walls.sealed, &walls.files);
+                let mount = namespace::MountPlan::new(&walls.tree, &walls.sealed, &walls.files)
+                    .read_only_outside(&grants);
                 Prepared::new(&grants, self.full, self.abi, Some(mount))
             }
             None => Prepared::new(&grants, self.full, self.abi, None),

@@ -3,7 +3,9 @@
 //! again. With that seal in place Landlock can grant the whole work tree, its top included: a
 //! delegate may create, rename and delete there (`sed -i`, write-then-rename, a new
 //! `conftest.py`), while the kernel refuses every write to `.git` (`EROFS`, also `chmod` and
-//! `chattr`), and a mount point can be neither removed nor renamed (`EBUSY`). Landlock, taken on
+//! `chattr`), and a mount point can be neither removed nor renamed (`EBUSY`). Outside the tree and
+//! the folders the delegate may write, every mount is made read-only too: Landlock governs
+//! writes, not a file's mode, owner, times or attributes. Landlock, taken on
 //! after the binds, forbids every later mount, unmount or remount, so the delegate cannot lift
 //! them.
 //!
@@ -29,6 +31,8 @@ use std::path::{Path, PathBuf};
 
 use nix::mount::{MsFlags, mount};
 use nix::sched::{CloneFlags, unshare};
+
+use super::walls::Grant;
 
 /// How a delegate gets its mount namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +67,10 @@ pub struct MountPlan {
     sealed: Vec<(PathBuf, MsFlags)>,
     /// Bound read-write over themselves again (the delegate's own files in the state dir).
     own: Vec<PathBuf>,
+    /// With [`Self::read_only_outside`]: the work tree and the folders and files outside it the
+    /// delegate may write, each bound over itself, so that every other mount can be made
+    /// read-only.
+    open: Option<Vec<PathBuf>>,
 }
 
 impl MountPlan {
@@ -101,7 +109,30 @@ impl MountPlan {
             pinned: pinned.into_iter().collect(),
             sealed,
             own,
+            open: None,
         }
+    }
+
+    /// Makes every mount read-only but the kernel's own (`/proc`, `/sys`, `/dev`) and those
+    /// holding what `grants` let the delegate write (bound over themselves first). Landlock
+    /// governs writes, not a file's metadata: without this, a delegate run by root could
+    /// `chmod`, `chown`, `touch` or set flags and attributes on any file outside the tree.
+    pub fn read_only_outside(mut self, grants: &[Grant]) -> Self {
+        let mut open: Vec<PathBuf> = grants
+            .iter()
+            .map(|grant| match grant {
+                Grant::Beneath(path) | Grant::File(path) => path,
+            })
+            .filter(|path| !kernels_own(path))
+            .filter_map(|path| path.canonicalize().ok())
+            .filter(|path| !self.sealed.iter().any(|(seal, _)| path.starts_with(seal)))
+            .collect();
+        open.extend(self.pinned.first().cloned());
+        open.sort();
+        // An open path inside another is bound with it.
+        open.dedup_by(|inner, outer| inner.starts_with(outer));
+        self.open = Some(open);
+        self
     }
 
     /// Gives the calling thread a mount namespace of its own, in a user namespace of its own
@@ -118,6 +149,11 @@ impl MountPlan {
         mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)?;
         for path in &self.pinned {
             bind(path, MsFlags::MS_REC)?;
+        }
+        for path in self.open.iter().flatten() {
+            if !self.pinned.contains(path) {
+                bind(path, MsFlags::MS_REC)?;
+            }
         }
         for (path, _) in &self.sealed {
             bind(path, MsFlags::MS_REC)?;
@@ -143,6 +179,12 @@ impl MountPlan {
             let keep = nix::sys::statvfs::statvfs(point).map_or(MsFlags::empty(), kept_flags);
             remount_read_only(point, keep)?;
         }
+        if let Some(open) = &self.open {
+            close_outside(
+                open,
+                &mount_points(&std::fs::read("/proc/thread-self/mountinfo")?),
+            );
+        }
         // The working folder was found before the binds were made, so it is still the folder
         // beneath them: from there `sealed/x` would reach the folder the seal covers. Found
         // again by its path, it is the folder on top.
@@ -150,6 +192,27 @@ impl MountPlan {
         std::env::set_current_dir(here)?;
         Ok(())
     }
+}
+
+/// Makes every mount in `mounted` read-only, but those at or beneath an `open` path and the
+/// kernel's own. Each is tried: a mount the kernel will not remount (one hidden beneath
+/// another) stays as it was, and the delegate still starts (Landlock holds its writes).
+fn close_outside(open: &[PathBuf], mounted: &[PathBuf]) {
+    for point in mounted {
+        if kernels_own(point) || open.iter().any(|path| point.starts_with(path)) {
+            continue;
+        }
+        let keep = nix::sys::statvfs::statvfs(point).map_or(MsFlags::empty(), kept_flags);
+        let _ = remount_read_only(point, keep);
+    }
+}
+
+/// The kernel's own file systems (`/proc`, `/sys`, `/dev`): what is written there is not a file
+/// (a device node is written even on a read-only mount).
+fn kernels_own(path: &Path) -> bool {
+    ["/proc", "/sys", "/dev"]
+        .iter()
+        .any(|top| path.starts_with(top))
 }
 
 /// Makes a user namespace and a mount namespace in it, with the caller's uid and gid mapped to

@@ -17,10 +17,14 @@ fn namespaces() {
 }
 
 /// A work tree with a file at its top, a `.git` with a config, and a state dir holding the
-/// delegate's verdict file.
+/// delegate's verdict file; beside it, `cache` (a folder the delegate may write) and `outside`
+/// with a file (one it may not).
 fn tree() -> (tempfile::TempDir, PathBuf) {
     let folder = tempfile::tempdir().unwrap();
     let root = folder.path().canonicalize().unwrap().join("tree");
+    std::fs::create_dir_all(folder.path().join("cache")).unwrap();
+    std::fs::create_dir_all(folder.path().join("outside")).unwrap();
+    std::fs::write(folder.path().join("outside/file"), "outside\n").unwrap();
     std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
     std::fs::create_dir_all(root.join(".refine-loop/reports")).unwrap();
     std::fs::create_dir_all(root.join("pkg/.state")).unwrap();
@@ -30,8 +34,9 @@ fn tree() -> (tempfile::TempDir, PathBuf) {
     (folder, root)
 }
 
-/// Runs `script` in `root` as a delegate confined to the whole tree, `.git` and the state dir
-/// bound read-only, its verdict file read-write; its stdout, stderr.
+/// Runs `script` in `root` as a delegate confined to the whole tree and `../cache`, `.git` and
+/// the state dir bound read-only, its verdict file read-write, every other mount read-only; its
+/// stdout, stderr.
 fn confined(root: &Path, script: &str) -> (String, String) {
     let abi = kernel_abi().expect("these tests need a kernel with Landlock");
     namespaces();
@@ -46,9 +51,11 @@ fn confined(root: &Path, script: &str) -> (String, String) {
     );
     let grants = [
         Grant::Beneath(root.to_path_buf()),
+        Grant::Beneath(root.with_file_name("cache")),
         Grant::File(root.join(".refine-loop/reports/verdict")),
         Grant::File("/dev/null".into()),
     ];
+    let plan = plan.read_only_outside(&grants);
     let prepared = Prepared::new(&grants, abi >= 5, abi, Some(plan)).unwrap();
     let mut command = Command::new("sh");
     command
@@ -135,6 +142,54 @@ fn the_whole_tree_is_writable_and_the_seal_is_not() {
     assert_ne!(mode & 0o777, 0, "the delegate changed .git's folder modes");
     // The loop's own namespace has no binds: it writes there as before.
     std::fs::write(root.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+}
+
+#[test]
+fn outside_its_grants_a_delegate_changes_no_modes_times_or_owners() {
+    use std::os::unix::fs::MetadataExt;
+    let (_folder, root) = tree();
+    let outside = root.with_file_name("outside");
+    let facts = |path: &Path| {
+        let metadata = std::fs::symlink_metadata(path).unwrap();
+        (
+            metadata.mode(),
+            metadata.uid(),
+            metadata.gid(),
+            metadata.mtime(),
+            metadata.mtime_nsec(),
+        )
+    };
+    let before = (facts(&outside), facts(&outside.join("file")));
+    // (what the delegate does, what it prints when the kernel lets it); Landlock governs
+    // writes, not a file's metadata: the mounts outside the grants are read-only.
+    let table = [
+        ("chmod 600 ../outside/file", "chmod-outside"),
+        ("chmod 777 ../outside", "chmod-outside-folder"),
+        ("chown 1:1 ../outside/file", "chown-outside"),
+        ("touch -d 2001-01-01 ../outside/file", "touch-outside"),
+        ("chattr +d ../outside/file", "chattr-outside"),
+        (
+            "python3 -c \"import os; os.setxattr('../outside/file', 'user.x', b'1')\"",
+            "xattr-outside",
+        ),
+        // The delegate's own places stay as a person's fixer finds them.
+        ("chmod 600 setup.py && touch -d 2001-01-01 setup.py", "tree"),
+        ("echo x > ../cache/new && chmod 600 ../cache/new", "cache"),
+        ("echo x > /dev/null", "dev-null"),
+    ];
+    let script: String = table
+        .iter()
+        .map(|(step, name)| format!("( {step} ) 2>/dev/null && echo {name}\n"))
+        .collect();
+    let (stdout, stderr) = confined(&root, &script);
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        ["tree", "cache", "dev-null"],
+        "stderr: {stderr}"
+    );
+    assert_eq!((facts(&outside), facts(&outside.join("file"))), before);
+    let mode = std::fs::metadata(root.join("setup.py")).unwrap().mode();
+    assert_eq!(mode & 0o777, 0o600);
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! and rolled back. These tests need a kernel with Landlock and a mount namespace for the
 //! delegate (root): without them they fail, never skip.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use crate::run_loop::json;
@@ -119,8 +120,9 @@ fn the_kernel_refuses_every_write_outside_the_work_tree() {
             "{marker} in the log:\n{report}"
         );
     }
-    // Outside the tree Landlock refuses; `.git` and the state dir are read-only binds in the
-    // delegate's mount namespace.
+    // `.git` and the state dir are read-only binds in the delegate's mount namespace; outside
+    // the tree and the folders it may write, every mount is read-only there too (and Landlock
+    // refuses beneath them).
     assert_eq!(
         scene.confinement()["whole_tree"],
         true,
@@ -132,13 +134,13 @@ fn the_kernel_refuses_every_write_outside_the_work_tree() {
             report.matches("Permission denied").count(),
             report.matches("Read-only file system").count()
         ),
-        (2, 3),
+        (0, 5),
         "the kernel's refusals in the log:\n{report}"
     );
     // The report says what the kernel refused, and how to allow what the config can allow.
     assert!(
         report.contains(
-            "new.txt` (permission denied): outside the folders a delegate may write: add its \
+            "new.txt` (read-only): outside the folders a delegate may write: add its \
              folder to `[loop] writable` to allow it"
         ),
         "{report}"
@@ -287,8 +289,27 @@ fn fixer_at_the_top(unprivileged: bool) {
         sed -i 's/one/none/' findings.txt && : > findings.txt && echo SED-AT-THE-TOP; \
         echo '- lint fixed' > CHANGES.md && echo NEW-AT-THE-TOP; \
         echo '[alias]' >> .git/config && echo WROTE-GIT-CONFIG; \
+        chmod 600 \"$OUTSIDE/own.txt\" && echo CHMOD-OUTSIDE; \
+        touch -d 2001-01-01 \"$OUTSIDE/own.txt\" && echo TOUCH-OUTSIDE; \
         echo fixed > \"$REFINE_LOOP_VERDICT_FILE\"; \
         true";
+    // A file outside the tree (and the temp folders a delegate may write) that the loop's user
+    // owns: Landlock does not govern its mode or times, the read-only mounts around it do.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    std::fs::write(outside.path().join("own.txt"), "outside\n").unwrap();
+    std::fs::set_permissions(
+        outside.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    if unprivileged && nix::unistd::geteuid().is_root() {
+        std::os::unix::fs::chown(outside.path().join("own.txt"), Some(65534), Some(65534)).unwrap();
+    }
+    let facts = || {
+        let metadata = std::fs::metadata(outside.path().join("own.txt")).unwrap();
+        (metadata.mode(), metadata.mtime(), metadata.mtime_nsec())
+    };
+    let outside_before = facts();
     let repo = Repo::new();
     repo.write(".gitignore", "/.refine-loop\n");
     repo.write("findings.txt", "setup.py:1:1: error: one\n");
@@ -304,6 +325,7 @@ fn fixer_at_the_top(unprivileged: bool) {
     repo.commit("a project at the top of its tree");
     let config_before = std::fs::read(repo.join(".git/config")).unwrap();
     let mut command = repo.command(&["run"]);
+    command.env("OUTSIDE", outside.path());
     if unprivileged {
         unprivileged_user(&repo, &mut command);
     }
@@ -321,6 +343,9 @@ fn fixer_at_the_top(unprivileged: bool) {
     assert!(printed.contains("SED-AT-THE-TOP"), "{report}");
     assert!(printed.contains("NEW-AT-THE-TOP"), "{report}");
     assert!(!printed.contains("WROTE-GIT-CONFIG"), "{report}");
+    assert!(!printed.contains("CHMOD-OUTSIDE"), "{report}");
+    assert!(!printed.contains("TOUCH-OUTSIDE"), "{report}");
+    assert_eq!(facts(), outside_before);
     assert!(
         report.contains(".git/config: Read-only file system"),
         "{report}"
