@@ -3,8 +3,15 @@
 //! and a message cannot open a link, an image, a table cell or a tag, nor mention anyone
 //! (`@typescript-eslint`, a pull request's title).
 
-/// `text` as inline Markdown: line breaks become spaces, syntax characters are escaped.
+/// `text` as inline Markdown: secrets redacted (escaped, a token no longer has its shape), line
+/// breaks become spaces, syntax characters are escaped.
 pub(crate) fn inline(text: &str) -> String {
+    escaped(&crate::secrets::redacted_text(text))
+}
+
+/// `text` with line breaks as spaces and syntax characters escaped, as [`inline`] writes it but
+/// with its secrets left in: for the redactor, to find a secret written so.
+pub(crate) fn escaped(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for character in text.chars() {
         match character {
@@ -21,10 +28,10 @@ pub(crate) fn inline(text: &str) -> String {
     out
 }
 
-/// `text` as a Markdown code span on one line: fenced by one more backtick than its longest run
+/// `text` as a Markdown code span on one line, secrets redacted: fenced by one more backtick than its longest run
 /// of backticks, padded with a space where it starts or ends with one.
 pub(crate) fn code_span(text: &str) -> String {
-    let text = text.replace(['\r', '\n'], " ");
+    let text = crate::secrets::redacted_text(text).replace(['\r', '\n'], " ");
     let mut longest = 0;
     let mut run = 0;
     for character in text.chars() {
@@ -75,6 +82,25 @@ mod tests {
         ];
         for (text, expected) in table {
             assert_eq!(inline(text), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_credential_is_redacted_before_it_is_escaped() {
+        // Built at run time, so that no token-like literal sits in the source.
+        let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
+        let key = format!("sk-ant-{}", "x_Y-z".repeat(6));
+        for text in [
+            format!("leaked {token} here"),
+            format!("key *{key}*"),
+            format!("Authorization: Bearer {}", "a_b".repeat(8)),
+        ] {
+            for (form, rendered) in [("inline", inline(&text)), ("code", code_span(&text))] {
+                assert!(rendered.contains("REDACTED"), "{form}: {rendered}");
+                for secret in [&token[4..], &key[7..], "a_b"] {
+                    assert!(!rendered.contains(secret), "{form}: {rendered}");
+                }
+            }
         }
     }
 }

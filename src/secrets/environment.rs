@@ -58,11 +58,11 @@ pub(super) fn json_escaped(value: &[u8]) -> Option<Vec<u8>> {
     (inner.as_bytes() != value).then(|| inner.as_bytes().to_vec())
 }
 
-/// The value as the reports' Markdown writes it in text (see [`crate::markdown::inline`]), when
+/// The value as the reports' Markdown escapes it in text (see [`crate::markdown::inline`]), when
 /// that differs.
 pub(super) fn markdown_escaped(value: &[u8]) -> Option<Vec<u8>> {
     let text = std::str::from_utf8(value).ok()?;
-    let escaped = crate::markdown::inline(text);
+    let escaped = crate::markdown::escaped(text);
     (escaped.as_bytes() != value).then(|| escaped.into_bytes())
 }
 

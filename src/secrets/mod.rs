@@ -51,6 +51,13 @@ pub fn redacted(bytes: &[u8]) -> Cow<'_, [u8]> {
     process_redactor().map_or(Cow::Borrowed(bytes), |redactor| redactor.redact(bytes))
 }
 
+/// `text` with every secret this process knows of redacted: what a renderer escapes (Markdown,
+/// a workflow command) goes through this first, since an escaped secret (`ghp\_…`) no longer
+/// has the shape the redaction of the written file looks for.
+pub fn redacted_text(text: &str) -> Cow<'_, str> {
+    process_redactor().map_or(Cow::Borrowed(text), |redactor| redactor.redact_str(text))
+}
+
 /// What can fail while preparing to redact.
 #[derive(Debug, thiserror::Error)]
 pub enum SecretsError {

@@ -34,7 +34,7 @@ fn a_gate_that_prints_a_secret_leaves_no_file_with_it() {
 [[gate.check]]
 name = "lint"
 category = "lint"
-run = "echo \"deploying with $DEPLOY_TOKEN and $OTHER\"; while read -r f; do echo \"src/a.rs:1:1: error: $f uses $DEPLOY_TOKEN\"; done < findings.txt; test ! -s findings.txt"
+run = "echo \"deploying with $DEPLOY_TOKEN and $OTHER\"; while read -r f; do echo \"src/a.rs:1:1: error: $f uses $DEPLOY_TOKEN and $OTHER\"; done < findings.txt; test ! -s findings.txt"
 parser = "clippy"
 
 [[delegate]]
@@ -62,7 +62,12 @@ run = "echo \"the delegate sees $DEPLOY_TOKEN\"; cat \"$REFINE_LOOP_PROMPT_FILE\
             "{} holds the secret",
             file.display()
         );
-        assert!(!text.contains(&token), "{} holds the token", file.display());
+        // Nor in any form a report renders it in (`ghp\_…` in Markdown).
+        assert!(
+            !text.contains(&token[4..]),
+            "{} holds the token",
+            file.display()
+        );
         marked += usize::from(text.contains("[REDACTED:DEPLOY_TOKEN]"));
     }
     // The gate's log, its summary, the delegate's prompt, report and verdict all had it.
@@ -182,11 +187,66 @@ run = "echo \"the delegate sees $DEPLOY_TOKEN\" >&2; sed -i 1d findings.txt"
             "{} holds the secret",
             file.display()
         );
-        assert!(!text.contains(&token), "{} holds the token", file.display());
+        // Nor in any form a report renders it in (`ghp\_…` in Markdown).
+        assert!(
+            !text.contains(&token[4..]),
+            "{} holds the token",
+            file.display()
+        );
         assert!(
             !text.contains("unique-tail"),
             "{} holds the password",
             file.display()
         );
     }
+}
+
+#[test]
+fn a_token_left_in_a_finding_is_redacted_in_every_rendered_form() {
+    // Markdown writes `ghp_` as `ghp\_`, which the shape no longer matches once escaped: every
+    // report must render from redacted text.
+    let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write(
+        "refine-loop.toml",
+        r#"[[gate.check]]
+name = "lint"
+category = "lint"
+run = "echo \"src/a_b.rs:1:1: error: leaked $OTHER in *here*\"; exit 1"
+parser = "clippy"
+
+[[delegate]]
+categories = ["lint"]
+run = "echo \"still $OTHER\" > \"$REFINE_LOOP_REPORT_FILE\"; true"
+"#,
+    );
+    repo.commit("gate");
+    let output = repo
+        .command(&["run", "--max-cycles", "1"])
+        .env("OTHER", &token)
+        // In a GitHub workflow: a step summary, and annotations on stdout.
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", repo.join(".refine-loop-summary.md"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    let mut files = files_under(&repo.join(".refine-loop"));
+    files.push(repo.join(".refine-loop-summary.md"));
+    let mut rendered = 0;
+    for file in &files {
+        let text = String::from_utf8_lossy(&std::fs::read(file).unwrap()).into_owned();
+        assert!(
+            !text.contains(&token[4..]),
+            "{} holds the token:\n{text}",
+            file.display()
+        );
+        rendered += usize::from(text.contains("REDACTED:github-token"));
+    }
+    assert!(rendered >= 4, "only {rendered} files show the mark");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stdout.contains("::error"), "{stdout}");
+    assert!(!stdout.contains(&token[4..]), "{stdout}");
+    assert!(!stderr.contains(&token[4..]), "{stderr}");
 }

@@ -70,7 +70,10 @@ pub(crate) fn escape_property(text: &str) -> String {
     escape(text, true)
 }
 
+/// Secrets are redacted first: escaped, a credential (`Authorization%3A Bearer …`) no longer has
+/// the shape the redaction of the written file looks for.
 fn escape(text: &str, property: bool) -> String {
+    let text = crate::secrets::redacted_text(text);
     let mut out = String::with_capacity(text.len());
     for character in text.chars() {
         match character {
@@ -88,6 +91,15 @@ fn escape(text: &str, property: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_credential_is_redacted_before_it_is_escaped() {
+        let header = format!("Authorization: Bearer {}", "a1b2".repeat(6));
+        for escaped in [escape_data(&header), escape_property(&header)] {
+            assert!(!escaped.contains("a1b2a1b2"), "{escaped}");
+            assert!(escaped.contains("REDACTED"), "{escaped}");
+        }
+    }
 
     #[test]
     fn escaping_every_special_character() {
