@@ -87,6 +87,18 @@ pub(super) fn after_gate_run(
             }
         }
     }
+    // What git ignores of the user's (`.env`): the baseline's run makes what it rewrites its
+    // own output; what a later run rewrites is put back, not held against the change (a cache
+    // a check rebuilds when the code changes is no sign of a planted script).
+    let ignored = workspace.ignored_after_gate(on == GateOn::Baseline)?;
+    if on != GateOn::Baseline {
+        lines.extend(ignored.iter().map(|path| {
+            format!(
+                "cycle {cycle}: the gate rewrote `{path}`, a file git ignores that was there before \
+                 the run: put back"
+            )
+        }));
+    }
     lines.extend(incidents.iter().map(|incident| {
         let what = incident.describe();
         match on {

@@ -100,24 +100,18 @@ impl IgnoredFiles {
         Ok(restored)
     }
 
-    /// After the gate: what it wrote to kept files is their state from now on.
-    pub(super) fn refresh(
-        &mut self,
-        root: &Path,
-        store: &SnapshotStore,
-    ) -> Result<(), WorkspaceError> {
-        for (path, _) in self.changed(root)? {
-            // The identity first: a write after it makes the next look read the file again.
-            let stat = std::fs::symlink_metadata(path.under(root)).map(|m| StatKey::of(&m));
-            let state = PathState::read_at(root, &path, Some(store))?;
-            if let Some(entry) = self.kept.get_mut(&path) {
-                if let Ok(stat) = stat {
-                    entry.0 = stat;
-                }
-                entry.1 = state;
-            }
+    /// Gives up the kept files whose state changed: the gate's own output (the baseline's run of
+    /// it rewrote them). Returns their paths.
+    pub(super) fn yield_changed(&mut self, root: &Path) -> Result<Vec<RepoPath>, WorkspaceError> {
+        let changed: Vec<RepoPath> = self
+            .changed(root)?
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect();
+        for path in &changed {
+            self.kept.remove(path);
         }
-        Ok(())
+        Ok(changed)
     }
 
     /// The kept files whose state is not the kept one, with the kept state.
@@ -188,6 +182,16 @@ impl Workspace {
         super::going_on(cancel)?;
         self.ignored = record;
         Ok(())
+    }
+
+    /// Settles the files git ignores that a gate run changed of those kept. The baseline's run
+    /// (`gates_own`) makes them its output: no longer kept. A later run may be running what a
+    /// change planted: they are put back. Returns their paths.
+    pub fn ignored_after_gate(&mut self, gates_own: bool) -> Result<Vec<RepoPath>, WorkspaceError> {
+        if gates_own {
+            return self.ignored.yield_changed(&self.root);
+        }
+        self.ignored.restore_changed(&self.root, &self.store)
     }
 
     /// The ignored files not protected (over the budget), each with its size.

@@ -269,7 +269,6 @@ impl Workspace {
         );
         self.dirty = now;
         self.look_at_clean_files(&Cancel::default())?;
-        self.ignored.refresh(&self.root, &self.store)?;
         self.snapshot_of(self.dirty.clone())
     }
 

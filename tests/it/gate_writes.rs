@@ -246,3 +246,39 @@ fn a_check_that_hides_an_edit_behind_skip_worktree_is_caught() {
     let flags = crate::support::git_in(repo.path(), &["ls-files", "-v", "src/a.txt"]);
     assert!(flags.starts_with("H "), "{flags}");
 }
+
+#[test]
+fn an_ignored_file_of_the_users_that_planted_code_rewrites_in_the_gate_is_put_back() {
+    // The delegate plants a line in the gate's script that rewrites the user's `.env` (ignored,
+    // there before the run) and a coverage file the gate writes at every run anyway.
+    let repo = Repo::new();
+    repo.write("src/a.txt", "a\n");
+    repo.write(
+        "gate.sh",
+        "date +%N > .coverage\ntest -f fixed.txt || echo 'src/a.txt:1:1: error: E1 boom'\n",
+    );
+    repo.write(".gitignore", ".refine-loop/\n.env\n.coverage\n");
+    repo.write(
+        "refine-loop.toml",
+        "[[gate.check]]\nname = \"g\"\ncategory = \"lint\"\nrun = \"sh gate.sh\"\nparser = \"generic\"\n\
+         \n[[delegate]]\ncategories = [\"*\"]\n\
+         run = \"touch fixed.txt; echo 'echo stolen > .env' >> gate.sh\"\n",
+    );
+    repo.commit("files");
+    repo.write(".env", "API_URL=http://localhost\n");
+    let output = repo.run(&["run", "--max-cycles", "1"]);
+    assert!(
+        matches!(output.status.code(), Some(0 | 1 | 3)),
+        "{output:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".env")).unwrap(),
+        "API_URL=http://localhost\n"
+    );
+    let run = std::fs::read_to_string(repo.join(".refine-loop/run.json")).unwrap();
+    let notes: serde_json::Value = serde_json::from_str(&run).unwrap();
+    let lines = notes["after_gate"].to_string();
+    assert!(lines.contains(".env"), "{lines}");
+    // The gate's own output, rewritten at the baseline's run too, is the gate's.
+    assert!(!lines.contains(".coverage"), "{lines}");
+}
