@@ -44,7 +44,7 @@ impl Workspace {
         self.refuse_hard_links()?;
         super::going_on(cancel)?;
         self.protected.clone_from(&snapshot.paths);
-        self.folder_modes = self.tracked_folder_modes();
+        self.folder_modes = self.folder_modes(snapshot.paths.keys());
         self.special_at_baseline = self
             .special_files(std::time::UNIX_EPOCH)
             .into_iter()
@@ -147,16 +147,21 @@ impl Workspace {
         Ok(())
     }
 
-    /// The modes of the folders that hold tracked files (git keeps none): those a delegate may
-    /// change without a trace in the diff.
-    fn tracked_folder_modes(&self) -> BTreeMap<RepoPath, u32> {
+    /// The modes of the tree's top and of the folders that hold tracked files or `dirty` ones
+    /// (the user's untracked work): git keeps none, so a delegate may change them without a
+    /// trace in the diff.
+    fn folder_modes<'a>(
+        &self,
+        dirty: impl Iterator<Item = &'a RepoPath>,
+    ) -> BTreeMap<RepoPath, u32> {
         use std::os::unix::fs::PermissionsExt;
-        let Ok(index) = self.repo.index() else {
-            return BTreeMap::new();
-        };
-        let mut folders = BTreeSet::new();
-        for entry in index.iter() {
-            let mut path = entry.path.as_slice();
+        let mut folders = BTreeSet::from([Vec::new()]);
+        let index = self.repo.index().ok();
+        let tracked = index
+            .iter()
+            .flat_map(|index| index.iter().map(|entry| entry.path));
+        for file in tracked.chain(dirty.map(|path| path.as_bytes().to_vec())) {
+            let mut path = file.as_slice();
             while let Some(slash) = path.iter().rposition(|&b| b == b'/') {
                 path = &path[..slash];
                 if !folders.insert(path.to_vec()) {

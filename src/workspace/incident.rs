@@ -150,6 +150,9 @@ impl Incident {
             Self::HardLinked { path, links } => format!(
                 "made `{path}` a hard link to a file elsewhere ({links} names): rolled back; what it wrote through the link outside the tree is not the loop's to put back"
             ),
+            Self::FolderMode { path, was, now } if path.as_bytes().is_empty() => format!(
+                "changed the mode of the tree's top folder ({now:04o}; it was {was:04o}): put back"
+            ),
             Self::FolderMode { path, was, now } => format!(
                 "changed the mode of the folder `{path}` ({now:04o}; it was {was:04o}): put back"
             ),

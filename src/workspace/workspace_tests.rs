@@ -420,3 +420,35 @@ os.write(os.open('planted.sh', os.O_CREAT | os.O_WRONLY, 0o755, dir_fd=fd), b'rm
         );
     }
 }
+
+#[test]
+fn the_modes_of_the_top_and_of_the_users_own_folders_come_back() {
+    let dir = repository();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("wip/deeper")).unwrap();
+    std::fs::write(root.join("wip/deeper/draft.md"), "draft\n").unwrap();
+    let mut workspace = open(root);
+    workspace.record_baseline(&Cancel::default()).unwrap();
+    let mode = |path: &str| {
+        std::fs::symlink_metadata(root.join(path))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    // (folder: the top, a folder of tracked files, the user's untracked ones; its new mode)
+    let table = [
+        ("", 0o700),
+        ("src", 0o500),
+        ("wip", 0o777),
+        ("wip/deeper", 0o1700),
+    ];
+    let before: Vec<u32> = table.iter().map(|(path, _)| mode(path)).collect();
+    for (path, new) in table {
+        std::fs::set_permissions(root.join(path), std::fs::Permissions::from_mode(new)).unwrap();
+    }
+    let incidents = workspace.restore_folder_modes();
+    let after: Vec<u32> = table.iter().map(|(path, _)| mode(path)).collect();
+    assert_eq!(after, before);
+    assert_eq!(incidents.len(), table.len(), "{incidents:?}");
+}

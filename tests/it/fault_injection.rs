@@ -213,6 +213,23 @@ fn a_mode_change_is_rolled_back() {
 }
 
 #[test]
+fn the_modes_of_the_top_and_of_the_users_folders_are_put_back() {
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o7777;
+    let scene = inject(
+        "chmod 700 .; chmod 777 wip",
+        "changed the mode of the tree's top folder (0700",
+        true,
+    );
+    assert_eq!(mode(scene.repo.path()), 0o755);
+    assert!(
+        scene
+            .report()
+            .contains("changed the mode of the folder `wip`")
+    );
+}
+
+#[test]
 fn a_rename_is_rolled_back() {
     inject(
         "mv src/lib.txt src/renamed.txt",
