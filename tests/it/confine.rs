@@ -650,3 +650,59 @@ fn recover_stops_a_killed_runs_process_that_dropped_the_runs_mark() {
         assert!(!scene.repo.join("late.txt").exists());
     }
 }
+
+#[test]
+fn a_delegate_cannot_stop_kill_or_trace_the_loop() {
+    // $PPID is the loop (the launcher becomes the delegate). Should a signal get through, the
+    // test wakes the loop after a while and fails.
+    let script = "\
+        : > src/findings.txt; \
+        kill -STOP $PPID && echo STOPPED-THE-LOOP; \
+        kill -TERM $PPID && echo TERMINATED-THE-LOOP; \
+        kill -USR1 $PPID && echo SIGNALLED-THE-LOOP; \
+        python3 -c \"import ctypes, sys; libc = ctypes.CDLL(None); loop = int(sys.argv[1]); \
+            attached = libc.ptrace(16, loop, 0, 0) == 0; \
+            attached and libc.ptrace(17, loop, 0, 0); \
+            sys.exit(0 if attached else 1)\" $PPID && echo TRACED-THE-LOOP; \
+        echo fixed > \"$REFINE_LOOP_VERDICT_FILE\"; true";
+    let scene = Scene::new("", script);
+    let child = scene
+        .repo
+        .command(&["run"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    let (done, waited) = std::sync::mpsc::channel();
+    let waker = std::thread::spawn(move || {
+        let stopped = waited
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .is_err();
+        if stopped {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT);
+        }
+        stopped
+    });
+    let output = child.wait_with_output().unwrap();
+    let _ = done.send(());
+    assert!(!waker.join().unwrap(), "the loop was stopped");
+    let report = scene.delegate_report();
+    assert_eq!(
+        scene.confinement()["abi"].as_u64().map(|abi| abi >= 6),
+        Some(true),
+        "this test needs Landlock's signal scoping (ABI 6): {}",
+        scene.confinement()
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}\n{report}");
+    let printed = scene.delegate_output();
+    for marker in [
+        "STOPPED-THE-LOOP",
+        "TERMINATED-THE-LOOP",
+        "SIGNALLED-THE-LOOP",
+        "TRACED-THE-LOOP",
+    ] {
+        assert!(!printed.contains(marker), "{marker}:\n{report}");
+    }
+    assert!(report.contains("- result: kept"), "{report}");
+}
