@@ -481,7 +481,7 @@ fn a_second_run_or_check_on_a_state_dir_in_use_is_refused_and_touches_nothing() 
     repo.write(
         "refine-loop.toml",
         &format!(
-            "[loop]\nconfine = \"off\"\n{GATE}\n[[delegate]]\nrun = \"touch started; while [ ! -e release ]; do sleep 0.05; done; rm -f findings.txt\"\n"
+            "{GATE}\n[[delegate]]\nrun = \"touch started; while [ ! -e release ]; do sleep 0.05; done; rm -f findings.txt\"\n"
         ),
     );
     repo.commit("a slow delegate");

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use crate::support::{Entry, Repo, tree_of};
 
 const GATE: &str = r#"[loop]
-# What the watch finds when the kernel does not stop it first (tests/it/confine.rs): these
-# delegates also rename and make entries at the top of the tree, which a confined one may not.
+# The watch's own suite: what it finds and undoes on its own, when the kernel does not stop
+# the delegate first (tests/it/confine.rs shows the kernel stopping it).
 confine = "off"
 
 [[gate.check]]

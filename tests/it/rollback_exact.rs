@@ -34,7 +34,7 @@ impl Scene {
             &format!(
                 r#"# The watch on its own: what the loop finds and undoes when the kernel does not
 # prevent it (tests/it/confine.rs shows the kernel preventing it). Confined, the delegate could
-# neither edit findings.out in place with `sed -i` nor write .git/index.
+# not write .git/index.
 [loop]
 confine = "off"
 
