@@ -4,7 +4,7 @@
 //! its file-system identity first and hashed only when that differs; it is put back from the
 //! store at once.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -237,6 +237,14 @@ pub(super) fn git_rule_files(repo: &git2::Repository) -> Vec<PathBuf> {
     .into_iter()
     .flatten()
     .collect();
+    // The files each config includes, followed from the file that names them. The repository's
+    // own config is in the git folder, sealed already; what it includes may not be.
+    let mut configs = files.clone();
+    configs.push(repo.commondir().join("config"));
+    configs.push(repo.path().join("config.worktree"));
+    for config in &configs {
+        files.extend(includes_of(config, home.as_deref()));
+    }
     if let Ok(config) = repo.config() {
         for (key, default) in [
             ("core.excludesFile", "git/ignore"),
@@ -247,29 +255,6 @@ pub(super) fn git_rule_files(repo: &git2::Repository) -> Vec<PathBuf> {
                 Err(_) => files.extend(xdg.as_ref().map(|xdg| xdg.join(default))),
             }
         }
-        // An included file's relative path is relative to the file that includes it.
-        let folder_of = |level| match level {
-            git2::ConfigLevel::Global => home.clone(),
-            git2::ConfigLevel::XDG => xdg.as_ref().map(|xdg| xdg.join("git")),
-            git2::ConfigLevel::System => Some(PathBuf::from("/etc")),
-            _ => Some(repo.commondir().to_path_buf()),
-        };
-        if let Ok(entries) = config.entries(Some(r"^include(if\..*)?\.path$")) {
-            let _ = entries.for_each(|entry| {
-                use std::os::unix::ffi::OsStrExt;
-                let value = entry.value_bytes();
-                let path = match (value.strip_prefix(b"~/"), &home) {
-                    (Some(rest), Some(home)) => home.join(std::ffi::OsStr::from_bytes(rest)),
-                    _ => PathBuf::from(std::ffi::OsStr::from_bytes(value)),
-                };
-                let path = if path.is_absolute() {
-                    Some(path)
-                } else {
-                    folder_of(entry.level()).map(|folder| folder.join(path))
-                };
-                files.extend(path);
-            });
-        }
     }
     let targets: Vec<PathBuf> = files
         .iter()
@@ -279,6 +264,95 @@ pub(super) fn git_rule_files(repo: &git2::Repository) -> Vec<PathBuf> {
     files.sort();
     files.dedup();
     files
+}
+
+/// How deep git follows includes.
+const MAX_INCLUDE_DEPTH: usize = 10;
+
+/// The files `config` includes (`include.path`, `includeIf.<condition>.path`) and those they
+/// include, as deep as git follows them: a relative path is relative to the folder of the file
+/// that names it, `~/` is the home folder. Every condition counts as met: a file that may steer
+/// git is one to seal.
+pub(super) fn includes_of(config: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    use std::io::Read;
+    use std::os::unix::ffi::OsStrExt;
+    let mut found = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![(config.to_path_buf(), 0)];
+    while let Some((file, depth)) = stack.pop() {
+        let key = file.canonicalize().unwrap_or_else(|_| file.clone());
+        if depth > MAX_INCLUDE_DEPTH || !seen.insert(key) {
+            continue;
+        }
+        let mut text = Vec::new();
+        let read = std::fs::File::open(&file)
+            .and_then(|opened| opened.take(1 << 20).read_to_end(&mut text));
+        if read.is_err() {
+            continue;
+        }
+        let folder = file.parent().unwrap_or(Path::new("/"));
+        for value in include_paths(&text) {
+            let path = match (value.strip_prefix(b"~/"), home) {
+                (Some(rest), Some(home)) => home.join(std::ffi::OsStr::from_bytes(rest)),
+                _ => folder.join(std::ffi::OsStr::from_bytes(&value)),
+            };
+            found.push(path.clone());
+            stack.push((path, depth + 1));
+        }
+    }
+    found
+}
+
+/// The values of the `path` keys in the `include` and `includeIf` sections of a config file's
+/// text: keys and section names in any case, values quoted or not, comments (`;`, `#`) left out.
+fn include_paths(text: &[u8]) -> Vec<Vec<u8>> {
+    let mut paths = Vec::new();
+    let mut in_include = false;
+    for line in text.split(|&byte| byte == b'\n') {
+        let mut line = line.trim_ascii();
+        if let Some(header) = line.strip_prefix(b"[") {
+            let end = header.iter().position(|&byte| byte == b']');
+            let name = header[..end.unwrap_or(header.len())]
+                .split(|&byte| byte == b' ' || byte == b'\t' || byte == b'"')
+                .next()
+                .unwrap_or_default();
+            in_include =
+                name.eq_ignore_ascii_case(b"include") || name.eq_ignore_ascii_case(b"includeif");
+            // A key may follow the header on its line.
+            line = end.map_or(&[][..], |end| header[end + 1..].trim_ascii());
+        }
+        if !in_include {
+            continue;
+        }
+        let Some(equals) = line.iter().position(|&byte| byte == b'=') else {
+            continue;
+        };
+        if !line[..equals].trim_ascii().eq_ignore_ascii_case(b"path") {
+            continue;
+        }
+        let value = config_value(line[equals + 1..].trim_ascii());
+        if !value.is_empty() {
+            paths.push(value);
+        }
+    }
+    paths
+}
+
+/// A config value as git reads it: quotes removed, `\"` and `\\` unescaped, a comment outside
+/// quotes left out, blanks at its ends trimmed.
+fn config_value(raw: &[u8]) -> Vec<u8> {
+    let mut value = Vec::new();
+    let mut quoted = false;
+    let mut bytes = raw.iter();
+    while let Some(&byte) = bytes.next() {
+        match byte {
+            b'"' => quoted = !quoted,
+            b'\\' => value.extend(bytes.next()),
+            b';' | b'#' if !quoted => break,
+            other => value.push(other),
+        }
+    }
+    value.trim_ascii().to_vec()
 }
 
 fn is_real_folder(path: &Path) -> bool {

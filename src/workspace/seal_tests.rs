@@ -109,3 +109,39 @@ fn what_a_step_changes_in_the_users_work_or_gits_steering_files_is_found_and_put
         assert_eq!(workspace.breaches(&seal).unwrap(), Vec::new(), "{step}");
     }
 }
+
+#[test]
+fn includes_are_followed_from_the_file_that_names_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join("conf/more")).unwrap();
+    std::fs::create_dir_all(home.join("elsewhere")).unwrap();
+    // (file, its text): a relative include is relative to the file that names it, at any depth;
+    // `~/` is the home folder; sections and keys are read as git reads them.
+    let files = [
+        (
+            ".gitconfig",
+            "[user]\n\tname = x\n[include]\n\tpath = conf/a.inc\n[includeIf \"gitdir:~/w/\"]\n\tPath = \"~/elsewhere/w.inc\"\n",
+        ),
+        ("conf/a.inc", "[Include]\npath=more/b.inc ; a comment\n"),
+        (
+            "conf/more/b.inc",
+            "[core]\n\texcludesFile = ~/.cache/ignore\n[include]\n\tpath = ../../.gitconfig\n",
+        ),
+        ("elsewhere/w.inc", "[core]\n\tpath = not-an-include\n"),
+    ];
+    for (path, text) in files {
+        std::fs::write(home.join(path), text).unwrap();
+    }
+    let mut found = super::includes_of(&home.join(".gitconfig"), Some(&home));
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            home.join("conf/a.inc"),
+            home.join("conf/more/../../.gitconfig"),
+            home.join("conf/more/b.inc"),
+            home.join("elsewhere/w.inc"),
+        ]
+    );
+}

@@ -509,25 +509,46 @@ fn an_edit_through_a_hard_link_under_another_name_is_seen_and_undone() {
 
 #[test]
 fn files_hidden_behind_ignore_rules_outside_the_tree_are_rolled_back() {
-    // The user's git config names an excludes file in a folder a delegate may write (~/.cache);
-    // the delegate hides a file behind it, and another behind `.git/info/exclude`, and makes the
-    // gate worse: all of it goes, and the rule files hold what they held.
+    // The user's git config names an excludes file in a folder a delegate may write (~/.cache),
+    // directly or in a config it includes there, through a relative include in an include; the
+    // delegate hides a file behind it, and another behind `.git/info/exclude`, rewrites the
+    // included config, and makes the gate worse: all of it goes, and the rule files hold what
+    // they held.
     let script = "\
         echo hidden.txt >> \"$HOME/.cache/git-ignore\"; echo planted > hidden.txt; \
         echo hidden2.txt >> .git/info/exclude; echo planted > hidden2.txt; \
+        if [ -e \"$HOME/.cache/git/nested.inc\" ]; then \
+            echo '[core] attributesFile = /tmp/x' >> \"$HOME/.cache/git/nested.inc\"; fi; \
         echo 'src/lib.txt:2:1: error: two' >> src/findings.txt; \
         true";
-    for confine in ["confine = \"off\"", ""] {
+    for (layout, confine) in [
+        ("direct", "confine = \"off\""),
+        ("direct", ""),
+        ("included", "confine = \"off\""),
+        ("included", ""),
+    ] {
         let scene = Scene::new(confine, script);
         let home = tempfile::tempdir().unwrap();
         let ignore = home.path().join(".cache/git-ignore");
-        std::fs::create_dir_all(ignore.parent().unwrap()).unwrap();
+        std::fs::create_dir_all(home.path().join(".cache/git")).unwrap();
         std::fs::write(&ignore, "*.swp\n").unwrap();
-        std::fs::write(
-            home.path().join(".gitconfig"),
-            format!("[core]\n\texcludesFile = {}\n", ignore.display()),
-        )
-        .unwrap();
+        let rule = format!("[core]\n\texcludesFile = {}\n", ignore.display());
+        let nested = home.path().join(".cache/git/nested.inc");
+        if layout == "direct" {
+            std::fs::write(home.path().join(".gitconfig"), &rule).unwrap();
+        } else {
+            std::fs::write(
+                home.path().join(".gitconfig"),
+                "[include]\n\tpath = .cache/git/extra.inc\n",
+            )
+            .unwrap();
+            std::fs::write(
+                home.path().join(".cache/git/extra.inc"),
+                "[include]\n\tpath = nested.inc\n",
+            )
+            .unwrap();
+            std::fs::write(&nested, &rule).unwrap();
+        }
         let exclude_before = std::fs::read(scene.repo.join(".git/info/exclude")).ok();
         let output = scene
             .repo
@@ -538,6 +559,7 @@ fn files_hidden_behind_ignore_rules_outside_the_tree_are_rolled_back() {
             .output()
             .unwrap();
         let report = scene.delegate_report();
+        let case = format!("{layout}, {confine}");
         assert!(
             output.status.code().is_some(),
             "{}",
@@ -546,21 +568,22 @@ fn files_hidden_behind_ignore_rules_outside_the_tree_are_rolled_back() {
         assert_eq!(
             std::fs::read_to_string(&ignore).unwrap(),
             "*.swp\n",
-            "{confine}\n{report}"
+            "{case}\n{report}"
         );
+        if layout == "included" {
+            assert_eq!(
+                std::fs::read_to_string(&nested).unwrap(),
+                rule,
+                "{case}\n{report}"
+            );
+        }
         assert_eq!(
             std::fs::read(scene.repo.join(".git/info/exclude")).ok(),
             exclude_before,
-            "{confine}\n{report}"
+            "{case}\n{report}"
         );
-        assert!(
-            !scene.repo.join("hidden.txt").exists(),
-            "{confine}\n{report}"
-        );
-        assert!(
-            !scene.repo.join("hidden2.txt").exists(),
-            "{confine}\n{report}"
-        );
+        assert!(!scene.repo.join("hidden.txt").exists(), "{case}\n{report}");
+        assert!(!scene.repo.join("hidden2.txt").exists(), "{case}\n{report}");
         if !confine.is_empty() {
             assert!(
                 report.contains(
