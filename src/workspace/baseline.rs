@@ -41,7 +41,7 @@ impl Workspace {
         {
             return Err(WorkspaceError::NestedRepository { path: path.clone() });
         }
-        self.refuse_hard_links()?;
+        self.refuse_hard_links(snapshot.paths.keys())?;
         super::going_on(cancel)?;
         self.protected.clone_from(&snapshot.paths);
         self.folder_modes = self.folder_modes(snapshot.paths.keys());
@@ -119,13 +119,17 @@ impl Workspace {
         Ok(found)
     }
 
-    /// Refuses a tree whose tracked files have more than one name: a delegate that writes one in
-    /// place reaches the others, and a rollback could put back only the tree's name.
-    fn refuse_hard_links(&self) -> Result<(), WorkspaceError> {
+    /// Refuses a tree whose tracked files, or the user's untracked ones (`dirty`), have more than
+    /// one name: a delegate that writes one in place reaches the others, and a rollback could
+    /// put back only the tree's name.
+    fn refuse_hard_links<'a>(
+        &self,
+        dirty: impl Iterator<Item = &'a RepoPath>,
+    ) -> Result<(), WorkspaceError> {
         use std::os::unix::fs::MetadataExt;
         let index = self.repo.index()?;
-        for entry in index.iter() {
-            let path = RepoPath::new(entry.path);
+        let tracked = index.iter().map(|entry| RepoPath::new(entry.path));
+        for path in tracked.chain(dirty.cloned()) {
             // The record of the clean files has looked at them already.
             let looked_at = self
                 .clean

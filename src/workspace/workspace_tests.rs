@@ -313,18 +313,20 @@ fn a_stop_asked_while_the_users_work_is_recorded_ends_the_record_and_changes_not
 }
 
 #[test]
-fn a_tracked_file_with_another_name_is_refused_whether_clean_or_dirty() {
-    // (the file's bytes after linking, refused)
+fn a_file_of_the_users_with_another_name_is_refused_whether_clean_dirty_or_untracked() {
+    // (the file, its bytes after linking, refused)
     let table = [
-        ("target of a link\n", true),
-        ("an edit through the link\n", true),
+        ("link-me.txt", "target of a link\n", true),
+        ("link-me.txt", "an edit through the link\n", true),
+        ("notes.txt", "untracked user notes\n", true),
+        ("src/new dotfile.rc", "an untracked dotfile\n", true),
     ];
-    for (bytes, refused) in table {
+    for (file, bytes, refused) in table {
         let dir = repository();
         let root = dir.path();
         let outside = tempfile::tempdir().unwrap();
-        std::fs::hard_link(root.join("link-me.txt"), outside.path().join("other")).unwrap();
-        std::fs::write(root.join("link-me.txt"), bytes).unwrap();
+        std::fs::write(root.join(file), bytes).unwrap();
+        std::fs::hard_link(root.join(file), outside.path().join("other")).unwrap();
         let mut workspace = open(root);
         let recorded = workspace.record_baseline(&Cancel::default());
         assert_eq!(
@@ -333,7 +335,7 @@ fn a_tracked_file_with_another_name_is_refused_whether_clean_or_dirty() {
                 Err(WorkspaceError::HardLinkedFile { links: 2, .. })
             ),
             refused,
-            "{bytes:?}: {recorded:?}"
+            "{file}, {bytes:?}: {recorded:?}"
         );
     }
 }
