@@ -8,7 +8,7 @@
 use std::fs::{File, FileType};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use nix::fcntl::OFlag;
 
@@ -183,13 +183,109 @@ pub fn write_atomic(path: &Path, bytes: &[u8], options: WriteOptions) -> io::Res
 
 /// The regular files the loop's own stdout and stderr go to: its output, never the user's work,
 /// wherever they are (a run's `2>logs/run.log` inside the tree is written all along; putting it
-/// back would lose every later line).
-pub fn own_output() -> Vec<std::path::PathBuf> {
-    ["/proc/self/fd/1", "/proc/self/fd/2"]
-        .into_iter()
-        .filter(|fd| std::fs::metadata(fd).is_ok_and(|meta| meta.is_file()))
-        .filter_map(|fd| std::fs::read_link(fd).ok())
+/// back would lose every later line). Through a pipe, the files the processes down the pipeline
+/// write (`| tee logs/run.log`, `| grep -v x | tee -a log`). Found once, at the first call
+/// (before any delegate runs), and kept.
+pub fn own_output() -> Vec<PathBuf> {
+    static OWN: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    OWN.get_or_init(find_own_output).clone()
+}
+
+fn find_own_output() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pipes = Vec::new();
+    for fd in ["/proc/self/fd/1", "/proc/self/fd/2"] {
+        let Ok(target) = std::fs::read_link(fd) else {
+            continue;
+        };
+        if std::fs::metadata(fd).is_ok_and(|meta| meta.is_file()) {
+            files.push(target);
+        } else if is_pipe(&target) {
+            pipes.push(target);
+        }
+    }
+    files.extend(written_down_the_pipeline(pipes));
+    files.sort();
+    files.dedup();
+    files
+}
+
+/// How many pipes down a pipeline [`own_output`] follows.
+const PIPELINE_HOPS: usize = 4;
+
+/// The regular files held open for writing by the processes that read `pipes` (the kernel's
+/// names, `pipe:[inode]`), and by those that read the pipes they write, a few hops on.
+fn written_down_the_pipeline(mut pipes: Vec<PathBuf>) -> Vec<PathBuf> {
+    let me = std::process::id().to_string();
+    let mut followed = std::collections::BTreeSet::new();
+    let mut files = Vec::new();
+    for _ in 0..PIPELINE_HOPS {
+        let wanted: std::collections::BTreeSet<PathBuf> = pipes
+            .drain(..)
+            .filter(|pipe| followed.insert(pipe.clone()))
+            .collect();
+        if wanted.is_empty() {
+            break;
+        }
+        let Ok(processes) = std::fs::read_dir("/proc") else {
+            break;
+        };
+        for process in processes.flatten() {
+            let name = process.file_name();
+            let Some(pid) = name
+                .to_str()
+                .filter(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
+            else {
+                continue;
+            };
+            if pid == me {
+                continue;
+            }
+            let open = open_files(&process.path());
+            let reads_one = open
+                .iter()
+                .any(|(target, writes, _)| !writes && wanted.contains(target));
+            if !reads_one {
+                continue;
+            }
+            for (target, writes, regular) in open {
+                if writes && regular {
+                    files.push(target);
+                } else if writes && is_pipe(&target) {
+                    pipes.push(target);
+                }
+            }
+        }
+    }
+    files
+}
+
+/// What the process at `/proc/<pid>` holds open: each target, whether it was opened for
+/// writing, and whether it is a regular file. Empty when it cannot be read (another user's).
+fn open_files(process: &Path) -> Vec<(PathBuf, bool, bool)> {
+    let Ok(fds) = std::fs::read_dir(process.join("fd")) else {
+        return Vec::new();
+    };
+    fds.flatten()
+        .filter_map(|fd| {
+            let target = std::fs::read_link(fd.path()).ok()?;
+            let info = std::fs::read_to_string(process.join("fdinfo").join(fd.file_name())).ok()?;
+            let flags = info
+                .lines()
+                .find_map(|line| line.strip_prefix("flags:"))
+                .and_then(|flags| u32::from_str_radix(flags.trim(), 8).ok())?;
+            let writes = flags & 0o3 != 0;
+            let regular =
+                !is_pipe(&target) && std::fs::metadata(fd.path()).is_ok_and(|meta| meta.is_file());
+            Some((target, writes, regular))
+        })
         .collect()
+}
+
+fn is_pipe(target: &Path) -> bool {
+    target
+        .to_str()
+        .is_some_and(|name| name.starts_with("pipe:["))
 }
 
 #[cfg(test)]

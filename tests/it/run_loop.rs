@@ -475,6 +475,49 @@ fn the_loops_own_output_redirected_into_the_tree_is_not_the_users_work() {
 }
 
 #[test]
+fn the_loops_own_output_piped_into_a_file_in_the_tree_is_not_the_users_work() {
+    // `refine-loop run 2>&1 | tee logs/run.log` (and further down a pipeline): the file grows
+    // while delegates run, written by another process; it is the loop's output all the same.
+    for pipeline in [
+        "2>&1 | tee logs/run.log >/dev/null",
+        "2>&1 | cat | tee -a 'logs/run é.log' >/dev/null",
+    ] {
+        let repo = crate::support::build_repo(
+            "[[delegate]]\ncategories = [\"build\"]\nrun = \"echo ok > fixed.txt\"\n",
+        );
+        std::fs::create_dir(repo.join("logs")).unwrap();
+        let script = format!(
+            "RUST_LOG=info '{}' run --max-cycles 1 {pipeline}; echo \"exit $?\"",
+            crate::support::binary()
+        );
+        let output = repo
+            .command_through("bash", &["-o", "pipefail", "-c", &script])
+            .output()
+            .unwrap();
+        let log = std::fs::read_dir(repo.join("logs"))
+            .unwrap()
+            .flatten()
+            .map(|entry| std::fs::read_to_string(entry.path()).unwrap())
+            .collect::<String>();
+        assert!(log.contains("SUCCESS"), "{pipeline}: {output:?}\n{log}");
+        let report = std::fs::read_to_string(
+            repo.join(".refine-loop/cycle-1/delegate-reports/fix-build.md"),
+        )
+        .unwrap();
+        assert!(report.contains("- result: kept"), "{pipeline}: {report}");
+        for file in [
+            "cycle-1/delegate-reports/fix-build.md",
+            "run.json",
+            "REFINE-LOOP-FINAL.md",
+        ] {
+            let text = std::fs::read_to_string(repo.join(".refine-loop").join(file)).unwrap();
+            assert!(!text.contains("logs/run"), "{pipeline}: {file}: {text}");
+        }
+        assert!(!log.contains("logs/run"), "{pipeline}: {log}");
+    }
+}
+
+#[test]
 fn a_restored_state_dir_with_a_link_inside_is_refused_and_nothing_outside_changes() {
     // A CI cache restored the state dir with a folder that is a link out of the repository.
     let repo = crate::support::build_repo(
