@@ -117,7 +117,10 @@ impl FilePatch {
         // Each start is tried by a hash of its window, in constant time; only a window whose
         // hash is the image's is compared line by line. A file of one line repeated and a long
         // hunk that is not there cost a pass over the file, not one per line.
-        let windows = Windows::of(&lines);
+        // Keyed anew for every search: lines made to collide would bring back a comparison
+        // per start.
+        let key = WindowKey::new();
+        let windows = Windows::of(&lines, &key);
         let mut from = 0;
         let mut offset: isize = 0;
         let mut found = Vec::with_capacity(self.hunks.len());
@@ -130,7 +133,7 @@ impl FilePatch {
             if from > last {
                 return None;
             }
-            let want = Windows::of(image).hash(0, image.len());
+            let want = Windows::of(image, &key).hash(0, image.len());
             let matches = |start: usize| {
                 windows.hash(start, image.len()) == want
                     && image
@@ -176,6 +179,22 @@ impl FilePatch {
     }
 }
 
+/// The secret a search's window hashes are keyed with: a random key for each line's hash
+/// (SipHash) and a random odd base, so that no patch can be made to collide.
+struct WindowKey {
+    lines: std::hash::RandomState,
+    base: u64,
+}
+
+impl WindowKey {
+    fn new() -> Self {
+        use std::hash::BuildHasher;
+        let lines = std::hash::RandomState::new();
+        let base = std::hash::RandomState::new().hash_one(0u8) | 1;
+        Self { lines, base }
+    }
+}
+
 /// Polynomial hashes of every run of lines, from prefix sums: the hash of any window in
 /// constant time.
 struct Windows {
@@ -186,20 +205,19 @@ struct Windows {
 }
 
 impl Windows {
-    const BASE: u64 = 0x9e37_79b9_7f4a_7c15;
-
-    fn of<L: AsRef<[u8]>>(lines: &[L]) -> Self {
+    fn of<L: AsRef<[u8]>>(lines: &[L], key: &WindowKey) -> Self {
+        use std::hash::{BuildHasher, Hasher};
         let mut prefix = Vec::with_capacity(lines.len() + 1);
         let mut powers = Vec::with_capacity(lines.len() + 1);
         prefix.push(0u64);
         powers.push(1u64);
         for line in lines {
-            let mut hasher = std::hash::DefaultHasher::new();
-            std::hash::Hasher::write(&mut hasher, line.as_ref());
-            let line = std::hash::Hasher::finish(&hasher);
+            let mut hasher = key.lines.build_hasher();
+            hasher.write(line.as_ref());
+            let line = hasher.finish();
             let last = prefix[prefix.len() - 1];
-            prefix.push(last.wrapping_mul(Self::BASE).wrapping_add(line));
-            powers.push(powers[powers.len() - 1].wrapping_mul(Self::BASE));
+            prefix.push(last.wrapping_mul(key.base).wrapping_add(line));
+            powers.push(powers[powers.len() - 1].wrapping_mul(key.base));
         }
         Self { prefix, powers }
     }
