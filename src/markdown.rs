@@ -6,26 +6,7 @@
 /// `text` as inline Markdown: secrets redacted (escaped, a token no longer has its shape), line
 /// breaks become spaces, syntax characters are escaped.
 pub(crate) fn inline(text: &str) -> String {
-    escaped(&crate::secrets::redacted_text(text))
-}
-
-/// `text` with line breaks as spaces and syntax characters escaped, as [`inline`] writes it but
-/// with its secrets left in: for the redactor, to find a secret written so.
-pub(crate) fn escaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for character in text.chars() {
-        match character {
-            '\r' | '\n' => out.push(' '),
-            // A backslash does not stop a mention: a zero-width space after the `@` does.
-            '@' => out.push_str("@\u{200b}"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '&' | '~' | '#' | '!' => {
-                out.push('\\');
-                out.push(character);
-            }
-            other => out.push(other),
-        }
-    }
-    out
+    crate::escape::markdown_inline(&crate::secrets::redacted_text(text))
 }
 
 /// `text` as a Markdown code span on one line, secrets redacted: fenced by one more backtick than its longest run

@@ -62,7 +62,7 @@ pub(super) fn json_escaped(value: &[u8]) -> Option<Vec<u8>> {
 /// that differs.
 pub(super) fn markdown_escaped(value: &[u8]) -> Option<Vec<u8>> {
     let text = std::str::from_utf8(value).ok()?;
-    let escaped = crate::markdown::escaped(text);
+    let escaped = crate::escape::markdown_inline(text);
     (escaped.as_bytes() != value).then(|| escaped.into_bytes())
 }
 

@@ -71,7 +71,7 @@ fn environment_values_are_redacted() {
 fn every_rendered_form_of_a_secret_is_redacted() {
     let secret = r#"Tr0ub4dor&3#x*y@z<"'\_"#;
     let redactor = redactor(&[("DEPLOY_PASSWORD", secret)]);
-    let markdown = crate::markdown::escaped(secret);
+    let markdown = crate::escape::markdown_inline(secret);
     let json = serde_json::to_string(secret).unwrap();
     let xml = "Tr0ub4dor&amp;3#x*y@z&lt;&quot;&apos;\\_";
     let url = crate::encoding::percent_encoded(secret.as_bytes(), b"");

@@ -50,12 +50,16 @@ pub enum WorkspaceError {
     )]
     HardLinkedFile { path: RepoPath, links: u64 },
     #[error(
-        "{}: a folder in the work tree, `{folder}`, is nested deeper than {} folders or has a path longer than {} bytes, beyond what git's library walks: move it out of the tree or have git ignore it",
-        root.display(),
-        super::reach::GIT_DEPTH,
-        super::reach::LONGEST_FOLDER
+        "{}: a folder in the work tree, `{folder}`, is nested deeper than {depth} folders or has a path longer than {length} bytes, beyond what git's library walks: move it out of the tree or have git ignore it",
+        root.display()
     )]
-    TooDeep { root: PathBuf, folder: String },
+    TooDeep {
+        root: PathBuf,
+        folder: String,
+        /// The most folders git's library walks, and the longest folder path kept within reach.
+        depth: usize,
+        length: usize,
+    },
     #[error(
         "stopped by a signal while the user's work was being recorded, before anything ran: nothing in the tree was changed"
     )]

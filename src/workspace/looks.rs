@@ -211,13 +211,25 @@ impl Workspace {
             });
         }
         // A folder beyond the git library's reach fails its listing, or hides what is in it.
-        // None is there at the baseline; one found later was made during the run.
-        if self.clean.is_some() {
+        // None is there at the baseline; one found later was made during the run. The watch
+        // meets every such folder as it watches the tree: without it, the tree is walked.
+        let walk = self
+            .watching
+            .tree_watch
+            .borrow_mut()
+            .as_mut()
+            .is_none_or(TreeWatch::take_beyond_reach);
+        if walk && self.clean.is_some() {
             self.set_aside_beyond_reach()?;
-        } else if let Some(folder) = self.beyond_reach().first() {
+        } else if let Some(folder) = walk
+            .then(|| self.beyond_reach())
+            .and_then(|found| found.into_iter().next())
+        {
             return Err(WorkspaceError::TooDeep {
                 root: self.root.clone(),
                 folder: String::from_utf8_lossy(&folder[..folder.len().min(300)]).into_owned(),
+                depth: super::reach::GIT_DEPTH,
+                length: super::reach::LONGEST_FOLDER,
             });
         }
         let mark = self.watch_mark();

@@ -52,6 +52,8 @@ pub struct TreeWatch {
     /// The last mark at which events were lost, and why; the watch limit makes it permanent.
     lost: Option<(Mark, String)>,
     limit_reached: Option<String>,
+    /// A folder beyond the git library's reach was met since the last look asked.
+    beyond_reach: bool,
     /// Events were lost: folders may lack their watch.
     resync: bool,
     /// The folders left unwatched as last seen (some may be gone).
@@ -104,6 +106,7 @@ impl TreeWatch {
             mark: 0,
             lost: None,
             limit_reached: None,
+            beyond_reach: false,
             resync: false,
             skipped: BTreeSet::new(),
         };
@@ -112,6 +115,11 @@ impl TreeWatch {
             Some(why) => Err(why),
             None => Ok(watch),
         }
+    }
+
+    /// Whether a folder beyond the git library's reach was met since the last call.
+    pub fn take_beyond_reach(&mut self) -> bool {
+        std::mem::take(&mut self.beyond_reach)
     }
 
     /// The folders watched.
@@ -285,16 +293,17 @@ impl TreeWatch {
     fn add_tree(&mut self, top: Vec<u8>, skip: Skip<'_>, log: bool) {
         let mut stack = vec![top];
         while let Some(folder) = stack.pop() {
-            // Beyond the git library's reach, the watch stops at once, rather than spend time
-            // that grows with the square of the depth; the look sets such a folder aside.
+            // Beyond the git library's reach, the watch goes no deeper, rather than spend time
+            // that grows with the square of the depth: the next look scans, and sets such a
+            // folder aside (or, at the baseline, refuses it).
             if super::reach::is_beyond_reach(self.root.as_os_str().len(), &folder) {
                 let why = format!(
                     "`{}` is nested deeper than git walks, or its path is too long",
                     String::from_utf8_lossy(&folder[..folder.len().min(200)])
                 );
-                self.limit_reached = Some(why.clone());
+                self.beyond_reach = true;
                 self.lose(why);
-                return;
+                continue;
             }
             let full = self.full(&folder);
             match self.inotify.add_watch(&full, mask()) {
