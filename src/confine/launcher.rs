@@ -35,6 +35,8 @@ struct Launch {
     tree: PathBuf,
     sealed: Vec<PathBuf>,
     own: Vec<PathBuf>,
+    /// The folders the delegate may write outside the tree, whose mounts stay writable.
+    open: Vec<PathBuf>,
     grants: Vec<Grant>,
 }
 
@@ -45,6 +47,7 @@ pub fn arguments(
     tree: &Path,
     sealed: &[PathBuf],
     own: &[PathBuf],
+    open: &[PathBuf],
     grants: &[Grant],
     full: bool,
     abi: u32,
@@ -61,6 +64,9 @@ pub fn arguments(
     }
     for path in own {
         add("--own", path.as_os_str());
+    }
+    for path in open {
+        add("--open", path.as_os_str());
     }
     for grant in grants {
         match grant {
@@ -87,7 +93,7 @@ pub fn main(mut arguments: impl Iterator<Item = OsString>) -> io::Error {
         return io::Error::other("no command to start after `--`");
     };
     let plan =
-        MountPlan::new(&launch.tree, &launch.sealed, &launch.own).read_only_outside(&launch.grants);
+        MountPlan::new(&launch.tree, &launch.sealed, &launch.own).read_only_outside(&launch.open);
     let confined = Confinement::new(
         &launch.grants,
         launch.full,
@@ -132,6 +138,7 @@ fn parse(arguments: &mut impl Iterator<Item = OsString>) -> io::Result<Launch> {
             "--tree" => launch.tree = path,
             "--seal" => launch.sealed.push(path),
             "--own" => launch.own.push(path),
+            "--open" => launch.open.push(path),
             "--dir" => launch.grants.push(Grant::Beneath(path)),
             "--file" => launch.grants.push(Grant::File(path)),
             _ => return Err(invalid(format!("`{flag}` is no launcher argument"))),
@@ -145,6 +152,7 @@ pub fn probe(folder: &Path, sealed: &Path, abi: u32) -> bool {
     let launched = arguments(
         folder,
         &[sealed.to_path_buf()],
+        &[],
         &[],
         &[Grant::Beneath(folder.to_path_buf())],
         false,

@@ -8,6 +8,7 @@ fn the_arguments_read_back_as_they_were_written() {
         tree: "/w/tree with space".into(),
         sealed: vec!["/w/tree with space/.git".into(), "/w/state".into()],
         own: vec!["/w/state/verdict".into()],
+        open: vec!["/tmp".into(), "/home/u/.cache".into()],
         grants: vec![
             Grant::Beneath("/w/tree with space".into()),
             Grant::File("/dev/null".into()),
@@ -17,6 +18,7 @@ fn the_arguments_read_back_as_they_were_written() {
         &launch.tree,
         &launch.sealed,
         &launch.own,
+        &launch.open,
         &launch.grants,
         launch.full,
         launch.abi,

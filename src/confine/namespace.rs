@@ -32,8 +32,6 @@ use std::path::{Path, PathBuf};
 use nix::mount::{MsFlags, mount};
 use nix::sched::{CloneFlags, unshare};
 
-use super::walls::Grant;
-
 /// How a delegate gets its mount namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Namespace {
@@ -114,15 +112,14 @@ impl MountPlan {
     }
 
     /// Makes every mount read-only but the kernel's own (`/proc`, `/sys`, `/dev`) and those
-    /// holding what `grants` let the delegate write (bound over themselves first). Landlock
+    /// holding the tree and the `writable` folders (each bound over itself first). Landlock
     /// governs writes, not a file's metadata: without this, a delegate run by root could
-    /// `chmod`, `chown`, `touch` or set flags and attributes on any file outside the tree.
-    pub fn read_only_outside(mut self, grants: &[Grant]) -> Self {
-        let mut open: Vec<PathBuf> = grants
+    /// `chmod`, `chown`, `touch` or set flags and attributes on any file outside the tree. The
+    /// folders are the walls' (`/tmp`), not the grants split from them (each entry of `/tmp`
+    /// but the user's tree, in worktree mode): a mount for each would cost a run its minutes.
+    pub fn read_only_outside(mut self, writable: &[PathBuf]) -> Self {
+        let mut open: Vec<PathBuf> = writable
             .iter()
-            .map(|grant| match grant {
-                Grant::Beneath(path) | Grant::File(path) => path,
-            })
             .filter(|path| !kernels_own(path))
             .filter_map(|path| path.canonicalize().ok())
             .filter(|path| !self.sealed.iter().any(|(seal, _)| path.starts_with(seal)))
@@ -150,9 +147,17 @@ impl MountPlan {
         for path in &self.pinned {
             bind(path, MsFlags::MS_REC)?;
         }
+        // A folder the delegate may write that is gone meanwhile (another process's temp
+        // folder, in a split grant) needs no bind; one that cannot be bound leaves every mount
+        // as it was (Landlock still holds the writes), so that no honest write meets EROFS.
+        let mut open_bound = true;
         for path in self.open.iter().flatten() {
-            if !self.pinned.contains(path) {
-                bind(path, MsFlags::MS_REC)?;
+            if self.pinned.contains(path) {
+                continue;
+            }
+            match bind(path, MsFlags::MS_REC) {
+                Ok(()) | Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => {}
+                Err(_) => open_bound = false,
             }
         }
         for (path, _) in &self.sealed {
@@ -179,7 +184,7 @@ impl MountPlan {
             let keep = nix::sys::statvfs::statvfs(point).map_or(MsFlags::empty(), kept_flags);
             remount_read_only(point, keep)?;
         }
-        if let Some(open) = &self.open {
+        if let Some(open) = self.open.as_ref().filter(|_| open_bound) {
             close_outside(
                 open,
                 &mount_points(&std::fs::read("/proc/thread-self/mountinfo")?),

@@ -55,7 +55,7 @@ fn confined(root: &Path, script: &str) -> (String, String) {
         Grant::File(root.join(".refine-loop/reports/verdict")),
         Grant::File("/dev/null".into()),
     ];
-    let plan = plan.read_only_outside(&grants);
+    let plan = plan.read_only_outside(&[root.to_path_buf(), root.with_file_name("cache")]);
     let prepared = Prepared::new(&grants, abi >= 5, abi, Some(plan)).unwrap();
     let mut command = Command::new("sh");
     command
