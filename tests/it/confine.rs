@@ -293,9 +293,10 @@ fn fixer_at_the_top(unprivileged: bool) {
         touch -d 2001-01-01 \"$OUTSIDE/own.txt\" && echo TOUCH-OUTSIDE; \
         echo fixed > \"$REFINE_LOOP_VERDICT_FILE\"; \
         true";
-    // A file outside the tree (and the temp folders a delegate may write) that the loop's user
-    // owns: Landlock does not govern its mode or times, the read-only mounts around it do.
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // A file outside the tree that the loop's user owns, in a folder the delegate may not write
+    // (`writable = []`: only the tree and its own temp folder): Landlock does not govern its
+    // mode or times, the read-only mounts around the delegate do.
+    let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("own.txt"), "outside\n").unwrap();
     std::fs::set_permissions(
         outside.path(),
@@ -317,7 +318,7 @@ fn fixer_at_the_top(unprivileged: bool) {
     repo.write(
         "refine-loop.toml",
         &format!(
-            "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n[[gate.check]]\nname = \"lint\"\n\
+            "[loop]\nmax_cycles = 1\nconfine = \"required\"\nwritable = []\n\n[[gate.check]]\nname = \"lint\"\n\
              category = \"lint\"\nrun = \"cat findings.txt; test ! -s findings.txt\"\n\
              parser = \"clippy\"\n\n[[delegate]]\ncategories = [\"lint\"]\nrun = '''{script}'''\n"
         ),
