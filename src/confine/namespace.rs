@@ -120,8 +120,8 @@ impl MountPlan {
     pub fn read_only_outside(mut self, writable: &[PathBuf]) -> Self {
         let mut open: Vec<PathBuf> = writable
             .iter()
-            .filter(|path| !kernels_own(path))
             .filter_map(|path| path.canonicalize().ok())
+            .filter(|path| !kernels_own(path))
             .filter(|path| !self.sealed.iter().any(|(seal, _)| path.starts_with(seal)))
             .collect();
         open.extend(self.pinned.first().cloned());
@@ -184,9 +184,17 @@ impl MountPlan {
             let keep = nix::sys::statvfs::statvfs(point).map_or(MsFlags::empty(), kept_flags);
             remount_read_only(point, keep)?;
         }
+        if !open_bound {
+            tracing::warn!(
+                "a folder delegates may write could not be bound: the mounts outside the tree \
+                 stay writable (Landlock still holds the writes)"
+            );
+        }
         if let Some(open) = self.open.as_ref().filter(|_| open_bound) {
+            // The own files' binds (a verdict in a state dir outside the tree) stay writable.
+            let open: Vec<PathBuf> = open.iter().chain(&self.own).cloned().collect();
             close_outside(
-                open,
+                &open,
                 &mount_points(&std::fs::read("/proc/thread-self/mountinfo")?),
             );
         }

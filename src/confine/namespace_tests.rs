@@ -38,21 +38,27 @@ fn tree() -> (tempfile::TempDir, PathBuf) {
 /// the state dir bound read-only, its verdict file read-write, every other mount read-only; its
 /// stdout, stderr.
 fn confined(root: &Path, script: &str) -> (String, String) {
+    confined_with_state(root, &root.join(".refine-loop"), script)
+}
+
+/// [`confined`] with the state dir at `state` (its verdict file at `reports/verdict`).
+fn confined_with_state(root: &Path, state: &Path, script: &str) -> (String, String) {
     let abi = kernel_abi().expect("these tests need a kernel with Landlock");
     namespaces();
+    let verdict = state.join("reports/verdict");
     let plan = MountPlan::new(
         root,
         &[
             root.join(".git"),
-            root.join(".refine-loop"),
+            state.to_path_buf(),
             root.join("pkg/.state"),
         ],
-        &[root.join(".refine-loop/reports/verdict")],
+        std::slice::from_ref(&verdict),
     );
     let grants = [
         Grant::Beneath(root.to_path_buf()),
         Grant::Beneath(root.with_file_name("cache")),
-        Grant::File(root.join(".refine-loop/reports/verdict")),
+        Grant::File(verdict),
         Grant::File("/dev/null".into()),
     ];
     let plan = plan.read_only_outside(&[root.to_path_buf(), root.with_file_name("cache")]);
@@ -190,6 +196,27 @@ fn outside_its_grants_a_delegate_changes_no_modes_times_or_owners() {
     assert_eq!((facts(&outside), facts(&outside.join("file"))), before);
     let mode = std::fs::metadata(root.join("setup.py")).unwrap().mode();
     assert_eq!(mode & 0o777, 0o600);
+}
+
+#[test]
+fn a_state_dir_outside_every_writable_folder_keeps_the_delegates_own_files_writable() {
+    // `--state-dir` outside the tree, or a worktree run whose state dir stays in the user's tree:
+    // the verdict file's bind is not one of the mounts made read-only.
+    let (_folder, root) = tree();
+    let state = root.with_file_name("state");
+    std::fs::create_dir_all(state.join("reports")).unwrap();
+    std::fs::write(state.join("reports/verdict"), "").unwrap();
+    let (stdout, stderr) = confined_with_state(
+        &root,
+        &state,
+        "echo fixed > ../state/reports/verdict && echo verdict; \
+         echo x > ../state/other && echo state-dir",
+    );
+    assert_eq!(stdout, "verdict\n", "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(state.join("reports/verdict")).unwrap(),
+        "fixed\n"
+    );
 }
 
 #[test]
