@@ -213,10 +213,14 @@ fn find_own_output() -> Vec<PathBuf> {
 /// How many pipes down a pipeline [`own_output`] follows.
 const PIPELINE_HOPS: usize = 4;
 
-/// The regular files held open for writing by the processes that read `pipes` (the kernel's
-/// names, `pipe:[inode]`), and by those that read the pipes they write, a few hops on.
+/// The regular files held open write-only (as `tee` and `>` open them; not a file an editor
+/// or a driver holds open to read and write) by the processes that read `pipes` (the kernel's
+/// names, `pipe:[inode]`), and by those that read the pipes they write, a few hops on. The
+/// loop's own ancestors (the shell, a harness that started it and reads its output) are not
+/// down its pipeline.
 fn written_down_the_pipeline(mut pipes: Vec<PathBuf>) -> Vec<PathBuf> {
     let me = std::process::id().to_string();
+    let ancestors = ancestors();
     let mut followed = std::collections::BTreeSet::new();
     let mut files = Vec::new();
     for _ in 0..PIPELINE_HOPS {
@@ -238,7 +242,7 @@ fn written_down_the_pipeline(mut pipes: Vec<PathBuf>) -> Vec<PathBuf> {
             else {
                 continue;
             };
-            if pid == me {
+            if pid == me || ancestors.contains(pid) {
                 continue;
             }
             let open = open_files(&process.path());
@@ -274,12 +278,31 @@ fn open_files(process: &Path) -> Vec<(PathBuf, bool, bool)> {
                 .lines()
                 .find_map(|line| line.strip_prefix("flags:"))
                 .and_then(|flags| u32::from_str_radix(flags.trim(), 8).ok())?;
-            let writes = flags & 0o3 != 0;
+            let writes = flags & 0o3 == 0o1;
             let regular =
                 !is_pipe(&target) && std::fs::metadata(fd.path()).is_ok_and(|meta| meta.is_file());
             Some((target, writes, regular))
         })
         .collect()
+}
+
+/// The pids above this process, up to the first.
+fn ancestors() -> std::collections::BTreeSet<String> {
+    let mut found = std::collections::BTreeSet::new();
+    let mut pid = std::process::id().to_string();
+    while let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+        let Some(parent) = status
+            .lines()
+            .find_map(|line| line.strip_prefix("PPid:"))
+            .map(|parent| parent.trim().to_string())
+            .filter(|parent| parent != "0" && !found.contains(parent))
+        else {
+            break;
+        };
+        found.insert(parent.clone());
+        pid = parent;
+    }
+    found
 }
 
 fn is_pipe(target: &Path) -> bool {

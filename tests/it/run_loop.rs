@@ -518,6 +518,33 @@ fn the_loops_own_output_piped_into_a_file_in_the_tree_is_not_the_users_work() {
 }
 
 #[test]
+fn a_file_the_process_reading_the_loops_output_holds_open_is_still_the_users() {
+    // A driver (an IDE, a CI harness) that reads the loop's stdout through a pipe and holds the
+    // user's notes open for reading and writing: the notes are the user's, not the loop's output.
+    let repo = crate::support::build_repo(
+        "[[delegate]]\ncategories = [\"build\"]\nrun = \"echo ok > fixed.txt; echo CLOBBERED > notes.txt\"\n",
+    );
+    repo.write("notes.txt", "the user's notes\n");
+    let driver = format!(
+        "import subprocess, sys\n\
+         held = open('notes.txt', 'r+')\n\
+         run = subprocess.run(['{}', 'run', '--max-cycles', '1'], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)\n\
+         sys.stdout.buffer.write(run.stdout)\n\
+         sys.exit(run.returncode)\n",
+        crate::support::binary()
+    );
+    let output = repo
+        .command_through("python3", &["-c", &driver])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("notes.txt")).unwrap(),
+        "the user's notes\n"
+    );
+}
+
+#[test]
 fn a_restored_state_dir_with_a_link_inside_is_refused_and_nothing_outside_changes() {
     // A CI cache restored the state dir with a folder that is a link out of the repository.
     let repo = crate::support::build_repo(
