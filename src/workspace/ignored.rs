@@ -81,7 +81,9 @@ impl IgnoredFiles {
         Ok(record)
     }
 
-    /// Puts back every kept file whose state changed; returns their paths.
+    /// Puts back every kept file whose state changed, with the time it was last modified (a
+    /// build tool that goes by times then rebuilds what it had rebuilt: an object put back with
+    /// a new time would look fresher than its changed source); returns their paths.
     pub(super) fn restore_changed(
         &self,
         root: &Path,
@@ -89,12 +91,17 @@ impl IgnoredFiles {
     ) -> Result<Vec<RepoPath>, WorkspaceError> {
         let mut restored = Vec::new();
         for (path, state) in self.changed(root)? {
+            let full = path.under(root);
             state
                 .restore(&path, root, store)
                 .map_err(|source| WorkspaceError::Io {
-                    path: path.under(root),
+                    path: full.clone(),
                     source,
                 })?;
+            let modified = self.kept.get(&path).and_then(|(stat, _)| stat.modified());
+            if let (PathState::File { .. }, Some(modified)) = (&state, modified) {
+                let _ = std::fs::File::open(&full).and_then(|file| file.set_modified(modified));
+            }
             restored.push(path);
         }
         Ok(restored)

@@ -39,6 +39,17 @@ impl StatKey {
         self.changed < moment
     }
 
+    /// When the file was last modified (`None` for [`Self::UNKNOWN`]).
+    pub(super) fn modified(&self) -> Option<SystemTime> {
+        if *self == Self::UNKNOWN {
+            return None;
+        }
+        let (seconds, nanos) = self.modified;
+        let since =
+            std::time::Duration::new(u64::try_from(seconds).ok()?, u32::try_from(nanos).ok()?);
+        SystemTime::UNIX_EPOCH.checked_add(since)
+    }
+
     pub(super) fn of(metadata: &std::fs::Metadata) -> Self {
         Self {
             device: metadata.dev(),

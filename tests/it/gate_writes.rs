@@ -282,3 +282,49 @@ fn an_ignored_file_of_the_users_that_planted_code_rewrites_in_the_gate_is_put_ba
     // The gate's own output, rewritten at the baseline's run too, is the gate's.
     assert!(!lines.contains(".coverage"), "{lines}");
 }
+
+#[test]
+fn build_output_the_gate_rebuilds_comes_back_with_its_time_so_it_is_rebuilt_again() {
+    // A make-like gate: each object is rebuilt when its source is newer, then the objects are
+    // checked. The objects (ignored, built before the run) are put back after each gate run,
+    // with their times: put back with a new time, a stale object would look fresh and bring a
+    // fixed bug back in the next cycle.
+    let repo = Repo::new();
+    repo.write("a.txt", "a BUG\n");
+    repo.write("b.txt", "b BUG\n");
+    repo.write(
+        "gate.sh",
+        "for s in a b; do [ -e $s.o ] && [ ! $s.txt -nt $s.o ] || cp $s.txt $s.o; done\n\
+         grep -l BUG a.o b.o | sed 's/\\.o$/.txt:1:1: error: E1 bug/'\n\
+         ! grep -q BUG a.o b.o\n",
+    );
+    repo.write(".gitignore", ".refine-loop/\n*.o\n");
+    repo.write(
+        "refine-loop.toml",
+        "[loop]\nmax_cycles = 3\n\n[[gate.check]]\nname = \"g\"\ncategory = \"lint\"\nrun = \"sh gate.sh\"\nparser = \"generic\"\n\
+         \n[[delegate]]\ncategories = [\"*\"]\n\
+         run = \"f=$(grep -l BUG a.txt b.txt | head -1); sed -i s/BUG/ok/ $f\"\n",
+    );
+    repo.commit("files");
+    // Built before the run, an hour ago.
+    for object in ["a", "b"] {
+        std::fs::copy(
+            repo.join(&format!("{object}.txt")),
+            repo.join(&format!("{object}.o")),
+        )
+        .unwrap();
+    }
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for path in ["a.txt", "b.txt"] {
+        std::fs::File::open(repo.join(path))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    }
+    let output = repo.run(&["run"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(
+        stdout(&output).contains("failed 2 → 0 in 2 cycles"),
+        "{output:?}"
+    );
+}
