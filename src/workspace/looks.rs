@@ -225,12 +225,7 @@ impl Workspace {
             .then(|| self.beyond_reach())
             .and_then(|found| found.into_iter().next())
         {
-            return Err(WorkspaceError::TooDeep {
-                root: self.root.clone(),
-                folder: String::from_utf8_lossy(&folder[..folder.len().min(300)]).into_owned(),
-                depth: super::reach::GIT_DEPTH,
-                length: super::reach::LONGEST_FOLDER,
-            });
+            return Err(self.too_deep(&folder));
         }
         let mark = self.watch_mark();
         // With the watch on, a scan is rare (the baseline, a fallback): one lane, for each

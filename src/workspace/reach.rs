@@ -70,11 +70,23 @@ impl Workspace {
             .unwrap_or(false)
     }
 
-    /// Sets aside every folder beyond the git library's reach; they were made during the run.
+    /// Sets aside every folder beyond the git library's reach made during the run (its birth
+    /// time says so). One that was there before (what git ignored at the baseline, until a
+    /// rule changed) is the user's: the look stops with [`WorkspaceError::TooDeep`] instead.
     pub(super) fn set_aside_beyond_reach(&self) -> Result<(), WorkspaceError> {
         let folders = self.beyond_reach();
         if folders.is_empty() {
             return Ok(());
+        }
+        let made_in_run = |folder: &[u8]| {
+            self.began.is_none_or(|began| {
+                std::fs::symlink_metadata(self.full_path(folder))
+                    .and_then(|metadata| metadata.created())
+                    .is_ok_and(|born| born >= began)
+            })
+        };
+        if let Some(folder) = folders.iter().find(|folder| !made_in_run(folder)) {
+            return Err(self.too_deep(folder));
         }
         let mut aside = super::rollback::SetAside {
             dir: &self.set_aside_dir,
@@ -99,6 +111,16 @@ impl Workspace {
                 .map(|(was, is)| (was, is, super::AsideWhy::BeyondReach)),
         );
         Ok(())
+    }
+
+    /// The error for a folder beyond the git library's reach that is the user's.
+    pub(super) fn too_deep(&self, folder: &[u8]) -> WorkspaceError {
+        WorkspaceError::TooDeep {
+            root: self.root.clone(),
+            folder: String::from_utf8_lossy(&folder[..folder.len().min(300)]).into_owned(),
+            depth: GIT_DEPTH,
+            length: LONGEST_FOLDER,
+        }
     }
 
     fn full_path(&self, path: &[u8]) -> PathBuf {

@@ -454,3 +454,35 @@ fn the_modes_of_the_top_and_of_the_users_own_folders_come_back() {
     assert_eq!(after, before);
     assert_eq!(incidents.len(), table.len(), "{incidents:?}");
 }
+
+#[test]
+fn a_deep_folder_of_the_users_that_git_ignored_is_never_set_aside() {
+    // The user's deep folder, ignored at the baseline; a delegate drops the rule: the folder
+    // was not made during the run, so the look refuses to go on rather than move it.
+    let dir = repository();
+    let root = dir.path();
+    std::fs::write(root.join(".gitignore"), "deep/\n").unwrap();
+    let mut bottom = root.join("deep");
+    for _ in 0..110 {
+        bottom.push("d");
+    }
+    std::fs::create_dir_all(&bottom).unwrap();
+    std::fs::write(bottom.join("user-data.txt"), "the user's\n").unwrap();
+    // Made a clock tick (of the kernel's coarse clock) before the run begins.
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    let mut workspace = open(root);
+    // Every look a whole scan (with the watch, the one after the rule changed is).
+    workspace.watch_tree(false);
+    let snapshot = workspace.record_baseline(&Cancel::default()).unwrap();
+    std::fs::write(root.join(".gitignore"), "").unwrap();
+    let looked = workspace.changes_since(&snapshot);
+    assert!(
+        matches!(looked, Err(WorkspaceError::TooDeep { .. })),
+        "{looked:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(bottom.join("user-data.txt")).unwrap(),
+        "the user's\n"
+    );
+    assert!(workspace.set_aside().is_empty());
+}
