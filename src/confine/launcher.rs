@@ -37,6 +37,8 @@ struct Launch {
     own: Vec<PathBuf>,
     /// The folders the delegate may write outside the tree, whose mounts stay writable.
     open: Vec<PathBuf>,
+    /// Read-only even inside those (the user's tree, in worktree mode).
+    fenced: Vec<PathBuf>,
     grants: Vec<Grant>,
 }
 
@@ -47,7 +49,7 @@ pub fn arguments(
     tree: &Path,
     sealed: &[PathBuf],
     own: &[PathBuf],
-    open: &[PathBuf],
+    (open, fenced): (&[PathBuf], &[PathBuf]),
     grants: &[Grant],
     full: bool,
     abi: u32,
@@ -67,6 +69,9 @@ pub fn arguments(
     }
     for path in open {
         add("--open", path.as_os_str());
+    }
+    for path in fenced {
+        add("--fence", path.as_os_str());
     }
     for grant in grants {
         match grant {
@@ -92,8 +97,8 @@ pub fn main(mut arguments: impl Iterator<Item = OsString>) -> io::Error {
     let Some((program, rest)) = command.split_first() else {
         return io::Error::other("no command to start after `--`");
     };
-    let plan =
-        MountPlan::new(&launch.tree, &launch.sealed, &launch.own).read_only_outside(&launch.open);
+    let plan = MountPlan::new(&launch.tree, &launch.sealed, &launch.own)
+        .read_only_outside(&launch.open, &launch.fenced);
     let confined = Confinement::new(
         &launch.grants,
         launch.full,
@@ -139,6 +144,7 @@ fn parse(arguments: &mut impl Iterator<Item = OsString>) -> io::Result<Launch> {
             "--seal" => launch.sealed.push(path),
             "--own" => launch.own.push(path),
             "--open" => launch.open.push(path),
+            "--fence" => launch.fenced.push(path),
             "--dir" => launch.grants.push(Grant::Beneath(path)),
             "--file" => launch.grants.push(Grant::File(path)),
             _ => return Err(invalid(format!("`{flag}` is no launcher argument"))),
@@ -153,7 +159,7 @@ pub fn probe(folder: &Path, sealed: &Path, abi: u32) -> bool {
         folder,
         &[sealed.to_path_buf()],
         &[],
-        &[],
+        (&[], &[]),
         &[Grant::Beneath(folder.to_path_buf())],
         false,
         abi,

@@ -9,6 +9,7 @@ fn the_arguments_read_back_as_they_were_written() {
         sealed: vec!["/w/tree with space/.git".into(), "/w/state".into()],
         own: vec!["/w/state/verdict".into()],
         open: vec!["/tmp".into(), "/home/u/.cache".into()],
+        fenced: vec!["/tmp/user tree".into()],
         grants: vec![
             Grant::Beneath("/w/tree with space".into()),
             Grant::File("/dev/null".into()),
@@ -18,7 +19,7 @@ fn the_arguments_read_back_as_they_were_written() {
         &launch.tree,
         &launch.sealed,
         &launch.own,
-        &launch.open,
+        (&launch.open, &launch.fenced),
         &launch.grants,
         launch.full,
         launch.abi,

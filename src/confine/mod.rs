@@ -119,14 +119,14 @@ impl Confiner {
                 &walls.tree,
                 &walls.sealed,
                 &walls.files,
-                &walls.writable,
+                (&walls.writable, &walls.fenced),
                 &grants,
                 self.full,
                 self.abi,
             ))),
             Some(namespace::Namespace::Thread) => {
                 let mount = namespace::MountPlan::new(&walls.tree, &walls.sealed, &walls.files)
-                    .read_only_outside(&walls.writable);
+                    .read_only_outside(&walls.writable, &walls.fenced);
                 Prepared::new(&grants, self.full, self.abi, Some(mount))
             }
             None => Prepared::new(&grants, self.full, self.abi, None),

@@ -69,6 +69,9 @@ pub struct MountPlan {
     /// delegate may write, each bound over itself, so that every other mount can be made
     /// read-only.
     open: Option<Vec<PathBuf>>,
+    /// Read-only though inside an open folder (the user's tree in worktree mode, in `/tmp`),
+    /// but for the open folders inside them.
+    fenced: Vec<PathBuf>,
 }
 
 impl MountPlan {
@@ -108,6 +111,7 @@ impl MountPlan {
             sealed,
             own,
             open: None,
+            fenced: Vec::new(),
         }
     }
 
@@ -117,7 +121,13 @@ impl MountPlan {
     /// `chmod`, `chown`, `touch` or set flags and attributes on any file outside the tree. The
     /// folders are the walls' (`/tmp`), not the grants split from them (each entry of `/tmp`
     /// but the user's tree, in worktree mode): a mount for each would cost a run its minutes.
-    pub fn read_only_outside(mut self, writable: &[PathBuf]) -> Self {
+    /// `fenced` folders (the user's tree, in worktree mode) are read-only even inside a
+    /// writable one, but for the writable folders inside them (the folders a worktree shares).
+    pub fn read_only_outside(mut self, writable: &[PathBuf], fenced: &[PathBuf]) -> Self {
+        self.fenced = fenced
+            .iter()
+            .filter_map(|path| path.canonicalize().ok())
+            .collect();
         let mut open: Vec<PathBuf> = writable
             .iter()
             .filter_map(|path| path.canonicalize().ok())
@@ -126,8 +136,12 @@ impl MountPlan {
             .collect();
         open.extend(self.pinned.first().cloned());
         open.sort();
-        // An open path inside another is bound with it.
-        open.dedup_by(|inner, outer| inner.starts_with(outer));
+        // An open path inside another is bound with it, unless a fenced folder between them
+        // is made read-only (a shared folder in the user's tree).
+        let fenced = &self.fenced;
+        open.dedup_by(|inner, outer| {
+            inner.starts_with(&*outer) && !fenced.iter().any(|fence| inner.starts_with(fence))
+        });
         self.open = Some(open);
         self
     }
@@ -158,6 +172,17 @@ impl MountPlan {
             match bind(path, MsFlags::MS_REC) {
                 Ok(()) | Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => {}
                 Err(_) => open_bound = false,
+            }
+        }
+        // A fenced folder bound over itself with what is bound inside it (the open folders it
+        // holds), then made read-only: its mount alone, those inside stay writable.
+        for path in self.fenced.iter().filter(|_| self.open.is_some()) {
+            let fenced = bind(path, MsFlags::MS_REC).and_then(|()| {
+                let keep = nix::sys::statvfs::statvfs(path).map_or(MsFlags::empty(), kept_flags);
+                remount_read_only(path, keep)
+            });
+            if fenced.is_err() {
+                tracing::warn!(folder = %path.display(), "the user's tree could not be made read-only");
             }
         }
         for (path, _) in &self.sealed {

@@ -61,7 +61,7 @@ fn confined_with_state(root: &Path, state: &Path, script: &str) -> (String, Stri
         Grant::File(verdict),
         Grant::File("/dev/null".into()),
     ];
-    let plan = plan.read_only_outside(&[root.to_path_buf(), root.with_file_name("cache")]);
+    let plan = plan.read_only_outside(&[root.to_path_buf(), root.with_file_name("cache")], &[]);
     let prepared = Prepared::new(&grants, abi >= 5, abi, Some(plan)).unwrap();
     let mut command = Command::new("sh");
     command

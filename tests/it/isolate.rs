@@ -26,7 +26,7 @@ parser = "clippy"
 
 [[delegate]]
 categories = ["lint"]
-run = "sed -i 1d findings.txt; echo fixed >> src/lib.txt; mkdir -p src/new; echo new > src/new/file.txt"
+run = "sed -i 1d findings.txt; echo fixed >> src/lib.txt; mkdir -p src/new; echo new > src/new/file.txt; chmod 600 \"$USER_TREE/notes.txt\" \"$USER_TREE/src\"; touch \"$USER_TREE/target/delegate-was-here\""
 "#,
     );
     repo.commit("base");
@@ -39,10 +39,17 @@ run = "sed -i 1d findings.txt; echo fixed >> src/lib.txt; mkdir -p src/new; echo
     let before = tree_of(root, &[".git", ".refine-loop", "target"]);
     let status = git_in(root, &["status", "--porcelain"]);
 
-    let output = repo.run(&["run", "--isolate", "worktree"]);
+    // The delegate also tries to change the modes in the user's tree (in /tmp, a folder it may
+    // write: the user's tree is read-only all the same), and writes in the shared folder.
+    let output = repo
+        .command(&["run", "--isolate", "worktree"])
+        .env("USER_TREE", root)
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(0), "{output:?}");
 
     assert_eq!(tree_of(root, &[".git", ".refine-loop", "target"]), before);
+    assert!(repo.join("target/delegate-was-here").exists());
     assert_eq!(git_in(root, &["status", "--porcelain"]), status);
     assert_eq!(git_in(root, &["rev-parse", "HEAD"]), base);
     // The shared folder is the user's own: the gate's builds went there (three gate runs, and
