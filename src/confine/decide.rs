@@ -71,12 +71,14 @@ impl Decision {
                 abi: None,
                 missing: Vec::new(),
                 whole_tree: false,
+                tools: Vec::new(),
             },
             Self::Unavailable => ConfinementNote {
                 state: ConfinementState::Unavailable,
                 abi: None,
                 missing: Vec::new(),
                 whole_tree: false,
+                tools: Vec::new(),
             },
             Self::Confine { abi, missing } => ConfinementNote {
                 state: if missing.is_empty() {
@@ -87,6 +89,7 @@ impl Decision {
                 abi: Some(*abi),
                 missing: missing.iter().map(|m| m.to_string()).collect(),
                 whole_tree: false,
+                tools: Vec::new(),
             },
         }
     }

@@ -1,6 +1,7 @@
 //! Kernel confinement of command delegates (Landlock): a delegate, and every process it starts,
 //! may write only in the work tree, its own temp folder, the temp folder and the caches the
-//! config lists; never `.git`, the state dir, the loop's store, or anything else; and it cannot
+//! config lists; never `.git`, the state dir, the loop's store, the gate's tools inside those
+//! folders ([`find_tools`]), or anything else; and it cannot
 //! signal a process outside its own (Landlock ABI 6). Where a mount namespace can be made (the
 //! loop runs as root, or user namespaces are allowed), the sealed folders are read-only binds in
 //! it and the whole tree is writable, its top included; elsewhere the tree's top entries are
@@ -12,6 +13,7 @@ mod kernel;
 pub mod launcher;
 pub mod namespace;
 mod refusals;
+mod tools;
 mod walls;
 
 use std::path::{Path, PathBuf};
@@ -19,6 +21,7 @@ use std::path::{Path, PathBuf};
 pub use decide::{ConfineMode, Decision, decide};
 pub use kernel::{Prepared, kernel_abi};
 pub use refusals::Refusals;
+pub use tools::{Places, find as find_tools};
 pub use walls::{Walls, plan};
 
 /// Device files every delegate may write in place.
@@ -96,6 +99,22 @@ impl Confiner {
                     .to_string(),
             );
         }
+        if let Some(tool) = resolve(&self.walls.tools)
+            .into_iter()
+            .find(|tool| path.starts_with(tool))
+            .filter(|tool| {
+                !resolve(&self.walls.writable)
+                    .iter()
+                    .any(|open| open.starts_with(tool) && path.starts_with(open))
+            })
+        {
+            return Some(format!(
+                "among the gate's tools (`{}`), which no delegate may change: install what the \
+                 project needs before the run, or list the folder in `[loop] writable` to let \
+                 delegates change it",
+                tool.display()
+            ));
+        }
         let top = self.walls.tree.canonicalize().ok();
         if self.bound.is_none() && top.is_some() && path.parent() == top.as_deref() {
             return Some(
@@ -114,6 +133,8 @@ impl Confiner {
         walls.files.extend(files.iter().map(|f| f.to_path_buf()));
         walls.writable.push(temp.to_path_buf());
         let grants = plan(&walls, self.bound.is_some());
+        // In the mount namespace the tools are read-only binds like the fenced folders.
+        walls.fenced.extend(walls.tools.iter().cloned());
         match self.bound {
             Some(namespace::Namespace::User) => Ok(Prepared::launched(launcher::arguments(
                 &walls.tree,

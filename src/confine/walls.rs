@@ -21,6 +21,10 @@ pub struct Walls {
     /// Never granted whole, but writable folders inside them stay (the user's tree in worktree
     /// mode, with the folders it shares).
     pub fenced: Vec<PathBuf>,
+    /// The gate's tools (dependency folders, virtualenvs, folders on `PATH`): read-only like
+    /// [`Self::fenced`] ones, writable folders inside them aside (`node_modules/.cache`). With a
+    /// mount namespace they are read-only binds and the tree that holds them is granted whole.
+    pub tools: Vec<PathBuf>,
     /// Single files to write in place (the delegate's verdict and report; `/dev/null`).
     pub files: Vec<PathBuf>,
 }
@@ -47,6 +51,9 @@ pub fn plan(walls: &Walls, bound: bool) -> Vec<Grant> {
     let sealed = resolve(&walls.sealed);
     let mut blocked = if bound { Vec::new() } else { sealed.clone() };
     blocked.extend(resolve(&walls.fenced));
+    if !bound {
+        blocked.extend(resolve(&walls.tools));
+    }
     let mut grants = BTreeSet::new();
     for root in resolve(&walls.writable) {
         if sealed.iter().any(|seal| root.starts_with(seal)) {

@@ -88,7 +88,7 @@ fn a_tree_is_granted_around_what_is_sealed() {
                 writable: vec![root.to_path_buf()],
                 sealed,
                 fenced,
-                files: vec![],
+                ..Walls::default()
             },
             false,
         );
@@ -130,7 +130,7 @@ fn writable_folders_inside_sealed_ones_are_dropped_and_fenced_ones_kept() {
             writable: vec![root.join(".git/hooks"), root.join("target")],
             sealed: vec![root.join(".git")],
             fenced: vec![root.to_path_buf()],
-            files: vec![],
+            ..Walls::default()
         },
         false,
     );
@@ -163,8 +163,7 @@ fn with_the_seal_bound_the_tree_is_granted_whole() {
         tree: root.to_path_buf(),
         writable: vec![root.to_path_buf(), root.join(".git/hooks")],
         sealed: vec![root.join(".git"), root.join(".refine-loop")],
-        fenced: vec![],
-        files: vec![],
+        ..Walls::default()
     };
     // The top itself: a delegate may create, rename and delete there; the read-only binds keep
     // `.git` and the state dir. A writable folder inside a sealed one is still dropped.
@@ -176,5 +175,39 @@ fn with_the_seal_bound_the_tree_is_granted_whole() {
     assert_eq!(
         names(root, &plan(&fenced, true)),
         [".git/", ".refine-loop/", "deep/", "src/", "README.md"]
+    );
+}
+
+/// The gate's tools: with the seal bound they are read-only binds, and the tree that holds them
+/// is still granted whole (its top writable); without, the grant goes around them, but for a
+/// writable folder inside one (a cache in `node_modules`).
+#[test]
+fn the_gates_tools_are_granted_around_only_without_a_mount_namespace() {
+    let dir = tree();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src/node_modules/.cache")).unwrap();
+    let walls = Walls {
+        tree: root.to_path_buf(),
+        writable: vec![root.to_path_buf(), root.join("src/node_modules/.cache")],
+        sealed: vec![root.join(".git")],
+        tools: vec![root.join("src/node_modules")],
+        ..Walls::default()
+    };
+    assert_eq!(
+        names(root, &plan(&walls, true)),
+        ["/", "src/node_modules/.cache/"]
+    );
+    let mut unbound = names(root, &plan(&walls, false));
+    unbound.sort();
+    assert_eq!(
+        unbound,
+        [
+            ".refine-loop/",
+            "README.md",
+            "deep/",
+            "src/lib.rs",
+            "src/node_modules/.cache/",
+            "target/"
+        ]
     );
 }

@@ -45,16 +45,29 @@ pub fn decide(
              rename entries at the top of the work tree"
         );
     }
-    let confiner = Confiner::new(&decision, walls(settings, workspace), bound);
+    let walls = walls(settings, workspace);
     let mut note = decision.note();
     note.whole_tree = bound.is_some();
+    if confined {
+        note.tools = walls
+            .tools
+            .iter()
+            .map(
+                |tool| match tool.strip_prefix(walls.tree.canonicalize().unwrap_or_default()) {
+                    Ok(inside) => inside.display().to_string(),
+                    Err(_) => tool.display().to_string(),
+                },
+            )
+            .collect();
+    }
+    let confiner = Confiner::new(&decision, walls, bound);
     Ok((note, confiner))
 }
 
 /// The work tree (and the folders a worktree shares), the temp folders and caches; sealed: the
 /// git dirs, the tree's `.git`, the state dir, the store and the files outside the git dirs
 /// that steer what git lists (an excludes file in `~/.cache`); fenced: the user's tree when the
-/// run is in a worktree.
+/// run is in a worktree; read-only: the gate's tools (see [`confine::find_tools`]).
 fn walls(settings: &Settings, workspace: &Workspace) -> Walls {
     let root = workspace.root();
     let repo = workspace.repository();
@@ -69,6 +82,22 @@ fn walls(settings: &Settings, workspace: &Workspace) -> Walls {
             .into_iter()
             .filter_map(|entry| confine::expand(entry, root, &lookup)),
     );
+    let ignored = workspace.ignored_folders();
+    let is_ignored = |path: &Path| workspace.is_ignored(path);
+    let pre_commit = settings
+        .gate
+        .checks
+        .iter()
+        .any(|check| check.run.contains("pre-commit") || check.run.contains("prek"));
+    let tools = confine::find_tools(&confine::Places {
+        tree: root,
+        ignored: &ignored,
+        writable: &writable,
+        lookup: &lookup,
+        is_ignored: &is_ignored,
+        pre_commit,
+    });
+    writable.extend(tools.caches);
     let mut fenced = Vec::new();
     if repo.is_worktree()
         && let Some(main) = main_tree(repo.commondir())
@@ -90,6 +119,7 @@ fn walls(settings: &Settings, workspace: &Workspace) -> Walls {
         .chain(workspace.rule_files().iter().cloned())
         .collect(),
         fenced,
+        tools: tools.read_only,
         files: Vec::new(),
     }
 }

@@ -69,6 +69,10 @@ pub struct ConfinementNote {
     /// be made), no entry at the tree's top could be created, removed or renamed.
     #[serde(default)]
     pub whole_tree: bool,
+    /// The gate's tools, read-only to every delegate: dependency folders and environments in
+    /// the tree (relative to it), folders on the search paths and toolchains (absolute).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
 }
 
 /// Whether the kernel held the command delegates to their folders.

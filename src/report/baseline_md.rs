@@ -16,10 +16,22 @@ fn confinement(note: &ConfinementNote) -> String {
         "the work tree (no entry at its top created, removed or renamed: no mount namespace \
          could be made here)"
     };
+    let tools = if note.tools.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", nor the gate's tools ({})",
+            note.tools
+                .iter()
+                .map(|tool| crate::markdown::code_span(tool))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
     let held = format!(
         "command delegates could write only in {tree}, their temp folder and the caches; never \
-         `.git`, the state dir or the loop's store (the gate is not confined; an http delegate \
-         is no process: the loop writes its diff)"
+         `.git`, the state dir or the loop's store{tools} (the gate is not confined; an http \
+         delegate is no process: the loop writes its diff)"
     );
     match note.state {
         ConfinementState::Enforced => format!("enforced ({abi}): {held}"),

@@ -283,6 +283,7 @@ fn run_part() -> RunPart {
                 abi: Some(7),
                 missing: vec![],
                 whole_tree: true,
+                tools: vec![".venv".into()],
             }),
         },
         ignored: super::IgnoredPart::default(),

@@ -73,6 +73,26 @@ impl Workspace {
         Ok(hidden)
     }
 
+    /// The folders git ignored at the baseline (its status does not enter them), in the tree.
+    pub fn ignored_folders(&self) -> Vec<std::path::PathBuf> {
+        self.ignored_seen
+            .iter()
+            .filter_map(|path| path.strip_suffix(b"/"))
+            .map(|folder| {
+                self.root
+                    .join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(folder))
+            })
+            .collect()
+    }
+
+    /// Whether git ignores `path` (absolute, in the tree).
+    pub fn is_ignored(&self, path: &std::path::Path) -> bool {
+        let Ok(relative) = path.strip_prefix(&self.root) else {
+            return false;
+        };
+        self.repo.is_path_ignored(relative).unwrap_or(false)
+    }
+
     /// Remembers what git ignores now (the first look).
     pub(super) fn look_at_ignored(&mut self) -> Result<(), WorkspaceError> {
         self.ignored_seen = ignored::ignored_entries(&self.repo)?

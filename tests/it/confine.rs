@@ -730,3 +730,150 @@ fn a_delegate_cannot_stop_kill_or_trace_the_loop() {
     }
     assert!(report.contains("- result: kept"), "{report}");
 }
+
+/// The programs a gate runs are not the delegate's to change: a lint tool in `node_modules`, a
+/// virtualenv's, one in a dependency folder deeper down, one on PATH in a folder delegates may
+/// write (a temp folder, `~/.cargo/bin`). A delegate that makes each print nothing would lower
+/// the count without fixing anything; each is read-only to it, while its cache in
+/// `node_modules/.cache` stays writable, and the report says what was refused.
+#[test]
+fn a_delegate_cannot_change_the_tools_the_gate_runs() {
+    tools_of_the_gate(false);
+}
+
+/// The same, with the loop run by a user without privileges: the launcher's mount namespace.
+#[test]
+fn without_privileges_a_delegate_cannot_change_the_tools_the_gate_runs() {
+    tools_of_the_gate(true);
+}
+
+fn tools_of_the_gate(unprivileged: bool) {
+    let lint = "#!/bin/sh\ncat src/findings.txt; test ! -s src/findings.txt\n";
+    let tools = tempfile::tempdir().unwrap();
+    let repo = Repo::new();
+    repo.write(
+        ".gitignore",
+        "/.refine-loop\nnode_modules/\n/.venv/\n/vendor/\n",
+    );
+    repo.write("src/findings.txt", "src/lib.txt:1:1: error: one\n");
+    repo.write("src/lib.txt", "library\n");
+    let executable = |path: &Path| {
+        std::fs::write(path, lint).unwrap();
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    };
+    repo.write("node_modules/.cache/keep", "");
+    repo.write("node_modules/.bin/.keep", "");
+    executable(&repo.join("node_modules/.bin/lint"));
+    repo.write(".venv/pyvenv.cfg", "home = /usr/bin\n");
+    repo.write(".venv/bin/.keep", "");
+    executable(&repo.join(".venv/bin/vlint"));
+    repo.write("web/node_modules/pkg/index.js", "module.exports = 1;\n");
+    repo.write("vendor/bin/.keep", "");
+    executable(&repo.join("vendor/bin/plint"));
+    std::fs::create_dir(tools.path().join("bin")).unwrap();
+    executable(&tools.path().join("bin/pathlint"));
+    let script = "\
+        echo more >> src/lib.txt; \
+        printf '#!/bin/sh\\nexit 0\\n' > node_modules/.bin/lint && echo TAMPERED-NODE-MODULES; \
+        printf '#!/bin/sh\\nexit 0\\n' > .venv/bin/vlint && echo TAMPERED-VENV; \
+        printf '#!/bin/sh\\nexit 0\\n' > vendor/bin/plint && echo TAMPERED-VENDOR; \
+        echo 'process.exit(0)' > web/node_modules/pkg/index.js && echo TAMPERED-NESTED; \
+        printf '#!/bin/sh\\nexit 0\\n' > \"$TOOLS/bin/pathlint\" && echo TAMPERED-PATH; \
+        rm -rf node_modules/.bin && echo REMOVED-BIN; \
+        echo entry > node_modules/.cache/entry && echo CACHED; \
+        true";
+    let checks = [
+        ("node", "node_modules/.bin/lint"),
+        ("venv", ".venv/bin/vlint"),
+        ("vendor", "vendor/bin/plint"),
+        ("path", "pathlint"),
+    ]
+    .map(|(name, run)| {
+        format!(
+            "[[gate.check]]\nname = \"{name}\"\ncategory = \"lint\"\nrun = \"{run}\"\nparser = \"clippy\"\n"
+        )
+    })
+    .join("\n");
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n{checks}\n[[delegate]]\n\
+             categories = [\"lint\"]\nrun = '''{script}'''\nenv = {{ TOOLS = \"{}\" }}\n",
+            tools.path().display()
+        ),
+    );
+    repo.commit("a project whose gate runs installed tools");
+    let tree_before = tree_of(repo.path(), &[".git", ".refine-loop", "src"]);
+    let tools_before = tree_of(tools.path(), &[]);
+    let path = std::env::join_paths(
+        std::iter::once(tools.path().join("bin"))
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let mut command = repo.command(&["run"]);
+    command.env("PATH", path);
+    if unprivileged {
+        unprivileged_user(&repo, &mut command);
+        if nix::unistd::geteuid().is_root() {
+            let status = std::process::Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(tools.path())
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+    }
+    let output = command.output().unwrap();
+    let report =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
+            .unwrap();
+    let printed = report.split_once("## Its output").unwrap().1;
+    for marker in [
+        "TAMPERED-NODE-MODULES",
+        "TAMPERED-VENV",
+        "TAMPERED-VENDOR",
+        "TAMPERED-NESTED",
+        "TAMPERED-PATH",
+        "REMOVED-BIN",
+    ] {
+        assert!(!printed.contains(marker), "{marker} in the log:\n{report}");
+    }
+    assert!(printed.contains("CACHED"), "{report}");
+    // Nothing the gate runs changed, so nothing was fixed: every check still fails.
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "{}\n{report}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        json(&repo, "gate-summary.json")["failed_count"],
+        4,
+        "{report}"
+    );
+    let mut tree_after = tree_of(repo.path(), &[".git", ".refine-loop", "src"]);
+    tree_after.remove(Path::new("node_modules/.cache/entry"));
+    assert_eq!(tree_after, tree_before);
+    assert_eq!(tree_of(tools.path(), &[]), tools_before);
+    assert!(
+        report.contains("node_modules/.bin/lint` (read-only): among the gate's tools"),
+        "{report}"
+    );
+    let run = json(&repo, "run.json");
+    let sealed: Vec<String> = run["confinement"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{run}"))
+        .iter()
+        .map(|tool| tool.as_str().unwrap().to_string())
+        .collect();
+    for tool in [".venv", "node_modules", "vendor", "web/node_modules"] {
+        assert!(sealed.contains(&tool.to_string()), "{tool}: {sealed:?}");
+    }
+    let bin = tools.path().join("bin").canonicalize().unwrap();
+    assert!(
+        sealed.contains(&bin.display().to_string()),
+        "{}: {sealed:?}",
+        bin.display()
+    );
+}

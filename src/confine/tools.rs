@@ -1,0 +1,178 @@
+//! The gate's tools: the programs it runs and the code they load, where they lie inside a folder
+//! a delegate may write. A delegate that rewrote `node_modules/.bin/eslint`, a virtualenv's
+//! `ruff` or `~/.cargo/bin/cargo-clippy` to print nothing would lower the count without fixing a
+//! line, and leave the rewrite behind; so these folders are read-only to every delegate, as
+//! `.git` is. An installed dependency is not a change the run's patch could carry either.
+//!
+//! They are found once per run: the folders git ignores in the tree that hold installed
+//! dependencies or an environment, the folders on `PATH` (and the search paths of Python and
+//! node) that lie in a writable folder, and the toolchains of rustup, npx and pre-commit. A
+//! folder the config lists in `[loop] writable` itself (or one that holds such a folder) stays
+//! writable: that is how a user lets delegates install.
+
+use std::path::{Path, PathBuf};
+
+/// Names of folders that hold a project's installed dependencies and their programs.
+const DEPENDENCY_FOLDERS: &[&str] = &[
+    "node_modules",
+    "bower_components",
+    "vendor",
+    "__pypackages__",
+    ".tox",
+    ".nox",
+];
+
+/// Entries that mark a folder as an installed environment (a virtualenv, a conda environment).
+const ENVIRONMENT_MARKS: &[&str] = &["pyvenv.cfg", "conda-meta"];
+
+/// At most this many entries of an ignored folder are looked at for an environment in them.
+const LOOK_INTO: usize = 64;
+
+/// Variables whose folders the gate's programs are found in, or load code from.
+const SEARCH_PATHS: &[&str] = &["PATH", "PYTHONPATH", "NODE_PATH"];
+
+/// Caches inside a dependency folder that tools write as they run (prettier's, eslint
+/// plugins', babel's): they stay writable.
+const CACHES_INSIDE: &[&str] = &["node_modules/.cache"];
+
+/// What the gate runs, read-only to delegates, and the caches inside it that stay writable.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Tools {
+    pub read_only: Vec<PathBuf>,
+    pub caches: Vec<PathBuf>,
+}
+
+/// Where the tools are looked for.
+pub struct Places<'a> {
+    /// The work tree.
+    pub tree: &'a Path,
+    /// The folders git ignores in it (at the baseline, as its status lists them).
+    pub ignored: &'a [PathBuf],
+    /// The folders delegates may write, as the config names them.
+    pub writable: &'a [PathBuf],
+    /// The environment's variables.
+    pub lookup: &'a dyn Fn(&str) -> Option<String>,
+    /// Whether git ignores a path of the tree (a search path inside it is a tool only then:
+    /// a tracked `bin/` is the project's own code, judged like the rest).
+    pub is_ignored: &'a dyn Fn(&Path) -> bool,
+    /// The gate's commands run pre-commit (its hook environments are then its tools).
+    pub pre_commit: bool,
+}
+
+/// The gate's tools in `places`: each resolved, existing, strictly inside a writable folder,
+/// and holding none; sorted, without one inside another.
+pub fn find(places: &Places<'_>) -> Tools {
+    let resolve = |paths: &[PathBuf]| -> Vec<PathBuf> {
+        paths.iter().filter_map(|p| p.canonicalize().ok()).collect()
+    };
+    let writable = resolve(places.writable);
+    let tree = places.tree.canonicalize().ok();
+    let mut candidates: Vec<PathBuf> = places
+        .ignored
+        .iter()
+        .filter(|folder| is_installed(folder))
+        .cloned()
+        .collect();
+    for name in SEARCH_PATHS {
+        let Some(value) = (places.lookup)(name).filter(|value| !value.is_empty()) else {
+            continue;
+        };
+        for folder in std::env::split_paths(&value).filter(|p| p.is_absolute()) {
+            let Ok(folder) = folder.canonicalize() else {
+                continue;
+            };
+            let in_tree = tree.as_ref().is_some_and(|tree| folder.starts_with(tree));
+            if !in_tree || (places.is_ignored)(&folder) {
+                candidates.push(folder);
+            }
+        }
+    }
+    candidates.extend(toolchains(places.lookup, places.pre_commit));
+    let mut read_only: Vec<PathBuf> = resolve(&candidates)
+        .into_iter()
+        .filter(|tool| tool.is_dir())
+        .filter(|tool| {
+            writable
+                .iter()
+                .any(|open| tool.starts_with(open) && tool != open)
+                && !writable.iter().any(|open| open.starts_with(tool))
+        })
+        .collect();
+    read_only.sort();
+    read_only.dedup();
+    let mut outermost: Vec<PathBuf> = Vec::new();
+    for tool in read_only {
+        if !outermost.iter().any(|outer| tool.starts_with(outer)) {
+            outermost.push(tool);
+        }
+    }
+    let caches = outermost
+        .iter()
+        .flat_map(|tool| {
+            CACHES_INSIDE.iter().filter_map(|cache| {
+                let (folder, inside) = cache.split_once('/')?;
+                let named = tool.file_name().is_some_and(|name| name == folder);
+                named
+                    .then(|| tool.join(inside))
+                    .filter(|path| path.is_dir())
+            })
+        })
+        .collect();
+    Tools {
+        read_only: outermost,
+        caches,
+    }
+}
+
+/// Whether a folder git ignores holds installed tools: a dependency folder by its name, or an
+/// environment (in it, or in one of its first entries: `envs/py311/pyvenv.cfg`).
+pub fn is_installed(folder: &Path) -> bool {
+    let named = folder
+        .file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| DEPENDENCY_FOLDERS.contains(&name));
+    let marked = |folder: &Path| {
+        ENVIRONMENT_MARKS
+            .iter()
+            .any(|mark| folder.join(mark).symlink_metadata().is_ok())
+    };
+    named
+        || marked(folder)
+        || std::fs::read_dir(folder).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .take(LOOK_INTO)
+                .any(|entry| entry.file_type().is_ok_and(|t| t.is_dir()) && marked(&entry.path()))
+        })
+}
+
+/// The toolchain folders: rustup's toolchains and cargo's programs, the packages npx runs, and
+/// pre-commit's hook environments when the gate runs it.
+fn toolchains(lookup: &dyn Fn(&str) -> Option<String>, pre_commit: bool) -> Vec<PathBuf> {
+    let home = lookup("HOME")
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from);
+    let from = |variable: &str, default: &str| -> Option<PathBuf> {
+        lookup(variable)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|home| home.join(default)))
+    };
+    let mut folders = vec![
+        from("CARGO_HOME", ".cargo").map(|cargo| cargo.join("bin")),
+        from("RUSTUP_HOME", ".rustup").map(|rustup| rustup.join("toolchains")),
+        from("npm_config_cache", ".npm").map(|npm| npm.join("_npx")),
+    ];
+    if pre_commit {
+        let own = lookup("PRE_COMMIT_HOME").filter(|value| !value.is_empty());
+        folders
+            .push(own.map(PathBuf::from).or_else(|| {
+                from("XDG_CACHE_HOME", ".cache").map(|cache| cache.join("pre-commit"))
+            }));
+    }
+    folders.into_iter().flatten().collect()
+}
+
+#[cfg(test)]
+#[path = "tools_tests.rs"]
+mod tests;
