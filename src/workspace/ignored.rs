@@ -92,13 +92,18 @@ impl IgnoredFiles {
         let mut restored = Vec::new();
         for (path, state) in self.changed(root)? {
             let full = path.under(root);
-            state
-                .restore(&path, root, store)
-                .map_err(|source| WorkspaceError::Io {
-                    path: full.clone(),
-                    source,
-                })?;
-            let modified = self.kept.get(&path).and_then(|(stat, _)| stat.modified());
+            let stat = self.kept.get(&path).map(|(stat, _)| stat);
+            let in_place = stat.is_some_and(|stat| still_linked(&full, stat));
+            let written = if in_place {
+                put_back_in_place(&full, &state, store)
+            } else {
+                state.restore(&path, root, store)
+            };
+            written.map_err(|source| WorkspaceError::Io {
+                path: full.clone(),
+                source,
+            })?;
+            let modified = stat.and_then(StatKey::modified);
             if let (PathState::File { .. }, Some(modified)) = (&state, modified) {
                 let _ = std::fs::File::open(&full).and_then(|file| file.set_modified(modified));
             }
@@ -209,6 +214,33 @@ impl Workspace {
             .map(|(path, size)| format!("{path} ({size} bytes)"))
             .collect()
     }
+}
+
+/// Whether the file at `full` is still the kept one (`stat`'s), with another name besides the
+/// tree's (a hard link from a dotfiles folder).
+fn still_linked(full: &Path, stat: &StatKey) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(full).is_ok_and(|metadata| {
+        metadata.is_file() && metadata.nlink() > 1 && stat.same_file(&metadata)
+    })
+}
+
+/// Writes a kept file's bytes and mode back into the same file, not a new one under its name:
+/// its other names (outside the tree) get them back too.
+fn put_back_in_place(full: &Path, state: &PathState, store: &SnapshotStore) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let PathState::File { sha256, mode } = state else {
+        return Err(std::io::Error::other("not a file"));
+    };
+    let bytes = store.read_verified(sha256)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(full)?;
+    file.set_len(0)?;
+    file.write_all(&bytes)?;
+    file.set_permissions(std::fs::Permissions::from_mode(*mode))
 }
 
 /// What git ignores, as its status lists it: files, and folders (`name/`) not entered.

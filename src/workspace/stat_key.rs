@@ -39,6 +39,11 @@ impl StatKey {
         self.changed < moment
     }
 
+    /// Whether `metadata` is of the same file (device and inode), whatever it holds now.
+    pub(super) fn same_file(&self, metadata: &std::fs::Metadata) -> bool {
+        self.device == metadata.dev() && self.inode == metadata.ino()
+    }
+
     /// When the file was last modified (`None` for [`Self::UNKNOWN`]).
     pub(super) fn modified(&self) -> Option<SystemTime> {
         if *self == Self::UNKNOWN {

@@ -142,3 +142,36 @@ fn what_the_gate_wrote_in_earlier_cycles_is_not_hidden_by_a_later_rule() {
         "the gate's logs were deleted"
     );
 }
+
+/// A dotfile setup: the user's ignored `.env` is a hard link to a file outside the tree. A
+/// delegate that writes it in place reaches that file too; the rollback puts both back, for it
+/// writes the same file in place rather than a new one under the tree's name.
+#[test]
+fn an_ignored_file_hard_linked_from_outside_is_put_back_in_place() {
+    let repo = build_repo(
+        "[[delegate]]\nrun = \"echo stolen > .env; echo stolen >> local.toml; touch fixed.txt\"\n",
+    );
+    repo.write(".gitignore", "/.refine-loop\n.env\nlocal.toml\n");
+    repo.commit("ignore");
+    let outside = tempfile::tempdir().unwrap();
+    for name in [".env", "local.toml"] {
+        std::fs::write(outside.path().join(name), format!("{name} of the user\n")).unwrap();
+        std::fs::hard_link(outside.path().join(name), repo.join(name)).unwrap();
+    }
+    let output = repo.run(&["run", "--max-cycles", "1"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    for name in [".env", "local.toml"] {
+        let expected = format!("{name} of the user\n");
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join(name)).unwrap(),
+            expected
+        );
+        assert_eq!(std::fs::read_to_string(repo.join(name)).unwrap(), expected);
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(
+            std::fs::metadata(repo.join(name)).unwrap().ino(),
+            std::fs::metadata(outside.path().join(name)).unwrap().ino(),
+            "{name}: still the same file"
+        );
+    }
+}
