@@ -88,21 +88,16 @@ pub(super) fn after_gate_run(
         }
     }
     // What git ignores of the user's (`.env`): the baseline's run makes what it rewrites its
-    // own output; what a later run rewrites is put back. On a change, one that is no check's
-    // output by its name (a cache a check rebuilds when the code changed) is held against it:
-    // code the change planted wrote it.
+    // own output; what a later run rewrites is put back, not held against the change (a cache
+    // a check rebuilds when the code changes is no sign of a planted script).
     let ignored = workspace.ignored_after_gate(on == GateOn::Baseline)?;
     if on != GateOn::Baseline {
-        for path in &ignored {
-            if on == GateOn::Change && !is_check_output(path.as_bytes()) {
-                incidents.push(Incident::GateChangedIgnored { path: path.clone() });
-            } else {
-                lines.push(format!(
-                    "cycle {cycle}: the gate rewrote `{path}`, a file git ignores that was there \
-                     before the run: put back"
-                ));
-            }
-        }
+        lines.extend(ignored.iter().map(|path| {
+            format!(
+                "cycle {cycle}: the gate rewrote `{path}`, a file git ignores that was there before \
+                 the run: put back"
+            )
+        }));
     }
     lines.extend(incidents.iter().map(|incident| {
         let what = incident.describe();
@@ -122,31 +117,6 @@ pub(super) fn after_gate_run(
         state::write_json(&settings.state_dir.join(state::RUN_FILE), notes)?;
     }
     Ok(incidents)
-}
-
-/// Names of files git ignores that checks write as they run, rewritten when the code changed
-/// (build info, lint caches, coverage, logs, reports): exact names, then endings.
-const CHECK_OUTPUT: &[&str] = &[
-    ".eslintcache",
-    ".stylelintcache",
-    ".prettiercache",
-    ".phpunit.result.cache",
-    ".php-cs-fixer.cache",
-    ".phpcs-cache",
-    ".coverage",
-    "coverage.xml",
-    "lcov.info",
-];
-const CHECK_OUTPUT_ENDINGS: &[&str] = &[".tsbuildinfo", ".log", ".pyc", ".junit.xml"];
-
-/// Whether a file git ignores is, by its name, what checks write as they run.
-fn is_check_output(path: &[u8]) -> bool {
-    let name = path.rsplit(|byte| *byte == b'/').next().unwrap_or(path);
-    CHECK_OUTPUT.iter().any(|output| name == output.as_bytes())
-        || name.starts_with(b".coverage.")
-        || CHECK_OUTPUT_ENDINGS
-            .iter()
-            .any(|ending| name.ends_with(ending.as_bytes()))
 }
 
 /// The incident a breach found after a gate run is, with git files shown from the tree.

@@ -39,9 +39,6 @@ pub enum Incident {
     /// While the gate ran on its change, the user's own work changed (code it planted that the
     /// gate runs, or a process it left): put back as it was at the baseline.
     GateChangedProtected { path: RepoPath },
-    /// While the gate ran on its change, a file git ignores that was there before the run and
-    /// is no check's output (`.env`, local config) was rewritten (by code it planted): put back.
-    GateChangedIgnored { path: RepoPath },
     /// While the gate ran on its change, a file that steers git (a hook, the config, the index,
     /// `info/`) was written, made or deleted: put back.
     GateWroteGitDir { path: PathBuf, created: bool },
@@ -129,11 +126,6 @@ impl Incident {
             ),
             Self::GateChangedProtected { path } => format!(
                 "while the gate ran on its change, `{path}` (the user's own work) changed: put back as it was"
-            ),
-            Self::GateChangedIgnored { path } => format!(
-                "while the gate ran on its change, `{path}`, a file git ignores that was there \
-                 before the run, was rewritten (code the change planted may write it): put back; \
-                 if a check writes it itself, list its name in `[loop] protect_ignored_skip`"
             ),
             Self::GateWroteGitDir { path, created } => format!(
                 "while the gate ran on its change, `{}` in the git folder was written: {}",

@@ -249,82 +249,82 @@ fn a_check_that_hides_an_edit_behind_skip_worktree_is_caught() {
 
 #[test]
 fn an_ignored_file_of_the_users_that_planted_code_rewrites_in_the_gate_is_put_back() {
-    // (what the delegate appends to code the gate runs, whether its change is barred for it.)
-    // The user's `.env` and local config (ignored, there before the run) are no output of any
-    // check: the change that made a gate run rewrite them is rolled back and its delegate
-    // barred. A build-info file a check rewrites only when the code changed, and the coverage
-    // file it rewrites at every run, are the gate's own output.
-    let table = [
-        ("echo stolen > .env", true),
-        ("echo 'debug = true' >> config.local.toml", true),
-        ("echo '{\\\"v\\\":2}' > app.tsbuildinfo", false),
-    ];
-    for (planted, barred) in table {
-        let repo = Repo::new();
-        repo.write("src/a.txt", "a\n");
-        repo.write(
-            "gate.sh",
-            "date +%N > .coverage\nfor step in src/*.sh; do . ./$step; done\ntest -f fixed.txt || echo 'src/a.txt:1:1: error: E1 boom'\n",
-        );
-        // The project's own code the gate runs (not the gate's file: changing it is no
-        // weakening of the gate).
-        repo.write("src/build.sh", ": build\n");
-        repo.write(
-            ".gitignore",
-            ".refine-loop/\n.env\n.coverage\n*.local.toml\n*.tsbuildinfo\n",
-        );
-        repo.write(
-            "refine-loop.toml",
-            &format!(
-                "[[gate.check]]\nname = \"g\"\ncategory = \"lint\"\nrun = \"sh gate.sh\"\n\
-                 parser = \"generic\"\n\n[[delegate]]\ncategories = [\"*\"]\n\
-                 run = \"touch fixed.txt; echo '{planted}' >> src/build.sh\"\n"
-            ),
-        );
-        repo.commit("files");
-        let user_files = [
-            (".env", "API_URL=http://localhost\n"),
-            ("config.local.toml", "debug = false\n"),
-            ("app.tsbuildinfo", "{\"v\":1}\n"),
-        ];
-        for (path, contents) in user_files {
-            repo.write(path, contents);
-        }
-        let output = repo.run(&["run", "--max-cycles", "1"]);
-        assert!(
-            matches!(output.status.code(), Some(0 | 1 | 3)),
-            "{planted}: {output:?}"
-        );
-        for (path, contents) in user_files {
-            assert_eq!(
-                std::fs::read_to_string(repo.join(path)).unwrap(),
-                contents,
-                "{planted}: {path}"
-            );
-        }
-        let run = std::fs::read_to_string(repo.join(".refine-loop/run.json")).unwrap();
-        let notes: serde_json::Value = serde_json::from_str(&run).unwrap();
-        let lines = notes["after_gate"].to_string();
-        let target = if barred {
-            planted.rsplit(' ').next().unwrap()
-        } else {
-            "app.tsbuildinfo"
-        };
-        assert!(lines.contains(target), "{planted}: {lines}");
-        // The gate's own output, rewritten at the baseline's run too, is the gate's.
-        assert!(!lines.contains(".coverage"), "{planted}: {lines}");
-        let report =
-            std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
-                .unwrap();
-        assert_eq!(
-            repo.join("fixed.txt").exists(),
-            !barred,
-            "{planted}: the change kept or rolled back\n{report}"
-        );
-        assert_eq!(
-            report.contains("a file git ignores that was there before the run"),
-            barred,
-            "{planted}: {report}"
-        );
+    // The delegate plants a line in the gate's script that rewrites the user's `.env` (ignored,
+    // there before the run) and a coverage file the gate writes at every run anyway.
+    let repo = Repo::new();
+    repo.write("src/a.txt", "a\n");
+    repo.write(
+        "gate.sh",
+        "date +%N > .coverage\ntest -f fixed.txt || echo 'src/a.txt:1:1: error: E1 boom'\n",
+    );
+    repo.write(".gitignore", ".refine-loop/\n.env\n.coverage\n");
+    repo.write(
+        "refine-loop.toml",
+        "[[gate.check]]\nname = \"g\"\ncategory = \"lint\"\nrun = \"sh gate.sh\"\nparser = \"generic\"\n\
+         \n[[delegate]]\ncategories = [\"*\"]\n\
+         run = \"touch fixed.txt; echo 'echo stolen > .env' >> gate.sh\"\n",
+    );
+    repo.commit("files");
+    repo.write(".env", "API_URL=http://localhost\n");
+    let output = repo.run(&["run", "--max-cycles", "1"]);
+    assert!(
+        matches!(output.status.code(), Some(0 | 1 | 3)),
+        "{output:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".env")).unwrap(),
+        "API_URL=http://localhost\n"
+    );
+    let run = std::fs::read_to_string(repo.join(".refine-loop/run.json")).unwrap();
+    let notes: serde_json::Value = serde_json::from_str(&run).unwrap();
+    let lines = notes["after_gate"].to_string();
+    assert!(lines.contains(".env"), "{lines}");
+    // The gate's own output, rewritten at the baseline's run too, is the gate's.
+    assert!(!lines.contains(".coverage"), "{lines}");
+}
+
+#[test]
+fn build_output_the_gate_rebuilds_comes_back_with_its_time_so_it_is_rebuilt_again() {
+    // A make-like gate: each object is rebuilt when its source is newer, then the objects are
+    // checked. The objects (ignored, built before the run) are put back after each gate run,
+    // with their times: put back with a new time, a stale object would look fresh and bring a
+    // fixed bug back in the next cycle.
+    let repo = Repo::new();
+    repo.write("a.txt", "a BUG\n");
+    repo.write("b.txt", "b BUG\n");
+    repo.write(
+        "gate.sh",
+        "for s in a b; do [ -e $s.o ] && [ ! $s.txt -nt $s.o ] || cp $s.txt $s.o; done\n\
+         grep -l BUG a.o b.o | sed 's/\\.o$/.txt:1:1: error: E1 bug/'\n\
+         ! grep -q BUG a.o b.o\n",
+    );
+    repo.write(".gitignore", ".refine-loop/\n*.o\n");
+    repo.write(
+        "refine-loop.toml",
+        "[loop]\nmax_cycles = 3\n\n[[gate.check]]\nname = \"g\"\ncategory = \"lint\"\nrun = \"sh gate.sh\"\nparser = \"generic\"\n\
+         \n[[delegate]]\ncategories = [\"*\"]\n\
+         run = \"f=$(grep -l BUG a.txt b.txt | head -1); sed -i s/BUG/ok/ $f\"\n",
+    );
+    repo.commit("files");
+    // Built before the run, an hour ago.
+    for object in ["a", "b"] {
+        std::fs::copy(
+            repo.join(&format!("{object}.txt")),
+            repo.join(&format!("{object}.o")),
+        )
+        .unwrap();
     }
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for path in ["a.txt", "b.txt"] {
+        std::fs::File::open(repo.join(path))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    }
+    let output = repo.run(&["run"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(
+        stdout(&output).contains("failed 2 → 0 in 2 cycles"),
+        "{output:?}"
+    );
 }
