@@ -18,12 +18,16 @@ pub fn main() -> i32 {
     // delegate.
     let mut arguments = std::env::args_os();
     if arguments.nth(1).as_deref() == Some(crate::confine::launcher::SUBCOMMAND.as_ref()) {
-        let error = crate::confine::launcher::main(arguments);
-        let _ = writeln!(
-            std::io::stderr(),
-            "refine-loop: the confined delegate was not started: {error}"
-        );
-        return crate::confine::launcher::FAILED;
+        return match crate::confine::launcher::main(arguments) {
+            Ok(status) => crate::confine::launcher::exit_code(status),
+            Err(error) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "refine-loop: the confined delegate was not started: {error}"
+                );
+                crate::confine::launcher::FAILED
+            }
+        };
     }
     let cli = match Cli::parse_from_env() {
         Ok(cli) => cli,

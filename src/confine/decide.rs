@@ -2,7 +2,7 @@
 //! watch alone), enforced, partial (naming the rights the kernel lacks), or refused before any
 //! delegate runs. A pure function, tested at every boundary.
 
-use crate::model::{ConfinementNote, ConfinementState};
+use crate::model::{ConfinementNote, ConfinementState, SignalBoundary};
 
 /// `[loop] confine`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -72,6 +72,7 @@ impl Decision {
                 missing: Vec::new(),
                 whole_tree: false,
                 tools: Vec::new(),
+                signals: SignalBoundary::None,
             },
             Self::Unavailable => ConfinementNote {
                 state: ConfinementState::Unavailable,
@@ -79,6 +80,7 @@ impl Decision {
                 missing: Vec::new(),
                 whole_tree: false,
                 tools: Vec::new(),
+                signals: SignalBoundary::None,
             },
             Self::Confine { abi, missing } => ConfinementNote {
                 state: if missing.is_empty() {
@@ -90,6 +92,7 @@ impl Decision {
                 missing: missing.iter().map(|m| m.to_string()).collect(),
                 whole_tree: false,
                 tools: Vec::new(),
+                signals: SignalBoundary::None,
             },
         }
     }

@@ -22,7 +22,7 @@ use super::walls::Grant;
 
 /// The first ABI that scopes signals: a delegate cannot signal a process outside its domain
 /// (the loop, the gate, the user's shell).
-const SIGNAL_SCOPE: u32 = 6;
+pub const SIGNAL_SCOPE: u32 = 6;
 
 /// The capabilities a delegate started by root never has: what would let it make a file the
 /// rollback cannot put back (`chattr +i`, `+a`), write a disk through a device node it made, or

@@ -1,8 +1,8 @@
 //! The launcher: the loop's own binary, started as `refine-loop __confine <walls> -- <command>`,
-//! confines itself and then becomes the delegate's command. The loop needs it when it cannot
-//! make a mount namespace itself (it is not root): only a process with one thread may make a
-//! user namespace, and the loop has several, while the launcher has one until it is the
-//! delegate. It makes the user and mount namespaces and the binds, drops the capabilities and
+//! confines itself and then starts the delegate's command, the first process of a PID namespace
+//! of its own, and ends as it ends. The loop needs it when it cannot make a mount namespace
+//! itself (it is not root): only a process with one thread may make a user namespace, and the
+//! loop has several, while the launcher has one. It makes the user and mount namespaces and the binds, drops the capabilities and
 //! takes the ruleset on (see [`super::kernel`]), in that order; when any step fails it says why
 //! and exits with [`FAILED`], and the delegate never runs.
 //!
@@ -11,9 +11,8 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 
 use super::kernel::Confinement;
 use super::namespace::{MountPlan, Namespace};
@@ -86,16 +85,14 @@ pub fn arguments(
     arguments
 }
 
-/// Runs the launcher on the arguments after [`SUBCOMMAND`]: returns only when the delegate
-/// could not be started, with why.
-pub fn main(mut arguments: impl Iterator<Item = OsString>) -> io::Error {
-    let launch = match parse(&mut arguments) {
-        Ok(launch) => launch,
-        Err(error) => return error,
-    };
+/// Runs the launcher on the arguments after [`SUBCOMMAND`]: the delegate's exit status, or why
+/// it could not be started. The delegate is the first process of the launcher's PID namespace
+/// (see [`super::namespace`]), so the launcher waits for it rather than becoming it.
+pub fn main(mut arguments: impl Iterator<Item = OsString>) -> io::Result<ExitStatus> {
+    let launch = parse(&mut arguments)?;
     let command: Vec<OsString> = arguments.collect();
     let Some((program, rest)) = command.split_first() else {
-        return io::Error::other("no command to start after `--`");
+        return Err(io::Error::other("no command to start after `--`"));
     };
     let plan = MountPlan::new(&launch.tree, &launch.sealed, &launch.own)
         .read_only_outside(&launch.open, &launch.fenced);
@@ -106,10 +103,18 @@ pub fn main(mut arguments: impl Iterator<Item = OsString>) -> io::Error {
         Some((plan, Namespace::User)),
     )
     .and_then(Confinement::take_on);
-    if let Err(error) = confined {
-        return error;
-    }
-    Command::new(program).args(rest).exec()
+    confined?;
+    Command::new(program).args(rest).status()
+}
+
+/// The launcher's own exit code for the delegate's `status`: the same code, or a shell's for
+/// the signal that ended it (128 + its number).
+pub fn exit_code(status: ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|signal| 128 + signal))
+        .unwrap_or(FAILED)
 }
 
 /// Reads the launcher's own arguments, up to `--`.

@@ -19,7 +19,7 @@ mod walls;
 use std::path::{Path, PathBuf};
 
 pub use decide::{ConfineMode, Decision, decide};
-pub use kernel::{Prepared, kernel_abi};
+pub use kernel::{Prepared, SIGNAL_SCOPE, kernel_abi};
 pub use refusals::Refusals;
 pub use tools::{Places, find as find_tools};
 pub use walls::{Walls, plan};

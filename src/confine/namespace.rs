@@ -149,11 +149,14 @@ impl MountPlan {
     /// Gives the calling thread a mount namespace of its own, in a user namespace of its own
     /// for [`Namespace::User`] (the caller is then a process with one thread), and makes the
     /// binds in it. Every process the thread starts from now on is in that namespace; the loop's
-    /// other threads are not.
+    /// other threads are not. The first process it starts is the first of a PID namespace of
+    /// its own, too: there the loop's processes have no id, so no signal reaches them whatever
+    /// the kernel's Landlock (see [`super::launcher`]). When that first process ends, the
+    /// kernel ends every other in its namespace.
     pub fn enter(&self, namespace: Namespace) -> io::Result<()> {
         let none: Option<&str> = None;
         match namespace {
-            Namespace::Thread => unshare(CloneFlags::CLONE_NEWNS)?,
+            Namespace::Thread => unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID)?,
             Namespace::User => enter_user_namespace()?,
         }
         // Nothing done here may reach the loop's namespace.
@@ -258,7 +261,7 @@ fn kernels_own(path: &Path) -> bool {
 /// binds need. The supplementary groups stay (their checks are made as before).
 fn enter_user_namespace() -> io::Result<()> {
     let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
-    unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS)?;
+    unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID)?;
     // The kernel takes an unprivileged gid map only once setgroups is denied.
     std::fs::write("/proc/self/setgroups", "deny")?;
     std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1\n"))?;

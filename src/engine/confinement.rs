@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::RunError;
 use crate::config::Settings;
 use crate::confine::{self, ConfineMode, Confiner, DEFAULT_WRITABLE, Decision, Walls};
-use crate::model::ConfinementNote;
+use crate::model::{ConfinementNote, SignalBoundary};
 use crate::workspace::Workspace;
 
 /// Decides how the run's command delegates are confined, and their walls: what `run.json` says
@@ -20,7 +20,7 @@ pub fn decide(
     let abi = if mode == ConfineMode::Off {
         None
     } else {
-        confine::kernel_abi()
+        confine::kernel_abi().map(|abi| abi.min(abi_at_most()))
     };
     let decision = confine::decide(mode, abi).map_err(RunError::Confine)?;
     match &decision {
@@ -48,6 +48,17 @@ pub fn decide(
     let walls = walls(settings, workspace);
     let mut note = decision.note();
     note.whole_tree = bound.is_some();
+    note.signals = match decision {
+        Decision::Confine { abi, .. } if abi >= confine::SIGNAL_SCOPE => SignalBoundary::Landlock,
+        Decision::Confine { .. } if bound.is_some() => SignalBoundary::PidNamespace,
+        _ => SignalBoundary::None,
+    };
+    if confined && note.signals == SignalBoundary::None {
+        tracing::warn!(
+            "neither Landlock's signal scoping (Linux 6.12) nor a PID namespace is to be had \
+             here: a delegate could signal the loop's processes"
+        );
+    }
     if confined {
         note.tools = walls
             .tools
@@ -62,6 +73,19 @@ pub fn decide(
     }
     let confiner = Confiner::new(&decision, walls, bound);
     Ok((note, confiner))
+}
+
+/// The newest Landlock ABI the loop uses: the kernel's, unless `REFINE_LOOP_LANDLOCK_ABI_MAX`
+/// asks for an older one (to try what a run on an older kernel does, the fallbacks included).
+fn abi_at_most() -> u32 {
+    const NAME: &str = "REFINE_LOOP_LANDLOCK_ABI_MAX";
+    let Some(value) = std::env::var(NAME).ok().filter(|value| !value.is_empty()) else {
+        return u32::MAX;
+    };
+    value.trim().parse().unwrap_or_else(|_| {
+        tracing::warn!(%value, "{NAME} is no ABI number: the kernel's own is used");
+        u32::MAX
+    })
 }
 
 /// The work tree (and the folders a worktree shares), the temp folders and caches; sealed: the

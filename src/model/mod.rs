@@ -10,7 +10,10 @@ mod trend;
 pub use diagnostic::{Diagnostic, Severity, SeverityCounts, TestCounts};
 pub use findings::FindingsFile;
 pub use outcome::{Outcome, StopReason, is_breakthrough};
-pub use run::{BaselineNotes, ConfinementNote, ConfinementState, FlakyTestNote, Installed, Preset};
+pub use run::{
+    BaselineNotes, ConfinementNote, ConfinementState, FlakyTestNote, Installed, Preset,
+    SignalBoundary,
+};
 pub use summary::{
     CategorySummary, CheckRecord, CheckStatus, ExpectedCount, GateResult, GateSummary,
 };

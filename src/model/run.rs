@@ -73,6 +73,22 @@ pub struct ConfinementNote {
     /// the tree (relative to it), folders on the search paths and toolchains (absolute).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
+    /// What kept the delegates' signals, and their traces, from the loop's processes.
+    #[serde(default)]
+    pub signals: SignalBoundary,
+}
+
+/// What kept a confined delegate from signalling the loop, the gate or the user's shell.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SignalBoundary {
+    /// Landlock's signal scoping (ABI 6), and a PID namespace of each delegate's own.
+    Landlock,
+    /// A PID namespace of each delegate's own, where the loop's processes have no id.
+    PidNamespace,
+    /// Nothing: no scoping in the kernel, and no namespace could be made (or not confined).
+    #[default]
+    None,
 }
 
 /// Whether the kernel held the command delegates to their folders.

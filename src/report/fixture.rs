@@ -284,6 +284,7 @@ fn run_part() -> RunPart {
                 missing: vec![],
                 whole_tree: true,
                 tools: vec![".venv".into()],
+                signals: crate::model::SignalBoundary::Landlock,
             }),
         },
         ignored: super::IgnoredPart::default(),

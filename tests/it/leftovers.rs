@@ -25,8 +25,9 @@ cat findings.txt; test ! -s findings.txt
 "#;
 
 /// A writer that escaped its delegate: it says its pid, waits for the gate to start, then
-/// clobbers the user's work and plants a hook.
-const ESCAPE: &str = r#"echo $$ > "$OUTSIDE/$1.pid"
+/// clobbers the user's work and plants a hook. (Its pid as the loop sees it: a confined
+/// delegate's `$$` counts in a PID namespace of its own, `/proc` in the loop's.)
+const ESCAPE: &str = r#"read -r pid _ < /proc/self/stat; echo $pid > "$OUTSIDE/$1.pid"
 while [ ! -e "$OUTSIDE/gate-started" ]; do sleep 0.02; done
 echo clobbered > docs/guide.md
 chmod 777 scratch.txt
@@ -44,6 +45,16 @@ struct Scene {
 
 impl Scene {
     fn new(fault: &str) -> Self {
+        Self::confined(fault, true)
+    }
+
+    /// With `confine = "off"` unless `confined`: the watch alone holds the delegate.
+    fn confined(fault: &str, confined: bool) -> Self {
+        let confine = if confined {
+            ""
+        } else {
+            "[loop]\nconfine = \"off\"\n\n"
+        };
         let repo = Repo::new();
         let outside = tempfile::tempdir().unwrap();
         let outside_path = outside.path().display().to_string();
@@ -61,7 +72,7 @@ impl Scene {
         repo.write(
             "refine-loop.toml",
             &format!(
-                "[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"sh check.sh\"\nparser = \"clippy\"\ntimeout = \"60s\"\n\n[[delegate]]\ncategories = [\"lint\"]\nrun = '''sed -i 1d findings.txt; {fault}'''\n"
+                "{confine}[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"sh check.sh\"\nparser = \"clippy\"\ntimeout = \"60s\"\n\n[[delegate]]\ncategories = [\"lint\"]\nrun = '''sed -i 1d findings.txt; {fault}'''\n"
             ),
         );
         repo.commit("library");
@@ -147,34 +158,41 @@ fn run_unharmed_for(scene: &Scene, cycles: &str) {
     assert!(!scene.repo.join(".git/hooks/pre-commit").exists());
 }
 
+/// Processes a delegate leaves running, however they left its group: a confined delegate is
+/// the first process of a PID namespace of its own, so the kernel ends them when it ends; with
+/// the watch alone, the loop finds them, stops them and names them. Either way none writes.
 #[test]
 fn writers_that_escaped_the_delegates_group_are_killed_before_the_gate_runs() {
-    // One leaves the group by `setsid`, the other by a double fork and `setsid`; the delegate
-    // waits until both have said their pid.
-    let scene = Scene::new(
-        "rm -f $OUTSIDE/gate-started; \
-         setsid sh $OUTSIDE/escape.sh first </dev/null >/dev/null 2>&1 & \
-         (setsid sh $OUTSIDE/escape.sh second </dev/null >/dev/null 2>&1 &); \
-         while [ ! -s $OUTSIDE/first.pid ] || [ ! -s $OUTSIDE/second.pid ]; do sleep 0.01; done",
-    );
-    run_unharmed(&scene);
-    let report = scene.report();
-    for name in ["first", "second"] {
-        let pid = scene.pid(name);
-        assert_eq!(live_members_of_group(pid), Vec::<i32>::new(), "{name}");
-        assert!(
-            !scene.outside.path().join(format!("{name}.wrote")).exists(),
-            "{name} wrote"
+    for confined in [true, false] {
+        // One leaves the group by `setsid`, the other by a double fork and `setsid`; the
+        // delegate waits until both have said their pid.
+        let scene = Scene::confined(
+            "rm -f $OUTSIDE/gate-started; \
+             setsid sh $OUTSIDE/escape.sh first </dev/null >/dev/null 2>&1 & \
+             (setsid sh $OUTSIDE/escape.sh second </dev/null >/dev/null 2>&1 &); \
+             while [ ! -s $OUTSIDE/first.pid ] || [ ! -s $OUTSIDE/second.pid ]; do sleep 0.01; done",
+            confined,
         );
-        assert!(
-            report.contains(&format!(
-                "left a process running after it ended (pid {pid}, `"
-            )),
-            "{name} ({pid}) is not named:\n{report}"
-        );
+        run_unharmed(&scene);
+        let report = scene.report();
+        for name in ["first", "second"] {
+            let pid = scene.pid(name);
+            assert_eq!(live_members_of_group(pid), Vec::<i32>::new(), "{name}");
+            assert!(
+                !scene.outside.path().join(format!("{name}.wrote")).exists(),
+                "confined {confined}: {name} wrote"
+            );
+            assert_eq!(
+                report.contains(&format!(
+                    "left a process running after it ended (pid {pid}, `"
+                )),
+                !confined,
+                "confined {confined}: {name} ({pid}):\n{report}"
+            );
+        }
+        // Left processes are reported, not hostile: its fix was judged, and kept.
+        assert!(report.contains("- result: kept"), "{report}");
     }
-    // Left processes are reported, not hostile: its fix was judged, and kept.
-    assert!(report.contains("- result: kept"), "{report}");
 }
 
 /// Runs a delegate that appends `planted` to the gate's own script; checks that what it did is
@@ -298,21 +316,27 @@ fn what_the_baseline_gate_writes_over_the_users_files_is_put_back_and_stops_the_
 
 #[test]
 fn a_left_process_that_keeps_forking_is_still_stopped() {
-    // It forks a sleeper every turn of its loop, as fast as it can, from a session of its own.
-    let scene = Scene::new(
-        "setsid sh -c 'echo $$ > $OUTSIDE/first.pid; while true; do sleep 30 & done' \
-         </dev/null >/dev/null 2>&1 & \
-         while [ ! -s $OUTSIDE/first.pid ]; do sleep 0.01; done",
-    );
-    run_unharmed(&scene);
-    let pid = scene.pid("first");
-    // The session's whole group: the loop and every sleeper it made.
-    assert_eq!(live_members_of_group(pid), Vec::<i32>::new());
-    let report = scene.report();
-    assert!(
-        report.contains(&format!("(pid {pid}, `sh -c")),
-        "the forking loop is not named:\n{report}"
-    );
+    for confined in [true, false] {
+        // It forks a sleeper every turn of its loop, as fast as it can, from a session of its
+        // own.
+        let scene = Scene::confined(
+            "setsid sh -c 'read -r pid _ < /proc/self/stat; echo $pid > $OUTSIDE/first.pid; \
+             while true; do sleep 30 & done' \
+             </dev/null >/dev/null 2>&1 & \
+             while [ ! -s $OUTSIDE/first.pid ]; do sleep 0.01; done",
+            confined,
+        );
+        run_unharmed(&scene);
+        let pid = scene.pid("first");
+        // The session's whole group: the loop and every sleeper it made.
+        assert_eq!(live_members_of_group(pid), Vec::<i32>::new());
+        let report = scene.report();
+        assert_eq!(
+            report.contains(&format!("(pid {pid}, `sh -c")),
+            !confined,
+            "confined {confined}: the forking loop:\n{report}"
+        );
+    }
 }
 
 #[test]
