@@ -26,6 +26,7 @@ impl Workspace {
         incidents.extend(watch.restore_git_dir(&self.store)?);
         // Folder modes next: a folder it made unreadable would hide what it did inside.
         incidents.extend(self.restore_folder_modes());
+        incidents.extend(self.restore_owners());
         // Then what git ignores, before the scan: a file it made visible is compared as it was.
         incidents.extend(
             self.ignored

@@ -45,6 +45,7 @@ impl Workspace {
         super::going_on(cancel)?;
         self.protected.clone_from(&snapshot.paths);
         self.folder_modes = self.folder_modes(snapshot.paths.keys());
+        self.owners = self.owners(snapshot.paths.keys());
         self.special_at_baseline = self
             .special_files(std::time::UNIX_EPOCH)
             .into_iter()
@@ -183,6 +184,64 @@ impl Workspace {
                     .then(|| (path, meta.permissions().mode() & 0o7777))
             })
             .collect()
+    }
+
+    /// Who owns the folders of [`Self::folder_modes`], the tracked files and `dirty` ones: git
+    /// keeps no owner, so a `chown` is in no diff.
+    fn owners<'a>(
+        &self,
+        dirty: impl Iterator<Item = &'a RepoPath>,
+    ) -> BTreeMap<RepoPath, (u32, u32)> {
+        use std::os::unix::fs::MetadataExt;
+        let index = self.repo.index().ok();
+        let tracked = index
+            .iter()
+            .flat_map(|index| index.iter().map(|entry| RepoPath::new(entry.path)));
+        self.folder_modes
+            .keys()
+            .cloned()
+            .chain(tracked)
+            .chain(dirty.cloned())
+            .filter(|path| !self.is_excluded(path.as_bytes()))
+            .filter_map(|path| {
+                let meta = std::fs::symlink_metadata(path.under(&self.root)).ok()?;
+                Some((path, (meta.uid(), meta.gid())))
+            })
+            .collect()
+    }
+
+    /// Gives every path of [`Self::owners`] whose owner changed since the baseline back to its
+    /// owner. A file made anew by the writer (`sed -i` run by root, in a tree mounted into a
+    /// container) is given back quietly; any other owner is a `chown`, and an incident.
+    pub(super) fn restore_owners(&self) -> Vec<Incident> {
+        use std::os::unix::fs::MetadataExt;
+        let writer = (
+            nix::unistd::geteuid().as_raw(),
+            nix::unistd::getegid().as_raw(),
+        );
+        let mut incidents = Vec::new();
+        for (path, &was) in &self.owners {
+            let full = path.under(&self.root);
+            let Ok(meta) = std::fs::symlink_metadata(&full) else {
+                continue;
+            };
+            let now = (meta.uid(), meta.gid());
+            if now == was {
+                continue;
+            }
+            if let Err(error) = std::os::unix::fs::lchown(&full, Some(was.0), Some(was.1)) {
+                tracing::warn!(%error, %path, "the owner could not be put back");
+                continue;
+            }
+            if now != writer {
+                incidents.push(Incident::Owner {
+                    path: path.clone(),
+                    was,
+                    now,
+                });
+            }
+        }
+        incidents
     }
 
     /// Puts back the mode of every folder that holds tracked files where it changed since the

@@ -55,6 +55,13 @@ pub enum Incident {
     IgnoredRestored { path: RepoPath },
     /// It changed the mode of a folder of the tree (git keeps none): put back.
     FolderMode { path: RepoPath, was: u32, now: u32 },
+    /// It gave a folder of the tree or a file that was there before to another owner (git
+    /// keeps none): put back. Owners are `(uid, gid)`.
+    Owner {
+        path: RepoPath,
+        was: (u32, u32),
+        now: (u32, u32),
+    },
 }
 
 impl Incident {
@@ -73,6 +80,7 @@ impl Incident {
                 | Self::LeftMoreProcesses { .. }
                 | Self::IgnoredRestored { .. }
                 | Self::FolderMode { .. }
+                | Self::Owner { .. }
         )
     }
 
@@ -155,6 +163,14 @@ impl Incident {
             ),
             Self::FolderMode { path, was, now } => format!(
                 "changed the mode of the folder `{path}` ({now:04o}; it was {was:04o}): put back"
+            ),
+            Self::Owner { path, was, now } if path.as_bytes().is_empty() => format!(
+                "changed the owner of the tree's top folder ({}:{}; it was {}:{}): put back",
+                now.0, now.1, was.0, was.1
+            ),
+            Self::Owner { path, was, now } => format!(
+                "changed the owner of `{path}` ({}:{}; it was {}:{}): put back",
+                now.0, now.1, was.0, was.1
             ),
             Self::IgnoredRestored { path } => format!(
                 "deleted or changed `{path}`, a file git ignores that was there before the run: put back as it was"

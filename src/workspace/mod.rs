@@ -106,6 +106,9 @@ pub struct Workspace {
     /// The modes of the folders that hold tracked files, at the baseline (git keeps none): put
     /// back after every delegate.
     folder_modes: BTreeMap<RepoPath, u32>,
+    /// Who owned those folders, the tracked files and the user's own at the baseline (git keeps
+    /// no owner): put back after every delegate and every rollback.
+    owners: BTreeMap<RepoPath, (u32, u32)>,
     /// When the run (or the turn a recover puts back) began: a folder made since is its own.
     began: Option<std::time::SystemTime>,
 }
@@ -231,6 +234,7 @@ impl Workspace {
             set_aside: std::cell::RefCell::default(),
             watching: looks::Watching::default(),
             folder_modes: BTreeMap::new(),
+            owners: BTreeMap::new(),
             began: None,
         })
     }
@@ -378,8 +382,10 @@ impl Workspace {
                 .into_iter()
                 .map(|(was, is)| (was, is, AsideWhy::NotMade)),
         );
-        // A folder the rollback made anew takes its baseline mode.
+        // A folder the rollback made anew takes its baseline mode, and what it put back its
+        // baseline owner.
         self.restore_folder_modes();
+        self.restore_owners();
         rolled_back
     }
 

@@ -229,6 +229,69 @@ fn the_modes_of_the_top_and_of_the_users_folders_are_put_back() {
     );
 }
 
+/// Who owns what: git keeps no owner, so a `chown` is in no diff. A delegate run by root that
+/// gives the tree's top, the library, the user's files and a folder of them to other users has
+/// every owner put back, and the report says so; its fix is judged on its own.
+#[test]
+fn the_owners_a_delegate_changed_are_put_back() {
+    use std::os::unix::fs::MetadataExt;
+    let root = nix::unistd::geteuid().is_root();
+    let owners = |scene: &Scene| -> BTreeMap<PathBuf, (u32, u32)> {
+        tree_of(scene.repo.path(), &[".git", ".refine-loop"])
+            .into_keys()
+            .chain([PathBuf::new()])
+            .map(|path| {
+                let meta = std::fs::symlink_metadata(scene.repo.path().join(&path)).unwrap();
+                (path, (meta.uid(), meta.gid()))
+            })
+            .collect()
+    };
+    let fault = "chown 4242:4242 . src src/lib.txt src/tool.sh docs/guide.md scratch.txt; \
+                 chown -R 4343:4343 wip";
+    let expected = BTreeMap::from_iter(
+        [PathBuf::new(), "src/lib.txt".into(), "wip/draft.md".into()].map(|path| {
+            (
+                path,
+                (
+                    nix::unistd::geteuid().as_raw(),
+                    nix::unistd::getegid().as_raw(),
+                ),
+            )
+        }),
+    );
+    // Only root gives a file away; anyone else's chown fails, and there is nothing to put back.
+    let says = if root {
+        "changed the owner of the tree's top folder (4242:4242; it was"
+    } else {
+        "- result: kept"
+    };
+    let scene = inject(fault, says, true);
+    let now = owners(&scene);
+    for (path, owner) in &expected {
+        assert_eq!(now.get(path), Some(owner), "{}", path.display());
+    }
+    assert!(
+        now.values().all(|owner| !matches!(owner.0, 4242 | 4343)),
+        "{now:?}"
+    );
+    if root {
+        let report = scene.report();
+        for path in [
+            "src/lib.txt",
+            "docs/guide.md",
+            "scratch.txt",
+            "wip",
+            "wip/draft.md",
+        ] {
+            assert!(
+                report.contains(&format!("changed the owner of `{path}`")),
+                "{path}:\n{report}"
+            );
+        }
+        assert!(report.contains("- result: kept"), "{report}");
+    }
+}
+
 #[test]
 fn a_rename_is_rolled_back() {
     inject(
