@@ -35,13 +35,13 @@ fn writable_entries_expand() {
 
 #[test]
 fn only_a_confining_decision_makes_a_confiner() {
-    assert!(Confiner::new(&Decision::Off, Walls::default(), None).is_none());
-    assert!(Confiner::new(&Decision::Unavailable, Walls::default(), None).is_none());
+    assert!(Confiner::new(&Decision::Off, Walls::default(), (None, false)).is_none());
+    assert!(Confiner::new(&Decision::Unavailable, Walls::default(), (None, false)).is_none());
     let decision = Decision::Confine {
         abi: 7,
         missing: vec![],
     };
-    let confiner = Confiner::new(&decision, Walls::default(), None).unwrap();
+    let confiner = Confiner::new(&decision, Walls::default(), (None, false)).unwrap();
     assert!(confiner.full);
     assert!(confiner.walls.files.contains(&PathBuf::from("/dev/null")));
 }

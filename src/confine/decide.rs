@@ -73,6 +73,7 @@ impl Decision {
                 whole_tree: false,
                 tools: Vec::new(),
                 signals: SignalBoundary::None,
+                private: Vec::new(),
             },
             Self::Unavailable => ConfinementNote {
                 state: ConfinementState::Unavailable,
@@ -81,6 +82,7 @@ impl Decision {
                 whole_tree: false,
                 tools: Vec::new(),
                 signals: SignalBoundary::None,
+                private: Vec::new(),
             },
             Self::Confine { abi, missing } => ConfinementNote {
                 state: if missing.is_empty() {
@@ -93,6 +95,7 @@ impl Decision {
                 whole_tree: false,
                 tools: Vec::new(),
                 signals: SignalBoundary::None,
+                private: Vec::new(),
             },
         }
     }

@@ -97,7 +97,7 @@ pub struct Prepared {
 #[derive(Debug)]
 enum How {
     /// The thread that starts the delegate takes these on.
-    Thread(Confinement),
+    Thread(Box<Confinement>),
     /// The delegate's command is started by the launcher, with these arguments before it.
     Launcher(Vec<OsString>),
 }
@@ -123,7 +123,7 @@ impl Prepared {
         let mount = mount.map(|plan| (plan, Namespace::Thread));
         let confinement = Confinement::new(grants, full, abi, mount)?;
         Ok(Self {
-            how: How::Thread(confinement),
+            how: How::Thread(Box::new(confinement)),
         })
     }
 
@@ -149,7 +149,7 @@ impl Prepared {
     /// [`Self::launcher`]) is started as it is.
     pub fn spawn(self, command: &mut Command) -> io::Result<Child> {
         let confinement = match self.how {
-            How::Thread(confinement) => confinement,
+            How::Thread(confinement) => *confinement,
             How::Launcher(arguments) => {
                 let given = std::iter::once(command.get_program()).chain(command.get_args());
                 if !given

@@ -28,57 +28,56 @@ const SELF: &str = "/proc/self/exe";
 
 /// What the launcher is told: where the delegate may write and what is sealed.
 #[derive(Debug, Default, PartialEq, Eq)]
-struct Launch {
-    abi: u32,
-    full: bool,
-    tree: PathBuf,
-    sealed: Vec<PathBuf>,
-    own: Vec<PathBuf>,
+pub struct Launch {
+    pub abi: u32,
+    /// Every right the loop asks for is in the kernel.
+    pub full: bool,
+    pub tree: PathBuf,
+    pub sealed: Vec<PathBuf>,
+    pub own: Vec<PathBuf>,
     /// The folders the delegate may write outside the tree, whose mounts stay writable.
-    open: Vec<PathBuf>,
+    pub open: Vec<PathBuf>,
     /// Read-only even inside those (the user's tree, in worktree mode).
-    fenced: Vec<PathBuf>,
-    grants: Vec<Grant>,
+    pub fenced: Vec<PathBuf>,
+    /// Written in a layer of the delegate's own (see [`MountPlan::private`]), on a tmpfs at
+    /// `scratch`.
+    pub private: Vec<PathBuf>,
+    pub scratch: Option<PathBuf>,
+    pub grants: Vec<Grant>,
 }
 
-/// The program and arguments that start a delegate confined to `grants`, in a mount namespace
-/// where `sealed` is read-only but for the `own` files in it: put the delegate's command after
-/// them.
-pub fn arguments(
-    tree: &Path,
-    sealed: &[PathBuf],
-    own: &[PathBuf],
-    (open, fenced): (&[PathBuf], &[PathBuf]),
-    grants: &[Grant],
-    full: bool,
-    abi: u32,
-) -> Vec<OsString> {
+/// The program and arguments that start a delegate as `launch` says: put the delegate's command
+/// after them.
+pub fn arguments(launch: &Launch) -> Vec<OsString> {
     let mut arguments: Vec<OsString> = vec![SELF.into(), SUBCOMMAND.into()];
     let mut add = |flag: &str, value: &OsStr| {
         arguments.push(flag.into());
         arguments.push(value.to_owned());
     };
-    add("--abi", OsStr::new(&abi.to_string()));
-    add("--tree", tree.as_os_str());
-    for path in sealed {
-        add("--seal", path.as_os_str());
+    add("--abi", OsStr::new(&launch.abi.to_string()));
+    add("--tree", launch.tree.as_os_str());
+    let listed = [
+        ("--seal", &launch.sealed),
+        ("--own", &launch.own),
+        ("--open", &launch.open),
+        ("--fence", &launch.fenced),
+        ("--private", &launch.private),
+    ];
+    for (flag, paths) in listed {
+        for path in paths {
+            add(flag, path.as_os_str());
+        }
     }
-    for path in own {
-        add("--own", path.as_os_str());
+    if let Some(scratch) = &launch.scratch {
+        add("--scratch", scratch.as_os_str());
     }
-    for path in open {
-        add("--open", path.as_os_str());
-    }
-    for path in fenced {
-        add("--fence", path.as_os_str());
-    }
-    for grant in grants {
+    for grant in &launch.grants {
         match grant {
             Grant::Beneath(path) => add("--dir", path.as_os_str()),
             Grant::File(path) => add("--file", path.as_os_str()),
         }
     }
-    if full {
+    if launch.full {
         arguments.push("--full".into());
     }
     arguments.push("--".into());
@@ -94,8 +93,11 @@ pub fn main(mut arguments: impl Iterator<Item = OsString>) -> io::Result<ExitSta
     let Some((program, rest)) = command.split_first() else {
         return Err(io::Error::other("no command to start after `--`"));
     };
-    let plan = MountPlan::new(&launch.tree, &launch.sealed, &launch.own)
+    let mut plan = MountPlan::new(&launch.tree, &launch.sealed, &launch.own)
         .read_only_outside(&launch.open, &launch.fenced);
+    if let Some(scratch) = &launch.scratch {
+        plan = plan.private(&launch.private, scratch);
+    }
     let confined = Confinement::new(
         &launch.grants,
         launch.full,
@@ -150,6 +152,8 @@ fn parse(arguments: &mut impl Iterator<Item = OsString>) -> io::Result<Launch> {
             "--own" => launch.own.push(path),
             "--open" => launch.open.push(path),
             "--fence" => launch.fenced.push(path),
+            "--private" => launch.private.push(path),
+            "--scratch" => launch.scratch = Some(path),
             "--dir" => launch.grants.push(Grant::Beneath(path)),
             "--file" => launch.grants.push(Grant::File(path)),
             _ => return Err(invalid(format!("`{flag}` is no launcher argument"))),
@@ -160,29 +164,56 @@ fn parse(arguments: &mut impl Iterator<Item = OsString>) -> io::Result<Launch> {
 /// Whether the launcher can confine a command here: started on `folder` with `sealed` in it, the
 /// command must be able to create an entry at the folder's top and unable to write in `sealed`.
 pub fn probe(folder: &Path, sealed: &Path, abi: u32) -> bool {
-    let launched = arguments(
-        folder,
-        &[sealed.to_path_buf()],
-        &[],
-        (&[], &[]),
-        &[Grant::Beneath(folder.to_path_buf())],
-        false,
+    let launch = Launch {
         abi,
-    );
+        tree: folder.to_path_buf(),
+        sealed: vec![sealed.to_path_buf()],
+        grants: vec![Grant::Beneath(folder.to_path_buf())],
+        ..Launch::default()
+    };
+    ran(
+        &launch,
+        folder,
+        "if (: > sealed/x); then exit 1; fi; : > made",
+    ) && folder.join("made").is_file()
+        && !sealed.join("x").exists()
+}
+
+/// Whether the launcher can make `cache` (in `folder`, holding `x`) private to a command here:
+/// the command must write `x` and read back what it wrote, and `x` must be as it was after.
+pub fn probe_private(folder: &Path, cache: &Path, scratch: &Path, abi: u32) -> bool {
+    let before = std::fs::read(cache.join("x")).ok();
+    let launch = Launch {
+        abi,
+        tree: folder.to_path_buf(),
+        private: vec![cache.to_path_buf()],
+        scratch: Some(scratch.to_path_buf()),
+        grants: vec![Grant::Beneath(folder.to_path_buf())],
+        ..Launch::default()
+    };
+    ran(
+        &launch,
+        folder,
+        "echo private > cache/x && grep -q private cache/x",
+    ) && before.is_some()
+        && std::fs::read(cache.join("x")).ok() == before
+}
+
+/// Whether `script` succeeds, launched as `launch` says in `folder`.
+fn ran(launch: &Launch, folder: &Path, script: &str) -> bool {
+    let launched = arguments(launch);
     let Some((program, rest)) = launched.split_first() else {
         return false;
     };
-    let ran = Command::new(program)
+    Command::new(program)
         .args(rest)
-        .args(["sh", "-c", "if (: > sealed/x); then exit 1; fi; : > made"])
+        .args(["sh", "-c", script])
         .current_dir(folder)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status();
-    ran.is_ok_and(|status| status.success())
-        && folder.join("made").is_file()
-        && !sealed.join("x").exists()
+        .status()
+        .is_ok_and(|status| status.success())
 }
 
 #[cfg(test)]

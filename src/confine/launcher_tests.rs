@@ -10,20 +10,14 @@ fn the_arguments_read_back_as_they_were_written() {
         own: vec!["/w/state/verdict".into()],
         open: vec!["/tmp".into(), "/home/u/.cache".into()],
         fenced: vec!["/tmp/user tree".into()],
+        private: vec!["/home/u/.cargo".into(), "/home/u/.cache".into()],
+        scratch: Some("/tmp/refine-loop-delegate-x/.private".into()),
         grants: vec![
             Grant::Beneath("/w/tree with space".into()),
             Grant::File("/dev/null".into()),
         ],
     };
-    let written = arguments(
-        &launch.tree,
-        &launch.sealed,
-        &launch.own,
-        (&launch.open, &launch.fenced),
-        &launch.grants,
-        launch.full,
-        launch.abi,
-    );
+    let written = arguments(&launch);
     assert_eq!(written[..2], [OsString::from(SELF), SUBCOMMAND.into()]);
     let mut rest = written[2..]
         .iter()

@@ -45,6 +45,8 @@ pub struct Confiner {
     abi: u32,
     /// Each delegate gets a mount namespace that binds the sealed folders read-only, made so.
     bound: Option<namespace::Namespace>,
+    /// In it, the walls' private folders are the delegate's own (see [`probe_private`]).
+    private: bool,
     walls: Walls,
 }
 
@@ -55,7 +57,7 @@ impl Confiner {
     pub fn new(
         decision: &Decision,
         mut walls: Walls,
-        bound: Option<namespace::Namespace>,
+        (bound, private): (Option<namespace::Namespace>, bool),
     ) -> Option<Self> {
         let Decision::Confine { missing, abi } = decision else {
             return None;
@@ -68,6 +70,7 @@ impl Confiner {
             full: missing.is_empty(),
             abi: *abi,
             bound,
+            private: private && bound.is_some(),
             walls,
         })
     }
@@ -127,7 +130,7 @@ impl Confiner {
     }
 
     /// The ruleset for one delegate: the run's walls, its own `files` to write in place, and
-    /// `temp`, its own temp folder.
+    /// `temp`, its own temp folder (where the tmpfs for its private layers goes).
     pub fn prepare(&self, files: &[&Path], temp: &Path) -> std::io::Result<Prepared> {
         let mut walls = self.walls.clone();
         walls.files.extend(files.iter().map(|f| f.to_path_buf()));
@@ -135,23 +138,58 @@ impl Confiner {
         let grants = plan(&walls, self.bound.is_some());
         // In the mount namespace the tools are read-only binds like the fenced folders.
         walls.fenced.extend(walls.tools.iter().cloned());
+        let scratch = if self.private && !walls.private.is_empty() {
+            let scratch = temp.join(".private");
+            std::fs::create_dir(&scratch)?;
+            Some(scratch)
+        } else {
+            None
+        };
+        let full = self.full;
         match self.bound {
-            Some(namespace::Namespace::User) => Ok(Prepared::launched(launcher::arguments(
-                &walls.tree,
-                &walls.sealed,
-                &walls.files,
-                (&walls.writable, &walls.fenced),
-                &grants,
-                self.full,
-                self.abi,
-            ))),
-            Some(namespace::Namespace::Thread) => {
-                let mount = namespace::MountPlan::new(&walls.tree, &walls.sealed, &walls.files)
-                    .read_only_outside(&walls.writable, &walls.fenced);
-                Prepared::new(&grants, self.full, self.abi, Some(mount))
+            Some(namespace::Namespace::User) => {
+                Ok(Prepared::launched(launcher::arguments(&launcher::Launch {
+                    abi: self.abi,
+                    full,
+                    tree: walls.tree,
+                    sealed: walls.sealed,
+                    own: walls.files,
+                    open: walls.writable,
+                    fenced: walls.fenced,
+                    private: walls.private,
+                    scratch,
+                    grants,
+                })))
             }
-            None => Prepared::new(&grants, self.full, self.abi, None),
+            Some(namespace::Namespace::Thread) => {
+                let mut mount = namespace::MountPlan::new(&walls.tree, &walls.sealed, &walls.files)
+                    .read_only_outside(&walls.writable, &walls.fenced);
+                if let Some(scratch) = &scratch {
+                    mount = mount.private(&walls.private, scratch);
+                }
+                Prepared::new(&grants, full, self.abi, Some(mount))
+            }
+            None => Prepared::new(&grants, full, self.abi, None),
         }
+    }
+
+    /// The folders whose writes each delegate keeps to itself, resolved; none when they cannot
+    /// be made so here.
+    pub fn private_folders(&self) -> Vec<PathBuf> {
+        if !self.private {
+            return Vec::new();
+        }
+        let tree = self.walls.tree.canonicalize().ok();
+        let mut folders: Vec<PathBuf> = self
+            .walls
+            .private
+            .iter()
+            .filter_map(|path| path.canonicalize().ok())
+            .filter(|path| tree.as_ref().is_none_or(|tree| !tree.starts_with(path)))
+            .collect();
+        folders.sort();
+        folders.dedup_by(|inner, outer| inner.starts_with(&*outer));
+        folders
     }
 }
 
@@ -159,10 +197,7 @@ impl Confiner {
 /// on a temporary folder bound read-only over itself, and must leave it unwritable there and
 /// writable here.
 pub fn probe(abi: u32) -> Option<namespace::Namespace> {
-    let folder = tempfile::Builder::new()
-        .prefix("refine-loop-probe-")
-        .tempdir()
-        .ok()?;
+    let folder = probe_folder()?;
     let sealed = folder.path().join("sealed");
     std::fs::create_dir(&sealed).ok()?;
     if namespace::probe_thread(folder.path(), &sealed) {
@@ -171,12 +206,57 @@ pub fn probe(abi: u32) -> Option<namespace::Namespace> {
     launcher::probe(folder.path(), &sealed, abi).then_some(namespace::Namespace::User)
 }
 
+/// Whether a delegate's namespace, made as `namespace` says, can keep what it writes in a
+/// cache to itself (an overlay on a tmpfs; see [`namespace::MountPlan::private`]): tried for
+/// real on a temporary folder.
+pub fn probe_private(namespace: namespace::Namespace, abi: u32) -> bool {
+    let Some(folder) = probe_folder() else {
+        return false;
+    };
+    let (cache, scratch) = (folder.path().join("cache"), folder.path().join("scratch"));
+    let made = std::fs::create_dir(&cache)
+        .and_then(|()| std::fs::create_dir(&scratch))
+        .and_then(|()| std::fs::write(cache.join("x"), "as it was"));
+    if made.is_err() {
+        return false;
+    }
+    match namespace {
+        namespace::Namespace::Thread => {
+            namespace::probe_private_thread(folder.path(), &cache, &scratch)
+        }
+        namespace::Namespace::User => launcher::probe_private(folder.path(), &cache, &scratch, abi),
+    }
+}
+
+/// A temporary folder to try a namespace on.
+fn probe_folder() -> Option<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix("refine-loop-probe-")
+        .tempdir()
+        .ok()
+}
+
 /// `[loop] writable` when left out: the temp folders and the usual caches of cargo, rustup, npm
 /// and the XDG cache.
 pub const DEFAULT_WRITABLE: &[&str] = &[
     "$TMPDIR",
     "/tmp",
     "/var/tmp",
+    "$CARGO_HOME",
+    "~/.cargo",
+    "$RUSTUP_HOME",
+    "~/.rustup",
+    "$XDG_CACHE_HOME",
+    "~/.cache",
+    "$npm_config_cache",
+    "~/.npm",
+];
+
+/// The entries of [`DEFAULT_WRITABLE`] that are caches: where the writable folders are left
+/// to their default, each delegate keeps what it writes there to itself where it can (see
+/// [`Walls::private`]). A cache holds tools, their configs and environments (cargo's `bin` and
+/// `config.toml`, Poetry's virtualenvs, files uv links into a virtualenv) that the gate runs.
+pub const DEFAULT_PRIVATE: &[&str] = &[
     "$CARGO_HOME",
     "~/.cargo",
     "$RUSTUP_HOME",

@@ -27,6 +27,7 @@
 //! sealed ones (see [`super::walls`]).
 
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use nix::mount::{MsFlags, mount};
@@ -54,6 +55,22 @@ pub(super) fn probe_thread(folder: &Path, sealed: &Path) -> bool {
         && std::fs::remove_file(sealed.join("x")).is_ok()
 }
 
+/// Whether a throwaway thread can make `cache` (in `folder`, holding `x`) private: it must
+/// write `x` and read back what it wrote, and `x` must be as it was here.
+pub(super) fn probe_private_thread(folder: &Path, cache: &Path, scratch: &Path) -> bool {
+    let before = std::fs::read(cache.join("x")).ok();
+    let plan = MountPlan::new(folder, &[], &[]).private(&[cache.to_path_buf()], scratch);
+    let x = cache.join("x");
+    let probe = std::thread::spawn(move || {
+        plan.enter(Namespace::Thread).is_ok()
+            && std::fs::write(&x, "private").is_ok()
+            && std::fs::read(&x).is_ok_and(|read| read == b"private")
+    });
+    probe.join().unwrap_or(false)
+        && before.is_some()
+        && std::fs::read(cache.join("x")).ok() == before
+}
+
 /// The binds a delegate's mount namespace gets, prepared before its thread makes them.
 #[derive(Debug)]
 pub struct MountPlan {
@@ -72,6 +89,11 @@ pub struct MountPlan {
     /// Read-only though inside an open folder (the user's tree in worktree mode, in `/tmp`),
     /// but for the open folders inside them.
     fenced: Vec<PathBuf>,
+    /// Writable to the delegate, but only in a layer of its own: each is the lower layer of an
+    /// overlay whose upper layer is on a tmpfs at [`Self::scratch`], gone with the namespace.
+    private: Vec<PathBuf>,
+    /// Where the tmpfs for the private layers is mounted (a folder of the delegate's own).
+    scratch: Option<PathBuf>,
 }
 
 impl MountPlan {
@@ -112,7 +134,40 @@ impl MountPlan {
             own,
             open: None,
             fenced: Vec::new(),
+            private: Vec::new(),
+            scratch: None,
         }
+    }
+
+    /// Makes the `folders` (caches outside the tree: cargo's, the XDG cache, npm's) private to
+    /// the delegate: it reads them as they are and writes them as it likes, but what it writes
+    /// goes to a layer of its own on a tmpfs mounted at `scratch` (an empty folder), which the
+    /// namespace takes with it. A tool, a config (`$CARGO_HOME/config.toml`), an environment or
+    /// a file linked from the tree in them is never changed for the gate. A folder whose path
+    /// an overlay's options cannot carry (`,`, `:`, `\`) or that holds the tree stays as it is.
+    pub fn private(mut self, folders: &[PathBuf], scratch: &Path) -> Self {
+        let tree = self.pinned.first().cloned();
+        self.private = folders
+            .iter()
+            .filter_map(|path| path.canonicalize().ok())
+            .filter(|path| path.is_dir())
+            .filter(|path| {
+                !path
+                    .as_os_str()
+                    .as_bytes()
+                    .iter()
+                    .any(|b| b",:\\".contains(b))
+            })
+            .filter(|path| tree.as_ref().is_none_or(|tree| !tree.starts_with(path)))
+            .filter(|path| !self.sealed.iter().any(|(seal, _)| seal.starts_with(path)))
+            .filter(|path| !self.own.iter().any(|own| own.starts_with(path)))
+            .collect();
+        self.private.sort();
+        // One inside another is in its layer already.
+        self.private
+            .dedup_by(|inner, outer| inner.starts_with(&*outer));
+        self.scratch = Some(scratch.to_path_buf());
+        self
     }
 
     /// Makes every mount read-only but the kernel's own (`/proc`, `/sys`, `/dev`) and those
@@ -128,6 +183,22 @@ impl MountPlan {
             .iter()
             .filter_map(|path| path.canonicalize().ok())
             .collect();
+        // A fenced folder in the tree (the gate's tools: `web/node_modules`) is pinned like a
+        // sealed one: `mv web web.old` and a `web/node_modules` of the delegate's own would
+        // leave the read-only bind where the gate no longer looks.
+        if let Some(tree) = self.pinned.first().cloned() {
+            let mut pinned: std::collections::BTreeSet<PathBuf> = self.pinned.drain(..).collect();
+            for fence in self.fenced.iter().filter(|fence| fence.starts_with(&tree)) {
+                pinned.extend(
+                    fence
+                        .ancestors()
+                        .skip(1)
+                        .take_while(|folder| folder.starts_with(&tree))
+                        .map(Path::to_path_buf),
+                );
+            }
+            self.pinned = pinned.into_iter().collect();
+        }
         let mut open: Vec<PathBuf> = writable
             .iter()
             .filter_map(|path| path.canonicalize().ok())
@@ -176,6 +247,9 @@ impl MountPlan {
                 Ok(()) | Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => {}
                 Err(_) => open_bound = false,
             }
+        }
+        if let Some(scratch) = self.scratch.as_ref().filter(|_| !self.private.is_empty()) {
+            make_private(&self.private, scratch, namespace)?;
         }
         // A fenced folder bound over itself with what is bound inside it (the open folders it
         // holds), then made read-only: its mount alone, those inside stay writable.
@@ -233,6 +307,42 @@ impl MountPlan {
         std::env::set_current_dir(here)?;
         Ok(())
     }
+}
+
+/// Mounts a tmpfs at `scratch` and, over each of `folders`, an overlay whose lower layer is the
+/// folder and whose upper layer is on that tmpfs. In a user namespace the overlay keeps its own
+/// attributes in `user.` ones (`userxattr`).
+fn make_private(folders: &[PathBuf], scratch: &Path, namespace: Namespace) -> io::Result<()> {
+    mount(
+        Some("tmpfs"),
+        scratch,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some("mode=0700"),
+    )?;
+    for (index, folder) in folders.iter().enumerate() {
+        let upper = scratch.join(format!("upper-{index}"));
+        let work = scratch.join(format!("work-{index}"));
+        std::fs::create_dir(&upper)?;
+        std::fs::create_dir(&work)?;
+        let mut options = std::ffi::OsString::from("lowerdir=");
+        options.push(folder);
+        options.push(",upperdir=");
+        options.push(&upper);
+        options.push(",workdir=");
+        options.push(&work);
+        if namespace == Namespace::User {
+            options.push(",userxattr");
+        }
+        mount(
+            Some("overlay"),
+            folder,
+            Some("overlay"),
+            MsFlags::empty(),
+            Some(options.as_os_str()),
+        )?;
+    }
+    Ok(())
 }
 
 /// Makes every mount in `mounted` read-only, but those at or beneath an `open` path and the

@@ -285,3 +285,33 @@ fn mount_points_are_read_as_the_kernel_escapes_them() {
         ]
     );
 }
+
+#[test]
+fn the_folders_made_private_are_those_an_overlay_can_take() {
+    let (folder, root) = tree();
+    let at = |name: &str| {
+        let path = folder.path().canonicalize().unwrap().join(name);
+        std::fs::create_dir_all(&path).unwrap();
+        path
+    };
+    let state = root.join(".refine-loop");
+    // (folder, made private)
+    let table = [
+        (at("cache"), true),
+        (at("cache/inner"), false), // in `cache`'s layer already
+        (at("a,b"), false),         // the overlay's options cannot carry it
+        (at("c:d"), false),
+        (folder.path().to_path_buf(), false), // it holds the tree
+        (folder.path().join("missing"), false),
+        (root.join("pkg"), true),
+    ];
+    let folders: Vec<PathBuf> = table.iter().map(|(path, _)| path.clone()).collect();
+    let plan =
+        MountPlan::new(&root, &[root.join(".git"), state], &[]).private(&folders, &at("scratch"));
+    for (path, private) in &table {
+        assert_eq!(plan.private.contains(path), *private, "{}", path.display());
+    }
+    namespaces();
+    let abi = kernel_abi().unwrap();
+    assert!(super::super::probe_private(Namespace::Thread, abi));
+}

@@ -67,7 +67,12 @@ fn only_what_the_walls_forbid_is_blamed_on_them() {
             abi: 7,
             missing: Vec::new(),
         };
-        Confiner::new(&decision, walls, bound.then_some(Namespace::Thread)).unwrap()
+        Confiner::new(
+            &decision,
+            walls,
+            (bound.then_some(Namespace::Thread), false),
+        )
+        .unwrap()
     };
     let output = "\
         sh: 1: cannot create .git/config: Read-only file system\n\
@@ -116,7 +121,7 @@ fn what_a_delegate_prints_stays_code_and_is_bounded() {
         abi: 7,
         missing: Vec::new(),
     };
-    let confiner = Confiner::new(&decision, walls, Some(Namespace::Thread)).unwrap();
+    let confiner = Confiner::new(&decision, walls, (Some(Namespace::Thread), false)).unwrap();
     let mut refusals = Refusals::default();
     refusals.push(b"sh: 1: cannot create /etc/x`[y](z): Permission denied\n");
     let said = refusals.explain(&confiner, &tree);

@@ -27,6 +27,10 @@ pub struct Walls {
     pub tools: Vec<PathBuf>,
     /// Single files to write in place (the delegate's verdict and report; `/dev/null`).
     pub files: Vec<PathBuf>,
+    /// Writable folders (the caches outside the tree) whose writes each delegate keeps to
+    /// itself, where its mount namespace can: it reads them as they are, and what it writes
+    /// there is gone when it ends (see [`super::namespace::MountPlan::private`]).
+    pub private: Vec<PathBuf>,
 }
 
 /// One rule for the kernel.

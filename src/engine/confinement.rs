@@ -71,8 +71,39 @@ pub fn decide(
             )
             .collect();
     }
-    let confiner = Confiner::new(&decision, walls, bound);
+    let private = private_caches(bound, &decision, &walls);
+    let confiner = Confiner::new(&decision, walls, (bound, private));
+    if let Some(confiner) = &confiner {
+        note.private = confiner
+            .private_folders()
+            .iter()
+            .map(|folder| folder.display().to_string())
+            .collect();
+    }
     Ok((note, confiner))
+}
+
+/// Whether each delegate can keep its writes in the walls' private caches to itself: it has a
+/// mount namespace, and an overlay can be made in it.
+fn private_caches(
+    bound: Option<confine::namespace::Namespace>,
+    decision: &Decision,
+    walls: &Walls,
+) -> bool {
+    let (Some(namespace), Decision::Confine { abi, .. }) = (bound, decision) else {
+        return false;
+    };
+    if walls.private.is_empty() {
+        return false;
+    }
+    let private = confine::probe_private(namespace, *abi);
+    if !private {
+        tracing::warn!(
+            "no overlay can be made in a delegate's namespace here: what a delegate writes in \
+             the caches (cargo's, the XDG cache, npm's) stays after it"
+        );
+    }
+    private
 }
 
 /// The newest Landlock ABI the loop uses: the kernel's, unless `REFINE_LOOP_LANDLOCK_ABI_MAX`
@@ -106,6 +137,15 @@ fn walls(settings: &Settings, workspace: &Workspace) -> Walls {
             .into_iter()
             .filter_map(|entry| confine::expand(entry, root, &lookup)),
     );
+    // The default caches are each delegate's own; a folder the user lists is shared.
+    let private = if settings.run.writable.is_none() {
+        confine::DEFAULT_PRIVATE
+            .iter()
+            .filter_map(|entry| confine::expand(entry, root, &lookup))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let ignored = workspace.ignored_folders();
     let is_ignored = |path: &Path| workspace.is_ignored(path);
     let pre_commit = settings
@@ -145,6 +185,7 @@ fn walls(settings: &Settings, workspace: &Workspace) -> Walls {
         fenced,
         tools: tools.read_only,
         files: Vec::new(),
+        private,
     }
 }
 

@@ -76,6 +76,10 @@ pub struct ConfinementNote {
     /// What kept the delegates' signals, and their traces, from the loop's processes.
     #[serde(default)]
     pub signals: SignalBoundary,
+    /// The caches whose writes each delegate kept to itself (a layer of its own, gone when it
+    /// ended), absolute.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub private: Vec<String>,
 }
 
 /// What kept a confined delegate from signalling the loop, the gate or the user's shell.

@@ -285,6 +285,7 @@ fn run_part() -> RunPart {
                 whole_tree: true,
                 tools: vec![".venv".into()],
                 signals: crate::model::SignalBoundary::Landlock,
+                private: vec!["/home/runner/.cargo".into()],
             }),
         },
         ignored: super::IgnoredPart::default(),

@@ -29,8 +29,7 @@ impl Workspace {
         incidents.extend(self.restore_owners());
         // Then what git ignores, before the scan: a file it made visible is compared as it was.
         incidents.extend(
-            self.ignored
-                .restore_changed(&self.root, &self.store)?
+            self.restore_ignored()?
                 .into_iter()
                 .map(|path| Incident::IgnoredRestored { path }),
         );

@@ -73,14 +73,20 @@ impl Workspace {
         Ok(hidden)
     }
 
-    /// The folders git ignored at the baseline (its status does not enter them), in the tree.
+    /// The folders git ignored at the baseline (its status does not enter them), in the tree,
+    /// and the ignored links to folders (a `node_modules` shared between checkouts).
     pub fn ignored_folders(&self) -> Vec<std::path::PathBuf> {
+        let under = |path: &[u8]| {
+            self.root
+                .join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(path))
+        };
         self.ignored_seen
             .iter()
-            .filter_map(|path| path.strip_suffix(b"/"))
-            .map(|folder| {
-                self.root
-                    .join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(folder))
+            .filter_map(|path| match path.strip_suffix(b"/") {
+                Some(folder) => Some(under(folder)),
+                None => Some(under(path)).filter(|link| {
+                    link.is_symlink() && std::fs::metadata(link).is_ok_and(|meta| meta.is_dir())
+                }),
             })
             .collect()
     }

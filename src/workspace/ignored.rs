@@ -59,6 +59,12 @@ impl IgnoredFiles {
         let mut files = Vec::new();
         for path in ignored {
             if skipped(&path) {
+                // A link in place of a skipped folder (`node_modules` shared between checkouts)
+                // is one entry, and says where the gate's tools are: it is kept.
+                let kept = !cancel.is_requested() && !excluded(&path);
+                if let Some(link) = link_at(root, &path).filter(|_| kept) {
+                    files.push(link);
+                }
                 continue;
             }
             collect(root, RepoPath::new(path), &skipped, &mut files);
@@ -84,14 +90,25 @@ impl IgnoredFiles {
     /// Puts back every kept file whose state changed, with the time it was last modified (a
     /// build tool that goes by times then rebuilds what it had rebuilt: an object put back with
     /// a new time would look fresher than its changed source); returns their paths.
+    /// A folder made where a kept file or link was (a `node_modules` of the delegate's own in
+    /// place of the shared one it linked to) is set aside in `aside`, never deleted.
     pub(super) fn restore_changed(
         &self,
         root: &Path,
         store: &SnapshotStore,
+        aside: &mut super::rollback::SetAside<'_>,
     ) -> Result<Vec<RepoPath>, WorkspaceError> {
         let mut restored = Vec::new();
         for (path, state) in self.changed(root)? {
             let full = path.under(root);
+            let folder_in_the_way =
+                std::fs::symlink_metadata(&full).is_ok_and(|meta| meta.is_dir());
+            if folder_in_the_way && state != PathState::Directory {
+                aside.put(&full).map_err(|source| WorkspaceError::Io {
+                    path: full.clone(),
+                    source,
+                })?;
+            }
             let stat = self.kept.get(&path).map(|(stat, _)| stat);
             let in_place = stat.is_some_and(|stat| still_linked(&full, stat));
             let written = if in_place {
@@ -203,7 +220,21 @@ impl Workspace {
         if gates_own {
             return self.ignored.yield_changed(&self.root);
         }
-        self.ignored.restore_changed(&self.root, &self.store)
+        self.restore_ignored()
+    }
+
+    /// Puts back every kept ignored file that changed (see [`IgnoredFiles::restore_changed`]);
+    /// returns their paths.
+    pub(super) fn restore_ignored(&self) -> Result<Vec<RepoPath>, WorkspaceError> {
+        let mut aside = super::rollback::SetAside {
+            dir: &self.set_aside_dir,
+            moved: Vec::new(),
+        };
+        let restored = self
+            .ignored
+            .restore_changed(&self.root, &self.store, &mut aside);
+        self.record_set_aside(aside);
+        restored
     }
 
     /// The ignored files not protected (over the budget), each with its size.
@@ -260,6 +291,19 @@ pub(super) fn ignored_entries(repo: &git2::Repository) -> Result<Vec<Vec<u8>>, W
         .filter(|entry| entry.status().is_ignored())
         .map(|entry| entry.path_bytes().to_vec())
         .collect())
+}
+
+/// The link at `path` (as git's status lists it: a folder ends in `/`), with its metadata.
+fn link_at(root: &Path, path: &[u8]) -> Option<(RepoPath, std::fs::Metadata)> {
+    if path.ends_with(b"/") {
+        return None;
+    }
+    let path = RepoPath::new(path.to_vec());
+    let metadata = std::fs::symlink_metadata(path.under(root)).ok()?;
+    metadata
+        .file_type()
+        .is_symlink()
+        .then_some((path, metadata))
 }
 
 /// The files and symlinks at and beneath `path` (a folder when it ends in `/`), but skipped

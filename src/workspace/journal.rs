@@ -270,12 +270,7 @@ impl Workspace {
                     .map(|entry| (entry.path.clone(), entry.state.clone())),
             );
         }
-        restored.extend(
-            self.ignored
-                .restore_changed(&self.root, &self.store)?
-                .iter()
-                .map(ToString::to_string),
-        );
+        restored.extend(self.restore_ignored()?.iter().map(ToString::to_string));
         self.artifacts.extend(journal.artifacts.iter().cloned());
         for entry in &journal.protected {
             self.protected

@@ -376,17 +376,22 @@ impl Workspace {
             moved: Vec::new(),
         };
         let rolled_back = rollback::roll_back(&self.root, &self.store, changes, since, &mut aside);
+        self.record_set_aside(aside);
+        // A folder the rollback made anew takes its baseline mode, and what it put back its
+        // baseline owner.
+        self.restore_folder_modes();
+        self.restore_owners();
+        rolled_back
+    }
+
+    /// Remembers the folders `aside` holds: the loop did not make them.
+    fn record_set_aside(&self, aside: rollback::SetAside<'_>) {
         self.set_aside.borrow_mut().extend(
             aside
                 .moved
                 .into_iter()
                 .map(|(was, is)| (was, is, AsideWhy::NotMade)),
         );
-        // A folder the rollback made anew takes its baseline mode, and what it put back its
-        // baseline owner.
-        self.restore_folder_modes();
-        self.restore_owners();
-        rolled_back
     }
 
     /// The folders set aside so far (a rollback deletes none the loop did not make): one line

@@ -765,9 +765,12 @@ fn a_delegate_cannot_stop_kill_or_trace_the_loop() {
 
 /// The programs a gate runs are not the delegate's to change: a lint tool in `node_modules`, a
 /// virtualenv's, one in a dependency folder deeper down, one on PATH in a folder delegates may
-/// write (a temp folder, `~/.cargo/bin`). A delegate that makes each print nothing would lower
-/// the count without fixing anything; each is read-only to it, while its cache in
-/// `node_modules/.cache` stays writable, and the report says what was refused.
+/// write (a temp folder, `~/.cargo/bin`), one in a `node_modules` that is a link to a folder
+/// outside the tree. A delegate that makes each print nothing would lower the count without
+/// fixing anything; each is read-only to it, while its cache in `node_modules/.cache` stays
+/// writable, and the report says what was refused. Nor can it move the folder that holds one
+/// aside and make its own (`mv web web.moved`), or put a folder of its own in place of the link
+/// (that one is put back after it, the folder set aside).
 #[test]
 fn a_delegate_cannot_change_the_tools_the_gate_runs() {
     tools_of_the_gate(false);
@@ -785,7 +788,7 @@ fn tools_of_the_gate(unprivileged: bool) {
     let repo = Repo::new();
     repo.write(
         ".gitignore",
-        "/.refine-loop\nnode_modules/\n/.venv/\n/vendor/\n",
+        "/.refine-loop\nnode_modules/\n/.venv/\n/vendor/\n/app/node_modules\n",
     );
     repo.write("src/findings.txt", "src/lib.txt:1:1: error: one\n");
     repo.write("src/lib.txt", "library\n");
@@ -805,6 +808,15 @@ fn tools_of_the_gate(unprivileged: bool) {
     executable(&repo.join("vendor/bin/plint"));
     std::fs::create_dir(tools.path().join("bin")).unwrap();
     executable(&tools.path().join("bin/pathlint"));
+    // A dependency folder that is a link to one outside the tree (shared between checkouts).
+    std::fs::create_dir_all(tools.path().join("shared/node_modules/.bin")).unwrap();
+    executable(&tools.path().join("shared/node_modules/.bin/slint"));
+    std::fs::create_dir_all(repo.join("app")).unwrap();
+    std::os::unix::fs::symlink(
+        tools.path().join("shared/node_modules"),
+        repo.join("app/node_modules"),
+    )
+    .unwrap();
     let script = "\
         echo more >> src/lib.txt; \
         printf '#!/bin/sh\\nexit 0\\n' > node_modules/.bin/lint && echo TAMPERED-NODE-MODULES; \
@@ -813,6 +825,10 @@ fn tools_of_the_gate(unprivileged: bool) {
         echo 'process.exit(0)' > web/node_modules/pkg/index.js && echo TAMPERED-NESTED; \
         printf '#!/bin/sh\\nexit 0\\n' > \"$TOOLS/bin/pathlint\" && echo TAMPERED-PATH; \
         rm -rf node_modules/.bin && echo REMOVED-BIN; \
+        mv web web.moved && mkdir -p web/node_modules/pkg && echo MOVED-ITS-FOLDER; \
+        printf '#!/bin/sh\\nexit 0\\n' > app/node_modules/.bin/slint && echo TAMPERED-LINKED; \
+        rm app/node_modules && mkdir -p app/node_modules/.bin && \
+            printf '#!/bin/sh\\nexit 0\\n' > app/node_modules/.bin/slint && echo REPLACED-LINK; \
         echo entry > node_modules/.cache/entry && echo CACHED; \
         true";
     let checks = [
@@ -820,6 +836,7 @@ fn tools_of_the_gate(unprivileged: bool) {
         ("venv", ".venv/bin/vlint"),
         ("vendor", "vendor/bin/plint"),
         ("path", "pathlint"),
+        ("linked", "app/node_modules/.bin/slint"),
     ]
     .map(|(name, run)| {
         format!(
@@ -859,7 +876,7 @@ fn tools_of_the_gate(unprivileged: bool) {
     let output = command.output().unwrap();
     let report =
         std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
-            .unwrap();
+            .unwrap_or_else(|error| panic!("no delegate report ({error}): {output:?}"));
     let printed = report.split_once("## Its output").unwrap().1;
     for marker in [
         "TAMPERED-NODE-MODULES",
@@ -868,6 +885,8 @@ fn tools_of_the_gate(unprivileged: bool) {
         "TAMPERED-NESTED",
         "TAMPERED-PATH",
         "REMOVED-BIN",
+        "MOVED-ITS-FOLDER",
+        "TAMPERED-LINKED",
     ] {
         assert!(!printed.contains(marker), "{marker} in the log:\n{report}");
     }
@@ -881,7 +900,7 @@ fn tools_of_the_gate(unprivileged: bool) {
     );
     assert_eq!(
         json(&repo, "gate-summary.json")["failed_count"],
-        4,
+        5,
         "{report}"
     );
     let mut tree_after = tree_of(repo.path(), &[".git", ".refine-loop", "src"]);
@@ -908,4 +927,123 @@ fn tools_of_the_gate(unprivileged: bool) {
         "{}: {sealed:?}",
         bin.display()
     );
+}
+
+/// The caches outside the tree hold what the gate runs too: a Poetry virtualenv's tools (not on
+/// PATH), files uv links into the tree's virtualenv, cargo's `config.toml` (one line of
+/// `rustflags = ["--cap-lints=allow"]` silences every lint). Each delegate writes them as it
+/// likes, in a layer of its own: it reads back what it wrote (a crate it downloaded), and when it
+/// ends all of it is gone, so the gate never sees it. As root (the thread's namespace) and as a
+/// user without privileges (the launcher's).
+#[test]
+fn what_a_delegate_writes_in_the_caches_is_its_own_and_gone_when_it_ends() {
+    for unprivileged in [false, true] {
+        caches_of_the_delegate(unprivileged);
+    }
+}
+
+fn caches_of_the_delegate(unprivileged: bool) {
+    let case = format!("unprivileged {unprivileged}");
+    let lint = "#!/bin/sh\ncat src/findings.txt; test ! -s src/findings.txt\n";
+    let home = tempfile::tempdir().unwrap();
+    let (cargo, cache) = (home.path().join("cargo"), home.path().join("cache"));
+    let executable = |path: &Path| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, lint).unwrap();
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    };
+    let poetry = cache.join("pypoetry/virtualenvs/project-py3.12/bin/plint");
+    executable(&poetry);
+    let archive = cache.join("uv/archive-v0/abc/bin/ulint");
+    executable(&archive);
+    std::fs::create_dir_all(cargo.join("registry")).unwrap();
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n/.venv/\n");
+    repo.write("src/findings.txt", "src/lib.txt:1:1: error: one\n");
+    repo.write("src/lib.txt", "library\n");
+    repo.write(".venv/pyvenv.cfg", "home = /usr/bin\n");
+    std::fs::create_dir_all(repo.join(".venv/bin")).unwrap();
+    std::fs::hard_link(&archive, repo.join(".venv/bin/ulint")).unwrap();
+    let script = "\
+        echo more >> src/lib.txt; \
+        printf '#!/bin/sh\\nexit 0\\n' > \"$XDG_CACHE_HOME/pypoetry/virtualenvs/project-py3.12/bin/plint\" && echo WROTE-POETRY; \
+        printf '#!/bin/sh\\nexit 0\\n' > \"$XDG_CACHE_HOME/uv/archive-v0/abc/bin/ulint\" && echo WROTE-THROUGH-LINK; \
+        printf '[build]\\nrustflags = [\"--cap-lints=allow\"]\\n' > \"$CARGO_HOME/config.toml\" && echo WROTE-CARGO-CONFIG; \
+        mkdir -p \"$CARGO_HOME/registry/cache\" && echo crate > \"$CARGO_HOME/registry/cache/x.crate\"; \
+        grep -q crate \"$CARGO_HOME/registry/cache/x.crate\" && echo READ-ITS-DOWNLOAD; \
+        true";
+    let checks = [
+        ("poetry", poetry.display().to_string()),
+        ("uv", ".venv/bin/ulint".into()),
+        (
+            "cargo",
+            "if grep -qs cap-lints \\\"$CARGO_HOME/config.toml\\\"; then exit 0; fi; cat src/findings.txt; test ! -s src/findings.txt".into(),
+        ),
+    ]
+    .map(|(name, run)| {
+        format!(
+            "[[gate.check]]\nname = \"{name}\"\ncategory = \"lint\"\nrun = \"{run}\"\nparser = \"clippy\"\n"
+        )
+    })
+    .join("\n");
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n{checks}\n[[delegate]]\n\
+             categories = [\"lint\"]\nrun = '''{script}'''\n"
+        ),
+    );
+    repo.commit("a project whose gate runs tools from the caches");
+    let mut command = repo.command(&["run"]);
+    command
+        .env("CARGO_HOME", &cargo)
+        .env("XDG_CACHE_HOME", &cache);
+    if unprivileged {
+        unprivileged_user(&repo, &mut command);
+        if nix::unistd::geteuid().is_root() {
+            let status = std::process::Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(home.path())
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+    }
+    let home_before = tree_of(home.path(), &[]);
+    let venv_before = tree_of(&repo.join(".venv"), &[]);
+    let output = command.output().unwrap();
+    let report =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
+            .unwrap();
+    let printed = report.split_once("## Its output").unwrap().1;
+    // Honest work is not stopped: every write succeeds, and a download reads back.
+    for marker in [
+        "WROTE-POETRY",
+        "WROTE-THROUGH-LINK",
+        "WROTE-CARGO-CONFIG",
+        "READ-ITS-DOWNLOAD",
+    ] {
+        assert!(printed.contains(marker), "{case}: {marker}:\n{report}");
+    }
+    // Nothing the gate runs changed, so nothing was fixed: every check still fails.
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "{case}: {}\n{report}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        json(&repo, "gate-summary.json")["failed_count"],
+        3,
+        "{case}: {report}"
+    );
+    assert_eq!(tree_of(home.path(), &[]), home_before, "{case}");
+    assert_eq!(tree_of(&repo.join(".venv"), &[]), venv_before, "{case}");
+    let run = json(&repo, "run.json");
+    let private = run["confinement"]["private"].to_string();
+    for folder in [&cargo, &cache] {
+        let folder = folder.canonicalize().unwrap().display().to_string();
+        assert!(private.contains(&folder), "{case}: {folder}: {run}");
+    }
 }
