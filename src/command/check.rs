@@ -32,9 +32,9 @@ pub fn check(
     let run = gate::run_gate(
         &settings,
         &gate::Flaky::default(),
-        0,
-        &cycle_dir,
+        (0, &cycle_dir),
         cancel,
+        None,
         None,
     )?;
     state::write_json(&layout.cycle_summary(0), &run.summary)?;

@@ -5,7 +5,8 @@
 //! signal a process outside its own (Landlock ABI 6). Where a mount namespace can be made (the
 //! loop runs as root, or user namespaces are allowed), the sealed folders are read-only binds in
 //! it and the whole tree is writable, its top included; elsewhere the tree's top entries are
-//! granted one by one. The gate is not confined; an http delegate is no process (the loop
+//! granted one by one. The gate's runs after the baseline, which may run what a delegate
+//! planted, have the same walls but for the git dirs; an http delegate is no process (the loop
 //! applies its diff).
 
 mod decide;
@@ -75,6 +76,16 @@ impl Confiner {
         })
     }
 
+    /// The same walls, but `paths` are not sealed.
+    pub fn without_sealed(&self, paths: &[PathBuf]) -> Self {
+        let mut confiner = self.clone();
+        confiner
+            .walls
+            .sealed
+            .retain(|sealed| !paths.contains(sealed));
+        confiner
+    }
+
     /// Why the walls forbid a delegate to write `path` (absolute, resolved; its own temp folder
     /// aside), with how to allow it where the config can; `None` when they allow it.
     pub fn forbids(&self, path: &Path) -> Option<String> {
@@ -141,6 +152,9 @@ impl Confiner {
         let scratch = if self.private && !walls.private.is_empty() {
             let scratch = temp.join(".private");
             std::fs::create_dir(&scratch)?;
+            // A tool folder written in a layer of its own (`.tox`) needs no read-only bind.
+            let private = &walls.private;
+            walls.fenced.retain(|fenced| !private.contains(fenced));
             Some(scratch)
         } else {
             None

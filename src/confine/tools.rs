@@ -22,6 +22,12 @@ const DEPENDENCY_FOLDERS: &[&str] = &[
     ".nox",
 ];
 
+/// Dependency folders that the tool which made them writes into on every run (tox and nox
+/// install the project into their environments and log there): where the kernel can make an
+/// overlay, each delegate and each gate run after the baseline writes them in a layer of its
+/// own; elsewhere they are read-only like the others.
+const WRITTEN_AS_THEY_RUN: &[&str] = &[".tox", ".nox"];
+
 /// Entries that mark a folder as an installed environment (a virtualenv, a conda environment).
 const ENVIRONMENT_MARKS: &[&str] = &["pyvenv.cfg", "conda-meta"];
 
@@ -32,14 +38,19 @@ const LOOK_INTO: usize = 64;
 const SEARCH_PATHS: &[&str] = &["PATH", "PYTHONPATH", "NODE_PATH"];
 
 /// Caches inside a dependency folder that tools write as they run (prettier's, eslint
-/// plugins', babel's): they stay writable.
-const CACHES_INSIDE: &[&str] = &["node_modules/.cache"];
+/// plugins', babel's in `.cache`; vite's and vitest's in `.vite`): they stay writable. Listed
+/// whether they exist or not: each delegate's walls (and each gate run's) take those that exist
+/// when it starts, so one the baseline's run made is writable after it.
+const CACHES_INSIDE: &[&str] = &["node_modules/.cache", "node_modules/.vite"];
 
 /// What the gate runs, read-only to delegates, and the caches inside it that stay writable.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Tools {
     pub read_only: Vec<PathBuf>,
     pub caches: Vec<PathBuf>,
+    /// Those of `read_only` that are written in a layer of each run's own where it can be
+    /// made ([`WRITTEN_AS_THEY_RUN`]).
+    pub private: Vec<PathBuf>,
 }
 
 /// Where the tools are looked for.
@@ -112,15 +123,23 @@ pub fn find(places: &Places<'_>) -> Tools {
             CACHES_INSIDE.iter().filter_map(|cache| {
                 let (folder, inside) = cache.split_once('/')?;
                 let named = tool.file_name().is_some_and(|name| name == folder);
-                named
-                    .then(|| tool.join(inside))
-                    .filter(|path| path.is_dir())
+                named.then(|| tool.join(inside))
             })
         })
+        .collect();
+    let private = outermost
+        .iter()
+        .filter(|tool| {
+            tool.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| WRITTEN_AS_THEY_RUN.contains(&name))
+        })
+        .cloned()
         .collect();
     Tools {
         read_only: outermost,
         caches,
+        private,
     }
 }
 

@@ -107,7 +107,12 @@ fn the_tools_are_the_installed_folders_search_paths_and_toolchains_in_writable_p
                 "tree/node_modules",
                 "tree/web/node_modules",
             ],
-            vec!["tree/node_modules/.cache"],
+            vec![
+                "tree/node_modules/.cache",
+                "tree/node_modules/.vite",
+                "tree/web/node_modules/.cache",
+                "tree/web/node_modules/.vite",
+            ],
         ),
         (
             "pre-commit's environments when the gate runs it",
@@ -121,7 +126,12 @@ fn the_tools_are_the_installed_folders_search_paths_and_toolchains_in_writable_p
                 "tree/node_modules",
                 "tree/web/node_modules",
             ],
-            vec!["tree/node_modules/.cache"],
+            vec![
+                "tree/node_modules/.cache",
+                "tree/node_modules/.vite",
+                "tree/web/node_modules/.cache",
+                "tree/web/node_modules/.vite",
+            ],
         ),
         (
             "a folder no delegate may write needs no seal",
@@ -134,7 +144,12 @@ fn the_tools_are_the_installed_folders_search_paths_and_toolchains_in_writable_p
                 "tree/node_modules",
                 "tree/web/node_modules",
             ],
-            vec!["tree/node_modules/.cache"],
+            vec![
+                "tree/node_modules/.cache",
+                "tree/node_modules/.vite",
+                "tree/web/node_modules/.cache",
+                "tree/web/node_modules/.vite",
+            ],
         ),
         (
             "a tool listed as writable itself, or a folder inside one, stays writable",
@@ -146,7 +161,10 @@ fn the_tools_are_the_installed_folders_search_paths_and_toolchains_in_writable_p
             ],
             false,
             vec!["tree/.tools/bin", "tree/envs", "tree/web/node_modules"],
-            vec![],
+            vec![
+                "tree/web/node_modules/.cache",
+                "tree/web/node_modules/.vite",
+            ],
         ),
         (
             "the temp folder itself on PATH is no tool",
@@ -212,4 +230,31 @@ fn an_ignored_folder_holds_tools_by_its_name_or_an_environment() {
     ] {
         assert_eq!(is_installed(&root.join(folder)), installed, "{folder}");
     }
+}
+
+#[test]
+fn the_environments_tox_and_nox_write_on_every_run_are_private_where_they_can_be() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    for folder in [".tox/py312/bin", ".nox/tests/bin", "node_modules/.bin"] {
+        std::fs::create_dir_all(tree.join(folder)).unwrap();
+    }
+    let ignored: Vec<PathBuf> = [".tox", ".nox", "node_modules"]
+        .iter()
+        .map(|folder| tree.join(folder))
+        .collect();
+    let got = find(&Places {
+        tree: &tree,
+        ignored: &ignored,
+        writable: &[dir.path().to_path_buf()],
+        lookup: &|_| None,
+        is_ignored: &|_| false,
+        pre_commit: false,
+    });
+    let root = dir.path();
+    assert_eq!(
+        shown(root, &got.read_only),
+        ["tree/.nox", "tree/.tox", "tree/node_modules"]
+    );
+    assert_eq!(shown(root, &got.private), ["tree/.nox", "tree/.tox"]);
 }

@@ -3,7 +3,6 @@
 //! `REFINE_LOOP_*` variables naming them; it runs in its own process group with a deadline and an
 //! idle timeout; what it printed (bounded) and its verdict are kept.
 
-mod confined;
 mod environment;
 mod http;
 mod prompt;
@@ -20,7 +19,7 @@ pub(crate) use verdict::read_verdict;
 
 use crate::cancel::Cancel;
 use crate::model::{Diagnostic, TokenUsage};
-use crate::process::{HeadTail, ProcessEnd, ProcessError, ProcessSpec};
+use crate::process::{HeadTail, ProcessEnd, ProcessError, ProcessSpec, confined};
 use crate::workspace::{PathState, RepoPath};
 
 /// What a delegate is for.
@@ -405,10 +404,9 @@ fn run_command(
     cancel: &Cancel,
 ) -> Result<DelegateRun, DelegateError> {
     let mut env = environment::of(spec, assignment, &files);
-    let confinement = match limits
-        .confiner
-        .map(|c| confined::Confinement::prepare(c, &files))
-    {
+    let confinement = match limits.confiner.map(|c| {
+        confined::Confinement::prepare(c, &[&files.verdict, &files.report, &files.candidates])
+    }) {
         None => None,
         Some(Ok(confinement)) => Some(confinement),
         Some(Err(error)) => {

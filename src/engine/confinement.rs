@@ -162,6 +162,8 @@ fn walls(settings: &Settings, workspace: &Workspace) -> Walls {
         pre_commit,
     });
     writable.extend(tools.caches);
+    let mut private = private;
+    private.extend(tools.private);
     let mut fenced = Vec::new();
     if repo.is_worktree()
         && let Some(main) = main_tree(repo.commondir())
@@ -172,21 +174,37 @@ fn walls(settings: &Settings, workspace: &Workspace) -> Walls {
     Walls {
         tree: root.to_path_buf(),
         writable,
-        sealed: [
-            repo.path().to_path_buf(),
-            repo.commondir().to_path_buf(),
-            root.join(".git"),
-            settings.state_dir.clone(),
-            workspace.store().dir().to_path_buf(),
-        ]
-        .into_iter()
-        .chain(workspace.rule_files().iter().cloned())
-        .collect(),
+        sealed: git_dirs(workspace)
+            .into_iter()
+            .chain([
+                settings.state_dir.clone(),
+                workspace.store().dir().to_path_buf(),
+            ])
+            .chain(workspace.rule_files().iter().cloned())
+            .collect(),
         fenced,
         tools: tools.read_only,
         files: Vec::new(),
         private,
     }
+}
+
+/// The git dirs: the repository's, its common one, and the tree's `.git`.
+fn git_dirs(workspace: &Workspace) -> [PathBuf; 3] {
+    let repo = workspace.repository();
+    [
+        repo.path().to_path_buf(),
+        repo.commondir().to_path_buf(),
+        workspace.root().join(".git"),
+    ]
+}
+
+/// The walls of the gate's runs after the baseline, which may run what a delegate planted:
+/// the delegates' (see [`decide`]), but for the git dirs. A check may write there (git
+/// refreshes the index, pre-commit stashes), and what a run wrote there is put back and held
+/// against the change after it (see [`super::contain`]).
+pub fn for_gate(confiner: &Confiner, workspace: &Workspace) -> Confiner {
+    confiner.without_sealed(&git_dirs(workspace))
 }
 
 /// The user's work tree of a worktree's repository: the folder holding its common `.git`.

@@ -188,6 +188,8 @@ pub struct Engine<'a> {
     pending: Option<crate::workspace::Journal>,
     /// The kernel's hold on command delegates, when it confines them.
     confiner: Option<crate::confine::Confiner>,
+    /// Its hold on the gate's runs after the baseline (see [`confinement::for_gate`]).
+    gate_confiner: Option<crate::confine::Confiner>,
     /// Moves that made the gate see less, found in the changes so far.
     integrity: integrity::IntegrityLog,
 }
@@ -204,6 +206,9 @@ impl<'a> Engine<'a> {
         let cancel = options.cancel;
         let started = Instant::now();
         let (confinement, confiner) = confinement::decide(settings, workspace)?;
+        let gate_confiner = confiner
+            .as_ref()
+            .map(|confiner| confinement::for_gate(confiner, workspace));
         observer.observe(Event::Doing("cycle 0: the baseline gate"));
         let lessons = Heuristics::read(&settings.state_dir);
         let seal = workspace.seal()?;
@@ -258,6 +263,7 @@ impl<'a> Engine<'a> {
             counted_until: Instant::now(),
             pending: None,
             confiner,
+            gate_confiner,
             integrity: integrity::IntegrityLog::default(),
         })
     }
@@ -418,12 +424,14 @@ impl<'a> Engine<'a> {
     ) -> Result<(GateRun, Vec<crate::workspace::Incident>), RunError> {
         let seal = self.workspace.seal()?;
         let started = Instant::now();
+        // After the baseline, a gate run may run what a delegate planted: it is confined as
+        // the delegates are.
         let run = verify::measure(
             self.settings,
             &self.flaky,
             cycle.index,
             self.cancel,
-            Some(&*self.workspace),
+            (Some(&*self.workspace), self.gate_confiner.as_ref()),
         );
         self.gate_time += started.elapsed();
         let incidents = contain::after_gate_run(

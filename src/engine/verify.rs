@@ -66,16 +66,19 @@ pub fn judged(
     }
 }
 
-/// Runs the gate for `cycle` and writes its summary.
+/// Runs the gate for `cycle` and writes its summary; confined by `confiner` when given.
 pub fn measure(
     settings: &Settings,
     flaky: &Flaky,
     cycle: u32,
     cancel: &Cancel,
-    tracked: Option<&dyn gate::TrackedList>,
+    (tracked, confiner): (
+        Option<&dyn gate::TrackedList>,
+        Option<&crate::confine::Confiner>,
+    ),
 ) -> Result<gate::GateRun, RunError> {
     let dir = state::cycle_dir(&settings.state_dir, cycle)?;
-    let run = gate::run_gate(settings, flaky, cycle, &dir, cancel, tracked)?;
+    let run = gate::run_gate(settings, flaky, (cycle, &dir), cancel, tracked, confiner)?;
     state::write_json(&dir.join(SUMMARY_FILE), &run.summary)?;
     Ok(run)
 }

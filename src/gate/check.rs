@@ -7,7 +7,9 @@ use super::capture::BoundedLog;
 use crate::cancel::Cancel;
 use crate::config::{CheckSettings, Settings};
 use crate::parse::{Findings, LineAssembler, ParseContext};
-use crate::process::{HeadTail, ProcessEnd, ProcessError, ProcessSpec, describe_end, run_in_group};
+use crate::process::{
+    HeadTail, ProcessEnd, ProcessError, ProcessSpec, confined, describe_end, run_in_group,
+};
 
 /// What one check did and what its parser found.
 #[derive(Debug)]
@@ -41,13 +43,17 @@ fn header(check: &CheckSettings) -> String {
     )
 }
 
-/// Runs `check`, appending its section to `log`.
+/// Runs `check`, appending its section to `log`; confined by `confiner` when given (a run that
+/// may run what a delegate planted).
 pub fn run_check<W: Write>(
     settings: &Settings,
     check: &CheckSettings,
     log: &mut W,
     cancel: &Cancel,
-    tracked: Option<&dyn super::tracked::TrackedList>,
+    (tracked, confiner): (
+        Option<&dyn super::tracked::TrackedList>,
+        Option<&crate::confine::Confiner>,
+    ),
 ) -> Result<CheckResult, GateError> {
     let log_error = |source| GateError::Log {
         path: settings.state_dir.join(super::OUTPUT_FILE),
@@ -73,7 +79,8 @@ pub fn run_check<W: Write>(
     let raw = parser.reads_documents();
     let guard =
         super::tracked::TrackedGuard::before(&settings.target, &settings.state_dir, tracked);
-    let ran = run_in_group(spec, cancel, &mut |chunk| {
+    let confinement = confiner.map(|confiner| confined::Confinement::prepare(confiner, &[]));
+    let mut on_output = |chunk: &[u8]| {
         bounded.write(chunk)?;
         if raw {
             session.bytes(chunk, &mut findings);
@@ -83,7 +90,14 @@ pub fn run_check<W: Write>(
             });
         }
         Ok(())
-    });
+    };
+    let ran = match confinement {
+        None => run_in_group(spec, cancel, &mut on_output),
+        Some(Ok(confinement)) => confined::run(spec, Some(confinement), cancel, &mut on_output),
+        Some(Err(error)) => Err(ProcessError::Spawn(std::io::Error::other(format!(
+            "it could not be confined, so it was not started: {error}"
+        )))),
+    };
     assembler.finish(&mut |line| {
         session.line(line, &mut findings);
     });

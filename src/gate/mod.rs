@@ -55,14 +55,15 @@ pub struct GateRun {
 }
 
 /// Runs every check of the gate in order, writing `cycle_dir/gate-output.txt`; what the baseline
-/// found `flaky` is not counted.
+/// found `flaky` is not counted. With a `confiner`, each check is confined as a delegate is: the
+/// run may run code a delegate planted.
 pub fn run_gate(
     settings: &Settings,
     flaky: &Flaky,
-    cycle: u32,
-    cycle_dir: &Path,
+    (cycle, cycle_dir): (u32, &Path),
     cancel: &Cancel,
     tracked: Option<&dyn TrackedList>,
+    confiner: Option<&crate::confine::Confiner>,
 ) -> Result<GateRun, GateError> {
     let log_path = cycle_dir.join(OUTPUT_FILE);
     let log_error = |source| GateError::Log {
@@ -87,7 +88,7 @@ pub fn run_gate(
             break;
         }
         tracing::info!(check = %check.name, category = %check.category, "running check");
-        let result = run_check(settings, check, &mut log, cancel, tracked)?;
+        let result = run_check(settings, check, &mut log, cancel, (tracked, confiner))?;
         log.flush().map_err(log_error)?;
         cancelled |= result.end.stopped == Some(Interruption::Cancelled);
         checks.push(result);

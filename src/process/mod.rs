@@ -19,6 +19,7 @@ use nix::unistd::Pid;
 
 use crate::cancel::Cancel;
 
+pub mod confined;
 mod describe;
 mod leftovers;
 mod mark;

@@ -28,10 +28,15 @@ fn confinement(note: &ConfinementNote) -> String {
                 .join(", ")
         )
     };
+    let caches = if note.private.is_empty() {
+        "the caches"
+    } else {
+        "the caches (each its own copy, gone when it ended)"
+    };
     let held = format!(
-        "command delegates could write only in {tree}, their temp folder and the caches; never \
-         `.git`, the state dir or the loop's store{tools} (the gate is not confined; an http \
-         delegate is no process: the loop writes its diff)"
+        "command delegates could write only in {tree}, their temp folder and {caches}; never \
+         `.git`, the state dir or the loop's store{tools}; the gate's runs after the baseline had \
+         the same walls but for `.git` (an http delegate is no process: the loop writes its diff)"
     );
     match note.state {
         ConfinementState::Enforced => format!("enforced ({abi}): {held}"),

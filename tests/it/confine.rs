@@ -1047,3 +1047,146 @@ fn caches_of_the_delegate(unprivileged: bool) {
         assert!(private.contains(&folder), "{case}: {folder}: {run}");
     }
 }
+
+/// Code a delegate plants that the gate runs (a new test) is confined like the delegate: after
+/// the baseline, every gate run has the delegate's walls. Planted in a test, a rewrite of the
+/// lint tool, a file outside the tree and a stop of the loop all fail, and cargo's config
+/// written in its cache is the check's own, gone when it ends: the count is the honest one. The baseline's run, before
+/// any delegate, is the user's own and is not confined.
+#[test]
+fn code_a_delegate_plants_that_the_gate_runs_is_confined_too() {
+    let home = tempfile::tempdir().unwrap();
+    let cargo = home.path().join("cargo");
+    std::fs::create_dir_all(&cargo).unwrap();
+    // Outside every folder a delegate may write (the temp folders are writable).
+    let outside = tempfile::tempdir_in(std::env::var_os("HOME").unwrap()).unwrap();
+    std::fs::set_permissions(
+        outside.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n/.venv/\n");
+    repo.write("src/findings.txt", "src/lib.txt:1:1: error: one\n");
+    repo.write("src/lib.txt", "library\n");
+    repo.write("tests/test_lib.sh", "grep -q library src/lib.txt\n");
+    repo.write(".venv/pyvenv.cfg", "home = /usr/bin\n");
+    repo.write(
+        ".venv/bin/vlint",
+        "#!/bin/sh\nif grep -qs cap-lints \"$CARGO_HOME/config.toml\"; then exit 0; fi\n\
+         cat src/findings.txt; test ! -s src/findings.txt\n",
+    );
+    std::fs::set_permissions(
+        repo.join(".venv/bin/vlint"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let planted = "\
+        printf '#!/bin/sh\\nexit 0\\n' > .venv/bin/vlint && echo TAMPERED-TOOL\n\
+        printf '[build]\\nrustflags = [\"--cap-lints=allow\"]\\n' > \"$CARGO_HOME/config.toml\" && echo TAMPERED-CARGO\n\
+        echo planted > \"$OUTSIDE/planted\" && echo WROTE-OUTSIDE\n\
+        for pid in $(cat \"$OUTSIDE/loop.pid\"); do kill -STOP $pid && echo STOPPED-THE-LOOP; done\n\
+        true\n";
+    std::fs::write(outside.path().join("planted.sh"), planted).unwrap();
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
+             [[gate.check]]\nname = \"tests\"\ncategory = \"tests\"\n\
+             run = 'for t in tests/*.sh; do sh \"$t\" || exit 1; done'\nparser = \"generic\"\n\n\
+             [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \".venv/bin/vlint\"\nparser = \"clippy\"\n\n\
+             [[delegate]]\ncategories = [\"lint\"]\nrun = 'cp \"{}\" tests/test_planted.sh'\n",
+            outside.path().join("planted.sh").display()
+        ),
+    );
+    repo.commit("a project whose tests run whatever test files there are");
+    let tool_before = std::fs::read(repo.join(".venv/bin/vlint")).unwrap();
+    let child = repo
+        .command(&["run"])
+        .env("CARGO_HOME", &cargo)
+        .env("OUTSIDE", outside.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    std::fs::write(outside.path().join("loop.pid"), pid.to_string()).unwrap();
+    let (done, waited) = std::sync::mpsc::channel();
+    let waker = std::thread::spawn(move || {
+        let stopped = waited
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .is_err();
+        if stopped {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT);
+        }
+        stopped
+    });
+    let output = child.wait_with_output().unwrap();
+    let _ = done.send(());
+    assert!(!waker.join().unwrap(), "the loop was stopped");
+    let gate_log =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/gate-output.txt")).unwrap();
+    // Cargo's cache is the check's own: its write there succeeds, and is gone after it.
+    for marker in ["TAMPERED-TOOL", "WROTE-OUTSIDE", "STOPPED-THE-LOOP"] {
+        assert!(!gate_log.contains(marker), "{marker}:\n{gate_log}");
+    }
+    assert_eq!(
+        std::fs::read(repo.join(".venv/bin/vlint")).unwrap(),
+        tool_before
+    );
+    assert!(!cargo.join("config.toml").exists());
+    assert!(!outside.path().join("planted").exists());
+    // The lint finding is still there: the change fixed nothing.
+    assert_ne!(output.status.code(), Some(0), "{output:?}\n{gate_log}");
+    assert_eq!(
+        json(&repo, "gate-summary.json")["failed_count"],
+        1,
+        "{gate_log}"
+    );
+}
+
+/// tox and nox write their environments on every run (the project installed again, a log). A
+/// gate that runs tox keeps working after the baseline, its runs confined: each writes `.tox` in
+/// a layer of its own. A delegate's rewrite of a tool in it is its own too, and gone after it.
+#[test]
+fn a_tox_environment_is_written_by_every_run_and_changed_for_none() {
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n/.tox/\n");
+    repo.write("src/findings.txt", "src/lib.txt:1:1: error: one\n");
+    repo.write("src/lib.txt", "library\n");
+    repo.write(
+        ".tox/py/bin/tlint",
+        "#!/bin/sh\ncat src/findings.txt; test ! -s src/findings.txt\n",
+    );
+    std::fs::set_permissions(
+        repo.join(".tox/py/bin/tlint"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    repo.write(
+        "refine-loop.toml",
+        "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
+         [[gate.check]]\nname = \"tox\"\ncategory = \"lint\"\n\
+         run = 'mkdir -p .tox/py/log && date >> .tox/py/log/run.log && .tox/py/bin/tlint'\n\
+         parser = \"clippy\"\n\n\
+         [[delegate]]\ncategories = [\"lint\"]\n\
+         run = '''printf '#!/bin/sh\\nexit 0\\n' > .tox/py/bin/tlint && echo TAMPERED; : > src/findings.txt'''\n",
+    );
+    repo.commit("a project whose gate runs tox");
+    let tool_before = std::fs::read(repo.join(".tox/py/bin/tlint")).unwrap();
+    let output = repo.run(&["run"]);
+    let report =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
+            .unwrap_or_else(|error| panic!("no delegate report ({error}): {output:?}"));
+    assert_eq!(output.status.code(), Some(0), "{output:?}\n{report}");
+    assert!(report.contains("TAMPERED"), "{report}");
+    assert_eq!(
+        std::fs::read(repo.join(".tox/py/bin/tlint")).unwrap(),
+        tool_before
+    );
+    let run = json(&repo, "run.json");
+    assert!(
+        run["confinement"]["private"].to_string().contains(".tox"),
+        "{run}"
+    );
+}

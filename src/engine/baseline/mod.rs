@@ -57,7 +57,7 @@ pub fn measure_baseline(
         confinement: Some(confinement),
         ..BaselineNotes::default()
     };
-    let mut run = measure(settings, &Flaky::default(), 0, cancel, tracked)?;
+    let mut run = measure(settings, &Flaky::default(), 0, cancel, (tracked, None))?;
     super::contain::refuse_gate_writes(&run)?;
     if !missing_tools(&run).is_empty() && !run.cancelled {
         run = install_missing(settings, &run, &mut notes, cancel)?;
@@ -137,7 +137,7 @@ fn install_missing(
         dir.join(gate::OUTPUT_FILE),
         dir.join("gate-output-before-install.txt"),
     );
-    let run = measure(settings, &Flaky::default(), 0, cancel, None)?;
+    let run = measure(settings, &Flaky::default(), 0, cancel, (None, None))?;
     if let Some((index, tool)) = missing_tools(&run).into_iter().next() {
         return Err(missing_tool(notes, &run.checks[index].check.name, tool));
     }
@@ -273,7 +273,7 @@ fn confirm(settings: &Settings, run: &GateRun, cancel: &Cancel) -> Result<Flaky,
             if cancel.is_requested() {
                 break;
             }
-            let again = gate::run_check(settings, &first.check, &mut log, cancel, None)?;
+            let again = gate::run_check(settings, &first.check, &mut log, cancel, (None, None))?;
             match status_of(&again) {
                 // Stopped (cancel, deadline) or not run: it says nothing about flakiness.
                 CheckStatus::Infra => break,
@@ -355,7 +355,7 @@ fn passes_alone(
         ..check.clone()
     };
     let mut log = log;
-    let result = gate::run_check(settings, &alone, &mut log, cancel, None)?;
+    let result = gate::run_check(settings, &alone, &mut log, cancel, (None, None))?;
     let ran = result
         .findings
         .tests

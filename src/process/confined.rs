@@ -1,17 +1,16 @@
-//! A command delegate under the kernel's confinement: its verdict, report and candidates files
-//! made empty beforehand (the only files of the state dir it may write, in place), a temp folder
-//! of its own (`TMPDIR`), and the ruleset its starting thread takes on.
+//! A command under the kernel's confinement (a delegate, or a gate check that may run what a
+//! delegate planted): the files of the state dir it may write, made empty beforehand (written
+//! in place), a temp folder of its own, and the ruleset its starting thread takes on.
 
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use super::DelegateFiles;
+use super::{ProcessEnd, ProcessError, ProcessSpec, run_in_group, run_in_group_with};
 use crate::cancel::Cancel;
 use crate::confine::{Confiner, Prepared};
-use crate::process::{ProcessEnd, ProcessError, ProcessSpec, run_in_group, run_in_group_with};
 
-/// What one confined delegate needs: the ruleset, and its temp folder (removed when dropped).
+/// What one confined command needs: the ruleset, and its temp folder (removed when dropped).
 #[derive(Debug)]
 pub struct Confinement {
     prepared: Prepared,
@@ -21,25 +20,24 @@ pub struct Confinement {
 }
 
 impl Confinement {
-    /// Makes the delegate's verdict and report files afresh, empty, and its temp folder; opens
-    /// everything its ruleset grants.
-    pub fn prepare(confiner: &Confiner, files: &DelegateFiles) -> io::Result<Self> {
-        let own = [&files.verdict, &files.report, &files.candidates];
+    /// Makes the `own` files afresh, empty (a delegate's verdict and report), and its temp
+    /// folder; opens everything its ruleset grants.
+    pub fn prepare(confiner: &Confiner, own: &[&Path]) -> io::Result<Self> {
         for path in own {
             fresh_empty_file(path)?;
         }
         let temp = tempfile::Builder::new()
             .prefix("refine-loop-delegate-")
             .tempdir()?;
-        let prepared = confiner.prepare(&own.map(PathBuf::as_path), temp.path())?;
+        let prepared = confiner.prepare(own, temp.path())?;
         Ok(Self {
             prepared,
             temp,
-            own: own.map(PathBuf::clone).to_vec(),
+            own: own.iter().map(|path| path.to_path_buf()).collect(),
         })
     }
 
-    /// The delegate's `TMPDIR`.
+    /// Its temp folder (a delegate's `TMPDIR`).
     pub fn temp(&self) -> &Path {
         self.temp.path()
     }
