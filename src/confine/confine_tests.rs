@@ -44,4 +44,13 @@ fn only_a_confining_decision_makes_a_confiner() {
     let confiner = Confiner::new(&decision, Walls::default(), (None, false)).unwrap();
     assert!(confiner.full);
     assert!(confiner.walls.files.contains(&PathBuf::from("/dev/null")));
+    // Without a mount namespace the tree's top is not granted: the gate is not confined.
+    assert!(!confiner.whole_tree());
+    let bound = (Some(namespace::Namespace::Thread), true);
+    let confiner = Confiner::new(&decision, Walls::default(), bound).unwrap();
+    assert!(confiner.whole_tree());
+    assert!(confiner.private);
+    // Private layers need the namespace.
+    let confiner = Confiner::new(&decision, Walls::default(), (None, true)).unwrap();
+    assert!(!confiner.private);
 }

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 pub use decide::{ConfineMode, Decision, decide};
 pub use kernel::{Prepared, SIGNAL_SCOPE, kernel_abi};
 pub use refusals::Refusals;
-pub use tools::{Places, find as find_tools};
+pub use tools::{Places, find as find_tools, is_installed};
 pub use walls::{Walls, plan};
 
 /// Device files every delegate may write in place.
@@ -76,13 +76,17 @@ impl Confiner {
         })
     }
 
-    /// The same walls, but `paths` are not sealed.
-    pub fn without_sealed(&self, paths: &[PathBuf]) -> Self {
+    /// Each delegate gets a mount namespace, where the whole tree is writable, its top included.
+    pub fn whole_tree(&self) -> bool {
+        self.bound.is_some()
+    }
+
+    /// The walls of the gate's runs after the baseline: the same, but `git` is not sealed, and
+    /// the build folders are shared (see [`Walls::results`]).
+    pub fn for_gate(&self, git: &[PathBuf]) -> Self {
         let mut confiner = self.clone();
-        confiner
-            .walls
-            .sealed
-            .retain(|sealed| !paths.contains(sealed));
+        confiner.walls.sealed.retain(|sealed| !git.contains(sealed));
+        confiner.walls.results.clear();
         confiner
     }
 
@@ -149,6 +153,7 @@ impl Confiner {
         let grants = plan(&walls, self.bound.is_some());
         // In the mount namespace the tools are read-only binds like the fenced folders.
         walls.fenced.extend(walls.tools.iter().cloned());
+        walls.private.append(&mut walls.results);
         let scratch = if self.private && !walls.private.is_empty() {
             let scratch = temp.join(".private");
             std::fs::create_dir(&scratch)?;
@@ -187,8 +192,8 @@ impl Confiner {
         }
     }
 
-    /// The folders whose writes each delegate keeps to itself, resolved; none when they cannot
-    /// be made so here.
+    /// The folders whose writes each delegate keeps to itself (those there now), resolved; none
+    /// when they cannot be made so here.
     pub fn private_folders(&self) -> Vec<PathBuf> {
         if !self.private {
             return Vec::new();
@@ -198,6 +203,7 @@ impl Confiner {
             .walls
             .private
             .iter()
+            .chain(&self.walls.results)
             .filter_map(|path| path.canonicalize().ok())
             .filter(|path| tree.as_ref().is_none_or(|tree| !tree.starts_with(path)))
             .collect();

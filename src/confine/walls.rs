@@ -31,6 +31,11 @@ pub struct Walls {
     /// itself, where its mount namespace can: it reads them as they are, and what it writes
     /// there is gone when it ends (see [`super::namespace::MountPlan::private`]).
     pub private: Vec<PathBuf>,
+    /// The tree's build folders and tool caches (`target`, `.ruff_cache`): each delegate
+    /// writes them in a layer of its own like [`Self::private`], so that the results a tool
+    /// replays from them (cargo's warnings for a crate it takes as unchanged) are the gate's
+    /// own. Not so for the gate's runs, which keep their builds.
+    pub results: Vec<PathBuf>,
 }
 
 /// One rule for the kernel.

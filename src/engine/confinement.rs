@@ -93,7 +93,7 @@ fn private_caches(
     let (Some(namespace), Decision::Confine { abi, .. }) = (bound, decision) else {
         return false;
     };
-    if walls.private.is_empty() {
+    if walls.private.is_empty() && walls.results.is_empty() {
         return false;
     }
     let private = confine::probe_private(namespace, *abi);
@@ -161,14 +161,30 @@ fn walls(settings: &Settings, workspace: &Workspace) -> Walls {
         is_ignored: &is_ignored,
         pre_commit,
     });
-    writable.extend(tools.caches);
+    writable.extend(tools.caches.iter().cloned());
     let mut private = private;
     private.extend(tools.private);
+    let mut results = results(root, &ignored, &tools.caches);
     let mut fenced = Vec::new();
     if repo.is_worktree()
         && let Some(main) = main_tree(repo.commondir())
     {
-        writable.extend(settings.run.share.iter().map(|shared| main.join(shared)));
+        let shared: Vec<PathBuf> = settings
+            .run
+            .share
+            .iter()
+            .map(|shared| main.join(shared))
+            .collect();
+        // A folder the user shares with the worktree is the user's: written for real.
+        let resolved: Vec<PathBuf> = shared
+            .iter()
+            .filter_map(|p| p.canonicalize().ok())
+            .collect();
+        results.retain(|result| {
+            let result = result.canonicalize().unwrap_or_else(|_| result.clone());
+            !resolved.iter().any(|shared| result.starts_with(shared))
+        });
+        writable.extend(shared);
         fenced.push(main);
     }
     Walls {
@@ -186,7 +202,37 @@ fn walls(settings: &Settings, workspace: &Workspace) -> Walls {
         tools: tools.read_only,
         files: Vec::new(),
         private,
+        results,
     }
+}
+
+/// Names of build folders and tool caches whose results a tool replays.
+const RESULTS: &[&str] = &[
+    "target",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".gradle",
+    ".next",
+    ".turbo",
+    ".parcel-cache",
+];
+
+/// The tree's build folders and tool caches (see [`Walls::results`]): those of [`RESULTS`] at
+/// its top, whether they exist yet or not (the baseline's run makes them), those git ignored at
+/// the baseline deeper down, and the caches inside the tools.
+fn results(root: &Path, ignored: &[PathBuf], tool_caches: &[PathBuf]) -> Vec<PathBuf> {
+    let named = |path: &Path| {
+        path.file_name()
+            .and_then(|name| name.to_str())
+            .is_some_and(|name| RESULTS.contains(&name))
+    };
+    RESULTS
+        .iter()
+        .map(|name| root.join(name))
+        .chain(ignored.iter().filter(|path| named(path)).cloned())
+        .chain(tool_caches.iter().cloned())
+        .collect()
 }
 
 /// The git dirs: the repository's, its common one, and the tree's `.git`.
@@ -202,9 +248,13 @@ fn git_dirs(workspace: &Workspace) -> [PathBuf; 3] {
 /// The walls of the gate's runs after the baseline, which may run what a delegate planted:
 /// the delegates' (see [`decide`]), but for the git dirs. A check may write there (git
 /// refreshes the index, pre-commit stashes), and what a run wrote there is put back and held
-/// against the change after it (see [`super::contain`]).
-pub fn for_gate(confiner: &Confiner, workspace: &Workspace) -> Confiner {
-    confiner.without_sealed(&git_dirs(workspace))
+/// against the change after it (see [`super::contain`]). None without a mount namespace: there
+/// no entry at the tree's top could be made (`.coverage`, `junit.xml`, a first `.pytest_cache`),
+/// and a gate must run as it does for the user.
+pub fn for_gate(confiner: &Confiner, workspace: &Workspace) -> Option<Confiner> {
+    confiner
+        .whole_tree()
+        .then(|| confiner.for_gate(&git_dirs(workspace)))
 }
 
 /// The user's work tree of a worktree's repository: the folder holding its common `.git`.

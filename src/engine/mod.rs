@@ -208,7 +208,7 @@ impl<'a> Engine<'a> {
         let (confinement, confiner) = confinement::decide(settings, workspace)?;
         let gate_confiner = confiner
             .as_ref()
-            .map(|confiner| confinement::for_gate(confiner, workspace));
+            .and_then(|confiner| confinement::for_gate(confiner, workspace));
         observer.observe(Event::Doing("cycle 0: the baseline gate"));
         let lessons = Heuristics::read(&settings.state_dir);
         let seal = workspace.seal()?;

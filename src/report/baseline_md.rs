@@ -33,10 +33,15 @@ fn confinement(note: &ConfinementNote) -> String {
     } else {
         "the caches (each its own copy, gone when it ended)"
     };
+    let gate = if note.whole_tree {
+        "the gate's runs after the baseline had the same walls but for `.git`"
+    } else {
+        "the gate was not confined"
+    };
     let held = format!(
         "command delegates could write only in {tree}, their temp folder and {caches}; never \
-         `.git`, the state dir or the loop's store{tools}; the gate's runs after the baseline had \
-         the same walls but for `.git` (an http delegate is no process: the loop writes its diff)"
+         `.git`, the state dir or the loop's store{tools}; {gate} (an http delegate is no \
+         process: the loop writes its diff)"
     );
     match note.state {
         ConfinementState::Enforced => format!("enforced ({abi}): {held}"),

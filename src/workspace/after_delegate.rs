@@ -40,6 +40,9 @@ impl Workspace {
         let changes = self.changes_since(before);
         self.watching.turn_started = None;
         let mut changes = changes?;
+        // And what it installed: not its change, and the gate would run it (looked for once
+        // the scan has set aside what git cannot list).
+        incidents.extend(self.set_aside_new_installs()?);
         self.add_special_files(&mut changes, watch.started());
         incidents.extend(hard_link::hard_links(&changes, &self.root));
         let mut effects = Effects::default();

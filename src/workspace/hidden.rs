@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Change, RepoPath, Workspace, WorkspaceError, ignored};
+use super::{Change, Incident, RepoPath, Workspace, WorkspaceError, ignored};
 
 const IGNORE_FILE: &[u8] = b".gitignore";
 
@@ -89,6 +89,56 @@ impl Workspace {
                 }),
             })
             .collect()
+    }
+
+    /// The entries git ignores that hold installed dependencies or an environment (see
+    /// [`crate::confine::is_installed`]): folders as git lists them (`web/node_modules/`),
+    /// and links.
+    pub(super) fn installed_folders(&self) -> Result<BTreeSet<Vec<u8>>, WorkspaceError> {
+        Ok(ignored::ignored_entries(&self.repo)?
+            .into_iter()
+            .filter(|path| !self.is_excluded(path))
+            .filter(|path| {
+                let full = RepoPath::new(path.strip_suffix(b"/").unwrap_or(path).to_vec())
+                    .under(&self.root);
+                (path.ends_with(b"/") || full.is_symlink()) && crate::confine::is_installed(&full)
+            })
+            .collect())
+    }
+
+    /// Sets aside each folder of installed dependencies (or environment) git ignores that was
+    /// not there after the baseline's gate run: a delegate's install, which would change what
+    /// the gate runs and is no part of its change (a link is removed); an incident for each.
+    pub(super) fn set_aside_new_installs(&self) -> Result<Vec<Incident>, WorkspaceError> {
+        let Some(before) = &self.installed_at_baseline else {
+            return Ok(Vec::new());
+        };
+        let mut aside = super::rollback::SetAside {
+            dir: &self.set_aside_dir,
+            moved: Vec::new(),
+        };
+        let mut incidents = Vec::new();
+        // What git cannot list (a chain of folders too deep for it) holds no install it sees.
+        let now = self.installed_folders().unwrap_or_else(|error| {
+            tracing::debug!(%error, "the installed folders could not be listed");
+            before.clone()
+        });
+        for path in now.difference(before) {
+            let path = RepoPath::new(path.strip_suffix(b"/").unwrap_or(path).to_vec());
+            let full = path.under(&self.root);
+            let moved = if full.is_symlink() {
+                std::fs::remove_file(&full)
+            } else {
+                aside.put(&full)
+            };
+            moved.map_err(|source| WorkspaceError::Io {
+                path: full.clone(),
+                source,
+            })?;
+            incidents.push(Incident::MadeInstall { path });
+        }
+        self.record_set_aside(aside);
+        Ok(incidents)
     }
 
     /// Whether git ignores `path` (absolute, in the tree).

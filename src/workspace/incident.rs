@@ -53,6 +53,9 @@ pub enum Incident {
     /// It deleted or changed a file git ignores that was there before the run (`.env`); put
     /// back.
     IgnoredRestored { path: RepoPath },
+    /// It made a folder of installed dependencies or an environment git ignores (a
+    /// `node_modules` of its own): set aside before the gate ran.
+    MadeInstall { path: RepoPath },
     /// It changed the mode of a folder of the tree (git keeps none): put back.
     FolderMode { path: RepoPath, was: u32, now: u32 },
     /// It gave a folder of the tree or a file that was there before to another owner (git
@@ -81,6 +84,7 @@ impl Incident {
                 | Self::IgnoredRestored { .. }
                 | Self::FolderMode { .. }
                 | Self::Owner { .. }
+                | Self::MadeInstall { .. }
         )
     }
 
@@ -171,6 +175,9 @@ impl Incident {
             Self::Owner { path, was, now } => format!(
                 "changed the owner of `{path}` ({}:{}; it was {}:{}): put back",
                 now.0, now.1, was.0, was.1
+            ),
+            Self::MadeInstall { path } => format!(
+                "made `{path}`, a folder of installed dependencies (or an environment) that git ignores and the gate would run from: set aside before the gate ran, for it is no part of the change (install what the project needs before the run)"
             ),
             Self::IgnoredRestored { path } => format!(
                 "deleted or changed `{path}`, a file git ignores that was there before the run: put back as it was"

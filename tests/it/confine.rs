@@ -1190,3 +1190,93 @@ fn a_tox_environment_is_written_by_every_run_and_changed_for_none() {
         "{run}"
     );
 }
+
+/// A dependency folder a delegate makes where there was none (a `node_modules` with a program of
+/// its own, found before the project's) is no part of its change, and would change what the gate
+/// runs: it is set aside before the gate runs, and its report says so.
+#[test]
+fn a_dependency_folder_a_delegate_makes_is_set_aside_before_the_gate_runs() {
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\nnode_modules/\n");
+    repo.write("src/findings.txt", "src/lib.txt:1:1: error: one\n");
+    repo.write("src/lib.txt", "library\n");
+    repo.write(
+        "tools/lint",
+        "#!/bin/sh\ncat src/findings.txt; test ! -s src/findings.txt\n",
+    );
+    std::fs::set_permissions(
+        repo.join("tools/lint"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    // As npx does: the project's own install first, else the one on PATH.
+    repo.write(
+        "refine-loop.toml",
+        "[loop]\nmax_cycles = 1\n\n\
+         [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\n\
+         run = 'if [ -x node_modules/.bin/lint ]; then node_modules/.bin/lint; else tools/lint; fi'\n\
+         parser = \"clippy\"\n\n\
+         [[delegate]]\ncategories = [\"lint\"]\n\
+         run = '''mkdir -p node_modules/.bin && printf '#!/bin/sh\\nexit 0\\n' > node_modules/.bin/lint && chmod +x node_modules/.bin/lint; echo more >> src/lib.txt'''\n",
+    );
+    repo.commit("a project whose gate prefers a local install");
+    let output = repo.run(&["run"]);
+    let report =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
+            .unwrap_or_else(|error| panic!("no delegate report ({error}): {output:?}"));
+    assert_eq!(
+        json(&repo, "gate-summary.json")["failed_count"],
+        1,
+        "{output:?}\n{report}"
+    );
+    assert!(!repo.join("node_modules").exists(), "{report}");
+    assert!(
+        report.contains("made `node_modules`, a folder of installed dependencies"),
+        "{report}"
+    );
+}
+
+/// A tool's cached results are what the gate reports when the sources look unchanged (cargo
+/// replays a crate's warnings from `target/`, as this gate does from `target/lint.out`). A
+/// delegate that empties them and changes a file the tool does not read would lower the count
+/// with nothing fixed; its writes in the build folders are its own, gone when it ends, so the
+/// gate replays what the baseline's run left. Its own build there still works.
+#[test]
+fn a_delegate_cannot_doctor_the_results_a_tool_caches() {
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n/target/\n");
+    repo.write("src/findings.txt", "src/lib.txt:1:1: error: one\n");
+    repo.write("src/lib.txt", "library\n");
+    repo.write("README.md", "a library\n");
+    repo.write(
+        "lint.sh",
+        "mkdir -p target\n\
+         if [ ! -f target/lint.out ] || [ src/lib.txt -nt target/lint.out ]; then\n\
+         cat src/findings.txt > target/lint.out\nfi\n\
+         cat target/lint.out; test ! -s target/lint.out\n",
+    );
+    repo.write(
+        "refine-loop.toml",
+        "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
+         [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = 'sh lint.sh'\nparser = \"clippy\"\n\n\
+         [[delegate]]\ncategories = [\"lint\"]\n\
+         run = ''': > target/lint.out && echo EMPTIED; mkdir -p target/debug && echo built > target/debug/own && cat target/debug/own; echo docs >> README.md'''\n",
+    );
+    repo.commit("a project whose lint replays cached results");
+    let output = repo.run(&["run"]);
+    let report =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
+            .unwrap_or_else(|error| panic!("no delegate report ({error}): {output:?}"));
+    assert!(report.contains("EMPTIED"), "{report}");
+    assert!(report.contains("built"), "{report}");
+    assert_eq!(
+        json(&repo, "gate-summary.json")["failed_count"],
+        1,
+        "{output:?}\n{report}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("target/lint.out")).unwrap(),
+        "src/lib.txt:1:1: error: one\n"
+    );
+    assert!(!repo.join("target/debug/own").exists());
+}
