@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 pub use decide::{ConfineMode, Decision, decide};
 pub use kernel::{Prepared, SIGNAL_SCOPE, kernel_abi};
 pub use refusals::Refusals;
-pub use tools::{Places, find as find_tools, is_installed};
+pub use tools::{Places, find as find_tools};
 pub use walls::{Walls, plan};
 
 /// Device files every delegate may write in place.
@@ -48,6 +48,8 @@ pub struct Confiner {
     bound: Option<namespace::Namespace>,
     /// In it, the walls' private folders are the delegate's own (see [`probe_private`]).
     private: bool,
+    /// It confines the gate's runs (see [`Self::for_gate`]).
+    gate: bool,
     walls: Walls,
 }
 
@@ -72,8 +74,18 @@ impl Confiner {
             abi: *abi,
             bound,
             private: private && bound.is_some(),
+            gate: false,
             walls,
         })
+    }
+
+    /// Adds `folders` (what git ignores in the tree, as the gate's last run left it) to those
+    /// each delegate writes in a layer of its own (see [`Walls::ignored`]).
+    pub fn also_private(&mut self, folders: &[PathBuf]) {
+        let ignored = &mut self.walls.ignored;
+        ignored.extend(folders.iter().cloned());
+        ignored.sort();
+        ignored.dedup();
     }
 
     /// Each delegate gets a mount namespace, where the whole tree is writable, its top included.
@@ -82,11 +94,12 @@ impl Confiner {
     }
 
     /// The walls of the gate's runs after the baseline: the same, but `git` is not sealed, and
-    /// the build folders are shared (see [`Walls::results`]).
+    /// the ignored folders but [`Walls::results`] are written for real.
     pub fn for_gate(&self, git: &[PathBuf]) -> Self {
         let mut confiner = self.clone();
         confiner.walls.sealed.retain(|sealed| !git.contains(sealed));
-        confiner.walls.results.clear();
+        confiner.walls.ignored.clear();
+        confiner.gate = true;
         confiner
     }
 
@@ -154,12 +167,24 @@ impl Confiner {
         // In the mount namespace the tools are read-only binds like the fenced folders.
         walls.fenced.extend(walls.tools.iter().cloned());
         walls.private.append(&mut walls.results);
+        if !self.gate {
+            walls.private.append(&mut walls.ignored);
+        }
         let scratch = if self.private && !walls.private.is_empty() {
             let scratch = temp.join(".private");
             std::fs::create_dir(&scratch)?;
-            // A tool folder written in a layer of its own (`.tox`) needs no read-only bind.
-            let private = &walls.private;
-            walls.fenced.retain(|fenced| !private.contains(fenced));
+            // A tool folder written in a layer of its own (`.tox`, `node_modules`) needs no
+            // read-only bind.
+            let private: Vec<PathBuf> = walls
+                .private
+                .iter()
+                .filter_map(|path| path.canonicalize().ok())
+                .collect();
+            walls.fenced.retain(|fenced| {
+                !fenced
+                    .canonicalize()
+                    .is_ok_and(|fenced| private.contains(&fenced))
+            });
             Some(scratch)
         } else {
             None
@@ -204,6 +229,7 @@ impl Confiner {
             .private
             .iter()
             .chain(&self.walls.results)
+            .chain(&self.walls.ignored)
             .filter_map(|path| path.canonicalize().ok())
             .filter(|path| tree.as_ref().is_none_or(|tree| !tree.starts_with(path)))
             .collect();

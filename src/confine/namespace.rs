@@ -71,6 +71,9 @@ pub(super) fn probe_private_thread(folder: &Path, cache: &Path, scratch: &Path) 
         && std::fs::read(cache.join("x")).ok() == before
 }
 
+/// At most this many folders get a private layer in one namespace (each is a mount).
+const MAX_PRIVATE: usize = 256;
+
 /// The binds a delegate's mount namespace gets, prepared before its thread makes them.
 #[derive(Debug)]
 pub struct MountPlan {
@@ -166,8 +169,39 @@ impl MountPlan {
         // One inside another is in its layer already.
         self.private
             .dedup_by(|inner, outer| inner.starts_with(&*outer));
+        if self.private.len() > MAX_PRIVATE {
+            tracing::debug!(
+                folders = self.private.len(),
+                "more folders to make private than overlays: the shallowest are"
+            );
+            self.private.sort_by_key(|path| path.components().count());
+            self.private.truncate(MAX_PRIVATE);
+        }
+        // One in the tree is pinned like a sealed one: its layer is a mount, which cannot be
+        // moved, and neither can a folder that holds it (`mv web web.old` and a
+        // `web/node_modules` of the delegate's own would leave the layer where the gate no
+        // longer looks).
+        self.pin_ancestors_of(self.private.clone());
         self.scratch = Some(scratch.to_path_buf());
         self
+    }
+
+    /// Pins the folders between the tree's top and each of `paths` in it (see
+    /// [`Self::pinned`]).
+    fn pin_ancestors_of(&mut self, paths: Vec<PathBuf>) {
+        let Some(tree) = self.pinned.first().cloned() else {
+            return;
+        };
+        let mut pinned: std::collections::BTreeSet<PathBuf> = self.pinned.drain(..).collect();
+        for path in paths.iter().filter(|path| path.starts_with(&tree)) {
+            pinned.extend(
+                path.ancestors()
+                    .skip(1)
+                    .take_while(|folder| folder.starts_with(&tree))
+                    .map(Path::to_path_buf),
+            );
+        }
+        self.pinned = pinned.into_iter().collect();
     }
 
     /// Makes every mount read-only but the kernel's own (`/proc`, `/sys`, `/dev`) and those
@@ -186,19 +220,7 @@ impl MountPlan {
         // A fenced folder in the tree (the gate's tools: `web/node_modules`) is pinned like a
         // sealed one: `mv web web.old` and a `web/node_modules` of the delegate's own would
         // leave the read-only bind where the gate no longer looks.
-        if let Some(tree) = self.pinned.first().cloned() {
-            let mut pinned: std::collections::BTreeSet<PathBuf> = self.pinned.drain(..).collect();
-            for fence in self.fenced.iter().filter(|fence| fence.starts_with(&tree)) {
-                pinned.extend(
-                    fence
-                        .ancestors()
-                        .skip(1)
-                        .take_while(|folder| folder.starts_with(&tree))
-                        .map(Path::to_path_buf),
-                );
-            }
-            self.pinned = pinned.into_iter().collect();
-        }
+        self.pin_ancestors_of(self.fenced.clone());
         let mut open: Vec<PathBuf> = writable
             .iter()
             .filter_map(|path| path.canonicalize().ok())

@@ -31,11 +31,16 @@ pub struct Walls {
     /// itself, where its mount namespace can: it reads them as they are, and what it writes
     /// there is gone when it ends (see [`super::namespace::MountPlan::private`]).
     pub private: Vec<PathBuf>,
-    /// The tree's build folders and tool caches (`target`, `.ruff_cache`): each delegate
-    /// writes them in a layer of its own like [`Self::private`], so that the results a tool
-    /// replays from them (cargo's warnings for a crate it takes as unchanged) are the gate's
-    /// own. Not so for the gate's runs, which keep their builds.
+    /// The tree's build folders, tool caches and dependency folders (`target`, `.ruff_cache`,
+    /// `node_modules`): each delegate, and each check of a gate run after the baseline, writes
+    /// them in a layer of its own like [`Self::private`], so that the results a tool replays
+    /// from them (cargo's warnings for a crate it takes as unchanged) and the programs in them
+    /// are those the baseline's run left, and a gate that installs still can.
     pub results: Vec<PathBuf>,
+    /// Every other folder git ignores in the tree (`build/cargo`, a `target-dir` elsewhere):
+    /// written by each delegate in a layer of its own. Not by the gate's runs: a check may
+    /// remove such a folder whole (`rm -rf dist`), which no folder with a layer on it allows.
+    pub ignored: Vec<PathBuf>,
 }
 
 /// One rule for the kernel.

@@ -93,7 +93,7 @@ fn private_caches(
     let (Some(namespace), Decision::Confine { abi, .. }) = (bound, decision) else {
         return false;
     };
-    if walls.private.is_empty() && walls.results.is_empty() {
+    if walls.private.is_empty() && walls.results.is_empty() && walls.ignored.is_empty() {
         return false;
     }
     let private = confine::probe_private(namespace, *abi);
@@ -164,7 +164,15 @@ fn walls(settings: &Settings, workspace: &Workspace) -> Walls {
     writable.extend(tools.caches.iter().cloned());
     let mut private = private;
     private.extend(tools.private);
-    let mut results = results(root, &ignored, &tools.caches);
+    let in_tree = |tool: &&PathBuf| root.canonicalize().is_ok_and(|root| tool.starts_with(root));
+    // The tree's build folders, tool caches and dependency folders (see [`Walls::results`]):
+    // [`RESULTS`] at its top whether they exist yet or not (the baseline's run makes them).
+    let mut results: Vec<PathBuf> = (tools.caches.iter())
+        .chain(tools.read_only.iter().filter(in_tree))
+        .cloned()
+        .chain(RESULTS.iter().map(|name| root.join(name)))
+        .collect();
+    let mut ignored_folders = ignored.clone();
     let mut fenced = Vec::new();
     if repo.is_worktree()
         && let Some(main) = main_tree(repo.commondir())
@@ -180,10 +188,12 @@ fn walls(settings: &Settings, workspace: &Workspace) -> Walls {
             .iter()
             .filter_map(|p| p.canonicalize().ok())
             .collect();
-        results.retain(|result| {
+        let not_shared = |result: &PathBuf| {
             let result = result.canonicalize().unwrap_or_else(|_| result.clone());
             !resolved.iter().any(|shared| result.starts_with(shared))
-        });
+        };
+        results.retain(not_shared);
+        ignored_folders.retain(not_shared);
         writable.extend(shared);
         fenced.push(main);
     }
@@ -203,10 +213,11 @@ fn walls(settings: &Settings, workspace: &Workspace) -> Walls {
         files: Vec::new(),
         private,
         results,
+        ignored: ignored_folders,
     }
 }
 
-/// Names of build folders and tool caches whose results a tool replays.
+/// Names of build folders and tool caches whose results a tool replays, at the tree's top.
 const RESULTS: &[&str] = &[
     "target",
     ".mypy_cache",
@@ -217,23 +228,6 @@ const RESULTS: &[&str] = &[
     ".turbo",
     ".parcel-cache",
 ];
-
-/// The tree's build folders and tool caches (see [`Walls::results`]): those of [`RESULTS`] at
-/// its top, whether they exist yet or not (the baseline's run makes them), those git ignored at
-/// the baseline deeper down, and the caches inside the tools.
-fn results(root: &Path, ignored: &[PathBuf], tool_caches: &[PathBuf]) -> Vec<PathBuf> {
-    let named = |path: &Path| {
-        path.file_name()
-            .and_then(|name| name.to_str())
-            .is_some_and(|name| RESULTS.contains(&name))
-    };
-    RESULTS
-        .iter()
-        .map(|name| root.join(name))
-        .chain(ignored.iter().filter(|path| named(path)).cloned())
-        .chain(tool_caches.iter().cloned())
-        .collect()
-}
 
 /// The git dirs: the repository's, its common one, and the tree's `.git`.
 fn git_dirs(workspace: &Workspace) -> [PathBuf; 3] {

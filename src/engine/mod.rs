@@ -217,6 +217,9 @@ impl<'a> Engine<'a> {
         let on = contain::GateOn::Baseline;
         contain::after_gate_run(workspace, &mut notes, settings, &seal, Some(&run), 0, on)?;
         let snapshot = workspace.after_gate()?;
+        let mut confiner = confiner;
+        let mut gate_confiner = gate_confiner;
+        private_after_gate(workspace, [&mut confiner, &mut gate_confiner]);
         let flaky = run.flaky.clone();
         let cancelled = run.cancelled;
         let kept = Kept::of(run);
@@ -452,6 +455,22 @@ impl<'a> Engine<'a> {
     /// The gate may have written files: the next delegate starts from what is there.
     fn after_gate(&mut self) -> Result<(), RunError> {
         self.snapshot = self.workspace.after_gate()?;
+        private_after_gate(
+            self.workspace,
+            [&mut self.confiner, &mut self.gate_confiner],
+        );
         Ok(())
+    }
+}
+
+/// What git ignores as the gate's run left it (a build folder it made) is written by each
+/// delegate and each later gate run in a layer of its own.
+fn private_after_gate(
+    workspace: &Workspace,
+    confiners: [&mut Option<crate::confine::Confiner>; 2],
+) {
+    let folders = workspace.ignored_folders_after_gate();
+    for confiner in confiners.into_iter().flatten() {
+        confiner.also_private(&folders);
     }
 }

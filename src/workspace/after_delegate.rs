@@ -40,10 +40,11 @@ impl Workspace {
         let changes = self.changes_since(before);
         self.watching.turn_started = None;
         let mut changes = changes?;
-        // And what it installed: not its change, and the gate would run it (looked for once
-        // the scan has set aside what git cannot list).
-        incidents.extend(self.set_aside_new_installs()?);
         self.add_special_files(&mut changes, watch.started());
+        // And what it made that git ignores: not its change, and the gate would read it
+        // (looked for once the scan has set aside what git cannot list, and the special
+        // files in it are found).
+        incidents.extend(self.clear_new_ignored(watch.started(), &changes)?);
         incidents.extend(hard_link::hard_links(&changes, &self.root));
         let mut effects = Effects::default();
         let mut touched_protected = Vec::new();

@@ -91,54 +91,73 @@ impl Workspace {
             .collect()
     }
 
-    /// The entries git ignores that hold installed dependencies or an environment (see
-    /// [`crate::confine::is_installed`]): folders as git lists them (`web/node_modules/`),
-    /// and links.
-    pub(super) fn installed_folders(&self) -> Result<BTreeSet<Vec<u8>>, WorkspaceError> {
+    /// The folders git ignored after the last gate run (its status does not enter them).
+    pub fn ignored_folders_after_gate(&self) -> Vec<std::path::PathBuf> {
+        self.ignored_after_gate
+            .iter()
+            .flatten()
+            .filter_map(|path| path.strip_suffix(b"/"))
+            .map(|folder| RepoPath::new(folder.to_vec()).under(&self.root))
+            .filter(|folder| !folder.is_symlink())
+            .collect()
+    }
+
+    /// What git ignores now, as its status lists it (the state dir left out).
+    pub(super) fn ignored_now(&self) -> Result<BTreeSet<Vec<u8>>, WorkspaceError> {
         Ok(ignored::ignored_entries(&self.repo)?
             .into_iter()
             .filter(|path| !self.is_excluded(path))
-            .filter(|path| {
-                let full = RepoPath::new(path.strip_suffix(b"/").unwrap_or(path).to_vec())
-                    .under(&self.root);
-                (path.ends_with(b"/") || full.is_symlink()) && crate::confine::is_installed(&full)
-            })
             .collect())
     }
 
-    /// Sets aside each folder of installed dependencies (or environment) git ignores that was
-    /// not there after the baseline's gate run: a delegate's install, which would change what
-    /// the gate runs and is no part of its change (a link is removed); an incident for each.
-    pub(super) fn set_aside_new_installs(&self) -> Result<Vec<Incident>, WorkspaceError> {
-        let Some(before) = &self.installed_at_baseline else {
+    /// Clears what a delegate made that git ignores and that was not there after the last gate
+    /// run: a `node_modules` of its own, whose `.bin/eslint` the gate would run before the
+    /// project's, a doctored `__pycache__` or `.eslintcache`, a build folder. None is part of
+    /// its change (the patch cannot carry it), and the gate would read it. What was made during
+    /// its turn is removed; anything else (moved in from elsewhere) is set aside, never deleted.
+    /// One incident names them. What holds one of its `changes` (a file it hid behind a rule
+    /// it wrote, a FIFO) is left to be judged and rolled back with them.
+    pub(super) fn clear_new_ignored(
+        &self,
+        turn_started: std::time::SystemTime,
+        changes: &[Change],
+    ) -> Result<Vec<Incident>, WorkspaceError> {
+        let Some(before) = &self.ignored_after_gate else {
             return Ok(Vec::new());
         };
+        // What git cannot list (a chain of folders too deep for it) is left to the scan.
+        let now = self.ignored_now().unwrap_or_else(|error| {
+            tracing::debug!(%error, "what git ignores could not be listed");
+            before.clone()
+        });
         let mut aside = super::rollback::SetAside {
             dir: &self.set_aside_dir,
             moved: Vec::new(),
         };
-        let mut incidents = Vec::new();
-        // What git cannot list (a chain of folders too deep for it) holds no install it sees.
-        let now = self.installed_folders().unwrap_or_else(|error| {
-            tracing::debug!(%error, "the installed folders could not be listed");
-            before.clone()
-        });
+        let mut cleared = Vec::new();
         for path in now.difference(before) {
             let path = RepoPath::new(path.strip_suffix(b"/").unwrap_or(path).to_vec());
+            if changes
+                .iter()
+                .any(|change| change.path == path || change.path.is_within(path.as_bytes()))
+            {
+                continue;
+            }
             let full = path.under(&self.root);
-            let moved = if full.is_symlink() {
-                std::fs::remove_file(&full)
-            } else {
-                aside.put(&full)
-            };
-            moved.map_err(|source| WorkspaceError::Io {
-                path: full.clone(),
-                source,
+            super::rollback::clear_made(&full, turn_started, &mut aside).map_err(|source| {
+                WorkspaceError::Io {
+                    path: full.clone(),
+                    source,
+                }
             })?;
-            incidents.push(Incident::MadeInstall { path });
+            cleared.push(path);
         }
         self.record_set_aside(aside);
-        Ok(incidents)
+        Ok(if cleared.is_empty() {
+            Vec::new()
+        } else {
+            vec![Incident::MadeIgnored { paths: cleared }]
+        })
     }
 
     /// Whether git ignores `path` (absolute, in the tree).

@@ -53,9 +53,9 @@ pub enum Incident {
     /// It deleted or changed a file git ignores that was there before the run (`.env`); put
     /// back.
     IgnoredRestored { path: RepoPath },
-    /// It made a folder of installed dependencies or an environment git ignores (a
-    /// `node_modules` of its own): set aside before the gate ran.
-    MadeInstall { path: RepoPath },
+    /// It made files or folders git ignores (a `node_modules` of its own, a doctored
+    /// `__pycache__`): cleared before the gate ran.
+    MadeIgnored { paths: Vec<RepoPath> },
     /// It changed the mode of a folder of the tree (git keeps none): put back.
     FolderMode { path: RepoPath, was: u32, now: u32 },
     /// It gave a folder of the tree or a file that was there before to another owner (git
@@ -84,7 +84,7 @@ impl Incident {
                 | Self::IgnoredRestored { .. }
                 | Self::FolderMode { .. }
                 | Self::Owner { .. }
-                | Self::MadeInstall { .. }
+                | Self::MadeIgnored { .. }
         )
     }
 
@@ -176,8 +176,9 @@ impl Incident {
                 "changed the owner of `{path}` ({}:{}; it was {}:{}): put back",
                 now.0, now.1, was.0, was.1
             ),
-            Self::MadeInstall { path } => format!(
-                "made `{path}`, a folder of installed dependencies (or an environment) that git ignores and the gate would run from: set aside before the gate ran, for it is no part of the change (install what the project needs before the run)"
+            Self::MadeIgnored { paths } => format!(
+                "made what git ignores, which no patch carries and the gate would read ({}): cleared before the gate ran (removed, or set aside if it was not made in its turn)",
+                named_list(paths)
             ),
             Self::IgnoredRestored { path } => format!(
                 "deleted or changed `{path}`, a file git ignores that was there before the run: put back as it was"
@@ -188,4 +189,18 @@ impl Incident {
             ),
         }
     }
+}
+
+/// Up to ten paths in code spans, and how many more.
+fn named_list(paths: &[RepoPath]) -> String {
+    const NAMED: usize = 10;
+    let mut named: Vec<String> = paths
+        .iter()
+        .take(NAMED)
+        .map(|path| crate::markdown::code_span(&path.to_string()))
+        .collect();
+    if paths.len() > NAMED {
+        named.push(format!("and {} more", paths.len() - NAMED));
+    }
+    named.join(", ")
 }

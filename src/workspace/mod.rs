@@ -81,9 +81,9 @@ pub struct Workspace {
     ignored: ignored::IgnoredFiles,
     /// What git ignored at the last look (files, and folders as `name/`).
     ignored_seen: BTreeSet<Vec<u8>>,
-    /// The folders of installed dependencies git ignored after the baseline's gate run (see
-    /// [`Self::set_aside_new_installs`]); `None` before it.
-    installed_at_baseline: Option<BTreeSet<Vec<u8>>>,
+    /// What git ignored after the last gate run (see [`Self::clear_new_ignored`]); `None`
+    /// before the baseline's.
+    ignored_after_gate: Option<BTreeSet<Vec<u8>>>,
     /// Files in the git folders as last read, by their file-system identity: unchanged ones are
     /// not read again.
     known_git_files:
@@ -226,7 +226,7 @@ impl Workspace {
             clean: None,
             ignored: ignored::IgnoredFiles::default(),
             ignored_seen: BTreeSet::new(),
-            installed_at_baseline: None,
+            ignored_after_gate: None,
             known_git_files: std::cell::RefCell::default(),
             rule_files,
             sealed_work: std::cell::RefCell::default(),
@@ -277,11 +277,8 @@ impl Workspace {
         );
         self.dirty = now;
         self.look_at_clean_files(&Cancel::default())?;
-        // The baseline's run installs what the user's gate installs; a later one may be running
-        // what a delegate planted.
-        if self.installed_at_baseline.is_none() {
-            self.installed_at_baseline = Some(self.installed_folders()?);
-        }
+        // What the gate made is its own; what a delegate makes next is cleared before the gate.
+        self.ignored_after_gate = self.ignored_now().ok();
         self.snapshot_of(self.dirty.clone())
     }
 

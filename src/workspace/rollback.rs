@@ -85,9 +85,28 @@ fn clear_folder(full: &Path, since: SystemTime, aside: &mut SetAside<'_>) -> std
     aside.put(full)
 }
 
+/// Clears what is at `full` (a file, a link or a folder): removed when it was made since
+/// `since` (its birth time says so), set aside in `aside` otherwise.
+pub(super) fn clear_made(
+    full: &Path,
+    since: SystemTime,
+    aside: &mut SetAside<'_>,
+) -> std::io::Result<()> {
+    let Ok(metadata) = std::fs::symlink_metadata(full) else {
+        return Ok(());
+    };
+    if metadata.is_dir() {
+        return clear_folder(full, since, aside);
+    }
+    if metadata.created().is_ok_and(|born| born >= since) || metadata.file_type().is_symlink() {
+        return std::fs::remove_file(full);
+    }
+    aside.put(full)
+}
+
 impl SetAside<'_> {
-    /// Moves the folder `full` into the set-aside folder, under its own name (numbered when
-    /// taken): one rename, however much it holds.
+    /// Moves the folder (or file) `full` into the set-aside folder, under its own name
+    /// (numbered when taken): one rename, however much it holds.
     pub fn put(&mut self, full: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(self.dir)?;
         let name = full.file_name().unwrap_or_default();

@@ -477,8 +477,9 @@ fn a_delegate_cannot_write_its_prompt_through_its_stdin() {
 
 #[test]
 fn an_edit_through_a_hard_link_under_another_name_is_seen_and_undone() {
-    // A name in an ignored folder, or in its temp folder, removed in the same turn: the edit is
-    // made to the tracked file all the same. The change makes the gate worse: all of it goes.
+    // A name in an ignored folder, or in its temp folder, removed in the same turn: an edit made
+    // through it reaches the tracked file all the same. The change makes the gate worse: all of
+    // it goes.
     let script = "\
         echo 'src/lib.txt:2:1: error: two' >> src/findings.txt; \
         ln src/lib.txt .tool_cache/l && printf 'evil\\n' >> .tool_cache/l; rm -f .tool_cache/l; \
@@ -498,7 +499,13 @@ fn an_edit_through_a_hard_link_under_another_name_is_seen_and_undone() {
             "{}",
             String::from_utf8_lossy(&output.stderr)
         );
-        assert!(report.contains("- `src/lib.txt`: file"), "{report}");
+        // Where the ignored folder is the delegate's own layer, the kernel refuses the link
+        // (a mount of its own); elsewhere the edit is made, seen and undone.
+        assert!(
+            report.contains("- `src/lib.txt`: file")
+                || report.contains("Invalid cross-device link"),
+            "{report}"
+        );
         assert!(report.contains("- result: rolled back"), "{report}");
         assert_eq!(
             std::fs::read_to_string(scene.repo.join("src/lib.txt")).unwrap(),
@@ -874,20 +881,12 @@ fn tools_of_the_gate(unprivileged: bool) {
         }
     }
     let output = command.output().unwrap();
-    let report =
-        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
-            .unwrap_or_else(|error| panic!("no delegate report ({error}): {output:?}"));
+    let report = cycle_one_report(&repo, &output);
     let printed = report.split_once("## Its output").unwrap().1;
-    for marker in [
-        "TAMPERED-NODE-MODULES",
-        "TAMPERED-VENV",
-        "TAMPERED-VENDOR",
-        "TAMPERED-NESTED",
-        "TAMPERED-PATH",
-        "REMOVED-BIN",
-        "MOVED-ITS-FOLDER",
-        "TAMPERED-LINKED",
-    ] {
+    // The tools outside the tree are read-only; those in it (and the folder a link in it
+    // leads to) are the delegate's own layer where one can be made (its writes succeed, and
+    // are gone after it), read-only elsewhere. Either way, no folder that holds one moves.
+    for marker in ["TAMPERED-PATH", "MOVED-ITS-FOLDER"] {
         assert!(!printed.contains(marker), "{marker} in the log:\n{report}");
     }
     assert!(printed.contains("CACHED"), "{report}");
@@ -907,8 +906,12 @@ fn tools_of_the_gate(unprivileged: bool) {
     tree_after.remove(Path::new("node_modules/.cache/entry"));
     assert_eq!(tree_after, tree_before);
     assert_eq!(tree_of(tools.path(), &[]), tools_before);
+    let bin = tools.path().join("bin/pathlint").canonicalize().unwrap();
     assert!(
-        report.contains("node_modules/.bin/lint` (read-only): among the gate's tools"),
+        report.contains(&format!(
+            "{}` (read-only): among the gate's tools",
+            bin.display()
+        )),
         "{report}"
     );
     let run = json(&repo, "run.json");
@@ -958,10 +961,7 @@ fn caches_of_the_delegate(unprivileged: bool) {
     let archive = cache.join("uv/archive-v0/abc/bin/ulint");
     executable(&archive);
     std::fs::create_dir_all(cargo.join("registry")).unwrap();
-    let repo = Repo::new();
-    repo.write(".gitignore", "/.refine-loop\n/.venv/\n");
-    repo.write("src/findings.txt", "src/lib.txt:1:1: error: one\n");
-    repo.write("src/lib.txt", "library\n");
+    let repo = one_finding("/.refine-loop\n/.venv/\n");
     repo.write(".venv/pyvenv.cfg", "home = /usr/bin\n");
     std::fs::create_dir_all(repo.join(".venv/bin")).unwrap();
     std::fs::hard_link(&archive, repo.join(".venv/bin/ulint")).unwrap();
@@ -1049,9 +1049,9 @@ fn caches_of_the_delegate(unprivileged: bool) {
 }
 
 /// Code a delegate plants that the gate runs (a new test) is confined like the delegate: after
-/// the baseline, every gate run has the delegate's walls. Planted in a test, a rewrite of the
-/// lint tool, a file outside the tree and a stop of the loop all fail, and cargo's config
-/// written in its cache is the check's own, gone when it ends: the count is the honest one. The baseline's run, before
+/// the baseline, every gate run has the delegate's walls. Planted in a test, a file outside the
+/// tree and a stop of the loop fail, and the lint tool rewritten, and cargo's config written in
+/// its cache, are the check's own, gone when it ends: the count is the honest one. The baseline's run, before
 /// any delegate, is the user's own and is not confined.
 #[test]
 fn code_a_delegate_plants_that_the_gate_runs_is_confined_too() {
@@ -1065,22 +1065,15 @@ fn code_a_delegate_plants_that_the_gate_runs_is_confined_too() {
         std::os::unix::fs::PermissionsExt::from_mode(0o777),
     )
     .unwrap();
-    let repo = Repo::new();
-    repo.write(".gitignore", "/.refine-loop\n/.venv/\n");
-    repo.write("src/findings.txt", "src/lib.txt:1:1: error: one\n");
-    repo.write("src/lib.txt", "library\n");
+    let repo = one_finding("/.refine-loop\n/.venv/\n");
     repo.write("tests/test_lib.sh", "grep -q library src/lib.txt\n");
     repo.write(".venv/pyvenv.cfg", "home = /usr/bin\n");
-    repo.write(
+    program(
+        &repo,
         ".venv/bin/vlint",
         "#!/bin/sh\nif grep -qs cap-lints \"$CARGO_HOME/config.toml\"; then exit 0; fi\n\
          cat src/findings.txt; test ! -s src/findings.txt\n",
     );
-    std::fs::set_permissions(
-        repo.join(".venv/bin/vlint"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
     let planted = "\
         printf '#!/bin/sh\\nexit 0\\n' > .venv/bin/vlint && echo TAMPERED-TOOL\n\
         printf '[build]\\nrustflags = [\"--cap-lints=allow\"]\\n' > \"$CARGO_HOME/config.toml\" && echo TAMPERED-CARGO\n\
@@ -1127,7 +1120,7 @@ fn code_a_delegate_plants_that_the_gate_runs_is_confined_too() {
     let gate_log =
         std::fs::read_to_string(repo.join(".refine-loop/cycle-1/gate-output.txt")).unwrap();
     // Cargo's cache is the check's own: its write there succeeds, and is gone after it.
-    for marker in ["TAMPERED-TOOL", "WROTE-OUTSIDE", "STOPPED-THE-LOOP"] {
+    for marker in ["WROTE-OUTSIDE", "STOPPED-THE-LOOP"] {
         assert!(!gate_log.contains(marker), "{marker}:\n{gate_log}");
     }
     assert_eq!(
@@ -1150,19 +1143,8 @@ fn code_a_delegate_plants_that_the_gate_runs_is_confined_too() {
 /// a layer of its own. A delegate's rewrite of a tool in it is its own too, and gone after it.
 #[test]
 fn a_tox_environment_is_written_by_every_run_and_changed_for_none() {
-    let repo = Repo::new();
-    repo.write(".gitignore", "/.refine-loop\n/.tox/\n");
-    repo.write("src/findings.txt", "src/lib.txt:1:1: error: one\n");
-    repo.write("src/lib.txt", "library\n");
-    repo.write(
-        ".tox/py/bin/tlint",
-        "#!/bin/sh\ncat src/findings.txt; test ! -s src/findings.txt\n",
-    );
-    std::fs::set_permissions(
-        repo.join(".tox/py/bin/tlint"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    let repo = one_finding("/.refine-loop\n/.tox/\n");
+    program(&repo, ".tox/py/bin/tlint", LINT);
     repo.write(
         "refine-loop.toml",
         "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
@@ -1175,9 +1157,7 @@ fn a_tox_environment_is_written_by_every_run_and_changed_for_none() {
     repo.commit("a project whose gate runs tox");
     let tool_before = std::fs::read(repo.join(".tox/py/bin/tlint")).unwrap();
     let output = repo.run(&["run"]);
-    let report =
-        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
-            .unwrap_or_else(|error| panic!("no delegate report ({error}): {output:?}"));
+    let report = cycle_one_report(&repo, &output);
     assert_eq!(output.status.code(), Some(0), "{output:?}\n{report}");
     assert!(report.contains("TAMPERED"), "{report}");
     assert_eq!(
@@ -1196,19 +1176,8 @@ fn a_tox_environment_is_written_by_every_run_and_changed_for_none() {
 /// runs: it is set aside before the gate runs, and its report says so.
 #[test]
 fn a_dependency_folder_a_delegate_makes_is_set_aside_before_the_gate_runs() {
-    let repo = Repo::new();
-    repo.write(".gitignore", "/.refine-loop\nnode_modules/\n");
-    repo.write("src/findings.txt", "src/lib.txt:1:1: error: one\n");
-    repo.write("src/lib.txt", "library\n");
-    repo.write(
-        "tools/lint",
-        "#!/bin/sh\ncat src/findings.txt; test ! -s src/findings.txt\n",
-    );
-    std::fs::set_permissions(
-        repo.join("tools/lint"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    let repo = one_finding("/.refine-loop\nnode_modules/\n/build/\n");
+    program(&repo, "tools/lint", LINT);
     // As npx does: the project's own install first, else the one on PATH.
     repo.write(
         "refine-loop.toml",
@@ -1217,66 +1186,156 @@ fn a_dependency_folder_a_delegate_makes_is_set_aside_before_the_gate_runs() {
          run = 'if [ -x node_modules/.bin/lint ]; then node_modules/.bin/lint; else tools/lint; fi'\n\
          parser = \"clippy\"\n\n\
          [[delegate]]\ncategories = [\"lint\"]\n\
-         run = '''mkdir -p node_modules/.bin && printf '#!/bin/sh\\nexit 0\\n' > node_modules/.bin/lint && chmod +x node_modules/.bin/lint; echo more >> src/lib.txt'''\n",
+         run = '''mkdir -p node_modules/.bin && printf '#!/bin/sh\\nexit 0\\n' > node_modules/.bin/lint && chmod +x node_modules/.bin/lint; echo home=/usr > build/pyvenv.cfg; echo more >> src/lib.txt'''\n",
     );
     repo.commit("a project whose gate prefers a local install");
+    // The user's own build output, there before the run: marked as an environment by the
+    // delegate, it is still the user's, and stays.
+    repo.write("build/user-artifact.bin", "the user's\n");
     let output = repo.run(&["run"]);
-    let report =
-        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
-            .unwrap_or_else(|error| panic!("no delegate report ({error}): {output:?}"));
+    let report = cycle_one_report(&repo, &output);
     assert_eq!(
         json(&repo, "gate-summary.json")["failed_count"],
         1,
         "{output:?}\n{report}"
     );
     assert!(!repo.join("node_modules").exists(), "{report}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("build/user-artifact.bin")).unwrap(),
+        "the user's\n"
+    );
     assert!(
-        report.contains("made `node_modules`, a folder of installed dependencies"),
+        report.contains(
+            "made what git ignores, which no patch carries and the gate would read (`node_modules`)"
+        ),
         "{report}"
     );
 }
 
 /// A tool's cached results are what the gate reports when the sources look unchanged (cargo
-/// replays a crate's warnings from `target/`, as this gate does from `target/lint.out`). A
-/// delegate that empties them and changes a file the tool does not read would lower the count
-/// with nothing fixed; its writes in the build folders are its own, gone when it ends, so the
-/// gate replays what the baseline's run left. Its own build there still works.
+/// replays a crate's warnings from its target folder, as this gate does from `lint.out` there).
+/// Emptied, with a change to a file the tool does not read, they would lower the count with
+/// nothing fixed. Each delegate, and each check of a gate run after the baseline, writes what git
+/// ignores in a layer of its own: the gate replays what the baseline's run left, whether the
+/// cache is in `target/` or in any folder git ignores (`build/cargo`, cargo's `target-dir`), and
+/// whether the delegate empties it or a test it planted does, run by an earlier check.
 #[test]
 fn a_delegate_cannot_doctor_the_results_a_tool_caches() {
-    let repo = Repo::new();
-    repo.write(".gitignore", "/.refine-loop\n/target/\n");
-    repo.write("src/findings.txt", "src/lib.txt:1:1: error: one\n");
-    repo.write("src/lib.txt", "library\n");
-    repo.write("README.md", "a library\n");
-    repo.write(
-        "lint.sh",
-        "mkdir -p target\n\
-         if [ ! -f target/lint.out ] || [ src/lib.txt -nt target/lint.out ]; then\n\
-         cat src/findings.txt > target/lint.out\nfi\n\
-         cat target/lint.out; test ! -s target/lint.out\n",
-    );
+    // (the folder of the cache, what empties it: the delegate, or a test it plants)
+    let cases = [("target", false), ("build/cargo", false), ("target", true)];
+    for (folder, planted) in cases {
+        let case = format!("{folder}, planted {planted}");
+        let repo = one_finding("/.refine-loop\n/target/\n/build/\n");
+        repo.write("README.md", "a library\n");
+        repo.write("tests/test_lib.sh", "grep -q library src/lib.txt\n");
+        repo.write(
+            "lint.sh",
+            &format!(
+                "mkdir -p {folder}\n\
+                 if [ ! -f {folder}/lint.out ] || [ src/lib.txt -nt {folder}/lint.out ]; then\n\
+                 cat src/findings.txt > {folder}/lint.out\nfi\n\
+                 cat {folder}/lint.out; test ! -s {folder}/lint.out\n"
+            ),
+        );
+        let empty = format!(": > {folder}/lint.out && echo EMPTIED");
+        let delegate = if planted {
+            format!("echo '{empty}' > tests/test_docs.sh; echo docs >> README.md")
+        } else {
+            format!(
+                "{empty}; mkdir -p {folder}/debug && echo built > {folder}/debug/own && \
+                 cat {folder}/debug/own; echo docs >> README.md"
+            )
+        };
+        repo.write(
+            "refine-loop.toml",
+            &format!(
+                "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
+                 [[gate.check]]\nname = \"tests\"\ncategory = \"tests\"\n\
+                 run = 'for t in tests/*.sh; do sh \"$t\" || exit 1; done'\nparser = \"generic\"\n\n\
+                 [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = 'sh lint.sh'\nparser = \"clippy\"\n\n\
+                 [[delegate]]\ncategories = [\"lint\"]\nrun = '''{delegate}'''\n"
+            ),
+        );
+        repo.commit("a project whose lint replays cached results");
+        let output = repo.run(&["run"]);
+        let report = cycle_one_report(&repo, &output);
+        let gate_log =
+            std::fs::read_to_string(repo.join(".refine-loop/cycle-1/gate-output.txt")).unwrap();
+        let emptied = if planted { &gate_log } else { &report };
+        assert!(emptied.contains("EMPTIED"), "{case}: {report}\n{gate_log}");
+        if !planted {
+            assert!(report.contains("built"), "{case}: {report}");
+        }
+        assert_eq!(
+            json(&repo, "gate-summary.json")["failed_count"],
+            1,
+            "{case}: {output:?}\n{report}\n{gate_log}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(repo.join(&format!("{folder}/lint.out"))).unwrap(),
+            "src/lib.txt:1:1: error: one\n",
+            "{case}"
+        );
+        assert!(
+            !repo.join(&format!("{folder}/debug/own")).exists(),
+            "{case}"
+        );
+    }
+}
+
+/// A gate that installs before it checks (`npm ci && npm test`, `uv sync`) writes the
+/// dependency folders on every run. After the baseline its runs are confined, and it keeps
+/// working: each check writes them in a layer of its own. (It empties `node_modules` as `npm ci`
+/// does: a folder with a layer on it cannot be removed itself.)
+#[test]
+fn a_gate_that_installs_on_every_run_keeps_working() {
+    let repo = one_finding("/.refine-loop\nnode_modules/\n");
+    program(&repo, "libs/lint/bin/lint", LINT);
     repo.write(
         "refine-loop.toml",
         "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
-         [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = 'sh lint.sh'\nparser = \"clippy\"\n\n\
-         [[delegate]]\ncategories = [\"lint\"]\n\
-         run = ''': > target/lint.out && echo EMPTIED; mkdir -p target/debug && echo built > target/debug/own && cat target/debug/own; echo docs >> README.md'''\n",
+         [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\n\
+         run = 'mkdir -p node_modules && find node_modules -mindepth 1 -delete && mkdir -p node_modules/.bin && cp libs/lint/bin/lint node_modules/.bin/ && node_modules/.bin/lint'\n\
+         parser = \"clippy\"\n\n\
+         [[delegate]]\ncategories = [\"lint\"]\nrun = ': > src/findings.txt'\n",
     );
-    repo.commit("a project whose lint replays cached results");
+    repo.commit("a project whose gate installs its linter");
     let output = repo.run(&["run"]);
-    let report =
-        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
-            .unwrap_or_else(|error| panic!("no delegate report ({error}): {output:?}"));
-    assert!(report.contains("EMPTIED"), "{report}");
-    assert!(report.contains("built"), "{report}");
+    let report = cycle_one_report(&repo, &output);
+    let gate_log =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/gate-output.txt")).unwrap();
     assert_eq!(
-        json(&repo, "gate-summary.json")["failed_count"],
-        1,
-        "{output:?}\n{report}"
+        output.status.code(),
+        Some(0),
+        "{output:?}\n{report}\n{gate_log}"
     );
-    assert_eq!(
-        std::fs::read_to_string(repo.join("target/lint.out")).unwrap(),
-        "src/lib.txt:1:1: error: one\n"
-    );
-    assert!(!repo.join("target/debug/own").exists());
+}
+
+/// A repository with one finding in `src/findings.txt` (about `src/lib.txt`), whose
+/// `.gitignore` is `ignored`.
+fn one_finding(ignored: &str) -> Repo {
+    let repo = Repo::new();
+    repo.write(".gitignore", ignored);
+    repo.write("src/findings.txt", "src/lib.txt:1:1: error: one\n");
+    repo.write("src/lib.txt", "library\n");
+    repo
+}
+
+/// The lint program these gates run: it prints the findings, and fails while there are any.
+const LINT: &str = "#!/bin/sh\ncat src/findings.txt; test ! -s src/findings.txt\n";
+
+/// Writes `body` at `path` in `repo`, executable.
+fn program(repo: &Repo, path: &str, body: &str) {
+    repo.write(path, body);
+    std::fs::set_permissions(
+        repo.join(path),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+}
+
+/// The delegate's report of cycle 1; a panic with the run's `output` when there is none.
+fn cycle_one_report(repo: &Repo, output: &std::process::Output) -> String {
+    std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
+        .unwrap_or_else(|error| panic!("no delegate report ({error}): {output:?}"))
 }
