@@ -230,9 +230,24 @@ impl Confinement {
     /// Confines the calling thread, and every process it starts: the mount namespace and its
     /// binds, the capabilities dropped, the ruleset. An error when the kernel enforced less than
     /// it was found able to: the delegate must then not start.
-    pub(super) fn take_on(self) -> io::Result<()> {
+    pub(super) fn take_on(mut self) -> io::Result<()> {
         if let Some((plan, namespace)) = &self.mount {
             plan.enter(*namespace)?;
+            // A private layer is a mount of its own: Landlock goes by the folder that is there
+            // now (the overlay's top), not the one it covers, whose rule was added before.
+            for folder in plan.private_folders() {
+                let Ok(opened) = std::fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_PATH | libc::O_NOFOLLOW)
+                    .open(folder)
+                else {
+                    continue;
+                };
+                self.ruleset = self
+                    .ruleset
+                    .add_rule(PathBeneath::new(opened, handled()))
+                    .map_err(io::Error::other)?;
+            }
         }
         drop_capabilities()?;
         let status = self.ruleset.restrict_self().map_err(io::Error::other)?;

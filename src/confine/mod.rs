@@ -313,6 +313,19 @@ pub const DEFAULT_PRIVATE: &[&str] = &[
     "~/.npm",
 ];
 
+/// The homes of build tools outside the tree that they write on every build (Gradle's locks,
+/// Maven's and Go's module records, `~/.local`'s environments): where the writable folders are
+/// left to their default and an overlay can be made, each delegate and each gate run after the
+/// baseline writes them in a layer of its own; they are not writable otherwise.
+pub const BUILD_HOMES: &[&str] = &[
+    "$GRADLE_USER_HOME",
+    "~/.gradle",
+    "~/.m2",
+    "$GOPATH",
+    "~/go",
+    "~/.local",
+];
+
 /// A `writable` entry as a folder: `~/` is the home folder, a leading `$NAME` the variable's
 /// value (the entry is left out when it is unset or empty), a relative one is under `root`.
 pub fn expand(

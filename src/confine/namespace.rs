@@ -186,6 +186,15 @@ impl MountPlan {
         self
     }
 
+    /// The folders written in a layer of their own (see [`Self::private`]).
+    pub(super) fn private_folders(&self) -> &[PathBuf] {
+        if self.scratch.is_some() {
+            &self.private
+        } else {
+            &[]
+        }
+    }
+
     /// Pins the folders between the tree's top and each of `paths` in it (see
     /// [`Self::pinned`]).
     fn pin_ancestors_of(&mut self, paths: Vec<PathBuf>) {

@@ -72,6 +72,19 @@ pub fn decide(
             .collect();
     }
     let private = private_caches(bound, &decision, &walls);
+    let mut walls = walls;
+    if private && settings.run.writable.is_none() {
+        // The build tools' homes, which they write on every build (Gradle's locks): writable
+        // only in a layer of each run's own, so a gate that builds keeps working after the
+        // baseline, and no delegate changes them.
+        let lookup = |name: &str| std::env::var(name).ok();
+        let homes: Vec<PathBuf> = confine::BUILD_HOMES
+            .iter()
+            .filter_map(|entry| confine::expand(entry, &walls.tree, &lookup))
+            .collect();
+        walls.writable.extend(homes.iter().cloned());
+        walls.private.extend(homes);
+    }
     let confiner = Confiner::new(&decision, walls, (bound, private));
     if let Some(confiner) = &confiner {
         note.private = confiner

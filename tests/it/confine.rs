@@ -1284,8 +1284,9 @@ fn a_delegate_cannot_doctor_the_results_a_tool_caches() {
 }
 
 /// A gate that installs before it checks (`npm ci && npm test`, `uv sync`) writes the
-/// dependency folders on every run. After the baseline its runs are confined, and it keeps
-/// working: each check writes them in a layer of its own. (It empties `node_modules` as `npm ci`
+/// dependency folders on every run, and a build tool's home outside the tree (Gradle's locks).
+/// After the baseline its runs are confined, and it keeps working: each check writes them in a
+/// layer of its own. (It empties `node_modules` as `npm ci`
 /// does: a folder with a layer on it cannot be removed itself.)
 #[test]
 fn a_gate_that_installs_on_every_run_keeps_working() {
@@ -1295,12 +1296,18 @@ fn a_gate_that_installs_on_every_run_keeps_working() {
         "refine-loop.toml",
         "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
          [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\n\
-         run = 'mkdir -p node_modules && find node_modules -mindepth 1 -delete && mkdir -p node_modules/.bin && cp libs/lint/bin/lint node_modules/.bin/ && node_modules/.bin/lint'\n\
+         run = 'date > \"$GRADLE_USER_HOME/lock\" && mkdir -p node_modules && find node_modules -mindepth 1 -delete && mkdir -p node_modules/.bin && cp libs/lint/bin/lint node_modules/.bin/ && node_modules/.bin/lint'\n\
          parser = \"clippy\"\n\n\
          [[delegate]]\ncategories = [\"lint\"]\nrun = ': > src/findings.txt'\n",
     );
     repo.commit("a project whose gate installs its linter");
-    let output = repo.run(&["run"]);
+    // A build tool's home outside the tree, written on every build (Gradle's locks).
+    let home = tempfile::tempdir_in(std::env::var_os("HOME").unwrap()).unwrap();
+    let output = repo
+        .command(&["run"])
+        .env("GRADLE_USER_HOME", home.path())
+        .output()
+        .unwrap();
     let report = cycle_one_report(&repo, &output);
     let gate_log =
         std::fs::read_to_string(repo.join(".refine-loop/cycle-1/gate-output.txt")).unwrap();
