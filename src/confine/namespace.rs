@@ -71,6 +71,9 @@ pub(super) fn probe_private_thread(folder: &Path, cache: &Path, scratch: &Path) 
         && std::fs::read(cache.join("x")).ok() == before
 }
 
+/// Where shared memory is: each run that gets private layers gets a fresh one.
+const SHARED_MEMORY: &str = "/dev/shm";
+
 /// At most this many folders get a private layer in one namespace (each is a mount).
 const MAX_PRIVATE: usize = 256;
 
@@ -186,12 +189,16 @@ impl MountPlan {
         self
     }
 
-    /// The folders written in a layer of their own (see [`Self::private`]).
-    pub(super) fn private_folders(&self) -> &[PathBuf] {
-        if self.scratch.is_some() {
-            &self.private
-        } else {
-            &[]
+    /// The folders written in a layer of their own (see [`Self::private`]), and the fresh
+    /// `/dev/shm`.
+    pub(super) fn private_folders(&self) -> Vec<PathBuf> {
+        match &self.scratch {
+            Some(_) if !self.private.is_empty() => {
+                let mut folders = self.private.clone();
+                folders.push(PathBuf::from(SHARED_MEMORY));
+                folders
+            }
+            _ => Vec::new(),
         }
     }
 
@@ -281,6 +288,18 @@ impl MountPlan {
         }
         if let Some(scratch) = self.scratch.as_ref().filter(|_| !self.private.is_empty()) {
             make_private(&self.private, scratch, namespace)?;
+            // Shared memory is each run's own too: a fresh `/dev/shm`, gone with it. Where it
+            // cannot be made, the shared one stays (a delegate may write it, as before).
+            let fresh = mount(
+                Some("tmpfs"),
+                SHARED_MEMORY,
+                Some("tmpfs"),
+                MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+                Some("mode=1777"),
+            );
+            if let Err(error) = fresh {
+                tracing::debug!(%error, "no /dev/shm of its own");
+            }
         }
         // A fenced folder bound over itself with what is bound inside it (the open folders it
         // holds), then made read-only: its mount alone, those inside stay writable.

@@ -972,6 +972,8 @@ fn caches_of_the_delegate(unprivileged: bool) {
         printf '[build]\\nrustflags = [\"--cap-lints=allow\"]\\n' > \"$CARGO_HOME/config.toml\" && echo WROTE-CARGO-CONFIG; \
         mkdir -p \"$CARGO_HOME/registry/cache\" && echo crate > \"$CARGO_HOME/registry/cache/x.crate\"; \
         grep -q crate \"$CARGO_HOME/registry/cache/x.crate\" && echo READ-ITS-DOWNLOAD; \
+        echo shm > /dev/shm/refine-loop-test-$$ && grep -q shm /dev/shm/refine-loop-test-$$ && \
+            echo OWN-SHARED-MEMORY; \
         true";
     let checks = [
         ("poetry", poetry.display().to_string()),
@@ -1023,9 +1025,22 @@ fn caches_of_the_delegate(unprivileged: bool) {
         "WROTE-THROUGH-LINK",
         "WROTE-CARGO-CONFIG",
         "READ-ITS-DOWNLOAD",
+        "OWN-SHARED-MEMORY",
     ] {
         assert!(printed.contains(marker), "{case}: {marker}:\n{report}");
     }
+    // Its shared memory was its own too: gone when it ended.
+    let left: Vec<_> = std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .flatten()
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("refine-loop-test-")
+        })
+        .collect();
+    assert!(left.is_empty(), "{case}: {left:?}");
     // Nothing the gate runs changed, so nothing was fixed: every check still fails.
     assert_eq!(
         output.status.code(),
