@@ -199,11 +199,7 @@ impl Confinement {
                 Grant::Beneath(path) => (path, true),
                 Grant::File(path) => (path, false),
             };
-            let Ok(opened) = std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_PATH | libc::O_NOFOLLOW)
-                .open(path)
-            else {
+            let Ok(opened) = open_path(path) else {
                 continue;
             };
             let Ok(meta) = opened.metadata() else {
@@ -236,11 +232,7 @@ impl Confinement {
             // A private layer is a mount of its own: Landlock goes by the folder that is there
             // now (the overlay's top), not the one it covers, whose rule was added before.
             for folder in plan.private_folders() {
-                let Ok(opened) = std::fs::OpenOptions::new()
-                    .read(true)
-                    .custom_flags(libc::O_PATH | libc::O_NOFOLLOW)
-                    .open(folder)
-                else {
+                let Ok(opened) = open_path(&folder) else {
                     continue;
                 };
                 self.ruleset = self
@@ -304,6 +296,14 @@ fn drop_capabilities() -> io::Result<()> {
 /// bounding and inheritable sets give only what the thread holds itself.
 fn usable_after_exec([permitted, bounding, inheritable, ambient]: [bool; 4]) -> bool {
     ambient || (permitted && (bounding || inheritable))
+}
+
+/// `path` opened for a rule: without following a link at its end, and without reading it.
+fn open_path(path: &std::path::Path) -> io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_NOFOLLOW)
+        .open(path)
 }
 
 fn is_char_device(meta: &std::fs::Metadata) -> bool {

@@ -298,20 +298,12 @@ pub const DEFAULT_WRITABLE: &[&str] = &[
     "~/.npm",
 ];
 
-/// The entries of [`DEFAULT_WRITABLE`] that are caches: where the writable folders are left
-/// to their default, each delegate keeps what it writes there to itself where it can (see
-/// [`Walls::private`]). A cache holds tools, their configs and environments (cargo's `bin` and
-/// `config.toml`, Poetry's virtualenvs, files uv links into a virtualenv) that the gate runs.
-pub const DEFAULT_PRIVATE: &[&str] = &[
-    "$CARGO_HOME",
-    "~/.cargo",
-    "$RUSTUP_HOME",
-    "~/.rustup",
-    "$XDG_CACHE_HOME",
-    "~/.cache",
-    "$npm_config_cache",
-    "~/.npm",
-];
+/// The entries of [`DEFAULT_WRITABLE`] that are caches (all but the temp folders): where the
+/// writable folders are left to their default, each delegate keeps what it writes there to
+/// itself where it can (see [`Walls::private`]). A cache holds tools, their configs and
+/// environments (cargo's `bin` and `config.toml`, Poetry's virtualenvs, files uv links into a
+/// virtualenv) that the gate runs.
+pub const DEFAULT_PRIVATE: &[&str] = DEFAULT_WRITABLE.split_at(3).1;
 
 /// The homes of build tools outside the tree that they write on every build (Gradle's locks,
 /// Maven's and Go's module records, `~/.local`'s environments): where the writable folders are

@@ -1132,8 +1132,7 @@ fn code_a_delegate_plants_that_the_gate_runs_is_confined_too() {
     let output = child.wait_with_output().unwrap();
     let _ = done.send(());
     assert!(!waker.join().unwrap(), "the loop was stopped");
-    let gate_log =
-        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/gate-output.txt")).unwrap();
+    let gate_log = cycle_one_gate_log(&repo);
     // Cargo's cache is the check's own: its write there succeeds, and is gone after it.
     for marker in ["WROTE-OUTSIDE", "STOPPED-THE-LOOP"] {
         assert!(!gate_log.contains(marker), "{marker}:\n{gate_log}");
@@ -1274,8 +1273,7 @@ fn a_delegate_cannot_doctor_the_results_a_tool_caches() {
         repo.commit("a project whose lint replays cached results");
         let output = repo.run(&["run"]);
         let report = cycle_one_report(&repo, &output);
-        let gate_log =
-            std::fs::read_to_string(repo.join(".refine-loop/cycle-1/gate-output.txt")).unwrap();
+        let gate_log = cycle_one_gate_log(&repo);
         let emptied = if planted { &gate_log } else { &report };
         assert!(emptied.contains("EMPTIED"), "{case}: {report}\n{gate_log}");
         if !planted {
@@ -1324,8 +1322,7 @@ fn a_gate_that_installs_on_every_run_keeps_working() {
         .output()
         .unwrap();
     let report = cycle_one_report(&repo, &output);
-    let gate_log =
-        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/gate-output.txt")).unwrap();
+    let gate_log = cycle_one_gate_log(&repo);
     assert_eq!(
         output.status.code(),
         Some(0),
@@ -1354,6 +1351,11 @@ fn program(repo: &Repo, path: &str, body: &str) {
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )
     .unwrap();
+}
+
+/// What the gate printed in cycle 1.
+fn cycle_one_gate_log(repo: &Repo) -> String {
+    std::fs::read_to_string(repo.join(".refine-loop/cycle-1/gate-output.txt")).unwrap()
 }
 
 /// The delegate's report of cycle 1; a panic with the run's `output` when there is none.
