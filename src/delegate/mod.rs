@@ -417,10 +417,7 @@ fn run_command(
         }
     };
     if let Some(confinement) = &confinement {
-        env.push((
-            "TMPDIR".to_string(),
-            confinement.temp().to_string_lossy().into_owned(),
-        ));
+        env.extend(confinement.environment());
     }
     let process = ProcessSpec {
         shell_command: run,

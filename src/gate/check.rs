@@ -75,11 +75,21 @@ pub fn run_check<W: Write>(
     let mut bounded = BoundedLog::new(log, settings.gate.log_limit);
 
     let private = settings.private_variables();
-    let spec = process_spec(settings, check, &private);
     let raw = parser.reads_documents();
     let guard =
         super::tracked::TrackedGuard::before(&settings.target, &settings.state_dir, tracked);
     let confinement = confiner.map(|confiner| confined::Confinement::prepare(confiner, &[]));
+    // Confined, it has a temp folder of its own: what a delegate left in the run's is not read.
+    let env: Vec<(String, String)> = match &confinement {
+        Some(Ok(confinement)) => check
+            .env
+            .iter()
+            .cloned()
+            .chain(confinement.environment())
+            .collect(),
+        _ => check.env.clone(),
+    };
+    let spec = process_spec(settings, check, &env, &private);
     let mut on_output = |chunk: &[u8]| {
         bounded.write(chunk)?;
         if raw {
@@ -165,12 +175,13 @@ fn drop_own_files(settings: &Settings, findings: &mut Findings) -> u64 {
 fn process_spec<'a>(
     settings: &Settings,
     check: &'a CheckSettings,
+    env: &'a [(String, String)],
     private: &'a [String],
 ) -> ProcessSpec<'a> {
     ProcessSpec {
         shell_command: &check.run,
         cwd: &check.cwd,
-        env: &check.env,
+        env,
         env_remove: private,
         timeout: check.timeout,
         kill_grace: settings.gate.kill_grace,

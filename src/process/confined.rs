@@ -37,9 +37,14 @@ impl Confinement {
         })
     }
 
-    /// Its temp folder (a delegate's `TMPDIR`).
-    pub fn temp(&self) -> &Path {
-        self.temp.path()
+    /// What its process is given in its environment: `TMPDIR`, its temp folder. A tool that
+    /// keeps results in the temp folder (Jest's cache, anything under `os.tmpdir()`) finds
+    /// none there but its own: a delegate may write the run's temp folder, never this one.
+    pub fn environment(&self) -> [(String, String); 1] {
+        [(
+            "TMPDIR".to_string(),
+            self.temp.path().to_string_lossy().into_owned(),
+        )]
     }
 }
 

@@ -1296,6 +1296,53 @@ fn a_delegate_cannot_doctor_the_results_a_tool_caches() {
     }
 }
 
+/// A tool that keeps its results in the temp folder (Jest's transform cache, any cache under
+/// `os.tmpdir()`) replays them in the next run. The baseline's run fills it; a delegate that
+/// empties it, with a change to a file the tool does not read, would lower the count with nothing
+/// fixed. Each check of a gate run after the baseline has a temp folder of its own, so it never
+/// reads what a delegate left in the run's.
+#[test]
+fn a_delegate_cannot_doctor_the_results_a_tool_keeps_in_the_temp_folder() {
+    let repo = one_finding("/.refine-loop\n");
+    repo.write("README.md", "a library\n");
+    repo.write(
+        "lint.sh",
+        "cache=\"${TMPDIR:-/tmp}/lint-cache\"\nmkdir -p \"$cache\"\n\
+         if [ ! -f \"$cache/lint.out\" ]; then cat src/findings.txt > \"$cache/lint.out\"; fi\n\
+         cat \"$cache/lint.out\"; test ! -s \"$cache/lint.out\"\n",
+    );
+    let temp = tempfile::tempdir().unwrap();
+    let cache = temp.path().join("lint-cache/lint.out");
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
+             [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = 'sh lint.sh'\nparser = \"clippy\"\n\n\
+             [[delegate]]\ncategories = [\"lint\"]\n\
+             run = ''': > '{}' && echo EMPTIED; echo docs >> README.md'''\n",
+            cache.display()
+        ),
+    );
+    repo.commit("a project whose lint keeps its results in the temp folder");
+    let output = repo
+        .command(&["run"])
+        .env("TMPDIR", temp.path())
+        .output()
+        .unwrap();
+    let report = cycle_one_report(&repo, &output);
+    let gate_log = cycle_one_gate_log(&repo);
+    assert!(report.contains("EMPTIED"), "{report}");
+    assert_eq!(
+        json(&repo, "gate-summary.json")["failed_count"],
+        1,
+        "{output:?}\n{report}\n{gate_log}"
+    );
+    assert!(
+        gate_log.contains("src/lib.txt:1:1: error: one"),
+        "{gate_log}"
+    );
+}
+
 /// A gate that installs before it checks (`npm ci && npm test`, `uv sync`) writes the
 /// dependency folders on every run, and a build tool's home outside the tree (Gradle's locks).
 /// After the baseline its runs are confined, and it keeps working: each check writes them in a
