@@ -241,14 +241,18 @@ fn holds_after(work: &EarlierWork, digest: impl Fn(&str) -> Option<String>) -> b
             .all(|file| digest(&file.path) == file.after)
 }
 
-fn blob_bytes(repo: &git2::Repository, tree: &git2::Tree<'_>, path: &Path) -> Option<Vec<u8>> {
+pub(crate) fn blob_bytes(
+    repo: &git2::Repository,
+    tree: &git2::Tree<'_>,
+    path: &Path,
+) -> Option<Vec<u8>> {
     let entry = tree.get_path(path).ok()?;
     let blob = repo.find_blob(entry.id()).ok()?;
     Some(blob.content().to_vec())
 }
 
 /// A relative path that stays below the folder it is joined to.
-fn inside(path: &Path) -> bool {
+pub(crate) fn inside(path: &Path) -> bool {
     use std::path::Component;
     path.components().next().is_some()
         && path
@@ -256,7 +260,7 @@ fn inside(path: &Path) -> bool {
             .all(|part| matches!(part, Component::Normal(_)))
 }
 
-fn file_digest(path: &Path) -> Option<String> {
+pub(crate) fn file_digest(path: &Path) -> Option<String> {
     let metadata = std::fs::symlink_metadata(path).ok()?;
     if metadata.file_type().is_symlink() {
         let target = std::fs::read_link(path).ok()?;

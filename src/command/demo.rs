@@ -80,6 +80,7 @@ pub fn demo(args: &DemoArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<
         crate::engine::EngineOptions {
             cancel,
             observer: &mut console,
+            earlier_work: Vec::new(),
         },
     )?;
     drop(console);

@@ -64,6 +64,7 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
         let options = EngineOptions {
             cancel,
             observer: &mut console,
+            earlier_work: Vec::new(),
         };
         if preset.is_campaign() {
             run_campaign_preset(&mut settings, preset, &request, options)

@@ -65,38 +65,28 @@ pub enum Decision {
 impl Decision {
     /// What `run.json` and the reports say.
     pub fn note(&self) -> ConfinementNote {
-        match self {
-            Self::Off => ConfinementNote {
-                state: ConfinementState::Off,
-                abi: None,
-                missing: Vec::new(),
-                whole_tree: false,
-                tools: Vec::new(),
-                signals: SignalBoundary::None,
-                private: Vec::new(),
-            },
-            Self::Unavailable => ConfinementNote {
-                state: ConfinementState::Unavailable,
-                abi: None,
-                missing: Vec::new(),
-                whole_tree: false,
-                tools: Vec::new(),
-                signals: SignalBoundary::None,
-                private: Vec::new(),
-            },
-            Self::Confine { abi, missing } => ConfinementNote {
-                state: if missing.is_empty() {
+        let (state, abi, missing) = match self {
+            Self::Off => (ConfinementState::Off, None, Vec::new()),
+            Self::Unavailable => (ConfinementState::Unavailable, None, Vec::new()),
+            Self::Confine { abi, missing } => (
+                if missing.is_empty() {
                     ConfinementState::Enforced
                 } else {
                     ConfinementState::Partial
                 },
-                abi: Some(*abi),
-                missing: missing.iter().map(|m| m.to_string()).collect(),
-                whole_tree: false,
-                tools: Vec::new(),
-                signals: SignalBoundary::None,
-                private: Vec::new(),
-            },
+                Some(*abi),
+                missing.iter().map(|m| m.to_string()).collect(),
+            ),
+        };
+        ConfinementNote {
+            state,
+            abi,
+            missing,
+            whole_tree: false,
+            tools: Vec::new(),
+            signals: SignalBoundary::None,
+            private: Vec::new(),
+            earlier_work: Vec::new(),
         }
     }
 }

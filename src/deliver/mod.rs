@@ -17,7 +17,7 @@ use crate::state::StateError;
 use crate::workspace::{PathState, SnapshotStore};
 
 pub use ledger::Ledger;
-pub use manifest::Manifest;
+pub use manifest::{EntryKind, Manifest};
 pub use patch::PatchFile;
 pub use secrets::SecretScan;
 

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::RunError;
+use crate::campaign::history::{self, WorkFile};
 use crate::config::Settings;
 use crate::confine::{self, ConfineMode, Confiner, DEFAULT_WRITABLE, Decision, Walls};
 use crate::model::{ConfinementNote, SignalBoundary};
@@ -94,6 +95,85 @@ pub fn decide(
             .collect();
     }
     Ok((note, confiner))
+}
+
+/// The files of the work tree that hold what an earlier run's delegates left there, while HEAD
+/// holds something else: code no person committed. They are the last run's (`manifest.json`)
+/// and those of `earlier` (a campaign's records in `history/`). The baseline's gate run runs
+/// that code, so when there is any it is confined as the runs after it are.
+pub fn earlier_runs_work(
+    settings: &Settings,
+    workspace: &Workspace,
+    earlier: &[WorkFile],
+) -> Vec<String> {
+    let manifest = crate::state::read_own(
+        &crate::state::Layout::new(&settings.state_dir).manifest(),
+        crate::state::OWN_FILE_LIMIT,
+    )
+    .ok()
+    .flatten()
+    .and_then(|bytes| serde_json::from_slice::<crate::deliver::Manifest>(&bytes).ok());
+    let last = manifest.iter().flat_map(|manifest| {
+        manifest.files.iter().filter_map(|file| {
+            let after = file.after.as_ref()?;
+            (after.kind == crate::deliver::EntryKind::File).then(|| WorkFile {
+                path: file.path.clone(),
+                before: None,
+                after: after.sha256.clone(),
+            })
+        })
+    });
+    let repository = workspace.repository();
+    let head = repository.head().and_then(|head| head.peel_to_tree()).ok();
+    let mut paths: Vec<String> = last
+        .chain(earlier.iter().cloned())
+        .filter(|file| file.after.is_some() && history::inside(Path::new(&file.path)))
+        .filter(|file| {
+            history::file_digest(&workspace.root().join(&file.path)) == file.after
+                && head.as_ref().is_none_or(|head| {
+                    history::blob_bytes(repository, head, Path::new(&file.path))
+                        .map(|bytes| history::digest(&bytes))
+                        != file.after
+                })
+        })
+        .map(|file| file.path)
+        .collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+/// The confiner of the baseline's gate run: the gate's (see [`for_gate`]) when the work tree
+/// holds code an earlier run's delegates wrote and nobody committed ([`earlier_runs_work`],
+/// which `note` then names), none otherwise: the baseline runs the user's own code, and what it
+/// writes (downloads, builds) stays for the runs after it.
+pub fn for_baseline<'c>(
+    (settings, workspace): (&Settings, &Workspace),
+    earlier: &[WorkFile],
+    (note, gate): (&mut ConfinementNote, Option<&'c Confiner>),
+) -> Option<&'c Confiner> {
+    let work = earlier_runs_work(settings, workspace, earlier);
+    if work.is_empty() {
+        return None;
+    }
+    let shown = work.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    if gate.is_none() {
+        tracing::warn!(
+            files = work.len(),
+            first = %shown,
+            "the work tree holds an earlier run's uncommitted changes, and the baseline's gate \
+             run cannot be confined here: it runs them as the user's own"
+        );
+        return None;
+    }
+    tracing::info!(
+        files = work.len(),
+        first = %shown,
+        "the work tree holds an earlier run's uncommitted changes: the baseline's gate run is \
+         confined as the runs after it are"
+    );
+    note.earlier_work = work;
+    gate
 }
 
 /// Whether each delegate can keep its writes in the walls' private caches to itself: it has a

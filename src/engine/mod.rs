@@ -58,6 +58,10 @@ pub struct EngineOptions<'a> {
     pub cancel: &'a Cancel,
     /// Who watches the run: the events go to it.
     pub observer: &'a mut dyn Observer,
+    /// The files earlier runs' delegates left (a campaign's records): where the tree still
+    /// holds them uncommitted, the baseline's gate run is confined (see
+    /// [`confinement::earlier_runs_work`]).
+    pub earlier_work: Vec<crate::campaign::history::WorkFile>,
 }
 
 /// The run's observer, as the engine holds it.
@@ -209,11 +213,21 @@ impl<'a> Engine<'a> {
         let gate_confiner = confiner
             .as_ref()
             .and_then(|confiner| confinement::for_gate(confiner, workspace));
+        let mut confinement = confinement;
+        let baseline_confiner = confinement::for_baseline(
+            (settings, &*workspace),
+            &options.earlier_work,
+            (&mut confinement, gate_confiner.as_ref()),
+        );
         observer.observe(Event::Doing("cycle 0: the baseline gate"));
         let lessons = Heuristics::read(&settings.state_dir);
         let seal = workspace.seal()?;
-        let baseline::Baseline { run, mut notes } =
-            baseline::measure_baseline(settings, confinement, cancel, Some(&*workspace))?;
+        let baseline::Baseline { run, mut notes } = baseline::measure_baseline(
+            settings,
+            confinement,
+            cancel,
+            (Some(&*workspace), baseline_confiner),
+        )?;
         let on = contain::GateOn::Baseline;
         contain::after_gate_run(workspace, &mut notes, settings, &seal, Some(&run), 0, on)?;
         let snapshot = workspace.after_gate()?;

@@ -80,6 +80,10 @@ pub struct ConfinementNote {
     /// ended), absolute.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub private: Vec<String>,
+    /// The files of the work tree that an earlier run's delegates wrote and nobody committed:
+    /// the baseline's gate run, which runs them, was confined as the runs after it are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_work: Vec<String>,
 }
 
 /// What kept a confined delegate from signalling the loop, the gate or the user's shell.

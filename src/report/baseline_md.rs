@@ -58,6 +58,20 @@ fn confinement(note: &ConfinementNote) -> String {
     }
 }
 
+/// At most [`EARLIER_SHOWN`] of `paths`, as code, and how many more.
+fn earlier_work(paths: &[String]) -> String {
+    let mut shown: Vec<String> = (paths.iter().take(EARLIER_SHOWN))
+        .map(|path| crate::markdown::code_span(path))
+        .collect();
+    if paths.len() > EARLIER_SHOWN {
+        shown.push(format!("and {} more", paths.len() - EARLIER_SHOWN));
+    }
+    shown.join(", ")
+}
+
+/// The files of an earlier run named in the report.
+const EARLIER_SHOWN: usize = 5;
+
 /// The final report's section on the baseline.
 pub fn report_section(notes: &BaselineNotes) -> String {
     let mut text = String::from("\n## The baseline\n\n");
@@ -92,6 +106,15 @@ pub fn report_section(notes: &BaselineNotes) -> String {
     }
     if let Some(note) = &notes.confinement {
         let _ = writeln!(text, "- confinement: {}", confinement(note));
+        if !note.earlier_work.is_empty() {
+            let _ = writeln!(
+                text,
+                "- the baseline's gate run was confined too: the work tree held {} file(s) an \
+                 earlier run's delegates wrote and nobody committed ({})",
+                note.earlier_work.len(),
+                earlier_work(&note.earlier_work)
+            );
+        }
     }
     let _ = writeln!(
         text,

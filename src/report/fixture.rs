@@ -286,6 +286,7 @@ fn run_part() -> RunPart {
                 tools: vec![".venv".into()],
                 signals: crate::model::SignalBoundary::Landlock,
                 private: vec!["/home/runner/.cargo".into()],
+                earlier_work: Vec::new(),
             }),
         },
         ignored: super::IgnoredPart::default(),

@@ -1343,6 +1343,79 @@ fn a_delegate_cannot_doctor_the_results_a_tool_keeps_in_the_temp_folder() {
     );
 }
 
+/// A second run before the first one's changes are committed runs them in its baseline: code a
+/// delegate wrote that nobody has read (a planted test). So where the work tree holds an earlier
+/// run's changes uncommitted (its `manifest.json`, a campaign's `history/`), the baseline's gate
+/// run is confined like the runs after it, and `run.json` names the files. Once the user has
+/// committed them they are the user's own, and the baseline runs them as such.
+#[test]
+fn a_baseline_that_runs_an_earlier_runs_uncommitted_code_is_confined() {
+    // (the user commits the first run's work before the second run)
+    for committed in [false, true] {
+        // Outside every folder a delegate may write (the temp folders are writable).
+        let outside = tempfile::tempdir_in(std::env::var_os("HOME").unwrap()).unwrap();
+        std::fs::set_permissions(
+            outside.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o777),
+        )
+        .unwrap();
+        let repo = one_finding("/.refine-loop\n");
+        repo.write("tests/test_lib.sh", "grep -q library src/lib.txt\n");
+        program(&repo, "lint", LINT);
+        repo.write(
+            "planted.txt",
+            "echo planted > \"$OUTSIDE/planted\" 2>/dev/null\ntrue\n",
+        );
+        repo.write(
+            "refine-loop.toml",
+            "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
+             [[gate.check]]\nname = \"tests\"\ncategory = \"tests\"\n\
+             run = 'for t in tests/*.sh; do sh \"$t\" || exit 1; done'\nparser = \"generic\"\n\n\
+             [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = './lint'\nparser = \"clippy\"\n\n\
+             [[delegate]]\ncategories = [\"lint\"]\n\
+             run = ': > src/findings.txt; cp planted.txt tests/test_planted.sh'\n",
+        );
+        repo.commit("a project whose tests run whatever test files there are");
+        let first = repo
+            .command(&["run"])
+            .env("OUTSIDE", outside.path())
+            .output()
+            .unwrap();
+        assert_eq!(first.status.code(), Some(0), "{first:?}");
+        // Its planted test ran in the first run's gate, confined.
+        assert!(
+            !outside.path().join("planted").exists(),
+            "committed {committed}"
+        );
+        if committed {
+            repo.commit("the first run's work, read and committed");
+        }
+        let second = repo
+            .command(&["run"])
+            .env("OUTSIDE", outside.path())
+            .output()
+            .unwrap();
+        assert_eq!(second.status.code(), Some(0), "{second:?}");
+        let earlier = json(&repo, "run.json")["confinement"]["earlier_work"].clone();
+        if committed {
+            assert!(earlier.is_null(), "{earlier}");
+            assert!(outside.path().join("planted").exists());
+        } else {
+            assert_eq!(
+                earlier,
+                serde_json::json!(["src/findings.txt", "tests/test_planted.sh"])
+            );
+            assert!(!outside.path().join("planted").exists(), "{second:?}");
+            let report =
+                std::fs::read_to_string(repo.join(".refine-loop/REFINE-LOOP-FINAL.md")).unwrap();
+            assert!(
+                report.contains("the baseline's gate run was confined too"),
+                "{report}"
+            );
+        }
+    }
+}
+
 /// A gate that installs before it checks (`npm ci && npm test`, `uv sync`) writes the
 /// dependency folders on every run, and a build tool's home outside the tree (Gradle's locks).
 /// After the baseline its runs are confined, and it keeps working: each check writes them in a

@@ -16,6 +16,7 @@ use super::RunError;
 use super::verify::measure;
 use crate::cancel::Cancel;
 use crate::config::{CheckSettings, Settings};
+use crate::confine::Confiner;
 use crate::gate::{self, CheckResult, Excused, Flaky, GateRun, SUMMARY_FILE};
 use crate::model::{
     BaselineNotes, CheckStatus, ConfinementNote, FlakyTestNote, Installed, Severity,
@@ -40,12 +41,13 @@ pub struct Baseline {
     pub notes: BaselineNotes,
 }
 
-/// Runs the baseline gate with its confirmations (`tracked`: the workspace, for its guard).
+/// Runs the baseline gate with its confirmations (`tracked`: the workspace, for its guard;
+/// `confiner`: its confinement, when the tree holds an earlier run's uncommitted work).
 pub fn measure_baseline(
     settings: &Settings,
     confinement: ConfinementNote,
     cancel: &Cancel,
-    tracked: Option<&dyn gate::TrackedList>,
+    (tracked, confiner): (Option<&dyn gate::TrackedList>, Option<&Confiner>),
 ) -> Result<Baseline, RunError> {
     let mut notes = BaselineNotes {
         format_version: state::format::RUN,
@@ -57,16 +59,16 @@ pub fn measure_baseline(
         confinement: Some(confinement),
         ..BaselineNotes::default()
     };
-    let mut run = measure(settings, &Flaky::default(), 0, cancel, (tracked, None))?;
+    let mut run = measure(settings, &Flaky::default(), 0, cancel, (tracked, confiner))?;
     super::contain::refuse_gate_writes(&run)?;
     if !missing_tools(&run).is_empty() && !run.cancelled {
-        run = install_missing(settings, &run, &mut notes, cancel)?;
+        run = install_missing(settings, (&run, &mut notes), cancel, confiner)?;
         super::contain::refuse_gate_writes(&run)?;
     }
     let flaky = if run.cancelled {
         Flaky::default()
     } else {
-        confirm(settings, &run, cancel)?
+        confirm(settings, &run, cancel, confiner)?
     };
     notes.flaky_checks = flaky.checks.keys().cloned().collect();
     notes.flaky_tests = flaky
@@ -97,9 +99,9 @@ pub fn measure_baseline(
 /// tried is on record (`run.json`) whatever comes of it.
 fn install_missing(
     settings: &Settings,
-    run: &GateRun,
-    notes: &mut BaselineNotes,
+    (run, notes): (&GateRun, &mut BaselineNotes),
     cancel: &Cancel,
+    confiner: Option<&Confiner>,
 ) -> Result<GateRun, RunError> {
     let missing_tool = |notes: &BaselineNotes, check: &str, tool: String| {
         let installed = notes.installed.iter().find(|i| i.check == check);
@@ -137,7 +139,7 @@ fn install_missing(
         dir.join(gate::OUTPUT_FILE),
         dir.join("gate-output-before-install.txt"),
     );
-    let run = measure(settings, &Flaky::default(), 0, cancel, (None, None))?;
+    let run = measure(settings, &Flaky::default(), 0, cancel, (None, confiner))?;
     if let Some((index, tool)) = missing_tools(&run).into_iter().next() {
         return Err(missing_tool(notes, &run.checks[index].check.name, tool));
     }
@@ -240,7 +242,12 @@ fn run_install(
 }
 
 /// Runs each failing check again, and each failing test of a check with `rerun` alone.
-fn confirm(settings: &Settings, run: &GateRun, cancel: &Cancel) -> Result<Flaky, RunError> {
+fn confirm(
+    settings: &Settings,
+    run: &GateRun,
+    cancel: &Cancel,
+    confiner: Option<&Confiner>,
+) -> Result<Flaky, RunError> {
     let mut flaky = Flaky::default();
     let failing: Vec<&CheckResult> = run
         .checks
@@ -273,7 +280,8 @@ fn confirm(settings: &Settings, run: &GateRun, cancel: &Cancel) -> Result<Flaky,
             if cancel.is_requested() {
                 break;
             }
-            let again = gate::run_check(settings, &first.check, &mut log, cancel, (None, None))?;
+            let again =
+                gate::run_check(settings, &first.check, &mut log, cancel, (None, confiner))?;
             match status_of(&again) {
                 // Stopped (cancel, deadline) or not run: it says nothing about flakiness.
                 CheckStatus::Infra => break,
@@ -294,7 +302,8 @@ fn confirm(settings: &Settings, run: &GateRun, cancel: &Cancel) -> Result<Flaky,
                 if cancel.is_requested() {
                     break;
                 }
-                if passes_alone(settings, &first.check, rerun, &test, &mut log, cancel)? {
+                let alone = (rerun.as_str(), test.as_str());
+                if passes_alone(settings, &first.check, alone, &mut log, (cancel, confiner))? {
                     flaky.tests.insert((first.check.name.clone(), file, test));
                 }
             }
@@ -345,17 +354,16 @@ fn failing_tests(result: &CheckResult) -> Vec<(Option<String>, String)> {
 fn passes_alone(
     settings: &Settings,
     check: &CheckSettings,
-    rerun: &str,
-    test: &str,
+    (rerun, test): (&str, &str),
     log: &mut dyn Write,
-    cancel: &Cancel,
+    (cancel, confiner): (&Cancel, Option<&Confiner>),
 ) -> Result<bool, RunError> {
     let alone = CheckSettings {
         run: rerun.replace("{test}", &shell_quote(test)),
         ..check.clone()
     };
     let mut log = log;
-    let result = gate::run_check(settings, &alone, &mut log, cancel, (None, None))?;
+    let result = gate::run_check(settings, &alone, &mut log, cancel, (None, confiner))?;
     let ran = result
         .findings
         .tests

@@ -50,7 +50,7 @@ fn run_in(
     preset: Preset,
     request: &Request,
     workspace: &mut Workspace,
-    options: EngineOptions<'_>,
+    mut options: EngineOptions<'_>,
 ) -> Result<CampaignEnd, RunError> {
     let cancel = options.cancel;
     super::protect_users_work(workspace, settings, cancel)?;
@@ -77,6 +77,9 @@ fn run_in(
     let first_candidate = campaign.backlog.candidates.len();
     // The cards this run writes to the worklog go into the report too.
     let worklog_start = std::fs::metadata(campaign.worklog_path()).map_or(0, |m| m.len());
+    options.earlier_work = (campaign.backlog.earlier.iter())
+        .flat_map(|work| work.files.iter().cloned())
+        .collect();
     let engine = Engine::start(settings, workspace, options)?;
     let end = match preset {
         Preset::Refine => {
