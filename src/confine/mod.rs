@@ -51,6 +51,8 @@ pub struct Confiner {
     /// It confines the gate's runs (see [`Self::for_gate`]).
     gate: bool,
     walls: Walls,
+    /// The search paths its commands get (see [`Self::settle_search_paths`]).
+    search_paths: Vec<(String, String)>,
 }
 
 impl Confiner {
@@ -76,7 +78,25 @@ impl Confiner {
             private: private && bound.is_some(),
             gate: false,
             walls,
+            search_paths: Vec::new(),
         })
+    }
+
+    /// Settles the search paths every command it confines gets from now on, as they resolve now
+    /// (see [`tools::settle_search_paths`]): done once, when the baseline has run.
+    pub fn settle_search_paths(&mut self) {
+        let lookup = |name: &str| std::env::var(name).ok();
+        self.search_paths =
+            tools::settle_search_paths(&self.walls.tree, &self.walls.writable, &lookup);
+    }
+
+    /// What a command it confines is given in its environment, where `given` (the command's own
+    /// variables) does not set it: the settled search paths.
+    pub fn environment(&self, given: &[(String, String)]) -> Vec<(String, String)> {
+        (self.search_paths.iter())
+            .filter(|(name, _)| !given.iter().any(|(set, _)| set == name))
+            .cloned()
+            .collect()
     }
 
     /// Adds `folders` (what git ignores in the tree, as the gate's last run left it) to those

@@ -95,6 +95,11 @@ pub struct MountPlan {
     /// Read-only though inside an open folder (the user's tree in worktree mode, in `/tmp`),
     /// but for the open folders inside them.
     fenced: Vec<PathBuf>,
+    /// The folders between an open folder outside the tree and a fenced one in it
+    /// (`/tmp/tools` for the gate's `/tmp/tools/bin`), bound over themselves like
+    /// [`Self::pinned`] ones: `mv /tmp/tools /tmp/old` and a `bin` of the delegate's own would
+    /// leave the read-only bind where the gate no longer looks.
+    held: Vec<PathBuf>,
     /// Writable to the delegate, but only in a layer of its own: each is the lower layer of an
     /// overlay whose upper layer is on a tmpfs at [`Self::scratch`], gone with the namespace.
     private: Vec<PathBuf>,
@@ -140,6 +145,7 @@ impl MountPlan {
             own,
             open: None,
             fenced: Vec::new(),
+            held: Vec::new(),
             private: Vec::new(),
             scratch: None,
         }
@@ -251,6 +257,23 @@ impl MountPlan {
         open.dedup_by(|inner, outer| {
             inner.starts_with(&*outer) && !fenced.iter().any(|fence| inner.starts_with(fence))
         });
+        let tree = self.pinned.first();
+        let mut held = std::collections::BTreeSet::new();
+        for fence in fenced {
+            if tree.is_some_and(|tree| fence.starts_with(tree)) {
+                continue;
+            }
+            for root in open.iter().filter(|root| fence.starts_with(root)) {
+                held.extend(
+                    fence
+                        .ancestors()
+                        .skip(1)
+                        .take_while(|folder| folder.starts_with(root) && folder != root)
+                        .map(Path::to_path_buf),
+                );
+            }
+        }
+        self.held = held.into_iter().collect();
         self.open = Some(open);
         self
     }
@@ -272,6 +295,12 @@ impl MountPlan {
         mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)?;
         for path in &self.pinned {
             bind(path, MsFlags::MS_REC)?;
+        }
+        for path in &self.held {
+            match bind(path, MsFlags::MS_REC) {
+                Ok(()) | Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => {}
+                Err(error) => return Err(error.into()),
+            }
         }
         // A folder the delegate may write that is gone meanwhile (another process's temp
         // folder, in a split grant) needs no bind; one that cannot be bound leaves every mount

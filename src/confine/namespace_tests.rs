@@ -315,3 +315,22 @@ fn the_folders_made_private_are_those_an_overlay_can_take() {
     let abi = kernel_abi().unwrap();
     assert!(super::super::probe_private(Namespace::Thread, abi));
 }
+
+#[test]
+fn the_folders_above_a_read_only_folder_outside_the_tree_are_held() {
+    let (_folder, root) = tree();
+    let temp = tempfile::tempdir().unwrap();
+    let temp = temp.path().canonicalize().unwrap();
+    std::fs::create_dir_all(temp.join("tools/1.2/bin")).unwrap();
+    std::fs::create_dir_all(root.join("node_modules/pkg/bin")).unwrap();
+    let plan = MountPlan::new(&root, &[root.join(".git")], &[]).read_only_outside(
+        std::slice::from_ref(&temp),
+        &[
+            temp.join("tools/1.2/bin"),
+            root.join("node_modules/pkg/bin"),
+        ],
+    );
+    // Outside the tree, up to the open folder; in it, pinned from the tree's top.
+    assert_eq!(plan.held, [temp.join("tools"), temp.join("tools/1.2")]);
+    assert!(plan.pinned.contains(&root.join("node_modules/pkg")));
+}

@@ -143,6 +143,69 @@ pub fn find(places: &Places<'_>) -> Tools {
     }
 }
 
+/// The search paths ([`SEARCH_PATHS`]) as confined commands are to see them: each absolute
+/// entry as the folder it resolves to now, and one that does not exist now and lies outside
+/// `tree` in a `writable` folder left out. Only the variables whose value changes are returned.
+/// A link on a search path (`/tmp/tools/bin` → `/tmp/tools/1.2/bin`), or a folder not made
+/// yet, in a folder delegates may write is a place a delegate could put a program of its own in
+/// the gate's way, and the gate looks the program up afresh on every run. Settled once the
+/// baseline has run (its installs made what they make), the gate's runs after it look where it
+/// looked. A relative entry is the tree's own, judged with the change; a value that is not
+/// UTF-8 is left as it is.
+pub fn settle_search_paths(
+    tree: &Path,
+    writable: &[PathBuf],
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Vec<(String, String)> {
+    let tree = tree.canonicalize().unwrap_or_else(|_| tree.to_path_buf());
+    let writable: Vec<PathBuf> = writable
+        .iter()
+        .filter_map(|p| p.canonicalize().ok())
+        .collect();
+    let reachable = |folder: &Path| {
+        !folder.starts_with(&tree) && writable.iter().any(|open| folder.starts_with(open))
+    };
+    let mut settled = Vec::new();
+    for name in SEARCH_PATHS {
+        let Some(value) = lookup(name).filter(|value| !value.is_empty()) else {
+            continue;
+        };
+        let entries: Vec<PathBuf> = std::env::split_paths(&value)
+            .filter_map(|entry| {
+                if !entry.is_absolute() {
+                    return Some(entry);
+                }
+                match entry.canonicalize() {
+                    Ok(resolved) => Some(resolved),
+                    Err(_) if reachable(&resolved_above(&entry)) => None,
+                    Err(_) => Some(entry),
+                }
+            })
+            .collect();
+        let Some(joined) = std::env::join_paths(entries)
+            .ok()
+            .and_then(|joined| joined.into_string().ok())
+        else {
+            continue;
+        };
+        if joined != value {
+            settled.push((name.to_string(), joined));
+        }
+    }
+    settled
+}
+
+/// `path` (which does not exist) with its deepest existing folder resolved.
+fn resolved_above(path: &Path) -> PathBuf {
+    path.ancestors()
+        .skip(1)
+        .find_map(|folder| {
+            let resolved = folder.canonicalize().ok()?;
+            Some(resolved.join(path.strip_prefix(folder).ok()?))
+        })
+        .unwrap_or_else(|| path.to_path_buf())
+}
+
 /// Whether a folder git ignores holds installed tools: a dependency folder by its name, or an
 /// environment (in it, or in one of its first entries: `envs/py311/pyvenv.cfg`).
 pub fn is_installed(folder: &Path) -> bool {

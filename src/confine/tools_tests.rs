@@ -258,3 +258,54 @@ fn the_environments_tox_and_nox_write_on_every_run_are_private_where_they_can_be
     );
     assert_eq!(shown(root, &got.private), ["tree/.nox", "tree/.tox"]);
 }
+
+#[test]
+fn search_paths_are_settled_where_a_delegate_could_change_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    layout(&root);
+    std::fs::create_dir_all(root.join("tmp/tools/1.2/bin")).unwrap();
+    std::fs::create_dir_all(root.join("opt/bin")).unwrap();
+    std::os::unix::fs::symlink(root.join("tmp/tools/1.2"), root.join("tmp/tools/current")).unwrap();
+    std::os::unix::fs::symlink(root.join("tmp"), root.join("opt/tmp-link")).unwrap();
+    let at = |path: &str| root.join(path).display().to_string();
+    // (PATH, what it is settled to: None when it stays as it is)
+    let cases: [(String, Option<String>); 7] = [
+        (format!("{}:/usr/bin", at("opt/bin")), None),
+        (
+            format!("{}:/usr/bin", at("tmp/tools/current/bin")),
+            Some(format!("{}:/usr/bin", at("tmp/tools/1.2/bin"))),
+        ),
+        // Not there yet, in a folder delegates may write: left out.
+        (
+            format!("{}:/usr/bin", at("tmp/later/bin")),
+            Some("/usr/bin".to_string()),
+        ),
+        // The same, reached through a link outside it.
+        (
+            format!("/usr/bin:{}", at("opt/tmp-link/later")),
+            Some("/usr/bin".to_string()),
+        ),
+        // Not there yet, but in no folder delegates may write, or in the tree: kept.
+        (format!("{}:/usr/bin", at("opt/later/bin")), None),
+        (format!("{}:/usr/bin", at("tree/node_modules/later")), None),
+        // Relative and empty entries are the tree's own.
+        ("node_modules/.bin::/usr/bin".to_string(), None),
+    ];
+    for (path, settled) in cases {
+        let value = path.clone();
+        let lookup = move |name: &str| (name == "PATH").then(|| value.clone());
+        let got = settle_search_paths(&root.join("tree"), &[root.join("tmp")], &lookup);
+        let want: Vec<(String, String)> = settled
+            .into_iter()
+            .map(|settled| ("PATH".to_string(), settled))
+            .collect();
+        assert_eq!(got, want, "{path}");
+    }
+    let lookup = |name: &str| (name == "PYTHONPATH").then(|| at("tmp/tools/current/lib"));
+    std::fs::create_dir_all(root.join("tmp/tools/1.2/lib")).unwrap();
+    assert_eq!(
+        settle_search_paths(&root.join("tree"), &[root.join("tmp")], &lookup),
+        [("PYTHONPATH".to_string(), at("tmp/tools/1.2/lib"))]
+    );
+}

@@ -405,7 +405,8 @@ fn run_command(
 ) -> Result<DelegateRun, DelegateError> {
     let mut env = environment::of(spec, assignment, &files);
     let confinement = match limits.confiner.map(|c| {
-        confined::Confinement::prepare(c, &[&files.verdict, &files.report, &files.candidates])
+        let own = [&*files.verdict, &*files.report, &*files.candidates];
+        confined::Confinement::prepare(c, &own, &env)
     }) {
         None => None,
         Some(Ok(confinement)) => Some(confinement),

@@ -234,6 +234,9 @@ impl<'a> Engine<'a> {
         let mut confiner = confiner;
         let mut gate_confiner = gate_confiner;
         private_after_gate(workspace, [&mut confiner, &mut gate_confiner]);
+        for confiner in [&mut confiner, &mut gate_confiner].into_iter().flatten() {
+            confiner.settle_search_paths();
+        }
         let flaky = run.flaky.clone();
         let cancelled = run.cancelled;
         let kept = Kept::of(run);

@@ -78,7 +78,8 @@ pub fn run_check<W: Write>(
     let raw = parser.reads_documents();
     let guard =
         super::tracked::TrackedGuard::before(&settings.target, &settings.state_dir, tracked);
-    let confinement = confiner.map(|confiner| confined::Confinement::prepare(confiner, &[]));
+    let confinement =
+        confiner.map(|confiner| confined::Confinement::prepare(confiner, &[], &check.env));
     // Confined, it has a temp folder of its own: what a delegate left in the run's is not read.
     let env: Vec<(String, String)> = match &confinement {
         Some(Ok(confinement)) => check

@@ -17,12 +17,18 @@ pub struct Confinement {
     temp: tempfile::TempDir,
     /// The files made for it, empty.
     own: Vec<PathBuf>,
+    /// Variables its process is given (see [`Confiner::environment`]).
+    environment: Vec<(String, String)>,
 }
 
 impl Confinement {
     /// Makes the `own` files afresh, empty (a delegate's verdict and report), and its temp
     /// folder; opens everything its ruleset grants.
-    pub fn prepare(confiner: &Confiner, own: &[&Path]) -> io::Result<Self> {
+    pub fn prepare(
+        confiner: &Confiner,
+        own: &[&Path],
+        given: &[(String, String)],
+    ) -> io::Result<Self> {
         for path in own {
             fresh_empty_file(path)?;
         }
@@ -34,17 +40,22 @@ impl Confinement {
             prepared,
             temp,
             own: own.iter().map(|path| path.to_path_buf()).collect(),
+            environment: confiner.environment(given),
         })
     }
 
-    /// What its process is given in its environment: `TMPDIR`, its temp folder. A tool that
-    /// keeps results in the temp folder (Jest's cache, anything under `os.tmpdir()`) finds
-    /// none there but its own: a delegate may write the run's temp folder, never this one.
-    pub fn environment(&self) -> [(String, String); 1] {
-        [(
+    /// What its process is given in its environment: `TMPDIR`, its temp folder (a tool that
+    /// keeps results in the temp folder, Jest's cache or anything under `os.tmpdir()`, finds
+    /// none there but its own: a delegate may write the run's temp folder, never this one), and
+    /// the search paths its confiner settled where the command does not set them.
+    pub fn environment(&self) -> Vec<(String, String)> {
+        let temp = (
             "TMPDIR".to_string(),
             self.temp.path().to_string_lossy().into_owned(),
-        )]
+        );
+        std::iter::once(temp)
+            .chain(self.environment.iter().cloned())
+            .collect()
     }
 }
 
@@ -60,6 +71,7 @@ pub fn run(
         prepared,
         temp,
         own,
+        ..
     }) = confinement
     else {
         return run_in_group(process, cancel, on_output);

@@ -1416,6 +1416,87 @@ fn a_baseline_that_runs_an_earlier_runs_uncommitted_code_is_confined() {
     }
 }
 
+/// The gate looks its programs up on `PATH` afresh on every run. Where a folder on it lies in a
+/// folder delegates may write (`/tmp`), a delegate could put a program of its own in the way:
+/// through a link on the path, by moving the folder aside and making another, or in a folder on
+/// the path that does not exist yet. The confined commands get the search paths as they
+/// resolved when the baseline had run, the folders above a tool folder cannot be moved, and a
+/// missing one is left out: the gate runs the program it ran, and the count stays.
+#[test]
+fn a_delegate_cannot_put_a_program_in_the_gates_way_on_its_path() {
+    let fake =
+        "mkdir -p \"$1\" && printf '#!/bin/sh\\nexit 0\\n' > \"$1/vlint\" && chmod +x \"$1/vlint\"";
+    // (what the delegate does to the folders on PATH, run unprivileged)
+    let cases = [
+        (
+            "link",
+            "fake \"$T/evil/bin\" && ln -sfn \"$T/evil\" \"$T/current\" && echo SWAPPED",
+        ),
+        (
+            "move",
+            "mv \"$T/1.2\" \"$T/old\" && fake \"$T/1.2/bin\" && echo MOVED",
+        ),
+        ("missing", "fake \"$T/later/bin\" && echo MADE"),
+    ];
+    for unprivileged in [false, true] {
+        for (attack, script) in cases {
+            let case = format!("{attack}, unprivileged {unprivileged}");
+            let tools = tempfile::tempdir().unwrap();
+            let bin = tools.path().join("1.2/bin");
+            std::fs::create_dir_all(&bin).unwrap();
+            std::fs::write(bin.join("vlint"), LINT).unwrap();
+            std::fs::set_permissions(
+                bin.join("vlint"),
+                std::os::unix::fs::PermissionsExt::from_mode(0o755),
+            )
+            .unwrap();
+            std::os::unix::fs::symlink(tools.path().join("1.2"), tools.path().join("current"))
+                .unwrap();
+            let repo = one_finding("/.refine-loop\n");
+            repo.write("README.md", "a library\n");
+            repo.write(
+                "refine-loop.toml",
+                &format!(
+                    "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
+                     [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = 'vlint'\nparser = \"clippy\"\n\n\
+                     [[delegate]]\ncategories = [\"lint\"]\n\
+                     run = '''fake() {{ {fake}; }}; {script}; echo docs >> README.md'''\n"
+                ),
+            );
+            repo.commit("a project whose linter is on PATH");
+            let t = tools.path().display().to_string();
+            let path = format!(
+                "{t}/later/bin:{t}/current/bin:{}",
+                std::env::var("PATH").unwrap()
+            );
+            let mut command = repo.command(&["run"]);
+            command.env("PATH", &path).env("T", tools.path());
+            if unprivileged {
+                unprivileged_user(&repo, &mut command);
+                let owned = std::process::Command::new("chown")
+                    .args(["-R", "65534:65534"])
+                    .arg(tools.path())
+                    .status()
+                    .unwrap();
+                assert!(owned.success());
+            }
+            let output = command.output().unwrap();
+            let report = cycle_one_report(&repo, &output);
+            let gate_log = cycle_one_gate_log(&repo);
+            assert_eq!(
+                json(&repo, "gate-summary.json")["failed_count"],
+                1,
+                "{case}: {output:?}\n{report}\n{gate_log}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(bin.join("vlint")).unwrap(),
+                LINT,
+                "{case}"
+            );
+        }
+    }
+}
+
 /// A gate that installs before it checks (`npm ci && npm test`, `uv sync`) writes the
 /// dependency folders on every run, and a build tool's home outside the tree (Gradle's locks).
 /// After the baseline its runs are confined, and it keeps working: each check writes them in a
