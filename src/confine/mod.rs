@@ -35,6 +35,26 @@ const DEVICES: &[&str] = &[
     "/dev/urandom",
     "/dev/ptmx",
 ];
+/// What of a git dir stays sealed in the gate's runs after the baseline, which may run code a
+/// delegate planted. A check may write the rest: git refreshes the index, makes objects and
+/// lock files as it reads. The config, `hooks/` and `info/` stay writable too: the guard puts
+/// back what a run wrote there and holds it against the change (see `gate::tracked`). Sealed is
+/// what no check has cause to write and no guard watches: the refs (a branch moved, a
+/// `refs/replace` that swaps a file's history), `HEAD`, `objects/info` (an alternate store),
+/// the submodules' git dirs, and the loop's own store, where a journal forged would have
+/// `recover` write where it says.
+pub const SEALED_FOR_THE_GATE: &[&str] = &[
+    "HEAD",
+    "packed-refs",
+    "description",
+    "shallow",
+    "refs",
+    "logs/refs",
+    "objects/info",
+    "modules",
+    "refine-loop",
+];
+
 /// Device folders every delegate may write beneath (shared memory, terminals).
 const DEVICE_FOLDERS: &[&str] = &["/dev/shm", "/dev/pts"];
 
@@ -113,11 +133,16 @@ impl Confiner {
         self.bound.is_some()
     }
 
-    /// The walls of the gate's runs after the baseline: the same, but `git` is not sealed, and
-    /// the ignored folders but [`Walls::results`] are written for real.
+    /// The walls of the gate's runs after the baseline: the same, but of the git dirs `git`
+    /// only what no check has cause to write is sealed ([`SEALED_FOR_THE_GATE`]), and the
+    /// ignored folders but [`Walls::results`] are written for real.
     pub fn for_gate(&self, git: &[PathBuf]) -> Self {
         let mut confiner = self.clone();
         confiner.walls.sealed.retain(|sealed| !git.contains(sealed));
+        confiner.walls.sealed.extend(
+            git.iter()
+                .flat_map(|dir| SEALED_FOR_THE_GATE.iter().map(|name| dir.join(name))),
+        );
         confiner.walls.ignored.clear();
         confiner.gate = true;
         confiner

@@ -1497,6 +1497,63 @@ fn a_delegate_cannot_put_a_program_in_the_gates_way_on_its_path() {
     }
 }
 
+/// A check of a gate run after the baseline may write the git dir (git refreshes the index as
+/// it reads), so code a delegate planted there could reach what the user's next `git` shows: a
+/// branch, a `refs/replace` that swaps a file's history, an alternate object store, and the
+/// loop's own store, where a forged journal would have `recover` write where it says. Those
+/// stay sealed; the index does not. (The config and hooks are put back and held against the
+/// change: tests/it/leftovers.rs.)
+#[test]
+fn code_a_delegate_plants_cannot_reach_what_git_runs_or_shows() {
+    let repo = one_finding("/.refine-loop\n");
+    repo.write("tests/test_lib.sh", "grep -q library src/lib.txt\n");
+    let planted = "\
+        g=$(git rev-parse --git-common-dir)\n\
+        mkdir -p \"$g/refine-loop/snapshots/1-0\" && echo '{}' > \"$g/refine-loop/snapshots/1-0/journal.json\" && echo WROTE-STORE\n\
+        blob=$(echo evil | git hash-object -w --stdin) && git replace \"$(git rev-parse HEAD:src/lib.txt)\" \"$blob\" && echo WROTE-REPLACE\n\
+        git branch -f release HEAD~1 && echo MOVED-BRANCH\n\
+        echo /tmp > \"$g/objects/info/alternates\" && echo WROTE-ALTERNATES\n\
+        git update-index --refresh >/dev/null; echo REFRESHED\n\
+        true\n";
+    repo.write("planted.txt", planted);
+    repo.write(
+        "refine-loop.toml",
+        "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
+         [[gate.check]]\nname = \"tests\"\ncategory = \"tests\"\n\
+         run = 'for t in tests/*.sh; do sh \"$t\" || exit 1; done'\nparser = \"generic\"\n\n\
+         [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\n\
+         run = 'cat src/findings.txt; test ! -s src/findings.txt'\nparser = \"clippy\"\n\n\
+         [[delegate]]\ncategories = [\"lint\"]\nrun = 'cp planted.txt tests/test_planted.sh'\n",
+    );
+    repo.commit("first");
+    repo.write("README.md", "more\n");
+    repo.commit("second");
+    crate::support::git_in(repo.path(), &["branch", "release"]);
+    let git = repo.join(".git");
+    let before = |name: &str| std::fs::read(git.join(name)).ok();
+    let release = before("refs/heads/release");
+    let output = repo.run(&["run"]);
+    let gate_log = cycle_one_gate_log(&repo);
+    assert!(gate_log.contains("REFRESHED"), "{output:?}\n{gate_log}");
+    for marker in [
+        "WROTE-STORE",
+        "WROTE-REPLACE",
+        "MOVED-BRANCH",
+        "WROTE-ALTERNATES",
+    ] {
+        assert!(!gate_log.contains(marker), "{marker}:\n{gate_log}");
+    }
+    assert_eq!(before("refs/heads/release"), release);
+    assert!(!git.join("objects/info/alternates").exists());
+    assert!(!git.join("refs/replace").exists());
+    assert!(!git.join("refine-loop/snapshots/1-0").exists());
+    let recover = repo.run(&["recover"]);
+    assert!(
+        String::from_utf8_lossy(&recover.stdout).contains("nothing to recover"),
+        "{recover:?}"
+    );
+}
+
 /// A gate that installs before it checks (`npm ci && npm test`, `uv sync`) writes the
 /// dependency folders on every run, and a build tool's home outside the tree (Gradle's locks).
 /// After the baseline its runs are confined, and it keeps working: each check writes them in a
