@@ -180,7 +180,8 @@ impl Prepared {
 impl Confinement {
     /// Opens every granted path (without following a link at its end) and adds its rule. A path
     /// that is gone, or changed kind since it was planned, is left out: fewer rights, never more.
-    /// From ABI 6 on, the delegate's signals stay within its own processes.
+    /// From ABI 6 on, the delegate's signals and abstract unix sockets stay within its own
+    /// processes.
     pub(super) fn new(
         grants: &[Grant],
         full: bool,
@@ -191,7 +192,11 @@ impl Confinement {
             .handle_access(handled())
             .map_err(io::Error::other)?;
         if abi >= SIGNAL_SCOPE {
-            ruleset = ruleset.scope(Scope::Signal).map_err(io::Error::other)?;
+            // Nor does it reach a daemon outside listening on an abstract socket (one on a
+            // socket file is not the kernel's to scope yet: see the book's safety chapter).
+            ruleset = ruleset
+                .scope(Scope::Signal | Scope::AbstractUnixSocket)
+                .map_err(io::Error::other)?;
         }
         let mut ruleset = ruleset.create().map_err(io::Error::other)?;
         for grant in grants {

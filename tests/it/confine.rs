@@ -1554,6 +1554,27 @@ fn code_a_delegate_plants_cannot_reach_what_git_runs_or_shows() {
     );
 }
 
+/// A daemon the user runs outside may listen on an abstract unix socket (no file to guard): a
+/// delegate that reached it could have it do what the delegate may not. From Landlock ABI 6 the
+/// kernel scopes such sockets to the delegate's own processes.
+#[test]
+fn a_delegate_cannot_reach_a_daemon_on_an_abstract_socket() {
+    use std::os::linux::net::SocketAddrExt;
+    let name = format!("refine-loop-test-{}", std::process::id());
+    let address = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind_addr(&address).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let connect = format!(
+        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('\\\\0{name}')\" \
+         && echo CONNECTED || echo REFUSED"
+    );
+    let scene = Scene::new("", &format!(": > src/findings.txt; {connect}"));
+    let output = scene.repo.run(&["run"]);
+    let report = scene.delegate_report();
+    assert!(report.contains("REFUSED"), "{output:?}\n{report}");
+    assert!(listener.accept().is_err(), "{report}");
+}
+
 /// A gate that installs before it checks (`npm ci && npm test`, `uv sync`) writes the
 /// dependency folders on every run, and a build tool's home outside the tree (Gradle's locks).
 /// After the baseline its runs are confined, and it keeps working: each check writes them in a
