@@ -26,9 +26,16 @@ pub const SIGNAL_SCOPE: u32 = 6;
 
 /// The capabilities a delegate started by root never has: what would let it make a file the
 /// rollback cannot put back (`chattr +i`, `+a`), write a disk through a device node it made, or
-/// reach past the file system's rules (mounts, raw I/O, file handles, modules, BPF, ptrace).
-/// Dropped from the bounding set of the thread that starts it, so its programs never gain them.
-const DROPPED: [caps::Capability; 15] = [
+/// reach past the file system's rules (mounts, raw I/O, file handles, modules, BPF, ptrace), or
+/// change the host's network (routes, addresses, raw packets), another's shared memory or the
+/// terminal. Dropped from the bounding set of the thread that starts it, so its programs never gain them.
+const DROPPED: [caps::Capability; 21] = [
+    caps::Capability::CAP_NET_ADMIN,
+    caps::Capability::CAP_NET_RAW,
+    caps::Capability::CAP_IPC_OWNER,
+    caps::Capability::CAP_SYS_TTY_CONFIG,
+    caps::Capability::CAP_SYSLOG,
+    caps::Capability::CAP_SYS_PACCT,
     caps::Capability::CAP_SETFCAP,
     caps::Capability::CAP_LINUX_IMMUTABLE,
     caps::Capability::CAP_MKNOD,

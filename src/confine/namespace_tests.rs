@@ -37,6 +37,13 @@ fn tree() -> (tempfile::TempDir, PathBuf) {
 /// Runs `script` in `root` as a delegate confined to the whole tree and `../cache`, `.git` and
 /// the state dir bound read-only, its verdict file read-write, every other mount read-only; its
 /// stdout, stderr.
+/// A step that succeeds when the process has capability number `bit` in effect.
+fn capable(bit: u32) -> String {
+    format!(
+        "e=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status); [ $(( 0x$e >> {bit} & 1 )) = 1 ]"
+    )
+}
+
 fn confined(root: &Path, script: &str) -> (String, String) {
     confined_with_state(root, &root.join(".refine-loop"), script)
 }
@@ -114,6 +121,10 @@ fn the_whole_tree_is_writable_and_the_seal_is_not() {
         ("chattr +i setup.py", "immutable"),
         ("chattr +a conftest.py", "append-only"),
         ("mknod disk b 8 0", "block-device"),
+        // Nor may it change the host's network or another's shared memory.
+        (&capable(12), "net-admin"),
+        (&capable(13), "net-raw"),
+        (&capable(15), "ipc-owner"),
     ];
     let script: String = table
         .iter()
