@@ -368,9 +368,58 @@ impl Workspace {
             });
         }
         let mut workspace = Self::open_with_store(&journal.root, &journal.state_dir, Some(store))?;
+        if let Some(why) = foreign(&journal, store_dir, workspace.rule_files()) {
+            return Err(WorkspaceError::Io {
+                path: journal_path.to_path_buf(),
+                source: std::io::Error::other(format!(
+                    "not a journal of this repository's runs ({why}): nothing is put back; \
+                     remove it once you have read it"
+                )),
+            });
+        }
         workspace.artifacts = journal.artifacts.iter().cloned().collect();
         Ok((workspace, journal))
     }
+}
+
+/// Why the journal in the store folder `store_dir` (`<common git dir>/refine-loop/snapshots/<run>`)
+/// was not written by a run of that repository, if it was not: its tree is not a work tree of
+/// the repository, or a git folder or file it names lies outside the repository's git dirs and
+/// that tree and is none of git's rule files outside them (`rules`: the global config, an
+/// excludes file). `recover` writes every path a journal names; one forged in the store must not
+/// have it write elsewhere.
+fn foreign(journal: &Journal, store_dir: &Path, rules: &[PathBuf]) -> Option<String> {
+    let resolve = |path: &Path| path.canonicalize().ok();
+    let common = store_dir.ancestors().nth(3).and_then(resolve)?;
+    let root = resolve(&journal.root)?;
+    let repository = git2::Repository::open(&root).ok();
+    let same = repository
+        .as_ref()
+        .and_then(|repository| resolve(repository.commondir()))
+        .is_some_and(|theirs| theirs == common);
+    if !same {
+        return Some(format!(
+            "its tree {} is not a work tree of it",
+            root.display()
+        ));
+    }
+    let inside = |path: &Path| {
+        let path = resolve(path).or_else(|| {
+            let parent = resolve(path.parent()?)?;
+            Some(parent.join(path.file_name()?))
+        });
+        path.is_some_and(|path| {
+            path.starts_with(&common)
+                || path.starts_with(&root)
+                || rules
+                    .iter()
+                    .any(|rule| resolve(rule).is_some_and(|rule| rule == path))
+        })
+    };
+    let outside = (journal.git_roots.iter())
+        .chain(journal.git_files.iter().map(|entry| &entry.path))
+        .find(|path| !inside(path));
+    outside.map(|path| format!("it names {}", path.display()))
 }
 
 // Who keeps bytes in a folder of the store (the run's mark, pid and state dir), the folders

@@ -400,3 +400,57 @@ fn a_full_disk_after_the_users_work_was_clobbered_loses_none_of_it() {
         stderr(&output)
     );
 }
+
+/// `recover` writes every path a journal names. A journal in the store that no run of this
+/// repository wrote (forged by code that reached the store, or restored from elsewhere) whose
+/// paths lie outside the repository is refused, and nothing is written.
+#[test]
+fn a_journal_naming_paths_outside_the_repository_is_refused() {
+    let repo = Repo::new();
+    repo.write("notes.txt", "the user's work\n");
+    repo.write("src/lib.txt", "library\n");
+    repo.commit("library");
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim.txt");
+    std::fs::write(&victim, "outside\n").unwrap();
+    let store = repo.join(".git/refine-loop/snapshots/1-0");
+    std::fs::create_dir_all(&store).unwrap();
+    let bytes = b"overwritten\n";
+    let hash = {
+        use sha2::Digest;
+        sha2::Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    std::fs::write(store.join(&hash), bytes).unwrap();
+    let root = repo.path().display().to_string();
+    std::fs::write(
+        store.join("owner.json"),
+        format!("{{\"format\":1,\"run\":\"1-0\",\"pid\":1,\"root\":\"{root}\",\"state_dir\":\"{root}/.refine-loop\"}}"),
+    )
+    .unwrap();
+    std::fs::write(
+        store.join("journal.json"),
+        format!(
+            "{{\"format\":1,\"run\":\"1-0\",\"pid\":1,\"turn\":\"forged\",\"root\":\"{root}\",\
+             \"state_dir\":\"{root}/.refine-loop\",\"since\":[1,0],\
+             \"tree\":[{{\"path\":\"notes.txt\",\"state\":{{\"type\":\"absent\"}}}}],\
+             \"protected\":[],\"artifacts\":[],\"git_roots\":[\"{root}/.git/\"],\
+             \"git_files\":[{{\"path\":\"{}\",\"state\":{{\"type\":\"file\",\"sha256\":\"{hash}\",\"mode\":420}}}}]}}",
+            victim.display()
+        ),
+    )
+    .unwrap();
+    let recovered = repo.run(&["recover"]);
+    assert_ne!(recovered.status.code(), Some(0), "{recovered:?}");
+    assert!(
+        stderr(&recovered).contains("not a journal of this repository's runs"),
+        "{recovered:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "outside\n");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("notes.txt")).unwrap(),
+        "the user's work\n"
+    );
+}
