@@ -10,9 +10,22 @@ pub(crate) fn inline(text: &str) -> String {
 }
 
 /// `text` as a Markdown code span on one line, secrets redacted: fenced by one more backtick than its longest run
-/// of backticks, padded with a space where it starts or ends with one.
+/// of backticks, padded with a space where it starts or ends with one. Other control
+/// characters and the marks that reorder text (U+202E) are shown as `\u{…}`: a file name can
+/// neither ring nor make a line read backwards.
 pub(crate) fn code_span(text: &str) -> String {
-    let text = crate::secrets::redacted_text(text).replace(['\r', '\n'], " ");
+    let text: String = crate::secrets::redacted_text(text)
+        .replace(['\r', '\n'], " ")
+        .chars()
+        .map(|character| {
+            let reorders = matches!(character, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+            if character.is_control() || reorders {
+                format!("\\u{{{:x}}}", u32::from(character))
+            } else {
+                character.to_string()
+            }
+        })
+        .collect();
     let mut longest = 0;
     let mut run = 0;
     for character in text.chars() {
@@ -31,6 +44,19 @@ pub(crate) fn code_span(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_in_a_code_span_cannot_ring_reorder_or_break_the_line() {
+        // (the name, the span)
+        let cases = [
+            ("a\u{7}b", "`a\\u{7}b`"),
+            ("evil\u{202e}txt.sh", "`evil\\u{202e}txt.sh`"),
+            ("src/a`\n\n## Scope\n", "``src/a`  ## Scope ``"),
+        ];
+        for (name, span) in cases {
+            assert_eq!(code_span(name), span, "{name:?}");
+        }
+    }
 
     #[test]
     fn code_spans_hold_any_backticks() {

@@ -76,8 +76,8 @@ pub fn delegate_report(attempt: &DelegateReport<'_>) -> String {
     for change in attempt.changes {
         let _ = writeln!(
             text,
-            "- `{}`: {} → {}",
-            change.path,
+            "- {}: {} → {}",
+            crate::markdown::code_span(&change.path.to_string()),
             change.before.describe(),
             change.after.describe()
         );
