@@ -1073,13 +1073,7 @@ fn code_a_delegate_plants_that_the_gate_runs_is_confined_too() {
     let home = tempfile::tempdir().unwrap();
     let cargo = home.path().join("cargo");
     std::fs::create_dir_all(&cargo).unwrap();
-    // Outside every folder a delegate may write (the temp folders are writable).
-    let outside = tempfile::tempdir_in(std::env::var_os("HOME").unwrap()).unwrap();
-    std::fs::set_permissions(
-        outside.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
+    let outside = outside_the_walls();
     let repo = one_finding("/.refine-loop\n/.venv/\n");
     repo.write("tests/test_lib.sh", "grep -q library src/lib.txt\n");
     repo.write(".venv/pyvenv.cfg", "home = /usr/bin\n");
@@ -1352,13 +1346,7 @@ fn a_delegate_cannot_doctor_the_results_a_tool_keeps_in_the_temp_folder() {
 fn a_baseline_that_runs_an_earlier_runs_uncommitted_code_is_confined() {
     // (the user commits the first run's work before the second run)
     for committed in [false, true] {
-        // Outside every folder a delegate may write (the temp folders are writable).
-        let outside = tempfile::tempdir_in(std::env::var_os("HOME").unwrap()).unwrap();
-        std::fs::set_permissions(
-            outside.path(),
-            std::os::unix::fs::PermissionsExt::from_mode(0o777),
-        )
-        .unwrap();
+        let outside = outside_the_walls();
         let repo = one_finding("/.refine-loop\n");
         repo.write("tests/test_lib.sh", "grep -q library src/lib.txt\n");
         program(&repo, "lint", LINT);
@@ -1617,6 +1605,18 @@ fn one_finding(ignored: &str) -> Repo {
     repo.write("src/findings.txt", "src/lib.txt:1:1: error: one\n");
     repo.write("src/lib.txt", "library\n");
     repo
+}
+
+/// A folder outside every folder a delegate may write (the temp folders are writable), that
+/// any user may write unconfined.
+fn outside_the_walls() -> tempfile::TempDir {
+    let outside = tempfile::tempdir_in(std::env::var_os("HOME").unwrap()).unwrap();
+    std::fs::set_permissions(
+        outside.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    outside
 }
 
 /// The lint program these gates run: it prints the findings, and fails while there are any.
