@@ -9,6 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::Duration;
 
+use super::verify::Verified;
 use super::{Attempt, Kept};
 use crate::config::Settings;
 use crate::gate::GateRun;
@@ -94,23 +95,33 @@ pub fn refusal(mode: Mode, moves: &[Move]) -> Option<String> {
     ))
 }
 
-/// The moves of `moves` that belong to `attempt`'s change: those in the files it changed, and
-/// those of no file (the runners' totals).
+/// The moves of `verified`'s that belong to `attempt`'s change: those in the files it changed,
+/// and those every attempt shares: of no file (the runners' totals), or in a file the gate run
+/// made (whose planted code wrote it cannot be told). With whether one is refused and its own.
 pub fn of_attempt(
     settings: &Settings,
     root: &Path,
     attempt: &Attempt,
-    moves: &[Move],
-) -> Vec<Move> {
+    verified: &Verified,
+) -> (Vec<Move>, bool) {
     let prefix = super::verify::target_prefix(root, &settings.target);
-    let paths: Vec<String> = (attempt.changes.iter())
-        .map(|change| subject_path(&prefix, change.path.as_bytes()))
-        .collect();
-    moves
-        .iter()
-        .filter(|m| m.path.as_ref().is_none_or(|path| paths.contains(path)))
+    let paths = |changes: &[Change]| -> Vec<String> {
+        (changes.iter())
+            .map(|change| subject_path(&prefix, change.path.as_bytes()))
+            .collect()
+    };
+    let (own, shared) = (paths(&attempt.changes), paths(&verified.made));
+    let moves: Vec<Move> = (verified.integrity.iter())
+        .filter(|m| {
+            m.path
+                .as_ref()
+                .is_none_or(|path| own.contains(path) || shared.contains(path))
+        })
         .cloned()
-        .collect()
+        .collect();
+    let its_own = (moves.iter())
+        .any(|m| m.allowed_by.is_none() && m.path.as_ref().is_some_and(|path| own.contains(path)));
+    (moves, its_own)
 }
 
 /// A path of the repository as the catalogue and the findings name it: relative to the

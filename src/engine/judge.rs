@@ -57,9 +57,9 @@ pub(super) fn verify_one(
         attempt.kept = true;
         Judgement::Kept
     } else {
-        engine
-            .workspace
-            .roll_back(&attempt.changes, attempt.started)?;
+        // What code it planted made while the gate ran goes with it.
+        let undone = [&attempt.changes[..], &verified.made[..]].concat();
+        engine.workspace.roll_back(&undone, attempt.started)?;
         attempt.rejected_because = reasons;
         Judgement::RolledBack
     };
@@ -91,6 +91,8 @@ pub(super) fn verify_together(
     };
     let mut measured = None;
     let mut unmasked: Vec<String> = Vec::new();
+    // What code they planted made while the gate ran: rolled back with their change.
+    let mut made = Vec::new();
     // Why the change goes, and whether the gate said so (a strike) or a stop left it unverified.
     let (reasons, verdict) = if engine.cancel.is_requested() {
         let why = "cancelled before the gate ran: an unverified change is not kept";
@@ -99,18 +101,20 @@ pub(super) fn verify_together(
         engine.say(format!("cycle {}: verifying with the gate", cycle.index));
         let verified = engine.verify(cycle, &changes)?;
         measured = Some(verified.run.summary.clone());
+        made.clone_from(&verified.made);
         let together = attempts.iter().filter(|(_, a)| !a.settled).count();
         for (_, attempt) in attempts.iter_mut().filter(|(_, a)| !a.settled) {
-            attempt.integrity = super::integrity::of_attempt(
+            let (integrity, its_own) = super::integrity::of_attempt(
                 engine.settings,
                 engine.workspace.root(),
                 attempt,
-                &verified.integrity,
+                &verified,
             );
-            // A move of no file (a runner's totals) is every attempt's to read, but it counts
-            // against a delegate only when the delegate was alone, or made a move of its own.
-            let its_own = together == 1
-                || (attempt.integrity.iter()).any(|m| m.path.is_some() && m.allowed_by.is_none());
+            attempt.integrity = integrity;
+            // A move of no file (a runner's totals), or in a file the gate made, is every
+            // attempt's to read, but it counts against a delegate only when the delegate was
+            // alone, or made a move of its own.
+            let its_own = together == 1 || its_own;
             engine.note_integrity(cycle, attempt, its_own);
         }
         let mut held = Vec::new();
@@ -133,7 +137,9 @@ pub(super) fn verify_together(
         }
     };
     if !reasons.is_empty() {
-        engine.workspace.roll_back(&changes, since)?;
+        engine
+            .workspace
+            .roll_back(&[&changes[..], &made[..]].concat(), since)?;
     }
     for (index, attempt) in attempts.iter_mut().filter(|(_, a)| !a.settled) {
         // Every attempt of the cycle shares the verdict on the change they made together.

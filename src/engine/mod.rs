@@ -401,6 +401,7 @@ impl<'a> Engine<'a> {
         changes: &[crate::workspace::Change],
     ) -> Result<verify::Verified, RunError> {
         let (run, incidents) = self.gate(cycle, contain::GateOn::Change)?;
+        let made = self.workspace.made_by_gate()?;
         // The files the changes touched, as findings name them.
         let touched = verify::target_relative(
             self.workspace.root(),
@@ -414,11 +415,12 @@ impl<'a> Engine<'a> {
         let mode = self.settings.run.integrity;
         if mode != crate::integrity::Mode::Off && !verified.run.cancelled {
             let started = Instant::now();
+            let judged: Vec<_> = changes.iter().chain(&made).cloned().collect();
             verified.integrity = integrity::moves_of(
                 self.settings,
                 self.workspace.root(),
                 self.workspace.store(),
-                changes,
+                &judged,
                 &self.kept,
                 &verified.run,
             );
@@ -427,6 +429,7 @@ impl<'a> Engine<'a> {
                 .extend(integrity::refusal(mode, &verified.integrity));
             self.integrity.time += started.elapsed();
         }
+        verified.made = made;
         Ok(verified)
     }
 

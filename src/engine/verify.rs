@@ -25,6 +25,9 @@ pub struct Verified {
     pub incidents: Vec<Incident>,
     /// What the change did that makes the gate see less.
     pub integrity: Vec<crate::integrity::Move>,
+    /// What the gate run made in the tree (see [`crate::workspace::Workspace::made_by_gate`]):
+    /// judged with the change, rolled back with it, the gate's own output when it is kept.
+    pub made: Vec<crate::workspace::Change>,
 }
 
 impl Verified {
@@ -63,6 +66,7 @@ pub fn judged(
         unmasked: verdict.unmasked,
         incidents: Vec::new(),
         integrity: Vec::new(),
+        made: Vec::new(),
     }
 }
 

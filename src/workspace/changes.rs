@@ -53,6 +53,24 @@ impl Workspace {
         Ok(changes)
     }
 
+    /// What the gate run just ended made in the tree: the paths that became dirty while it ran,
+    /// but the user's work and the gate's earlier output. After a gate run on a change, code that
+    /// change planted (a new test) may have written them: they are judged with the change, and
+    /// go when it goes. The bytes are kept in the store like a delegate's.
+    pub fn made_by_gate(&mut self) -> Result<Vec<Change>, WorkspaceError> {
+        let now = self.dirty_paths()?;
+        let made: Vec<RepoPath> = now
+            .difference(&self.dirty)
+            .filter(|path| !self.protected.contains_key(*path) && !self.artifacts.contains(*path))
+            .cloned()
+            .collect();
+        let mut changes = Vec::new();
+        for path in made {
+            changes.extend(self.change_of(path, &Snapshot::default())?);
+        }
+        Ok(changes)
+    }
+
     /// How `path` changed since `before`, if it did.
     fn change_of(
         &mut self,

@@ -5,8 +5,7 @@
 //! and the report names the move. Beside each, an honest fixer (the tool's own, or a real fix)
 //! is kept. Then `integrity = "report"` and `[[integrity.allow]]`.
 //!
-//! Confinement is off here: the configuration cheats write top-level files, which the kernel's
-//! confinement does not let a delegate create yet (the rollback, not the kernel, is under test).
+//! Delegates are confined as by default: they write top-level files as any fixer does.
 
 use std::process::Output;
 
@@ -459,6 +458,93 @@ const SHELL: &[Case] = &[
 fn shell_weakenings_are_refused_and_honest_fixes_kept() {
     for case in SHELL {
         check(shell, case);
+    }
+}
+
+/// Code a delegate plants that the gate runs (a new test) may write files in the tree: a report,
+/// a snapshot. What it writes is judged with the change it came from. A test that writes a tool
+/// configuration (`ruff.toml` telling a later check to ignore the rule it reports) is a relaxed
+/// configuration like one the delegate wrote: the change is refused, and the file goes with it.
+/// A new test that writes a report beside an honest fix is kept.
+#[test]
+fn what_planted_code_writes_while_the_gate_runs_is_judged_with_the_change() {
+    let ruff = tool("ruff");
+    let outside = tempfile::tempdir().unwrap();
+    let relax = outside.path().join("relax.sh");
+    std::fs::write(
+        &relax,
+        "printf '[lint]\\nignore = [\"F401\"]\\n' > ruff.toml\n",
+    )
+    .unwrap();
+    let report = outside.path().join("report.sh");
+    std::fs::write(&report, "echo 'all good' > tests/report.txt\n").unwrap();
+    // (what the delegate does, kept, the file its test writes, the move the report names)
+    let cases = [
+        (
+            format!("cp '{}' tests/test_config.sh", relax.display()),
+            false,
+            "ruff.toml",
+            "`ruff.toml:1`: gate configuration added: `[lint]` (python/tool-files)",
+        ),
+        (
+            format!(
+                "{ruff} check --no-cache --fix --quiet . ; cp '{}' tests/test_report.sh",
+                report.display()
+            ),
+            true,
+            "tests/report.txt",
+            "",
+        ),
+    ];
+    for (delegate, kept, written, named) in cases {
+        let repo = Repo::new();
+        repo.write(
+            "pyproject.toml",
+            "[project]\nname = \"shop\"\nversion = \"0.1.0\"\n\n[tool.ruff.lint]\nselect = [\"F401\"]\n",
+        );
+        repo.write(
+            "src/shop.py",
+            "import os\n\n\ndef total(prices):\n    return sum(prices)\n",
+        );
+        repo.write("tests/test_ok.sh", "true\n");
+        repo.write(".gitignore", "/.refine-loop\n.ruff_cache/\n");
+        let checks = format!(
+            "[[gate.check]]\nname = \"tests\"\ncategory = \"tests\"\n\
+             run = 'for t in tests/*.sh; do sh \"$t\" || exit 1; done'\nparser = \"generic\"\n\n\
+             [[gate.check]]\nname = \"ruff\"\ncategory = \"lint\"\n\
+             run = \"{ruff} check --no-cache --output-format=concise .\"\nparser = \"ruff\"\n"
+        );
+        let case = Case {
+            name: "planted",
+            categories: "[\"lint\"]",
+            delegate: "",
+            moves: &[],
+        };
+        let text =
+            config(&checks, &case, "").replace("run = ''''''", &format!("run = '''{delegate}'''"));
+        repo.write("refine-loop.toml", &text);
+        repo.commit("shop");
+        let output = run(&repo, &[]);
+        let report = final_report(&repo);
+        let trend = json(&repo, "trend.json");
+        let context = format!("{delegate}\n{output:?}\n{report}\n{}", trend["cycles"][1]);
+        assert_eq!(trend["cycles"][1]["accepted"], kept, "{context}");
+        if kept {
+            assert!(repo.join(written).exists(), "{context}");
+            assert!(!report.contains("ruff.toml"), "{context}");
+        } else {
+            assert!(
+                !repo.join(written).exists(),
+                "{written} left behind: {context}"
+            );
+            assert_eq!(changed(&repo), "", "{context}");
+            assert!(report.contains(named), "{named} not named: {context}");
+            assert_eq!(
+                json(&repo, "gate-summary.json")["failed_count"],
+                1,
+                "{context}"
+            );
+        }
     }
 }
 
