@@ -143,4 +143,8 @@ impl gate::TrackedList for crate::workspace::Workspace {
         let protected = self.protected().keys();
         Some(protected.map(|path| path.as_bytes().to_vec()).collect())
     }
+
+    fn held(&self) -> Vec<Vec<u8>> {
+        self.held_caches()
+    }
 }

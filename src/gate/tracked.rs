@@ -32,6 +32,12 @@ pub trait TrackedList {
     fn users_own(&self) -> Option<Vec<Vec<u8>>> {
         None
     }
+
+    /// Files git ignores that no check may change for the next (a tool's cache file, as the
+    /// baseline's run left it): put back after each check, silently. None by default.
+    fn held(&self) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
 }
 
 /// The user's own files as one gate run sees them: the run's account when there is one, else
@@ -62,6 +68,10 @@ impl TrackedList for GateStart<'_> {
     fn users_own(&self) -> Option<Vec<Vec<u8>>> {
         Some(self.users.clone())
     }
+
+    fn held(&self) -> Vec<Vec<u8>> {
+        self.list.map(TrackedList::held).unwrap_or_default()
+    }
 }
 
 impl std::fmt::Debug for GateStart<'_> {
@@ -79,6 +89,8 @@ pub struct TrackedGuard {
     /// Tracked files whose content differed from the index before the check: their digest, and
     /// their bytes when kept (`None`: gone, or past the limit).
     dirty: BTreeMap<Vec<u8>, Before>,
+    /// The files held for the next check (see [`TrackedList::held`]), as they were before it.
+    held: BTreeMap<Vec<u8>, Before>,
     /// The index before the check: its entries, and its file's bytes to put back when a check
     /// staged something (`git add` in a gate script); `None` when it could not be read.
     index: Option<(Entries, Vec<u8>, u32)>,
@@ -130,6 +142,34 @@ enum Before {
     },
     /// A file past what is kept: not read (a check would cost its size), only its identity.
     Large(Identity),
+}
+
+impl Before {
+    /// How the file at `full` is now; its bytes are kept while `kept` (bytes kept so far)
+    /// stays within [`KEEP_LIMIT`].
+    fn of(full: &Path, kept: &mut u64) -> Self {
+        match std::fs::symlink_metadata(full) {
+            Ok(meta) if meta.is_file() && kept.saturating_add(meta.len()) > KEEP_LIMIT => {
+                Self::Large(identity(&meta))
+            }
+            Ok(meta) if meta.is_file() => {
+                use std::os::unix::fs::PermissionsExt;
+                let Ok(bytes) = std::fs::read(full) else {
+                    return Self::Other;
+                };
+                // A file that does not fit is named if changed; smaller ones after it are kept.
+                let fits = *kept + bytes.len() as u64 <= KEEP_LIMIT;
+                *kept += if fits { bytes.len() as u64 } else { 0 };
+                Self::File {
+                    digest: digest(&bytes),
+                    bytes: fits.then_some(bytes),
+                    mode: meta.permissions().mode(),
+                }
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Self::Absent,
+            _ => Self::Other,
+        }
+    }
 }
 
 /// A file's identity and version, by its metadata: device, inode, size, modified and changed.
@@ -232,31 +272,17 @@ impl TrackedGuard {
         paths.sort();
         paths.dedup();
         for path in paths {
-            let full = root.join(OsStr::from_bytes(&path));
-            let before = match std::fs::symlink_metadata(&full) {
-                Ok(meta) if meta.is_file() && kept.saturating_add(meta.len()) > KEEP_LIMIT => {
-                    Before::Large(identity(&meta))
-                }
-                Ok(meta) if meta.is_file() => {
-                    use std::os::unix::fs::PermissionsExt;
-                    let Ok(bytes) = std::fs::read(&full) else {
-                        dirty.insert(path, Before::Other);
-                        continue;
-                    };
-                    // A file that does not fit is named if changed; smaller ones after it are kept.
-                    let fits = kept + bytes.len() as u64 <= KEEP_LIMIT;
-                    kept += if fits { bytes.len() as u64 } else { 0 };
-                    Before::File {
-                        digest: digest(&bytes),
-                        bytes: fits.then_some(bytes),
-                        mode: meta.permissions().mode(),
-                    }
-                }
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => Before::Absent,
-                _ => Before::Other,
-            };
+            let before = Before::of(&root.join(OsStr::from_bytes(&path)), &mut kept);
             dirty.insert(path, before);
         }
+        let held = list.map(TrackedList::held).unwrap_or_default();
+        let held = (held.into_iter())
+            .filter(|path| !dirty.contains_key(path))
+            .map(|path| {
+                let before = Before::of(&root.join(OsStr::from_bytes(&path)), &mut kept);
+                (path, before)
+            })
+            .collect();
         let index_file = repo.path().join("index");
         let index = entries(&repo).and_then(|entries| {
             use std::os::unix::fs::PermissionsExt;
@@ -267,6 +293,7 @@ impl TrackedGuard {
             repo,
             root,
             dirty,
+            held,
             index,
         })
     }
@@ -311,6 +338,13 @@ impl TrackedGuard {
                     None => wrote.put_back.push(name),
                     Some(why) => wrote.not_put_back.push(format!("{name} ({why})")),
                 }
+            }
+        }
+        // A held file is no one's work: put back without a word (a cache the tool rewrote).
+        for (path, before) in &self.held {
+            if let Err(Some(why)) = put_back(&self.root.join(OsStr::from_bytes(path)), before) {
+                let path = String::from_utf8_lossy(path);
+                tracing::warn!(%path, %why, "a held cache file could not be put back");
             }
         }
         if !from_index.is_empty() {

@@ -33,6 +33,11 @@ impl Workspace {
                 .into_iter()
                 .map(|path| Incident::IgnoredRestored { path }),
         );
+        // A tool's cache file is no one's work: an honest fixer rewrites it too (`eslint --fix
+        // --cache`). Put back, it is no incident.
+        for path in self.restore_caches()? {
+            tracing::info!(%path, "a cache file the gate's tool reads was changed: put back");
+        }
         // Then the state dir, before the loop's own reads add to its store.
         incidents.extend(watch.state_dir_writes());
         incidents.extend(watch.outside_writes());

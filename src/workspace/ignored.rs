@@ -13,6 +13,18 @@ use crate::cancel::Cancel;
 /// At most this many ignored files are looked at; the rest are named as not protected.
 const MAX_FILES: usize = 20_000;
 
+/// Bytes of the tools' cache files held at most (see [`Workspace::hold_caches`]).
+const CACHE_BYTES: u64 = 256 << 20;
+
+/// Whether a file git ignores, named `name`, is a tool's cache of its results (`.eslintcache`,
+/// `.stylelintcache`, `tsconfig.tsbuildinfo`, `.phpunit.result.cache`, `.php-cs-fixer.cache`):
+/// written and read by the same tool, which checks each entry against the file it is about, so
+/// putting it back costs a later check time at most, never a result.
+pub(super) fn is_cache_file(name: &[u8]) -> bool {
+    let name = name.to_ascii_lowercase();
+    name.windows(5).any(|window| window == b"cache") || name.ends_with(b".tsbuildinfo")
+}
+
 /// How much of what git ignores is kept.
 #[derive(Debug, Clone)]
 pub struct IgnoredBudget {
@@ -189,6 +201,11 @@ impl IgnoredFiles {
     pub(super) fn not_kept(&self) -> &[(RepoPath, u64)] {
         &self.not_kept
     }
+
+    /// The kept files' paths.
+    fn paths(&self) -> impl Iterator<Item = &RepoPath> {
+        self.kept.keys()
+    }
 }
 
 impl Workspace {
@@ -235,6 +252,59 @@ impl Workspace {
             .restore_changed(&self.root, &self.store, &mut aside);
         self.record_set_aside(aside);
         restored
+    }
+
+    /// Holds the tools' cache files git ignores outside the folders it ignores (those are
+    /// written in layers), as the baseline's run of the gate left them: a tool replays the
+    /// results it finds there for the files it takes as unchanged, so a delegate, or a check
+    /// running code a delegate planted, that rewrites one could lower the count with nothing
+    /// fixed. What a delegate writes into them is put back after its turn
+    /// ([`Self::restore_caches`]), and what a check of a later gate run writes, before the next
+    /// check ([`Self::held_caches`]).
+    pub(super) fn hold_caches(&mut self) -> Result<(), WorkspaceError> {
+        let loose = self.ignored_after_gate.iter().flatten().filter(|path| {
+            !path.ends_with(b"/")
+                && is_cache_file(path.rsplit(|byte| *byte == b'/').next().unwrap_or(path))
+        });
+        let budget = IgnoredBudget {
+            max_bytes: CACHE_BYTES,
+            skip: Vec::new(),
+        };
+        let excluded = |path: &[u8]| self.is_excluded(path);
+        let place = (self.root.as_path(), &self.store);
+        let caches = IgnoredFiles::record(
+            loose.cloned().collect(),
+            place,
+            &excluded,
+            &budget,
+            &Cancel::default(),
+        )?;
+        self.caches = Some(caches);
+        Ok(())
+    }
+
+    /// Puts back every held cache file a delegate changed (see [`Self::hold_caches`]); returns
+    /// their paths.
+    pub(super) fn restore_caches(&self) -> Result<Vec<RepoPath>, WorkspaceError> {
+        let Some(caches) = &self.caches else {
+            return Ok(Vec::new());
+        };
+        let mut aside = super::rollback::SetAside {
+            dir: &self.set_aside_dir,
+            moved: Vec::new(),
+        };
+        let restored = caches.restore_changed(&self.root, &self.store, &mut aside);
+        self.record_set_aside(aside);
+        restored
+    }
+
+    /// The held cache files (relative, `/`-separated), for the gate to put back after each
+    /// check.
+    pub fn held_caches(&self) -> Vec<Vec<u8>> {
+        (self.caches.iter())
+            .flat_map(IgnoredFiles::paths)
+            .map(|path| path.as_bytes().to_vec())
+            .collect()
     }
 
     /// The ignored files not protected (over the budget), each with its size.

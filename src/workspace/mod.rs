@@ -84,6 +84,9 @@ pub struct Workspace {
     /// What git ignored after the last gate run (see [`Self::clear_new_ignored`]); `None`
     /// before the baseline's.
     ignored_after_gate: Option<BTreeSet<Vec<u8>>>,
+    /// The tools' cache files git ignores (`.eslintcache`), as the baseline's run of the gate
+    /// left them: held for the whole run (see [`Self::hold_caches`]); `None` before it.
+    caches: Option<ignored::IgnoredFiles>,
     /// Files in the git folders as last read, by their file-system identity: unchanged ones are
     /// not read again.
     known_git_files:
@@ -227,6 +230,7 @@ impl Workspace {
             ignored: ignored::IgnoredFiles::default(),
             ignored_seen: BTreeSet::new(),
             ignored_after_gate: None,
+            caches: None,
             known_git_files: std::cell::RefCell::default(),
             rule_files,
             sealed_work: std::cell::RefCell::default(),
@@ -279,6 +283,9 @@ impl Workspace {
         self.look_at_clean_files(&Cancel::default())?;
         // What the gate made is its own; what a delegate makes next is cleared before the gate.
         self.ignored_after_gate = self.ignored_now().ok();
+        if self.caches.is_none() {
+            self.hold_caches()?;
+        }
         self.snapshot_of(self.dirty.clone())
     }
 

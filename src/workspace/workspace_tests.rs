@@ -486,3 +486,23 @@ fn a_deep_folder_of_the_users_that_git_ignored_is_never_set_aside() {
     );
     assert!(workspace.set_aside().is_empty());
 }
+
+#[test]
+fn a_tools_cache_file_is_told_by_its_name() {
+    let cases = [
+        (".eslintcache", true),
+        (".stylelintcache", true),
+        (".phpunit.result.cache", true),
+        (".php-cs-fixer.cache", true),
+        ("tsconfig.tsbuildinfo", true),
+        ("tsconfig.app.tsbuildinfo", true),
+        (".ESLintCache", true),
+        (".env", false),
+        (".coverage", false),
+        ("junit.xml", false),
+        ("local.settings.json", false),
+    ];
+    for (name, cache) in cases {
+        assert_eq!(ignored::is_cache_file(name.as_bytes()), cache, "{name}");
+    }
+}

@@ -1290,6 +1290,59 @@ fn a_delegate_cannot_doctor_the_results_a_tool_caches() {
     }
 }
 
+/// A tool that keeps its results in a file git ignores beside the code (`.eslintcache`,
+/// `tsconfig.tsbuildinfo`, `.phpunit.result.cache`) replays them for the files it takes as
+/// unchanged. Such a cache file, as the baseline's run left it, is held for the whole run: what
+/// a delegate writes into it is put back before the gate runs, and what a check writes into it
+/// (a test the delegate planted, run before the tool) is put back before the next check.
+#[test]
+fn a_delegate_cannot_doctor_the_results_a_tool_keeps_in_a_cache_file() {
+    for planted in [false, true] {
+        let repo = one_finding("/.refine-loop\n.lintcache\n");
+        repo.write("README.md", "a library\n");
+        repo.write("tests/test_lib.sh", "grep -q library src/lib.txt\n");
+        repo.write(
+            "lint.sh",
+            "if [ ! -f .lintcache ] || [ src/lib.txt -nt .lintcache ]; then\n\
+             cat src/findings.txt > .lintcache\nfi\n\
+             cat .lintcache; test ! -s .lintcache\n",
+        );
+        let empty = ": > .lintcache && echo EMPTIED";
+        let delegate = if planted {
+            format!("echo '{empty}' > tests/test_docs.sh; echo docs >> README.md")
+        } else {
+            format!("{empty}; echo docs >> README.md")
+        };
+        repo.write(
+            "refine-loop.toml",
+            &format!(
+                "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
+                 [[gate.check]]\nname = \"tests\"\ncategory = \"tests\"\n\
+                 run = 'for t in tests/*.sh; do sh \"$t\" || exit 1; done'\nparser = \"generic\"\n\n\
+                 [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = 'sh lint.sh'\nparser = \"clippy\"\n\n\
+                 [[delegate]]\ncategories = [\"lint\"]\nrun = '''{delegate}'''\n"
+            ),
+        );
+        repo.commit("a project whose lint replays cached results");
+        let output = repo.run(&["run"]);
+        let report = cycle_one_report(&repo, &output);
+        let gate_log = cycle_one_gate_log(&repo);
+        let emptied = if planted { &gate_log } else { &report };
+        let case = format!("planted {planted}");
+        assert!(emptied.contains("EMPTIED"), "{case}: {report}\n{gate_log}");
+        assert_eq!(
+            json(&repo, "gate-summary.json")["failed_count"],
+            1,
+            "{case}: {output:?}\n{report}\n{gate_log}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(repo.join(".lintcache")).unwrap(),
+            "src/lib.txt:1:1: error: one\n",
+            "{case}"
+        );
+    }
+}
+
 /// A tool that keeps its results in the temp folder (Jest's transform cache, any cache under
 /// `os.tmpdir()`) replays them in the next run. The baseline's run fills it; a delegate that
 /// empties it, with a change to a file the tool does not read, would lower the count with nothing
