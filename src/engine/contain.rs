@@ -94,8 +94,9 @@ pub(super) fn after_gate_run(
     if on != GateOn::Baseline {
         lines.extend(ignored.iter().map(|path| {
             format!(
-                "cycle {cycle}: the gate rewrote `{path}`, a file git ignores that was there before \
-                 the run: put back"
+                "cycle {cycle}: the gate rewrote {}, a file git ignores that was there before \
+                 the run: put back",
+                crate::markdown::code_span(&path.to_string())
             )
         }));
     }

@@ -193,7 +193,8 @@ pub fn ignored_restored(attempt: &Attempt, cycle: CycleNumber) -> Vec<String> {
         .iter()
         .filter_map(|incident| match incident {
             crate::workspace::Incident::IgnoredRestored { path } => {
-                Some(format!("`{path}` (cycle {})", cycle.index))
+                let path = crate::markdown::code_span(&path.to_string());
+                Some(format!("{path} (cycle {})", cycle.index))
             }
             _ => None,
         })

@@ -312,7 +312,10 @@ impl Workspace {
         self.ignored
             .not_kept()
             .iter()
-            .map(|(path, size)| format!("{path} ({size} bytes)"))
+            .map(|(path, size)| {
+                let path = crate::markdown::code_span(&path.to_string());
+                format!("{path} ({size} bytes)")
+            })
             .collect()
     }
 }

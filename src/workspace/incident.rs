@@ -96,18 +96,25 @@ impl Incident {
 
     /// One line for reports.
     pub fn describe(&self) -> String {
+        // Every name is a code span: a file a delegate named can neither break the line nor
+        // forge a section of the report it is listed in.
+        let span = |name: &dyn std::fmt::Display| crate::markdown::code_span(&name.to_string());
         match self {
-            Self::OutOfScope { path } => {
-                format!("changed `{path}`, outside the scope: a scope violation, undone")
-            }
-            Self::TouchedProtected { path } => format!(
-                "changed `{path}`, which held the user's own work before the run: put back as it was"
+            Self::OutOfScope { path } => format!(
+                "changed {}, outside the scope: a scope violation, undone",
+                span(path)
             ),
-            Self::CopiedProtected { from, to } => {
-                format!("carried the user's own work in `{from}` to `{to}`: removed there")
-            }
+            Self::TouchedProtected { path } => format!(
+                "changed {}, which held the user's own work before the run: put back as it was",
+                span(path)
+            ),
+            Self::CopiedProtected { from, to } => format!(
+                "carried the user's own work in {} to {}: removed there",
+                span(from),
+                span(to)
+            ),
             Self::GitDirWritten { path, created } => format!(
-                "{} (`{}`): {}",
+                "{} ({}): {}",
                 // Shown relative to the tree when it is in it; else a git folder elsewhere or a
                 // file git reads its config or ignore rules from (`~/.cache/git-ignore`).
                 if path.is_absolute() {
@@ -115,76 +122,91 @@ impl Incident {
                 } else {
                     "wrote into the git folder"
                 },
-                path.display(),
+                span(&path.display()),
                 if *created { "removed" } else { "put back" }
             ),
-            Self::SymlinkOut { path, target } => {
-                format!("made `{path}` a symlink out of the repository (to `{target}`)")
-            }
+            Self::SymlinkOut { path, target } => format!(
+                "made {} a symlink out of the repository (to {})",
+                span(path),
+                span(target)
+            ),
             Self::WroteOutside { link, target } => format!(
-                "wrote outside the repository through the symlink `{link}` (to `{}`); that file is not the loop's to put back",
-                target.display()
+                "wrote outside the repository through the symlink {} (to {}); that file is not the loop's to put back",
+                span(link),
+                span(&target.display())
             ),
             Self::StateDirWritten { path } => format!(
-                "changed the loop's own file `{}` in the state dir",
-                path.display()
+                "changed the loop's own file {} in the state dir",
+                span(&path.display())
             ),
             Self::StateDirAdded { path } => {
-                format!("added `{}` to the state dir", path.display())
+                format!("added {} to the state dir", span(&path.display()))
             }
             Self::StoreDamaged { path } => format!(
-                "removed or changed the loop's kept copies (`{}`): the user's work comes back from the second copy",
-                path.display()
+                "removed or changed the loop's kept copies ({}): the user's work comes back from the second copy",
+                span(&path.display())
             ),
             Self::GateChangedProtected { path } => format!(
-                "while the gate ran on its change, `{path}` (the user's own work) changed: put back as it was"
+                "while the gate ran on its change, {} (the user's own work) changed: put back as it was",
+                span(path)
             ),
             Self::GateWroteGitDir { path, created } => format!(
-                "while the gate ran on its change, `{}` in the git folder was written: {}",
-                path.display(),
+                "while the gate ran on its change, {} in the git folder was written: {}",
+                span(&path.display()),
                 if *created { "removed" } else { "put back" }
             ),
             Self::LeftProcess { pid, command } => format!(
-                "left a process running after it ended (pid {pid}, `{command}`): killed before its change was judged"
+                "left a process running after it ended (pid {pid}, {}): killed before its change was judged",
+                span(command)
             ),
             Self::LeftMoreProcesses { count } => format!(
                 "left {count} more process(es) running after it ended: killed before its change was judged"
             ),
             Self::SecretInPath { path, what } => format!(
-                "named a path with a secret in it (`{path}`, {}): the whole change is rolled back \
+                "named a path with a secret in it ({}, {}): the whole change is rolled back \
                  and kept out of the record and the patches",
+                span(path),
                 what.join(", ")
             ),
             Self::SpecialFile { path, kind } => format!(
-                "made `{path}` {}, which the loop never opens: removed",
+                "made {} {}, which the loop never opens: removed",
+                span(path),
                 kind.describe()
             ),
             Self::HardLinked { path, links } => format!(
-                "made `{path}` a hard link to a file elsewhere ({links} names): rolled back; what it wrote through the link outside the tree is not the loop's to put back"
+                "made {} a hard link to a file elsewhere ({links} names): rolled back; what it wrote through the link outside the tree is not the loop's to put back",
+                span(path)
             ),
             Self::FolderMode { path, was, now } if path.as_bytes().is_empty() => format!(
                 "changed the mode of the tree's top folder ({now:04o}; it was {was:04o}): put back"
             ),
             Self::FolderMode { path, was, now } => format!(
-                "changed the mode of the folder `{path}` ({now:04o}; it was {was:04o}): put back"
+                "changed the mode of the folder {} ({now:04o}; it was {was:04o}): put back",
+                span(path)
             ),
             Self::Owner { path, was, now } if path.as_bytes().is_empty() => format!(
                 "changed the owner of the tree's top folder ({}:{}; it was {}:{}): put back",
                 now.0, now.1, was.0, was.1
             ),
             Self::Owner { path, was, now } => format!(
-                "changed the owner of `{path}` ({}:{}; it was {}:{}): put back",
-                now.0, now.1, was.0, was.1
+                "changed the owner of {} ({}:{}; it was {}:{}): put back",
+                span(path),
+                now.0,
+                now.1,
+                was.0,
+                was.1
             ),
             Self::MadeIgnored { paths } => format!(
                 "made what git ignores, which no patch carries and the gate would read ({}): cleared before the gate ran (removed, or set aside if it was not made in its turn)",
                 named_list(paths)
             ),
             Self::IgnoredRestored { path } => format!(
-                "deleted or changed `{path}`, a file git ignores that was there before the run: put back as it was"
+                "deleted or changed {}, a file git ignores that was there before the run: put back as it was",
+                span(path)
             ),
             Self::SecretWritten { path, what } => format!(
-                "wrote a secret into `{path}` ({}): rolled back",
+                "wrote a secret into {} ({}): rolled back",
+                span(path),
                 what.join(", ")
             ),
         }

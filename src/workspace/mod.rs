@@ -421,10 +421,11 @@ impl Workspace {
                          with too long a path"
                     }
                 };
+                let span = |path: &Path| crate::markdown::code_span(&path.display().to_string());
                 format!(
-                    "`{}` ({why}) is set aside at `{}`",
-                    was.strip_prefix(&self.root).unwrap_or(was).display(),
-                    is.display()
+                    "{} ({why}) is set aside at {}",
+                    span(was.strip_prefix(&self.root).unwrap_or(was)),
+                    span(is)
                 )
             })
             .collect()

@@ -208,10 +208,7 @@ impl TreeWatch {
             // names a path it no longer has. An event about its entries cannot be placed.
             self.folders.remove(&wd);
             if name.is_some() {
-                self.lose(format!(
-                    "`{}` was replaced while watched",
-                    String::from_utf8_lossy(&folder)
-                ));
+                self.lose(format!("{} was replaced while watched", code(&folder)));
             }
             return;
         }
@@ -244,10 +241,7 @@ impl TreeWatch {
             if self.watched.contains_key(&path) {
                 // Moved onto a folder still watched (or exchanged with it): the watches
                 // beneath are rebuilt.
-                self.lose(format!(
-                    "a folder was moved onto `{}`",
-                    String::from_utf8_lossy(&path)
-                ));
+                self.lose(format!("a folder was moved onto {}", code(&path)));
                 self.unwatch(&path);
             } else if skip(&path) {
                 self.skipped.insert(path.clone());
@@ -270,8 +264,8 @@ impl TreeWatch {
         let name = path.rsplit(|byte| *byte == b'/').next().unwrap_or(path);
         if RULE_FILES.contains(&name) {
             self.lose(format!(
-                "`{}` changed: what git lists changed with it",
-                String::from_utf8_lossy(path)
+                "{} changed: what git lists changed with it",
+                code(path)
             ));
         }
     }
@@ -298,8 +292,8 @@ impl TreeWatch {
             // folder aside (or, at the baseline, refuses it).
             if super::reach::is_beyond_reach(self.root.as_os_str().len(), &folder) {
                 let why = format!(
-                    "`{}` is nested deeper than git walks, or its path is too long",
-                    String::from_utf8_lossy(&folder[..folder.len().min(200)])
+                    "{} is nested deeper than git walks, or its path is too long",
+                    code(&folder[..folder.len().min(200)])
                 );
                 self.beyond_reach = true;
                 self.lose(why);
@@ -326,10 +320,7 @@ impl TreeWatch {
                 // Gone already, or not a folder any more: its event says so.
                 Err(Errno::ENOENT | Errno::ENOTDIR) => continue,
                 Err(errno) => {
-                    self.lose(format!(
-                        "`{}` cannot be watched ({errno})",
-                        String::from_utf8_lossy(&folder)
-                    ));
+                    self.lose(format!("{} cannot be watched ({errno})", code(&folder)));
                     continue;
                 }
             }
@@ -398,6 +389,11 @@ fn join(folder: &[u8], name: &[u8]) -> Vec<u8> {
     } else {
         [folder, b"/", name].concat()
     }
+}
+
+/// A name the watch met, as a code span for the reports (a delegate chose it).
+fn code(name: &[u8]) -> String {
+    crate::markdown::code_span(&String::from_utf8_lossy(name))
 }
 
 #[cfg(test)]

@@ -506,3 +506,37 @@ fn a_tools_cache_file_is_told_by_its_name() {
         assert_eq!(ignored::is_cache_file(name.as_bytes()), cache, "{name}");
     }
 }
+
+#[test]
+fn a_name_in_an_incident_stays_on_its_line_as_code() {
+    let forged = RepoPath::new(
+        "src/a`\n\n## What it changed\n\n- nothing\u{202e}"
+            .as_bytes()
+            .to_vec(),
+    );
+    let incidents = [
+        Incident::OutOfScope {
+            path: forged.clone(),
+        },
+        Incident::SpecialFile {
+            path: forged.clone(),
+            kind: crate::files::SpecialKind::Fifo,
+        },
+        Incident::IgnoredRestored {
+            path: forged.clone(),
+        },
+        Incident::GateWroteGitDir {
+            path: PathBuf::from("hooks/a`\nb"),
+            created: true,
+        },
+    ];
+    for incident in incidents {
+        let line = incident.describe();
+        assert!(!line.contains('\n'), "{line}");
+        assert!(
+            line.contains("``src/a`  ## What it changed  - nothing\\u{202e}``")
+                || line.contains("``hooks/a` b``"),
+            "{line}"
+        );
+    }
+}

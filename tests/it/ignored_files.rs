@@ -73,7 +73,7 @@ fn git_clean_fdx_takes_nothing_the_budget_protects() {
         "{report}"
     );
     assert!(
-        report.contains("not protected (over `protect_ignored_max`): big.bin (2048 bytes)"),
+        report.contains("not protected (over `protect_ignored_max`): `big.bin` (2048 bytes)"),
         "{report}"
     );
     assert!(!report.contains("target/out.o"), "{report}");
