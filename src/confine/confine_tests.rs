@@ -54,3 +54,45 @@ fn only_a_confining_decision_makes_a_confiner() {
     let confiner = Confiner::new(&decision, Walls::default(), (None, true)).unwrap();
     assert!(!confiner.private);
 }
+
+#[test]
+fn a_cache_is_known_by_its_tag_to_a_depth() {
+    let tag =
+        "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag.\n";
+    let dir = tempfile::tempdir().unwrap();
+    let build = dir.path().join("build");
+    // (the folder, what its CACHEDIR.TAG is, found)
+    let cases: [(&str, Option<&str>, bool); 6] = [
+        ("cargo", Some(tag), true),
+        ("tools/ruff", Some(tag), true),
+        ("tools/deep/mypy", Some(tag), false),
+        ("forged", Some("Signature: 0000\n"), false),
+        ("untagged", None, false),
+        ("linked", None, false),
+    ];
+    for (folder, content, _) in cases {
+        std::fs::create_dir_all(build.join(folder)).unwrap();
+        if let Some(content) = content {
+            std::fs::write(build.join(folder).join("CACHEDIR.TAG"), content).unwrap();
+        }
+    }
+    // A tag reached through a link is not followed.
+    std::os::unix::fs::symlink(
+        build.join("cargo/CACHEDIR.TAG"),
+        build.join("linked/CACHEDIR.TAG"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(build.join("cargo"), build.join("link-to-cargo")).unwrap();
+    let mut found = tagged_caches(&build);
+    found.sort();
+    let expected: Vec<PathBuf> = (cases.iter())
+        .filter(|(_, _, found)| *found)
+        .map(|(folder, _, _)| build.join(folder))
+        .collect();
+    assert_eq!(found, expected);
+    // The folder itself may be the cache.
+    assert_eq!(
+        tagged_caches(&build.join("cargo")),
+        vec![build.join("cargo")]
+    );
+}

@@ -126,6 +126,13 @@ impl Confiner {
         ignored.extend(folders.iter().cloned());
         ignored.sort();
         ignored.dedup();
+        // A tool's cache in them, known by its tag, is one of the results each gate run's
+        // checks write in a layer of their own, like one known by its name.
+        let tagged = folders.iter().flat_map(|folder| tagged_caches(folder));
+        let results = &mut self.walls.results;
+        results.extend(tagged);
+        results.sort();
+        results.dedup();
     }
 
     /// Each delegate gets a mount namespace, where the whole tree is writable, its top included.
@@ -329,6 +336,48 @@ fn probe_folder() -> Option<tempfile::TempDir> {
 
 /// `[loop] writable` when left out: the temp folders and the usual caches of cargo, rustup, npm
 /// and the XDG cache.
+/// What a cache folder's `CACHEDIR.TAG` begins with (the Cache Directory Tagging
+/// Specification): cargo writes it in every target folder, and ruff, mypy and pytest in theirs.
+const CACHE_TAG: &[u8] = b"Signature: 8a477f597d28d172789f06886806bc55";
+
+/// How far below a folder git ignores a cache's tag is looked for (`build/cargo/CACHEDIR.TAG`
+/// for `build/`), and how many entries are read at most doing so.
+const TAG_DEPTH: usize = 2;
+const TAG_ENTRIES: usize = 256;
+
+/// The folders at or below `folder`, to [`TAG_DEPTH`], that a tool tagged as its cache (a
+/// link is not followed); a tagged folder is not looked into.
+fn tagged_caches(folder: &Path) -> Vec<PathBuf> {
+    let tagged = |dir: &Path| {
+        let mut head = [0u8; CACHE_TAG.len()];
+        crate::files::open_regular(&dir.join("CACHEDIR.TAG"))
+            .and_then(|mut file| std::io::Read::read_exact(&mut file, &mut head))
+            .is_ok_and(|()| head == CACHE_TAG)
+    };
+    let mut found = Vec::new();
+    let mut entries = TAG_ENTRIES;
+    let mut folders = vec![(folder.to_path_buf(), 0)];
+    while let Some((dir, depth)) = folders.pop() {
+        if tagged(&dir) {
+            found.push(dir);
+            continue;
+        }
+        let Ok(listing) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in listing.flatten().take_while(|_| depth < TAG_DEPTH) {
+            if entries == 0 {
+                return found;
+            }
+            entries -= 1;
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                folders.push((entry.path(), depth + 1));
+            }
+        }
+    }
+    found
+}
+
 pub const DEFAULT_WRITABLE: &[&str] = &[
     "$TMPDIR",
     "/tmp",

@@ -1223,14 +1223,21 @@ fn a_dependency_folder_a_delegate_makes_is_set_aside_before_the_gate_runs() {
 /// A tool's cached results are what the gate reports when the sources look unchanged (cargo
 /// replays a crate's warnings from its target folder, as this gate does from `lint.out` there).
 /// Emptied, with a change to a file the tool does not read, they would lower the count with
-/// nothing fixed. Each delegate, and each check of a gate run after the baseline, writes what git
-/// ignores in a layer of its own: the gate replays what the baseline's run left, whether the
-/// cache is in `target/` or in any folder git ignores (`build/cargo`, cargo's `target-dir`), and
-/// whether the delegate empties it or a test it planted does, run by an earlier check.
+/// nothing fixed. Each delegate writes what git ignores in a layer of its own, and each check of
+/// a gate run after the baseline the tools' caches, known by their name or by the tag the tool
+/// left in them (`CACHEDIR.TAG`, as cargo does in any `target-dir`): the gate replays what the
+/// baseline's run left, whether the cache is in `target/` or in another folder git ignores
+/// (`build/cargo`), and whether the delegate empties it or a test it planted does, run by an
+/// earlier check.
 #[test]
 fn a_delegate_cannot_doctor_the_results_a_tool_caches() {
     // (the folder of the cache, what empties it: the delegate, or a test it plants)
-    let cases = [("target", false), ("build/cargo", false), ("target", true)];
+    let cases = [
+        ("target", false),
+        ("build/cargo", false),
+        ("target", true),
+        ("build/cargo", true),
+    ];
     for (folder, planted) in cases {
         let case = format!("{folder}, planted {planted}");
         let repo = one_finding("/.refine-loop\n/target/\n/build/\n");
@@ -1240,6 +1247,7 @@ fn a_delegate_cannot_doctor_the_results_a_tool_caches() {
             "lint.sh",
             &format!(
                 "mkdir -p {folder}\n\
+                 echo 'Signature: 8a477f597d28d172789f06886806bc55' > {folder}/CACHEDIR.TAG\n\
                  if [ ! -f {folder}/lint.out ] || [ src/lib.txt -nt {folder}/lint.out ]; then\n\
                  cat src/findings.txt > {folder}/lint.out\nfi\n\
                  cat {folder}/lint.out; test ! -s {folder}/lint.out\n"
