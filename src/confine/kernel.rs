@@ -9,6 +9,7 @@
 use std::ffi::OsString;
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
 use std::process::{Child, Command};
 
 use landlock::{
@@ -17,7 +18,7 @@ use landlock::{
 };
 use nix::libc;
 
-use super::namespace::{MountPlan, Namespace};
+use super::namespace::{MountPlan, NEW_TERMINAL, Namespace, TERMINALS};
 use super::walls::Grant;
 
 /// The first ABI that scopes signals: a delegate cannot signal a process outside its domain
@@ -66,6 +67,12 @@ fn handled() -> BitFlags<AccessFs> {
 fn file_rights() -> BitFlags<AccessFs> {
     AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev
 }
+
+/// The controlling terminal, by the name that always reaches it: written, but no device
+/// `ioctl` on it, so that a delegate started from a person's terminal cannot type into the
+/// shell there (`TIOCSTI`) nor change its settings. (Its own terminals, made through
+/// `/dev/ptmx`, are its to drive.)
+const CONTROLLING_TERMINAL: &str = "/dev/tty";
 
 /// The kernel's Landlock ABI, `None` without Landlock. Found by restricting a throwaway thread
 /// (no write anywhere), which also shows that restricting works.
@@ -219,6 +226,8 @@ impl Confinement {
             };
             let rights = if folder && meta.is_dir() {
                 handled()
+            } else if !folder && path == Path::new(CONTROLLING_TERMINAL) {
+                AccessFs::WriteFile | AccessFs::Truncate
             } else if !folder && (meta.is_file() || is_char_device(&meta)) {
                 file_rights()
             } else {
@@ -250,6 +259,17 @@ impl Confinement {
                 self.ruleset = self
                     .ruleset
                     .add_rule(PathBeneath::new(opened, handled()))
+                    .map_err(io::Error::other)?;
+            }
+            // So are the terminals of its own (see [`super::namespace::TERMINALS`]).
+            let terminals = [(TERMINALS, handled()), (NEW_TERMINAL, file_rights())];
+            for (path, rights) in terminals {
+                let Ok(opened) = open_path(Path::new(path)) else {
+                    continue;
+                };
+                self.ruleset = self
+                    .ruleset
+                    .add_rule(PathBeneath::new(opened, rights))
                     .map_err(io::Error::other)?;
             }
         }
@@ -311,7 +331,7 @@ fn usable_after_exec([permitted, bounding, inheritable, ambient]: [bool; 4]) -> 
 }
 
 /// `path` opened for a rule: without following a link at its end, and without reading it.
-fn open_path(path: &std::path::Path) -> io::Result<std::fs::File> {
+fn open_path(path: &Path) -> io::Result<std::fs::File> {
     std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_PATH | libc::O_NOFOLLOW)

@@ -74,6 +74,12 @@ pub(super) fn probe_private_thread(folder: &Path, cache: &Path, scratch: &Path) 
 /// Where shared memory is: each run that gets private layers gets a fresh one.
 const SHARED_MEMORY: &str = "/dev/shm";
 
+/// Where the terminals are: each namespace gets a fresh instance, so a delegate reaches only the
+/// terminals it makes itself (through [`NEW_TERMINAL`], bound to the instance's own), never the
+/// one of the person who started the loop, nor another's.
+pub(super) const TERMINALS: &str = "/dev/pts";
+pub(super) const NEW_TERMINAL: &str = "/dev/ptmx";
+
 /// At most this many folders get a private layer in one namespace (each is a mount).
 const MAX_PRIVATE: usize = 256;
 
@@ -293,6 +299,9 @@ impl MountPlan {
         }
         // Nothing done here may reach the loop's namespace.
         mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)?;
+        if let Err(error) = fresh_terminals() {
+            tracing::debug!(%error, "no terminals of its own: the host's stay reachable");
+        }
         for path in &self.pinned {
             bind(path, MsFlags::MS_REC)?;
         }
@@ -500,6 +509,26 @@ fn remount_read_only(path: &Path, keep: MsFlags) -> nix::Result<()> {
         path,
         None::<&str>,
         read_only | keep,
+        None::<&str>,
+    )
+}
+
+/// Mounts a fresh instance of the terminals at [`TERMINALS`], and binds its `ptmx` over
+/// [`NEW_TERMINAL`].
+fn fresh_terminals() -> nix::Result<()> {
+    mount(
+        Some("devpts"),
+        TERMINALS,
+        Some("devpts"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+        Some("newinstance,ptmxmode=0666,mode=0620"),
+    )?;
+    let own = Path::new(TERMINALS).join("ptmx");
+    mount(
+        Some(own.as_path()),
+        NEW_TERMINAL,
+        None::<&str>,
+        MsFlags::MS_BIND,
         None::<&str>,
     )
 }

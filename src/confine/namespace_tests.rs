@@ -345,3 +345,93 @@ fn the_folders_above_a_read_only_folder_outside_the_tree_are_held() {
     assert_eq!(plan.held, [temp.join("tools"), temp.join("tools/1.2")]);
     assert!(plan.pinned.contains(&root.join("node_modules/pkg")));
 }
+
+/// A delegate started from a person's terminal must not type into the shell there (`TIOCSTI`,
+/// where `dev.tty.legacy_tiocsti` still allows it) nor reach that terminal by its name in
+/// `/dev/pts`; the terminals it makes itself (a test runner's pty) it drives as it likes.
+#[test]
+fn a_delegate_drives_its_own_terminals_and_not_the_persons() {
+    let abi = kernel_abi().expect("these tests need a kernel with Landlock");
+    namespaces();
+    let (_folder, root) = tree();
+    // The person's terminal, held open by a process outside the walls while the delegate runs.
+    let mut person = Command::new("python3")
+        .args([
+            "-c",
+            "import os, sys, time; m, s = os.openpty(); print(os.ttyname(s), flush=True); sys.stdin.read()",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut persons = String::new();
+    io::BufRead::read_line(
+        &mut io::BufReader::new(person.stdout.take().unwrap()),
+        &mut persons,
+    )
+    .unwrap();
+    let persons = persons.trim().to_string();
+    assert!(persons.starts_with("/dev/pts/"), "{persons}");
+    // (what the delegate does in python, what it prints when the kernel lets it)
+    let table = [
+        (
+            "m, s = os.openpty(); fcntl.ioctl(s, termios.TIOCGWINSZ, bytes(8)); os.write(s, b'x')",
+            "own-pty",
+        ),
+        (
+            "fd = os.open(os.environ['PERSON'], os.O_RDWR); fcntl.ioctl(fd, termios.TIOCSTI, b'x')",
+            "persons-pty",
+        ),
+        (
+            "fd = os.open(os.environ['PERSON'], os.O_WRONLY); os.write(fd, b'rm -rf ~')",
+            "persons-pty-written",
+        ),
+        (
+            "pid, fd = pty.fork()\n\
+             if pid == 0:\n    t = os.open('/dev/tty', os.O_RDWR); fcntl.ioctl(t, termios.TIOCSTI, b'x'); os._exit(0)\n\
+             assert os.waitpid(pid, 0)[1] == 0",
+            "controlling-tty-sti",
+        ),
+    ];
+    let script: String = table
+        .iter()
+        .map(|(step, name)| {
+            let code = format!("import fcntl, os, pty, termios\n{step}\nprint('{name}')\n");
+            format!(
+                "python3 -c \"$(printf '%s' '{}')\" 2>/dev/null\n",
+                code.replace('\'', "'\\''")
+            )
+        })
+        .collect();
+    let grants = [
+        Grant::Beneath(root.clone()),
+        Grant::Beneath("/dev/pts".into()),
+        Grant::File("/dev/ptmx".into()),
+        Grant::File("/dev/tty".into()),
+        Grant::File("/dev/null".into()),
+    ];
+    let plan = MountPlan::new(&root, &[root.join(".git")], &[])
+        .read_only_outside(&[root.clone(), "/dev/pts".into()], &[]);
+    let prepared = Prepared::new(&grants, abi >= 5, abi, Some(plan)).unwrap();
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", &script])
+        .current_dir(&root)
+        .env("PERSON", &persons)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let output = prepared
+        .spawn(&mut command)
+        .unwrap()
+        .wait_with_output()
+        .unwrap();
+    drop(person.stdin.take());
+    person.wait().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        ["own-pty"],
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
