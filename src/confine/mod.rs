@@ -6,8 +6,7 @@
 //! loop runs as root, or user namespaces are allowed), the sealed folders are read-only binds in
 //! it and the whole tree is writable, its top included; elsewhere the tree's top entries are
 //! granted one by one. The gate's runs after the baseline, which may run what a delegate
-//! planted, have the same walls but for the git dirs; an http delegate is no process (the loop
-//! applies its diff).
+//! planted, have the same walls; an http delegate is no process (the loop applies its diff).
 
 mod decide;
 mod kernel;
@@ -34,25 +33,6 @@ const DEVICES: &[&str] = &[
     "/dev/random",
     "/dev/urandom",
     "/dev/ptmx",
-];
-/// What of a git dir stays sealed in the gate's runs after the baseline, which may run code a
-/// delegate planted. A check may write the rest: git refreshes the index, makes objects and
-/// lock files as it reads. The config, `hooks/` and `info/` stay writable too: the guard puts
-/// back what a run wrote there and holds it against the change (see `gate::tracked`). Sealed is
-/// what no check has cause to write and no guard watches: the refs (a branch moved, a
-/// `refs/replace` that swaps a file's history), `HEAD`, `objects/info` (an alternate store),
-/// the submodules' git dirs, and the loop's own store, where a journal forged would have
-/// `recover` write where it says.
-pub const SEALED_FOR_THE_GATE: &[&str] = &[
-    "HEAD",
-    "packed-refs",
-    "description",
-    "shallow",
-    "refs",
-    "logs/refs",
-    "objects/info",
-    "modules",
-    "refine-loop",
 ];
 
 /// Device folders every delegate may write beneath (shared memory, terminals).
@@ -140,19 +120,22 @@ impl Confiner {
         self.bound.is_some()
     }
 
-    /// The walls of the gate's runs after the baseline: the same, but of the git dirs `git`
-    /// only what no check has cause to write is sealed ([`SEALED_FOR_THE_GATE`]), and the
-    /// ignored folders but [`Walls::results`] are written for real.
-    pub fn for_gate(&self, git: &[PathBuf]) -> Self {
+    /// The walls of the gate's runs after the baseline, which may run what a delegate planted:
+    /// the same, the git dirs sealed whole (git reads a read-only repository as it does any:
+    /// `status`, `diff`, `log` and `describe` leave its index alone when they cannot write
+    /// it), but the ignored folders other than [`Walls::results`] are written for real.
+    pub fn for_gate(&self) -> Self {
         let mut confiner = self.clone();
-        confiner.walls.sealed.retain(|sealed| !git.contains(sealed));
-        confiner.walls.sealed.extend(
-            git.iter()
-                .flat_map(|dir| SEALED_FOR_THE_GATE.iter().map(|name| dir.join(name))),
-        );
         confiner.walls.ignored.clear();
         confiner.gate = true;
         confiner
+    }
+
+    /// Whether `path` (absolute, resolved) is in the seal: a git dir, the state dir, the store.
+    pub fn seals(&self, path: &Path) -> bool {
+        (self.walls.sealed.iter())
+            .filter_map(|seal| seal.canonicalize().ok())
+            .any(|seal| path.starts_with(seal))
     }
 
     /// Why the walls forbid a delegate to write `path` (absolute, resolved; its own temp folder

@@ -75,7 +75,22 @@ impl Refusals {
 
     /// One line for each path the confinement refused, with how to allow it where it can be;
     /// `cwd` is where the delegate ran.
-    pub fn explain(mut self, confiner: &Confiner, cwd: &Path) -> Vec<String> {
+    pub fn explain(self, confiner: &Confiner, cwd: &Path) -> Vec<String> {
+        self.explain_where(confiner, cwd, &|_| true)
+    }
+
+    /// [`Self::explain`] for the paths in the seal only (the git dirs, the state dir, the
+    /// loop's store): where a gate check, which must only read, has no cause to write.
+    pub fn sealed(self, confiner: &Confiner, cwd: &Path) -> Vec<String> {
+        self.explain_where(confiner, cwd, &|path| confiner.seals(path))
+    }
+
+    fn explain_where(
+        mut self,
+        confiner: &Confiner,
+        cwd: &Path,
+        counts: &dyn Fn(&Path) -> bool,
+    ) -> Vec<String> {
         if !self.line.is_empty() && !self.skipping {
             let line = std::mem::take(&mut self.line);
             self.read_line(&String::from_utf8_lossy(&line));
@@ -87,7 +102,7 @@ impl Refusals {
             if !seen.insert(path.clone()) {
                 continue;
             }
-            if let Some(reason) = confiner.forbids(&path) {
+            if let Some(reason) = confiner.forbids(&path).filter(|_| counts(&path)) {
                 // What the delegate printed, shown as code: it can hold any character.
                 let shown = crate::markdown::code_span(named);
                 said.push(format!("{shown} ({why}): {reason}"));

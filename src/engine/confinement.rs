@@ -333,15 +333,12 @@ fn git_dirs(workspace: &Workspace) -> [PathBuf; 3] {
 }
 
 /// The walls of the gate's runs after the baseline, which may run what a delegate planted:
-/// the delegates' (see [`decide`]), but for the git dirs. A check may write there (git
-/// refreshes the index, pre-commit stashes), and what a run wrote there is put back and held
-/// against the change after it (see [`super::contain`]). None without a mount namespace: there
-/// no entry at the tree's top could be made (`.coverage`, `junit.xml`, a first `.pytest_cache`),
-/// and a gate must run as it does for the user.
-pub fn for_gate(confiner: &Confiner, workspace: &Workspace) -> Option<Confiner> {
-    confiner
-        .whole_tree()
-        .then(|| confiner.for_gate(&git_dirs(workspace)))
+/// the delegates' (see [`decide`]), the git dirs sealed whole; a check that tries to write
+/// there is held against the change (see [`super::contain`]). None without a mount namespace:
+/// there no entry at the tree's top could be made (`.coverage`, `junit.xml`, a first
+/// `.pytest_cache`), and a gate must run as it does for the user.
+pub fn for_gate(confiner: &Confiner) -> Option<Confiner> {
+    confiner.whole_tree().then(|| confiner.for_gate())
 }
 
 /// The user's work tree of a worktree's repository: the folder holding its common `.git`.

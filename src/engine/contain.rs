@@ -61,6 +61,18 @@ pub(super) fn after_gate_run(
     // The user's own files a check changed, which the gate put back after it: the change the
     // gate ran on is held to account for them as for those found here.
     if on == GateOn::Change {
+        // A check that tried to write into the seal: what only planted code would do.
+        for check in run.map_or(&[][..], |run| &run.checks) {
+            incidents.extend(
+                check
+                    .refused_sealed
+                    .iter()
+                    .map(|what| Incident::GateRefused {
+                        check: check.check.name.clone(),
+                        what: what.clone(),
+                    }),
+            );
+        }
         // A check that staged an edit wrote into the git folder, whoever planted it.
         let staged = run.is_some_and(|run| run.checks.iter().any(|check| check.wrote.staged));
         let index = Path::new(".git/index");

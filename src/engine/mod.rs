@@ -210,9 +210,7 @@ impl<'a> Engine<'a> {
         let cancel = options.cancel;
         let started = Instant::now();
         let (confinement, confiner) = confinement::decide(settings, workspace)?;
-        let gate_confiner = confiner
-            .as_ref()
-            .and_then(|confiner| confinement::for_gate(confiner, workspace));
+        let gate_confiner = confiner.as_ref().and_then(confinement::for_gate);
         let mut confinement = confinement;
         let baseline_confiner = confinement::for_baseline(
             (settings, &*workspace),

@@ -25,6 +25,9 @@ pub struct CheckResult {
     pub own_files: u64,
     /// The tracked files it changed, put back: a check must only read.
     pub wrote: super::tracked::Wrote,
+    /// Confined, the writes the kernel refused it in the seal (a git dir, the state dir, the
+    /// loop's store), as its output named them: no check has cause to write there.
+    pub refused_sealed: Vec<String>,
 }
 
 /// The line that opens a check's section of the log, and its command.
@@ -91,8 +94,12 @@ pub fn run_check<W: Write>(
         _ => check.env.clone(),
     };
     let spec = process_spec(settings, check, &env, &private);
+    let mut refusals = crate::confine::Refusals::default();
     let mut on_output = |chunk: &[u8]| {
         bounded.write(chunk)?;
+        if confiner.is_some() {
+            refusals.push(chunk);
+        }
         if raw {
             session.bytes(chunk, &mut findings);
         } else {
@@ -120,6 +127,9 @@ pub fn run_check<W: Write>(
         tracing::info!(check = %check.name, ?framing, "CI framing stripped from the output");
     }
     let output = bounded.finish().map_err(log_error)?;
+    let refused_sealed = confiner
+        .map(|confiner| refusals.sealed(confiner, &check.cwd))
+        .unwrap_or_default();
 
     let (end, spawn_error) = match ran {
         Ok(end) => (end, None),
@@ -143,6 +153,7 @@ pub fn run_check<W: Write>(
         lines_cut: assembler.lines_cut(),
         own_files,
         wrote,
+        refused_sealed,
     })
 }
 

@@ -34,7 +34,7 @@ fn confinement(note: &ConfinementNote) -> String {
         "the caches (each its own copy, gone when it ended)"
     };
     let gate = if note.whole_tree {
-        "the gate's runs after the baseline had the same walls but for `.git`"
+        "the gate's runs after the baseline had the same walls"
     } else {
         "the gate was not confined"
     };

@@ -42,6 +42,10 @@ pub enum Incident {
     /// While the gate ran on its change, a file that steers git (a hook, the config, the index,
     /// `info/`) was written, made or deleted: put back.
     GateWroteGitDir { path: PathBuf, created: bool },
+    /// While the gate ran on its change, a check tried to write in the seal (a git dir, the
+    /// state dir, the loop's store), which only code the change planted would: the kernel
+    /// refused (`what`, as the check's output named it).
+    GateRefused { check: String, what: String },
     /// It left a process running outside its group when it ended (`setsid`, a double fork):
     /// killed before anything it did was looked at.
     LeftProcess { pid: i32, command: String },
@@ -154,6 +158,10 @@ impl Incident {
                 "while the gate ran on its change, {} in the git folder was written: {}",
                 span(&path.display()),
                 if *created { "removed" } else { "put back" }
+            ),
+            Self::GateRefused { check, what } => format!(
+                "while the gate ran on its change, check {} tried to write where no check may, and the kernel refused: {what}",
+                span(check)
             ),
             Self::LeftProcess { pid, command } => format!(
                 "left a process running after it ended (pid {pid}, {}): killed before its change was judged",

@@ -1546,12 +1546,13 @@ fn a_delegate_cannot_put_a_program_in_the_gates_way_on_its_path() {
     }
 }
 
-/// A check of a gate run after the baseline may write the git dir (git refreshes the index as
-/// it reads), so code a delegate planted there could reach what the user's next `git` shows: a
-/// branch, a `refs/replace` that swaps a file's history, an alternate object store, and the
-/// loop's own store, where a forged journal would have `recover` write where it says. Those
-/// stay sealed; the index does not. (The config and hooks are put back and held against the
-/// change: tests/it/leftovers.rs.)
+/// Code a delegate planted that a check of a later gate run runs could reach what the user's
+/// next `git` shows: a branch, a tag in a new `packed-refs`, a `refs/replace` that swaps a
+/// file's history, a committed object overwritten, a `shallow` that hides the history, an
+/// `index.lock` that stops the next `git add`, an alternate object store, and the loop's own
+/// store, where a forged journal would have `recover` write where it says. The git dir is
+/// sealed whole for those checks (git reads it as it does a read-only one); the attempt is named
+/// and held against the change.
 #[test]
 fn code_a_delegate_plants_cannot_reach_what_git_runs_or_shows() {
     let repo = one_finding("/.refine-loop\n");
@@ -1562,7 +1563,13 @@ fn code_a_delegate_plants_cannot_reach_what_git_runs_or_shows() {
         blob=$(echo evil | git hash-object -w --stdin) && git replace \"$(git rev-parse HEAD:src/lib.txt)\" \"$blob\" && echo WROTE-REPLACE\n\
         git branch -f release HEAD~1 && echo MOVED-BRANCH\n\
         echo /tmp > \"$g/objects/info/alternates\" && echo WROTE-ALTERNATES\n\
-        git update-index --refresh >/dev/null; echo REFRESHED\n\
+        h=$(git rev-parse HEAD:README.md); o=\"$g/objects/$(echo $h | cut -c1-2)/$(echo $h | cut -c3-)\"\n\
+        cp \"$o\" \"$o.new\" && mv -f \"$o.new\" \"$o\" && echo WROTE-OBJECT\n\
+        echo \"$(git rev-parse HEAD~1) refs/tags/v1.0\" > \"$g/packed-refs\" && echo WROTE-TAG\n\
+        git rev-parse HEAD > \"$g/shallow\" && echo WROTE-SHALLOW\n\
+        printf x > \"$g/index.lock\" && echo WROTE-LOCK\n\
+        git rev-parse HEAD > \"$g/MERGE_HEAD\" && echo WROTE-MERGE-HEAD\n\
+        git update-index --refresh >/dev/null; git status --short >/dev/null && echo REFRESHED\n\
         true\n";
     repo.write("planted.txt", planted);
     repo.write(
@@ -1581,6 +1588,7 @@ fn code_a_delegate_plants_cannot_reach_what_git_runs_or_shows() {
     let git = repo.join(".git");
     let before = |name: &str| std::fs::read(git.join(name)).ok();
     let release = before("refs/heads/release");
+    let commits = crate::support::git_in(repo.path(), &["rev-list", "--count", "HEAD"]);
     let output = repo.run(&["run"]);
     let gate_log = cycle_one_gate_log(&repo);
     assert!(gate_log.contains("REFRESHED"), "{output:?}\n{gate_log}");
@@ -1589,13 +1597,40 @@ fn code_a_delegate_plants_cannot_reach_what_git_runs_or_shows() {
         "WROTE-REPLACE",
         "MOVED-BRANCH",
         "WROTE-ALTERNATES",
+        "WROTE-OBJECT",
+        "WROTE-TAG",
+        "WROTE-SHALLOW",
+        "WROTE-LOCK",
+        "WROTE-MERGE-HEAD",
     ] {
         assert!(!gate_log.contains(marker), "{marker}:\n{gate_log}");
     }
     assert_eq!(before("refs/heads/release"), release);
-    assert!(!git.join("objects/info/alternates").exists());
-    assert!(!git.join("refs/replace").exists());
-    assert!(!git.join("refine-loop/snapshots/1-0").exists());
+    for made in [
+        "objects/info/alternates",
+        "refs/replace",
+        "refine-loop/snapshots/1-0",
+        "packed-refs",
+        "shallow",
+        "index.lock",
+        "MERGE_HEAD",
+    ] {
+        assert!(!git.join(made).exists(), "{made}");
+    }
+    let git_out = |args: &[&str]| crate::support::git_in(repo.path(), args);
+    assert_eq!(git_out(&["cat-file", "-p", "HEAD:README.md"]), "more");
+    assert_eq!(git_out(&["tag"]), "");
+    assert_eq!(git_out(&["rev-list", "--count", "HEAD"]), commits);
+    // The attempt is held against the change: rolled back, and named.
+    assert!(!repo.join("tests/test_planted.sh").exists());
+    let report = cycle_one_report(&repo, &output);
+    assert!(
+        report.contains("- result: rolled back")
+            && report.contains(
+                "check `tests` tried to write where no check may, and the kernel refused"
+            ),
+        "{report}"
+    );
     let recover = repo.run(&["recover"]);
     assert!(
         String::from_utf8_lossy(&recover.stdout).contains("nothing to recover"),

@@ -195,18 +195,31 @@ fn writers_that_escaped_the_delegates_group_are_killed_before_the_gate_runs() {
     }
 }
 
-/// Runs a delegate that appends `planted` to the gate's own script; checks that what it did is
-/// put back, reported (`says`), and that the delegate's change is rolled back.
-fn planted(planted: &str, says: &str) {
-    let scene = Scene::new(&format!("printf '%s\\n' '{planted}' >> check.sh"));
-    // Held against it: its delegate is not run again in the second cycle.
+/// What the report of a confined run says when the kernel refused a gate check's write.
+const REFUSED: &str = "while the gate ran on its change, check `lint` tried to write where no check may, and the kernel refused: ";
+
+/// Runs a delegate that appends `planted` to the gate's own script, confined and not; checks
+/// that what it did is put back or refused, and that the delegate's change is rolled back.
+/// Unconfined, the watch puts it back and the report says `says`; confined, the report says
+/// `confined` (for a write into the git dir, the kernel's refusal, after [`REFUSED`]; `None`:
+/// the refusal named no path, as `git hash-object -w` says "unable to create temporary file",
+/// so only the bytes are checked).
+fn planted(planted: &str, says: &str, confined: Option<String>) {
+    planted_in(planted, false, Some(says));
+    planted_in(planted, true, confined.as_deref());
+}
+
+fn planted_in(planted: &str, confined: bool, says: Option<&str>) {
+    let scene = Scene::confined(&format!("printf '%s\\n' '{planted}' >> check.sh"), confined);
     run_unharmed_for(&scene, "2");
-    assert!(
-        !scene
+    // Held against it, when it was seen: its delegate is not run again in the second cycle.
+    assert_eq!(
+        scene
             .repo
             .join(".refine-loop/cycle-2/delegate-reports/fix-lint.md")
             .exists(),
-        "{planted}: its delegate ran again"
+        says.is_none(),
+        "{planted} (confined {confined}): whether its delegate ran again"
     );
     assert_eq!(
         std::fs::read_to_string(scene.repo.join("findings.txt")).unwrap(),
@@ -223,15 +236,17 @@ fn planted(planted: &str, says: &str) {
         report.contains("- result: rolled back"),
         "{planted}: {report}"
     );
-    assert!(
-        report.contains(says),
-        "{planted}: the report lacks {says:?}:\n{report}"
-    );
-    let notes = scene.after_gate_notes();
-    assert!(
-        notes.contains("the change was rolled back"),
-        "{planted}: {notes}"
-    );
+    if let Some(says) = says {
+        assert!(
+            report.contains(says),
+            "{planted} (confined {confined}): the report lacks {says:?}:\n{report}"
+        );
+        let notes = scene.after_gate_notes();
+        assert!(
+            notes.contains("the change was rolled back"),
+            "{planted}: {notes}"
+        );
+    }
     let staged = std::process::Command::new("git")
         .args(["diff", "--cached", "--quiet"])
         .current_dir(scene.repo.path())
@@ -251,42 +266,48 @@ fn planted(planted: &str, says: &str) {
 
 #[test]
 fn gate_code_a_delegate_planted_cannot_change_the_users_work_or_gits_config() {
-    // (the line planted in the gate's script, what the delegate's report says)
+    // (the line planted in the gate's script, what the delegate's report says, and confined)
+    let guide = "while the gate ran on its change, `docs/guide.md` (the user's own work) changed: put back as it was";
     let cases = [
         (
             "echo clobbered > docs/guide.md; chmod 777 scratch.txt",
-            "while the gate ran on its change, `docs/guide.md` (the user's own work) changed: put back as it was",
+            guide,
+            Some(guide.to_string()),
         ),
         (
             "git config user.name mallory",
             "while the gate ran on its change, `.git/config` in the git folder was written: put back",
+            Some(format!("{REFUSED}`.git/config` (read-only)")),
         ),
     ];
-    for (line, says) in cases {
-        planted(line, says);
+    for (line, says, refused) in cases {
+        planted(line, says, refused);
     }
 }
 
 #[test]
 fn a_hook_or_a_staged_edit_planted_through_the_gate_is_put_back() {
-    // (the line planted in the gate's script, what the delegate's report says)
+    // (the line planted in the gate's script, what the delegate's report says, and confined)
     let cases = [
         (
             "echo exit 0 > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit",
             "while the gate ran on its change, `.git/hooks/pre-commit` in the git folder was written: removed",
+            Some(format!("{REFUSED}`.git/hooks/pre-commit` (read-only)")),
         ),
         (
             "git update-index --cacheinfo 100644,$(echo evil | git hash-object -w --stdin),src/lib.txt",
             "while the gate ran on its change, `.git/index` in the git folder was written: put back",
+            None,
         ),
         // An edit staged by the gate: the index and the edit go back together.
         (
             "echo owned >> src/lib.txt && git add src/lib.txt",
             "while the gate ran on its change, `.git/index` in the git folder was written: put back",
+            Some(format!("{REFUSED}`")),
         ),
     ];
-    for (line, says) in cases {
-        planted(line, says);
+    for (line, says, confined) in cases {
+        planted(line, says, confined);
     }
 }
 
