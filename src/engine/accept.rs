@@ -139,10 +139,34 @@ fn reasons_to_reject(
             before.failed_count, after.failed_count
         ));
     }
+    // The same, check by check, where a category has several.
+    for check in after.checks.iter().filter(|check| check.unparsed) {
+        let earlier = before.checks.iter().find(|c| c.name == check.name);
+        if let Some(earlier) = earlier.filter(|c| !c.unparsed && c.counts.error > 0)
+            && before
+                .categories
+                .get(&check.category)
+                .is_some_and(|c| c.unparsed)
+        {
+            reasons.push(format!(
+                "check {} failed with nothing its parser could read, where it had {} \
+                 finding(s): its result cannot be compared",
+                check.name, earlier.counts.error
+            ));
+        }
+    }
     for (name, category) in &after.categories {
-        let was = before.categories.get(name).map_or(0, |c| c.failures);
+        let earlier = before.categories.get(name);
+        let was = earlier.map_or(0, |c| c.failures);
         let may = was + allowed.get(name.as_str()).copied().unwrap_or(0);
-        if name == INFRA_CATEGORY && category.failures > 0 {
+        if category.unparsed && earlier.is_some_and(|c| !c.unparsed && c.failures > 0) {
+            // A tool that crashed before it printed a finding (on a file the change added)
+            // fails once where it failed many times: no fix, and no result to compare.
+            reasons.push(format!(
+                "{name} failed with nothing its parser could read, where it had {was} finding(s): \
+                 its result cannot be compared"
+            ));
+        } else if name == INFRA_CATEGORY && category.failures > 0 {
             reasons.push("the gate could not run every check (infra)".to_string());
         } else if category.failures > may {
             let how = if was == 0 {

@@ -264,3 +264,40 @@ fn a_new_warning_is_not_a_failure() {
     let verdict = judged(Accept::Unmask, &before, &after, &|_| true);
     assert!(verdict.reasons.is_empty(), "{:?}", verdict.reasons);
 }
+
+/// A check that stops reporting (it crashes on a file a change added, before it prints a
+/// finding) fails with nothing its parser can read: one failure where there were several. That
+/// is no improvement: its result cannot be compared.
+#[test]
+fn a_check_that_fails_with_nothing_to_read_where_it_had_findings_is_no_improvement() {
+    let parsed = |failures: u64, unparsed: bool| {
+        let mut categories = BTreeMap::new();
+        categories.insert(
+            "lint".to_string(),
+            CategorySummary {
+                passed: failures == 0,
+                failures,
+                unparsed,
+                ..CategorySummary::default()
+            },
+        );
+        GateSummary::of_categories(1, categories)
+    };
+    // (before, after, rejected)
+    let cases = [
+        (parsed(3, false), parsed(1, true), true),
+        (parsed(1, true), parsed(1, true), false),
+        (parsed(3, false), parsed(2, false), false),
+        (parsed(1, true), parsed(0, false), false),
+    ];
+    for (before, after, rejected) in cases {
+        let reasons = reasons_to_reject(&before, &after, &HashMap::new());
+        assert_eq!(
+            reasons
+                .iter()
+                .any(|r| r.contains("nothing its parser could read")),
+            rejected,
+            "{before:?} → {after:?}: {reasons:?}"
+        );
+    }
+}

@@ -603,3 +603,43 @@ fn folder_modes_a_delegate_changes_are_put_back() {
     assert!(report.contains(&said), "{report}");
     assert!(report.contains("- result: kept"), "{report}");
 }
+
+/// A delegate that adds a file the linter crashes on, before it prints a finding, turns the
+/// linter's findings into one failure nobody can read: fewer failures, nothing fixed. Not kept.
+#[test]
+fn a_change_that_makes_a_check_crash_before_it_reports_is_not_kept() {
+    let repo = Repo::new();
+    repo.write(
+        "findings.txt",
+        "src/a.rs:1:1: error: one\nsrc/a.rs:2:1: error: two\nsrc/a.rs:3:1: error: three\n",
+    );
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write(
+        "lint.sh",
+        "for f in src/*.bin; do [ -e \"$f\" ] && { echo 'Traceback (most recent call last):'; \
+         echo \"  UnicodeDecodeError in $f\"; exit 2; }; done\n\
+         cat findings.txt; test ! -s findings.txt\n",
+    );
+    repo.write(
+        "refine-loop.toml",
+        "[loop]\nmax_cycles = 1\n\n[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\n\
+         run = \"sh lint.sh\"\nparser = \"clippy\"\n\n\
+         [[delegate]]\ncategories = [\"lint\"]\nrun = 'mkdir -p src && printf \"\\001\" > src/data.bin'\n",
+    );
+    repo.commit("a linter that crashes on binary data");
+    let output = run(&repo, &[]);
+    let trend = json(&repo, "trend.json");
+    let report = std::fs::read_to_string(repo.join(".refine-loop/REFINE-LOOP-FINAL.md")).unwrap();
+    assert_eq!(
+        trend["cycles"][1]["accepted"], false,
+        "{output:?}\n{report}"
+    );
+    assert!(!repo.join("src/data.bin").exists(), "{report}");
+    let delegate =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-lint.md"))
+            .unwrap();
+    assert!(
+        delegate.contains("lint failed with nothing its parser could read, where it had 3"),
+        "{delegate}"
+    );
+}
