@@ -399,7 +399,7 @@ impl<'a> Engine<'a> {
         changes: &[crate::workspace::Change],
     ) -> Result<verify::Verified, RunError> {
         let (run, incidents) = self.gate(cycle, contain::GateOn::Change)?;
-        let made = self.workspace.made_by_gate()?;
+        let (made, too_large) = self.workspace.made_by_gate()?;
         // The files the changes touched, as findings name them.
         let touched = verify::target_relative(
             self.workspace.root(),
@@ -410,6 +410,7 @@ impl<'a> Engine<'a> {
             touched.contains(file.trim_start_matches("./"))
         });
         verified.incidents = incidents;
+        verified.incidents.extend(too_large);
         let mode = self.settings.run.integrity;
         if mode != crate::integrity::Mode::Off && !verified.run.cancelled {
             let started = Instant::now();

@@ -41,6 +41,8 @@ impl Workspace {
         // Then the state dir, before the loop's own reads add to its store.
         incidents.extend(watch.state_dir_writes());
         incidents.extend(watch.outside_writes());
+        // What is too large to read goes unread, before the look would read it.
+        incidents.extend(self.remove_too_large(&self.dirty_paths()?)?);
         self.watching.turn_started = Some(watch.started());
         let changes = self.changes_since(before);
         self.watching.turn_started = None;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Change, PathState, RepoPath, Snapshot, Workspace, WorkspaceError};
+use super::{Change, Incident, PathState, RepoPath, Snapshot, Workspace, WorkspaceError};
 
 impl Workspace {
     /// What changed since `before`: paths dirty then or now, and clean files whose identity
@@ -53,22 +53,52 @@ impl Workspace {
         Ok(changes)
     }
 
+    /// Removes, unread, each file among `paths` (dirty now, not the user's) larger than
+    /// [`super::MAX_CHANGED_FILE`]: reading it would cost the run its disk and its time, and no
+    /// fixer makes such a change. A tracked file comes back with the rollback of the change.
+    pub(super) fn remove_too_large(
+        &self,
+        paths: &BTreeSet<RepoPath>,
+    ) -> Result<Vec<Incident>, WorkspaceError> {
+        let mut incidents = Vec::new();
+        for path in paths
+            .iter()
+            .filter(|path| !self.protected.contains_key(*path))
+        {
+            let full = path.under(&self.root);
+            let Ok(metadata) = std::fs::symlink_metadata(&full) else {
+                continue;
+            };
+            if metadata.is_file() && metadata.len() > super::MAX_CHANGED_FILE {
+                std::fs::remove_file(&full)
+                    .map_err(|source| WorkspaceError::Io { path: full, source })?;
+                incidents.push(Incident::TooLarge {
+                    path: path.clone(),
+                    size: metadata.len(),
+                });
+            }
+        }
+        Ok(incidents)
+    }
+
     /// What the gate run just ended made in the tree: the paths that became dirty while it ran,
     /// but the user's work and the gate's earlier output. After a gate run on a change, code that
     /// change planted (a new test) may have written them: they are judged with the change, and
     /// go when it goes. The bytes are kept in the store like a delegate's.
-    pub fn made_by_gate(&mut self) -> Result<Vec<Change>, WorkspaceError> {
+    /// A file too large to read is removed unread, and named in the incidents returned.
+    pub fn made_by_gate(&mut self) -> Result<(Vec<Change>, Vec<Incident>), WorkspaceError> {
         let now = self.dirty_paths()?;
-        let made: Vec<RepoPath> = now
+        let made: BTreeSet<RepoPath> = now
             .difference(&self.dirty)
             .filter(|path| !self.protected.contains_key(*path) && !self.artifacts.contains(*path))
             .cloned()
             .collect();
+        let incidents = self.remove_too_large(&made)?;
         let mut changes = Vec::new();
         for path in made {
             changes.extend(self.change_of(path, &Snapshot::default())?);
         }
-        Ok(changes)
+        Ok((changes, incidents))
     }
 
     /// How `path` changed since `before`, if it did.

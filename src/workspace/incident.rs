@@ -54,6 +54,9 @@ pub enum Incident {
     /// It left a file in the tree that is a hard link to a file elsewhere (`links` names in
     /// all): what it wrote through it reached that file too.
     HardLinked { path: RepoPath, links: u64 },
+    /// It left a file larger than any change the loop reads and keeps ([`super::MAX_CHANGED_FILE`];
+    /// a sparse file of terabytes costs nothing to make and hours to read): removed unread.
+    TooLarge { path: RepoPath, size: u64 },
     /// It deleted or changed a file git ignores that was there before the run (`.env`); put
     /// back.
     IgnoredRestored { path: RepoPath },
@@ -180,6 +183,10 @@ impl Incident {
                 "made {} {}, which the loop never opens: removed",
                 span(path),
                 kind.describe()
+            ),
+            Self::TooLarge { path, size } => format!(
+                "left {} of {size} bytes, more than any change the loop reads: removed unread",
+                span(path)
             ),
             Self::HardLinked { path, links } => format!(
                 "made {} a hard link to a file elsewhere ({links} names): rolled back; what it wrote through the link outside the tree is not the loop's to put back",

@@ -59,6 +59,10 @@ pub const STORE_FOLDER: &str = "refine-loop/snapshots";
 /// are put, one folder per run. Never deleted by the loop.
 pub const SET_ASIDE_FOLDER: &str = "refine-loop/set-aside";
 
+/// The largest file a delegate's change, or what a gate run on it made, may leave in the tree:
+/// a larger one is removed unread (see [`Incident::TooLarge`]).
+pub const MAX_CHANGED_FILE: u64 = 512 << 20;
+
 /// A git working tree, with the user's work and the loop's own folder left out of every change.
 pub struct Workspace {
     repo: git2::Repository,

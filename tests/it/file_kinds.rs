@@ -250,11 +250,45 @@ fn a_symlinked_verdict_file_is_neither_read_nor_rewritten() {
     assert!(!report.contains("needs-fix"), "{report}");
 }
 
+/// A sparse file of a gibibyte or a tebibyte costs a delegate nothing to make, and reading or
+/// keeping it would cost the run its disk: past the largest change the loop reads, it is removed
+/// unread, named, and the change rolled back; the store holds nothing of it. A large file under
+/// that bound is read and kept as any other.
 #[test]
-fn a_one_gib_sparse_file_is_streamed_and_rolled_back() {
-    let (scene, report) = inject("truncate -s 1G src/big.bin", "- result: rolled back");
-    assert!(!scene.repo.join("src/big.bin").exists());
-    assert!(report.contains("src/big.bin"), "{report}");
+fn a_file_past_the_largest_change_is_removed_unread_and_rolled_back() {
+    // (what the delegate leaves, removed unread)
+    let cases = [
+        ("truncate -s 1T src/big.bin", true),
+        ("truncate -s 1G src/big.bin", true),
+        ("head -c 1048576 /dev/urandom > src/big.bin", false),
+    ];
+    for (fault, unread) in cases {
+        let (scene, report) = inject(fault, "- result: rolled back");
+        assert!(!scene.repo.join("src/big.bin").exists(), "{fault}");
+        assert!(report.contains("src/big.bin"), "{fault}: {report}");
+        assert_eq!(
+            report.contains("more than any change the loop reads: removed unread"),
+            unread,
+            "{fault}: {report}"
+        );
+        let store = scene.repo.join(".git/refine-loop/snapshots");
+        let largest = largest_file_in(&store);
+        assert!(largest < 1 << 30, "{fault}: the store kept {largest} bytes");
+    }
+}
+
+/// The size of the largest file beneath `folder`.
+fn largest_file_in(folder: &Path) -> u64 {
+    let mut largest = 0;
+    for entry in std::fs::read_dir(folder).into_iter().flatten().flatten() {
+        let metadata = entry.metadata().unwrap();
+        largest = largest.max(if metadata.is_dir() {
+            largest_file_in(&entry.path())
+        } else {
+            metadata.len()
+        });
+    }
+    largest
 }
 
 #[test]
