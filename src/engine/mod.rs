@@ -400,6 +400,7 @@ impl<'a> Engine<'a> {
     ) -> Result<verify::Verified, RunError> {
         let (run, incidents) = self.gate(cycle, contain::GateOn::Change)?;
         let (made, too_large) = self.workspace.made_by_gate()?;
+        let written = self.workspace.written_in_gate(&made);
         // The files the changes touched, as findings name them.
         let touched = verify::target_relative(
             self.workspace.root(),
@@ -411,6 +412,15 @@ impl<'a> Engine<'a> {
         });
         verified.incidents = incidents;
         verified.incidents.extend(too_large);
+        // What is put back already (a protected file, one the guard put back) is named once.
+        for path in written {
+            let named = |incident: &crate::workspace::Incident| matches!(incident, crate::workspace::Incident::GateChangedProtected { path: p } if *p == path);
+            if !verified.incidents.iter().any(named) {
+                verified
+                    .incidents
+                    .push(crate::workspace::Incident::GateWroteTree { path });
+            }
+        }
         let mode = self.settings.run.integrity;
         if mode != crate::integrity::Mode::Off && !verified.run.cancelled {
             let started = Instant::now();
@@ -445,6 +455,9 @@ impl<'a> Engine<'a> {
         on: contain::GateOn,
     ) -> Result<(GateRun, Vec<crate::workspace::Incident>), RunError> {
         let seal = self.workspace.seal()?;
+        if on == contain::GateOn::Change {
+            self.workspace.begin_gate();
+        }
         let started = Instant::now();
         // After the baseline, a gate run may run what a delegate planted: it is confined as
         // the delegates are.

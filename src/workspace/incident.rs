@@ -46,6 +46,9 @@ pub enum Incident {
     /// state dir, the loop's store), which only code the change planted would: the kernel
     /// refused (`what`, as the check's output named it).
     GateRefused { check: String, what: String },
+    /// While the gate ran on its change, a file of the tree it judges was written (put back by
+    /// the end or not): the gate may have judged code the tree does not hold.
+    GateWroteTree { path: RepoPath },
     /// It left a process running outside its group when it ended (`setsid`, a double fork):
     /// killed before anything it did was looked at.
     LeftProcess { pid: i32, command: String },
@@ -165,6 +168,11 @@ impl Incident {
             Self::GateRefused { check, what } => format!(
                 "while the gate ran on its change, check {} tried to write where no check may, and the kernel refused: {what}",
                 span(check)
+            ),
+            Self::GateWroteTree { path } => format!(
+                "while the gate ran on its change, {} was written (what it held at the end \
+                 aside): the gate judges the code as it is, which no check may change",
+                span(path)
             ),
             Self::LeftProcess { pid, command } => format!(
                 "left a process running after it ended (pid {pid}, {}): killed before its change was judged",

@@ -36,6 +36,9 @@ pub(super) struct Watching {
     pub(super) turn_started: Option<std::time::SystemTime>,
     /// What the watch saw change during the last delegate's turn (`None`: it could not tell).
     pub(super) changed_in_turn: Option<BTreeSet<Vec<u8>>>,
+    /// Where the watch stood when the gate run on a change began (see
+    /// [`Workspace::written_in_gate`]).
+    pub(super) gate_mark: std::cell::Cell<Option<Mark>>,
 }
 
 impl Default for Watching {
@@ -49,6 +52,7 @@ impl Default for Watching {
             watch_wanted: true,
             changed_in_turn: None,
             turn_started: None,
+            gate_mark: std::cell::Cell::new(None),
         }
     }
 }
@@ -166,6 +170,46 @@ impl Workspace {
                 None
             }
         }
+    }
+
+    /// Marks where the watch stands as a gate run on a change begins.
+    pub fn begin_gate(&self) {
+        self.watching.gate_mark.set(self.watch_mark());
+    }
+
+    /// The files in the tree before the gate run began (neither among `made`, what it made, nor
+    /// the gate's own output of earlier runs, nor what git ignores) that the watch saw written
+    /// while it ran, whether or not they held their
+    /// old bytes by its end: code the change planted that rewrites the code under test while
+    /// the tests run, and writes it back after, would have the gate judge code the tree does
+    /// not hold. Empty when the watch cannot tell (see [`Self::begin_gate`]).
+    pub fn written_in_gate(&self, made: &[super::Change]) -> Vec<super::RepoPath> {
+        let Some(mark) = self.watching.gate_mark.take() else {
+            return Vec::new();
+        };
+        let mut guard = self.watching.tree_watch.borrow_mut();
+        let Some(watch) = guard.as_mut() else {
+            return Vec::new();
+        };
+        let skip = |path: &[u8]| self.unwatched_folder(path);
+        let (since, _) = watch.since(mark, &skip);
+        drop(guard);
+        let Since::Exact(paths) = since else {
+            return Vec::new();
+        };
+        paths
+            .into_iter()
+            .filter(|path| !self.is_excluded(path))
+            .map(super::RepoPath::new)
+            .filter(|path| {
+                !made.iter().any(|change| change.path == *path) && !self.artifacts.contains(path)
+            })
+            .filter(|path| {
+                let full = path.under(&self.root);
+                std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_file())
+                    && !self.is_ignored(&full)
+            })
+            .collect()
     }
 
     /// The watch's mark for now (`None`: no watch).

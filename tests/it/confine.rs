@@ -1638,6 +1638,48 @@ fn code_a_delegate_plants_cannot_reach_what_git_runs_or_shows() {
     );
 }
 
+/// Code a delegate planted that the gate runs could fix the code under test in place as the
+/// tests begin and write the old bytes (and time) back as they end: the tests pass on code the
+/// tree does not hold, and every look before and after sees nothing. The kernel's watch sees
+/// the writes: the change is held to account and rolled back.
+#[test]
+fn code_that_rewrites_the_code_under_test_while_the_gate_runs_is_caught() {
+    let repo = one_finding("/.refine-loop\n");
+    repo.write("tests/test_lib.sh", "grep -q fixed src/lib.txt\n");
+    repo.write(
+        "planted-first.txt",
+        "cp -p src/lib.txt \"$TMPDIR/lib.txt\"; echo fixed > src/lib.txt\n",
+    );
+    repo.write(
+        "planted-last.txt",
+        "cat \"$TMPDIR/lib.txt\" > src/lib.txt; touch -r \"$TMPDIR/lib.txt\" src/lib.txt\n",
+    );
+    repo.write(
+        "refine-loop.toml",
+        "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
+         [[gate.check]]\nname = \"tests\"\ncategory = \"tests\"\n\
+         run = 'for t in tests/*.sh; do sh \"$t\" || exit 1; done'\nparser = \"generic\"\n\n\
+         [[delegate]]\ncategories = [\"tests\"]\n\
+         run = 'cp planted-first.txt tests/00_first.sh; cp planted-last.txt tests/zz_last.sh'\n",
+    );
+    repo.commit("a project whose test fails");
+    let output = repo.run(&["run"]);
+    let report =
+        std::fs::read_to_string(repo.join(".refine-loop/cycle-1/delegate-reports/fix-tests.md"))
+            .unwrap_or_else(|error| panic!("no delegate report ({error}): {output:?}"));
+    assert!(report.contains("- result: rolled back"), "{report}");
+    assert!(
+        report.contains("while the gate ran on its change, `src/lib.txt` was written"),
+        "{report}"
+    );
+    assert!(!repo.join("tests/00_first.sh").exists());
+    assert_eq!(
+        std::fs::read_to_string(repo.join("src/lib.txt")).unwrap(),
+        "library\n"
+    );
+    assert_eq!(json(&repo, "gate-summary.json")["failed_count"], 1);
+}
+
 /// A daemon the user runs outside may listen on an abstract unix socket (no file to guard): a
 /// delegate that reached it could have it do what the delegate may not. From Landlock ABI 6 the
 /// kernel scopes such sockets to the delegate's own processes.
