@@ -24,6 +24,10 @@ pub struct GateFiles {
     /// Folders whose every file is the gate's.
     folders: Vec<String>,
     by_runner: BTreeSet<String>,
+    /// Files the gate would read that need not exist yet, by pattern (a makefile's `-include
+    /// $(wildcard mk/*.mk)`, a module `python -m unittest` would import from the check's folder
+    /// before the standard library's): a file a change adds there is the gate's.
+    patterns: Vec<(globset::GlobMatcher, Named)>,
 }
 
 /// One check, as far as its files go.
@@ -72,6 +76,12 @@ impl GateFiles {
                         files.named.insert(path);
                     }
                 }
+                if let (Some(module), Some(folder)) = (command.module(), &folder) {
+                    // `python -m unittest` imports `unittest` from its folder first.
+                    let at = normal(&folder.join(module));
+                    files.add_pattern(&format!("{at}.py"), Named::ByCommand);
+                    files.add_pattern(&format!("{at}/**"), Named::ByCommand);
+                }
                 let Some(folder) = &folder else {
                     continue;
                 };
@@ -95,6 +105,18 @@ impl GateFiles {
 
     /// Adds the files the gate's files load in turn: what a shell script sources (`.
     /// "$(dirname "$0")/lib.sh"`), what a Makefile includes, a few levels deep.
+    fn add_pattern(&mut self, pattern: &str, how: Named) {
+        match globset::GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+        {
+            Ok(glob) => self.patterns.push((glob.compile_matcher(), how)),
+            Err(error) => {
+                tracing::debug!(%error, pattern, "not a pattern the gate's files can use")
+            }
+        }
+    }
+
     fn add_loaded(&mut self, target: &Path) {
         let mut pending: Vec<(String, Named)> = (self.named.iter())
             .map(|path| (path.clone(), Named::ByCommand))
@@ -107,7 +129,11 @@ impl GateFiles {
         for _ in 0..LOAD_DEPTH {
             let mut next = Vec::new();
             for (path, how) in pending {
-                for loaded in loaded_by(target, &path) {
+                let (loaded, patterns) = loaded_by(target, &path);
+                for pattern in patterns {
+                    self.add_pattern(&pattern, how);
+                }
+                for loaded in loaded {
                     let set = match how {
                         Named::ByCommand => &mut self.named,
                         Named::ByRunner => &mut self.by_runner,
@@ -129,9 +155,12 @@ impl GateFiles {
                     .strip_prefix(folder.as_str())
                     .is_some_and(|rest| rest.starts_with('/'))
         });
-        if self.named.contains(path) || in_folder {
+        let by_pattern = |how: Named| {
+            (self.patterns.iter()).any(|(glob, named)| *named == how && glob.is_match(path))
+        };
+        if self.named.contains(path) || in_folder || by_pattern(Named::ByCommand) {
             Some(Named::ByCommand)
-        } else if self.by_runner.contains(path) {
+        } else if self.by_runner.contains(path) || by_pattern(Named::ByRunner) {
             Some(Named::ByRunner)
         } else {
             None
@@ -146,17 +175,19 @@ const LOAD_DEPTH: usize = 3;
 const MAX_LOADER_BYTES: u64 = 1 << 20;
 
 /// The files (relative to `target`) the file at `path` loads: the scripts a shell script
-/// sources, the makefiles a makefile includes; only files that exist in the target.
-fn loaded_by(target: &Path, path: &str) -> Vec<String> {
+/// sources or runs, the makefiles a makefile includes and the scripts its recipes run; only
+/// files that exist in the target. With the patterns (relative to `target`) of those a makefile
+/// includes by a wildcard, which need not exist yet.
+fn loaded_by(target: &Path, path: &str) -> (Vec<String>, Vec<String>) {
     let file = target.join(path);
     let Ok(metadata) = file.metadata() else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
     if !metadata.is_file() || metadata.len() > MAX_LOADER_BYTES {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     let Ok(bytes) = std::fs::read(&file) else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
     let text = String::from_utf8_lossy(&bytes);
     let own_folder = file.parent().unwrap_or(target).to_path_buf();
@@ -173,21 +204,37 @@ fn loaded_by(target: &Path, path: &str) -> Vec<String> {
             .next()
             .is_some_and(|first| first.starts_with("#!") && first.contains("sh"));
     let mut words = Vec::new();
-    for line in text.lines() {
-        let line = line.trim_start();
+    let mut patterns = Vec::new();
+    let folder_of_file = Path::new(path).parent().map(normal).unwrap_or_default();
+    let runs = |line: &str, words: &mut Vec<String>| {
+        for command in commands(line, 0) {
+            if command.program == "source" || command.program == "." {
+                words.extend(command.words.get(1).cloned());
+            } else {
+                words.extend(command.run_files().into_iter().map(str::to_string));
+            }
+        }
+    };
+    for raw in text.lines() {
+        let line = raw.trim_start();
         if makefile {
             if let Some(rest) = ["include ", "-include ", "sinclude "]
                 .iter()
                 .find_map(|keyword| line.strip_prefix(keyword))
             {
-                words.extend(rest.split_whitespace().map(str::to_string));
-            }
-        } else if shell && (line.starts_with("source") || line.contains(". ")) {
-            for command in commands(line, 0) {
-                if command.program == "source" || command.program == "." {
-                    words.extend(command.words.get(1).cloned());
+                for word in included(rest) {
+                    if word.contains(['*', '?', '[']) {
+                        patterns.push(normal(&Path::new(&folder_of_file).join(&word)));
+                    } else {
+                        words.push(word);
+                    }
                 }
+            } else if raw.starts_with('\t') {
+                // A recipe: a shell command line (its leading `@`, `-`, `+` aside).
+                runs(line.trim_start_matches(['@', '-', '+']), &mut words);
             }
+        } else if shell && !line.starts_with('#') {
+            runs(line, &mut words);
         }
     }
     let target_root = target
@@ -225,7 +272,16 @@ fn loaded_by(target: &Path, path: &str) -> Vec<String> {
             });
         found.extend(relative);
     }
-    found
+    (found, patterns)
+}
+
+/// The words of a makefile's `include` line, with `$(wildcard …)` opened to its patterns.
+fn included(rest: &str) -> Vec<String> {
+    let rest = rest.replace("$(wildcard ", " ").replace("${wildcard ", " ");
+    rest.split_whitespace()
+        .map(|word| word.trim_end_matches([')', '}']).to_string())
+        .filter(|word| !word.is_empty())
+        .collect()
 }
 
 /// Words that run the command after them (`env`, `uv run`, `xargs -0`).
@@ -334,6 +390,20 @@ struct SimpleCommand {
 }
 
 impl SimpleCommand {
+    /// The module a Python interpreter is told to run (`python -m unittest`), as its first
+    /// name (`pkg` of `pkg.cli`).
+    fn module(&self) -> Option<&str> {
+        let python = Interpreter::of(&self.program).is_some_and(|i| i.inline.contains(&"-m"));
+        if !python {
+            return None;
+        }
+        let at = self.words.iter().position(|word| word == "-m")?;
+        let module = self.words.get(at + 1)?;
+        module.split('.').next().filter(|name| {
+            !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+        })
+    }
+
     /// The folder a runner is told to work in (`make -C sub`, `just --working-directory sub`).
     fn changed_folder(&self) -> Option<&str> {
         let mut words = self.words[1..].iter();
@@ -583,18 +653,36 @@ mod tests {
             ("tools/check.py", "import os\nprint('done. ok')\n"),
             (
                 "Makefile",
-                "include common.mk\n-include local.mk\nlint:\n\ttrue\n",
+                "include common.mk\n-include local.mk\n-include $(wildcard mk/*.mk)\n\
+                 lint:\n\t@sh scripts/recipe.sh\n",
             ),
             ("common.mk", ""),
+            ("scripts/recipe.sh", ""),
+            (
+                "scripts/run.sh",
+                "#!/bin/sh\nsh scripts/impl.sh \"$@\"\nbash \"$(dirname \"$0\")/impl2.sh\"\n\
+                 ./scripts/impl3.sh && python3 tools/impl.py\n# sh scripts/commented.sh\n",
+            ),
+            ("scripts/impl.sh", ""),
+            ("scripts/impl2.sh", ""),
+            ("scripts/impl3.sh", ""),
+            ("scripts/commented.sh", ""),
+            ("tools/impl.py", ""),
         ];
         for (file, text) in files {
             std::fs::create_dir_all(root.join(file).parent().unwrap()).unwrap();
             std::fs::write(root.join(file), text).unwrap();
         }
-        let checks = [CheckCommand {
-            run: "scripts/lint.sh && python tools/check.py && make lint",
-            cwd: root,
-        }];
+        let checks = [
+            CheckCommand {
+                run: "scripts/lint.sh && python tools/check.py && make lint",
+                cwd: root,
+            },
+            CheckCommand {
+                run: "sh scripts/run.sh && python3 -m unittest discover -s tests",
+                cwd: root,
+            },
+        ];
         let catalogue = Catalogue::built_in().unwrap();
         let files = GateFiles::resolve(&catalogue, root, &root.join("x.toml"), &checks, &[]);
         let table = [
@@ -605,6 +693,20 @@ mod tests {
             ("common.mk", Some(Named::ByRunner)),
             ("local.mk", None),
             ("scripts/unsourced.sh", None),
+            // Run, not sourced: a script a gate script or a recipe runs is the gate's too.
+            ("scripts/recipe.sh", Some(Named::ByRunner)),
+            ("scripts/impl.sh", Some(Named::ByCommand)),
+            ("scripts/impl2.sh", Some(Named::ByCommand)),
+            ("scripts/impl3.sh", Some(Named::ByCommand)),
+            ("tools/impl.py", Some(Named::ByCommand)),
+            ("scripts/commented.sh", None),
+            // What a makefile includes by a wildcard, or Python imports for `-m` from the
+            // check's folder before its own, though it does not exist yet.
+            ("mk/zz-local.mk", Some(Named::ByRunner)),
+            ("mk/sub/deep.mk", None),
+            ("unittest/__main__.py", Some(Named::ByCommand)),
+            ("unittest.py", Some(Named::ByCommand)),
+            ("tests/unittest.py", None),
         ];
         for (path, expected) in table {
             assert_eq!(files.holds(path), expected, "{path}");
