@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 pub use decide::{ConfineMode, Decision, decide};
 pub use kernel::{Prepared, SIGNAL_SCOPE, kernel_abi};
 pub use refusals::Refusals;
-pub use tools::{Places, find as find_tools};
+pub use tools::{Places, find as find_tools, is_installed};
 pub use walls::{Walls, plan};
 
 /// Device files every delegate may write in place.

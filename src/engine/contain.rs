@@ -61,6 +61,15 @@ pub(super) fn after_gate_run(
     // The user's own files a check changed, which the gate put back after it: the change the
     // gate ran on is held to account for them as for those found here.
     if on == GateOn::Change {
+        // A folder of installed tools no earlier run made (a `node_modules/.bin/node` a later
+        // check ran first): planted code's, since the baseline ran the same commands.
+        let tools: Vec<_> = (workspace.ignored_folders_made_since_gate().into_iter())
+            .filter(|folder| crate::confine::is_installed(&folder.under(workspace.root())))
+            .collect();
+        if !tools.is_empty() {
+            workspace.clear_made_folders(&tools, seal.started())?;
+            incidents.push(Incident::GateMadeTools { paths: tools });
+        }
         // A check that tried to write into the seal: what only planted code would do.
         for check in run.map_or(&[][..], |run| &run.checks) {
             incidents.extend(

@@ -28,6 +28,11 @@ pub struct GateFiles {
     /// $(wildcard mk/*.mk)`, a module `python -m unittest` would import from the check's folder
     /// before the standard library's): a file a change adds there is the gate's.
     patterns: Vec<(globset::GlobMatcher, Named)>,
+    /// The folders Python puts first on its path for a check (the script's, or the working
+    /// folder for `-m`): a module there named like one of the standard library's is the gate's.
+    python_first: BTreeSet<String>,
+    /// Such modules that were there already: the project's own.
+    python_own: BTreeSet<String>,
 }
 
 /// One check, as far as its files go.
@@ -75,6 +80,18 @@ impl GateFiles {
                     {
                         files.named.insert(path);
                     }
+                }
+                if let (Some(first), Some(folder)) = (command.python_path_first(), &folder) {
+                    let first = normal(&folder.join(first));
+                    for name in PYTHON_STANDARD {
+                        for own in [format!("{name}.py"), (*name).to_string()] {
+                            let at = normal(&Path::new(&first).join(&own));
+                            if target.join(&at).symlink_metadata().is_ok() {
+                                files.python_own.insert(at);
+                            }
+                        }
+                    }
+                    files.python_first.insert(first);
                 }
                 if let (Some(module), Some(folder)) = (command.module(), &folder) {
                     // `python -m unittest` imports `unittest` from its folder first.
@@ -155,10 +172,33 @@ impl GateFiles {
                     .strip_prefix(folder.as_str())
                     .is_some_and(|rest| rest.starts_with('/'))
         });
+        let shadows = self.python_first.iter().any(|first| {
+            let rest = match first.as_str() {
+                "" => Some(path),
+                first => path
+                    .strip_prefix(first)
+                    .and_then(|rest| rest.strip_prefix('/')),
+            };
+            rest.is_some_and(|rest| {
+                let (top, below) = rest.split_once('/').unwrap_or((rest, ""));
+                let name = if below.is_empty() {
+                    top.strip_suffix(".py")
+                } else {
+                    Some(top)
+                };
+                let own = if below.is_empty() {
+                    path.to_string()
+                } else {
+                    path[..path.len() - below.len() - 1].to_string()
+                };
+                name.is_some_and(|name| PYTHON_STANDARD.contains(&name))
+                    && !self.python_own.contains(&own)
+            })
+        });
         let by_pattern = |how: Named| {
             (self.patterns.iter()).any(|(glob, named)| *named == how && glob.is_match(path))
         };
-        if self.named.contains(path) || in_folder || by_pattern(Named::ByCommand) {
+        if self.named.contains(path) || in_folder || shadows || by_pattern(Named::ByCommand) {
             Some(Named::ByCommand)
         } else if self.by_runner.contains(path) || by_pattern(Named::ByRunner) {
             Some(Named::ByRunner)
@@ -237,6 +277,24 @@ fn loaded_by(target: &Path, path: &str) -> (Vec<String>, Vec<String>) {
             runs(line, &mut words);
         }
     }
+    if shell {
+        for pattern in sourced_in_a_loop(&text) {
+            // `"$(dirname "$0")/lint.d/*.sh"`: the rest after the last expansion, from the
+            // script's folder; a plain pattern, from the target's root and the script's folder.
+            match pattern.rfind(['$', ')', '}']) {
+                Some(at) => {
+                    if let Some(slash) = pattern[at..].find('/') {
+                        let rest = &pattern[at + slash + 1..];
+                        patterns.push(normal(&Path::new(&folder_of_file).join(rest)));
+                    }
+                }
+                None => {
+                    patterns.push(normal(Path::new(&pattern)));
+                    patterns.push(normal(&Path::new(&folder_of_file).join(&pattern)));
+                }
+            }
+        }
+    }
     let target_root = target
         .canonicalize()
         .unwrap_or_else(|_| target.to_path_buf());
@@ -275,6 +333,32 @@ fn loaded_by(target: &Path, path: &str) -> (Vec<String>, Vec<String>) {
     (found, patterns)
 }
 
+/// The patterns a shell script sources file by file in a loop (`for f in lint.d/*.sh; do .
+/// "$f"; done`): the `for` words with a wildcard whose variable a `.` or `source` is given.
+fn sourced_in_a_loop(text: &str) -> Vec<String> {
+    static LOOP: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"\bfor[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]+in[ \t]+([^;\n]*)")
+            .expect("a fixed pattern compiles (a test runs it)")
+    });
+    let mut patterns = Vec::new();
+    for found in LOOP.captures_iter(text) {
+        let variable = regex::escape(&found[1]);
+        let sourced = regex::Regex::new(&format!(
+            r#"(?:^|[;&|(\s])(?:\.|source)[ \t]+"?\$\{{?{variable}\}}?"?"#
+        ));
+        if !sourced.is_ok_and(|sourced| sourced.is_match(text)) {
+            continue;
+        }
+        patterns.extend(
+            found[2]
+                .split_whitespace()
+                .map(|word| word.replace(['"', '\''], ""))
+                .filter(|word| word.contains(['*', '?', '['])),
+        );
+    }
+    patterns
+}
+
 /// The words of a makefile's `include` line, with `$(wildcard …)` opened to its patterns.
 fn included(rest: &str) -> Vec<String> {
     let rest = rest.replace("$(wildcard ", " ").replace("${wildcard ", " ");
@@ -283,6 +367,232 @@ fn included(rest: &str) -> Vec<String> {
         .filter(|word| !word.is_empty())
         .collect()
 }
+
+/// The standard library's top-level modules (Python 3.11's `sys.stdlib_module_names`, less the
+/// private ones), and the two it imports at start-up from the path: a file or package of one of
+/// these names in the folder Python puts first on its path is imported in place of the
+/// standard library's, by the tool or by what it imports.
+const PYTHON_STANDARD: &[&str] = &[
+    "abc",
+    "aifc",
+    "antigravity",
+    "argparse",
+    "array",
+    "ast",
+    "asynchat",
+    "asyncio",
+    "asyncore",
+    "atexit",
+    "audioop",
+    "base64",
+    "bdb",
+    "binascii",
+    "bisect",
+    "builtins",
+    "bz2",
+    "cProfile",
+    "calendar",
+    "cgi",
+    "cgitb",
+    "chunk",
+    "cmath",
+    "cmd",
+    "code",
+    "codecs",
+    "codeop",
+    "collections",
+    "colorsys",
+    "compileall",
+    "concurrent",
+    "configparser",
+    "contextlib",
+    "contextvars",
+    "copy",
+    "copyreg",
+    "crypt",
+    "csv",
+    "ctypes",
+    "curses",
+    "dataclasses",
+    "datetime",
+    "dbm",
+    "decimal",
+    "difflib",
+    "dis",
+    "distutils",
+    "doctest",
+    "email",
+    "encodings",
+    "ensurepip",
+    "enum",
+    "errno",
+    "faulthandler",
+    "fcntl",
+    "filecmp",
+    "fileinput",
+    "fnmatch",
+    "fractions",
+    "ftplib",
+    "functools",
+    "gc",
+    "genericpath",
+    "getopt",
+    "getpass",
+    "gettext",
+    "glob",
+    "graphlib",
+    "grp",
+    "gzip",
+    "hashlib",
+    "heapq",
+    "hmac",
+    "html",
+    "http",
+    "idlelib",
+    "imaplib",
+    "imghdr",
+    "imp",
+    "importlib",
+    "inspect",
+    "io",
+    "ipaddress",
+    "itertools",
+    "json",
+    "keyword",
+    "lib2to3",
+    "linecache",
+    "locale",
+    "logging",
+    "lzma",
+    "mailbox",
+    "mailcap",
+    "marshal",
+    "math",
+    "mimetypes",
+    "mmap",
+    "modulefinder",
+    "msilib",
+    "msvcrt",
+    "multiprocessing",
+    "netrc",
+    "nis",
+    "nntplib",
+    "nt",
+    "ntpath",
+    "nturl2path",
+    "numbers",
+    "opcode",
+    "operator",
+    "optparse",
+    "os",
+    "ossaudiodev",
+    "pathlib",
+    "pdb",
+    "pickle",
+    "pickletools",
+    "pipes",
+    "pkgutil",
+    "platform",
+    "plistlib",
+    "poplib",
+    "posix",
+    "posixpath",
+    "pprint",
+    "profile",
+    "pstats",
+    "pty",
+    "pwd",
+    "py_compile",
+    "pyclbr",
+    "pydoc",
+    "pydoc_data",
+    "pyexpat",
+    "queue",
+    "quopri",
+    "random",
+    "re",
+    "readline",
+    "reprlib",
+    "resource",
+    "rlcompleter",
+    "runpy",
+    "sched",
+    "secrets",
+    "select",
+    "selectors",
+    "shelve",
+    "shlex",
+    "shutil",
+    "signal",
+    "site",
+    "sitecustomize",
+    "smtpd",
+    "smtplib",
+    "sndhdr",
+    "socket",
+    "socketserver",
+    "spwd",
+    "sqlite3",
+    "sre_compile",
+    "sre_constants",
+    "sre_parse",
+    "ssl",
+    "stat",
+    "statistics",
+    "string",
+    "stringprep",
+    "struct",
+    "subprocess",
+    "sunau",
+    "symtable",
+    "sys",
+    "sysconfig",
+    "syslog",
+    "tabnanny",
+    "tarfile",
+    "telnetlib",
+    "tempfile",
+    "termios",
+    "textwrap",
+    "this",
+    "threading",
+    "time",
+    "timeit",
+    "tkinter",
+    "token",
+    "tokenize",
+    "tomllib",
+    "trace",
+    "traceback",
+    "tracemalloc",
+    "tty",
+    "turtle",
+    "turtledemo",
+    "types",
+    "typing",
+    "unicodedata",
+    "unittest",
+    "urllib",
+    "usercustomize",
+    "uu",
+    "uuid",
+    "venv",
+    "warnings",
+    "wave",
+    "weakref",
+    "webbrowser",
+    "winreg",
+    "winsound",
+    "wsgiref",
+    "xdrlib",
+    "xml",
+    "xmlrpc",
+    "zipapp",
+    "zipfile",
+    "zipimport",
+    "zlib",
+    "zoneinfo",
+];
 
 /// Words that run the command after them (`env`, `uv run`, `xargs -0`).
 const WRAPPERS: &[&str] = &[
@@ -390,6 +700,24 @@ struct SimpleCommand {
 }
 
 impl SimpleCommand {
+    /// The folder (relative to the command's) Python puts first on its path: the script's for
+    /// `python x/y.py`, the working folder for `-m` and `-c`; `None` for another program.
+    fn python_path_first(&self) -> Option<PathBuf> {
+        let interpreter = Interpreter::of(&self.program).filter(|i| i.inline.contains(&"-m"))?;
+        match interpreter.script(&self.words[1..]) {
+            Some(script) => Some(
+                Path::new(script)
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default(),
+            ),
+            None => self.words[1..]
+                .iter()
+                .any(|word| word == "-m" || word == "-c")
+                .then(PathBuf::new),
+        }
+    }
+
     /// The module a Python interpreter is told to run (`python -m unittest`), as its first
     /// name (`pkg` of `pkg.cli`).
     fn module(&self) -> Option<&str> {
@@ -668,6 +996,15 @@ mod tests {
             ("scripts/impl3.sh", ""),
             ("scripts/commented.sh", ""),
             ("tools/impl.py", ""),
+            (
+                "types.py",
+                "# the project's own module named like the standard library's\n",
+            ),
+            (
+                "scripts/plugins.sh",
+                "HERE=$(dirname \"$0\")\nfor f in \"$HERE\"/lint.d/*.sh; do . \"$f\"; done\n\
+                 for g in checks/*.sh; do\n  source \"${g}\"\ndone\nfor t in tests/*.sh; do sh \"$t\"; done\n",
+            ),
         ];
         for (file, text) in files {
             std::fs::create_dir_all(root.join(file).parent().unwrap()).unwrap();
@@ -680,6 +1017,14 @@ mod tests {
             },
             CheckCommand {
                 run: "sh scripts/run.sh && python3 -m unittest discover -s tests",
+                cwd: root,
+            },
+            CheckCommand {
+                run: "python3 -W error tests/run.py --verbose",
+                cwd: root,
+            },
+            CheckCommand {
+                run: "sh scripts/plugins.sh",
                 cwd: root,
             },
         ];
@@ -706,7 +1051,21 @@ mod tests {
             ("mk/sub/deep.mk", None),
             ("unittest/__main__.py", Some(Named::ByCommand)),
             ("unittest.py", Some(Named::ByCommand)),
-            ("tests/unittest.py", None),
+            // Or a module the standard library's would be imported from there in place of (by
+            // the tool, or by what it imports): in the folder Python puts first on its path.
+            ("difflib.py", Some(Named::ByCommand)),
+            ("pprint/__init__.py", Some(Named::ByCommand)),
+            ("sitecustomize.py", Some(Named::ByCommand)),
+            ("tests/difflib.py", Some(Named::ByCommand)),
+            ("tests/unittest/__init__.py", Some(Named::ByCommand)),
+            ("types.py", None),
+            ("src/difflib.py", None),
+            ("tests/helpers.py", None),
+            // What a script sources file by file in a loop, one a change adds too; not what it
+            // runs in one (the tests).
+            ("scripts/lint.d/00-first.sh", Some(Named::ByCommand)),
+            ("checks/more.sh", Some(Named::ByCommand)),
+            ("tests/test_new.sh", None),
         ];
         for (path, expected) in table {
             assert_eq!(files.holds(path), expected, "{path}");

@@ -102,6 +102,36 @@ impl Workspace {
             .collect()
     }
 
+    /// The folders git ignores now that were not there after the last gate run.
+    pub fn ignored_folders_made_since_gate(&self) -> Vec<RepoPath> {
+        let (Some(before), Ok(now)) = (&self.ignored_after_gate, self.ignored_now()) else {
+            return Vec::new();
+        };
+        now.difference(before)
+            .filter_map(|path| path.strip_suffix(b"/"))
+            .map(|folder| RepoPath::new(folder.to_vec()))
+            .collect()
+    }
+
+    /// Removes each of `folders` (in the tree) made since `since`, or sets it aside.
+    pub fn clear_made_folders(
+        &self,
+        folders: &[RepoPath],
+        since: std::time::SystemTime,
+    ) -> Result<(), WorkspaceError> {
+        let mut aside = super::rollback::SetAside {
+            dir: &self.set_aside_dir,
+            moved: Vec::new(),
+        };
+        for folder in folders {
+            let full = folder.under(&self.root);
+            super::rollback::clear_made(&full, since, &mut aside)
+                .map_err(|source| WorkspaceError::Io { path: full, source })?;
+        }
+        self.record_set_aside(aside);
+        Ok(())
+    }
+
     /// What git ignores now, as its status lists it (the state dir left out).
     pub(super) fn ignored_now(&self) -> Result<BTreeSet<Vec<u8>>, WorkspaceError> {
         Ok(ignored::ignored_entries(&self.repo)?

@@ -66,6 +66,10 @@ pub enum Incident {
     /// It made files or folders git ignores (a `node_modules` of its own, a doctored
     /// `__pycache__`): cleared before the gate ran.
     MadeIgnored { paths: Vec<RepoPath> },
+    /// While the gate ran on its change, a folder of installed tools git ignores was made (a
+    /// `node_modules` whose `.bin` a later check would run first) that no earlier run made:
+    /// removed.
+    GateMadeTools { paths: Vec<RepoPath> },
     /// It changed the mode of a folder of the tree (git keeps none): put back.
     FolderMode { path: RepoPath, was: u32, now: u32 },
     /// It gave a folder of the tree or a file that was there before to another owner (git
@@ -221,6 +225,11 @@ impl Incident {
             ),
             Self::MadeIgnored { paths } => format!(
                 "made what git ignores, which no patch carries and the gate would read ({}): cleared before the gate ran (removed, or set aside if it was not made in its turn)",
+                named_list(paths)
+            ),
+            Self::GateMadeTools { paths } => format!(
+                "while the gate ran on its change, it made {}, a folder of installed tools that \
+                 no earlier gate run made and a later check would run from: removed",
                 named_list(paths)
             ),
             Self::IgnoredRestored { path } => format!(

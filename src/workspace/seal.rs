@@ -26,6 +26,13 @@ pub struct Seal {
     git_files: BTreeMap<PathBuf, (StatKey, PathState)>,
 }
 
+impl Seal {
+    /// When the step began (the clock's tick): what was made since is the step's.
+    pub fn started(&self) -> SystemTime {
+        self.started
+    }
+}
+
 /// One thing a step changed that it must not; each is put back by [`Workspace::restore_seal`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Breach {

@@ -1680,6 +1680,42 @@ fn code_that_rewrites_the_code_under_test_while_the_gate_runs_is_caught() {
     assert_eq!(json(&repo, "gate-summary.json")["failed_count"], 1);
 }
 
+/// Code a delegate planted, run by an earlier check, could make a folder of installed tools
+/// that none was before (a `node_modules`, whose `.bin` npm puts first on `PATH` for a later
+/// check) holding a `lint` that finds nothing. No earlier run made it, though each ran the same
+/// commands: the change is held to account, and the folder removed.
+#[test]
+fn a_folder_of_tools_planted_code_makes_in_the_gate_is_removed_and_held_against_it() {
+    let repo = one_finding("/.refine-loop\nnode_modules/\n");
+    repo.write("tests/test_lib.sh", "grep -q library src/lib.txt\n");
+    program(&repo, "tools/lint", LINT);
+    repo.write(
+        "planted.txt",
+        "mkdir -p node_modules/.bin && printf '#!/bin/sh\\nexit 0\\n' > node_modules/.bin/lint \
+         && chmod +x node_modules/.bin/lint\n",
+    );
+    repo.write(
+        "refine-loop.toml",
+        "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
+         [[gate.check]]\nname = \"tests\"\ncategory = \"tests\"\n\
+         run = 'for t in tests/*.sh; do sh \"$t\" || exit 1; done'\nparser = \"generic\"\n\n\
+         [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\n\
+         run = 'PATH=\"$PWD/node_modules/.bin:$PWD/tools:$PATH\" lint'\nparser = \"clippy\"\n\n\
+         [[delegate]]\ncategories = [\"lint\"]\nrun = 'cp planted.txt tests/test_planted.sh'\n",
+    );
+    repo.commit("a project whose lint a package may provide");
+    let output = repo.run(&["run"]);
+    let report = cycle_one_report(&repo, &output);
+    assert!(report.contains("- result: rolled back"), "{report}");
+    assert!(
+        report.contains("while the gate ran on its change, it made `node_modules`"),
+        "{report}"
+    );
+    assert!(!repo.join("node_modules").exists());
+    assert!(!repo.join("tests/test_planted.sh").exists());
+    assert_eq!(json(&repo, "gate-summary.json")["failed_count"], 1);
+}
+
 /// A daemon the user runs outside may listen on an abstract unix socket (no file to guard): a
 /// delegate that reached it could have it do what the delegate may not. From Landlock ABI 6 the
 /// kernel scopes such sockets to the delegate's own processes.
