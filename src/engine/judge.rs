@@ -59,7 +59,9 @@ pub(super) fn verify_one(
     } else {
         // What code it planted made while the gate ran goes with it.
         let undone = [&attempt.changes[..], &verified.made[..]].concat();
-        engine.workspace.roll_back(&undone, attempt.started)?;
+        engine
+            .workspace
+            .roll_back_attempts(&undone, attempt.started)?;
         attempt.rejected_because = reasons;
         Judgement::RolledBack
     };
@@ -139,7 +141,7 @@ pub(super) fn verify_together(
     if !reasons.is_empty() {
         engine
             .workspace
-            .roll_back(&[&changes[..], &made[..]].concat(), since)?;
+            .roll_back_attempts(&[&changes[..], &made[..]].concat(), since)?;
     }
     for (index, attempt) in attempts.iter_mut().filter(|(_, a)| !a.settled) {
         // Every attempt of the cycle shares the verdict on the change they made together.

@@ -41,7 +41,7 @@ impl Engine<'_> {
     pub(super) fn roll_back(&mut self, attempt: &Attempt) -> Result<(), RunError> {
         if !attempt.settled && !attempt.changes.is_empty() {
             self.workspace
-                .roll_back(&attempt.changes, attempt.started)?;
+                .roll_back_attempts(&attempt.changes, attempt.started)?;
         }
         Ok(())
     }

@@ -119,7 +119,7 @@ pub(super) fn take_turn(
         integrity: Vec::new(),
     };
     if hostile || vetoed {
-        workspace.roll_back(&attempt.changes, attempt.started)?;
+        workspace.roll_back_attempts(&attempt.changes, attempt.started)?;
         attempt.settled = true;
         attempt.rejected_because = attempt
             .incidents

@@ -46,6 +46,7 @@ impl Workspace {
         self.watching.turn_started = Some(watch.started());
         let changes = self.changes_since(before);
         self.watching.turn_started = None;
+        self.note_made_folders(watch.started());
         let mut changes = changes?;
         self.add_special_files(&mut changes, watch.started());
         // And what it made that git ignores: not its change, and the gate would read it

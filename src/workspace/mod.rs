@@ -121,6 +121,9 @@ pub struct Workspace {
     owners: BTreeMap<RepoPath, (u32, u32)>,
     /// When the run (or the turn a recover puts back) began: a folder made since is its own.
     began: Option<std::time::SystemTime>,
+    /// The folders delegates made (git lists none), with when the turn that made each began:
+    /// a rollback of the changes since then removes those left empty.
+    made_folders: std::cell::RefCell<BTreeMap<RepoPath, std::time::SystemTime>>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -248,6 +251,7 @@ impl Workspace {
             folder_modes: BTreeMap::new(),
             owners: BTreeMap::new(),
             began: None,
+            made_folders: std::cell::RefCell::default(),
         })
     }
 
@@ -379,6 +383,18 @@ impl Workspace {
         Watch::start(self, before, own_files)
     }
 
+    /// [`Self::roll_back`] of whole attempts, whose turns began at `since` or later: the folders
+    /// they made (see [`Self::note_made_folders`]) that are left empty go too.
+    pub fn roll_back_attempts(
+        &self,
+        changes: &[Change],
+        since: std::time::SystemTime,
+    ) -> Result<(), WorkspaceError> {
+        self.roll_back(changes, since)?;
+        self.remove_made_folders(since);
+        Ok(())
+    }
+
     /// Puts every changed path back as it was before, and removes folders the changes created
     /// (made after `since`) that are now empty. Before writing anything, checks that every path
     /// still holds what the change left there: a difference means someone else is writing, and
@@ -399,6 +415,43 @@ impl Workspace {
         self.restore_folder_modes();
         self.restore_owners();
         rolled_back
+    }
+
+    /// Notes the folders the delegate whose turn began at `started` made: those the watch saw
+    /// change in its turn that are folders born since (not what git ignores).
+    fn note_made_folders(&self, started: std::time::SystemTime) {
+        let Some(paths) = &self.watching.changed_in_turn else {
+            return;
+        };
+        let mut made = self.made_folders.borrow_mut();
+        for path in paths {
+            let full = self.root.join(std::ffi::OsStr::from_bytes(path));
+            let born = std::fs::symlink_metadata(&full).ok().filter(|m| m.is_dir());
+            if born.is_some_and(|m| m.created().is_ok_and(|at| at >= started))
+                && !self.is_ignored(&full)
+            {
+                made.entry(RepoPath::new(path.clone())).or_insert(started);
+            }
+        }
+    }
+
+    /// Removes the folders noted as made by turns that began at or after `since` and left
+    /// empty by the rollback (deepest first; one with anything in it stays).
+    fn remove_made_folders(&self, since: std::time::SystemTime) {
+        let mut made = self.made_folders.borrow_mut();
+        let ours: Vec<RepoPath> = (made.iter())
+            .filter(|(_, began)| **began >= since)
+            .map(|(path, _)| path.clone())
+            .collect();
+        for path in ours.iter().rev() {
+            let full = path.under(&self.root);
+            let born = std::fs::symlink_metadata(&full).ok().filter(|m| m.is_dir());
+            if born.is_some_and(|m| m.created().is_ok_and(|at| at >= since)) {
+                // Fails, and leaves it, when it is not empty.
+                let _ = std::fs::remove_dir(&full);
+            }
+            made.remove(path);
+        }
     }
 
     /// Remembers the folders `aside` holds: the loop did not make them.

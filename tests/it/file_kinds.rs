@@ -391,3 +391,23 @@ fn a_secret_in_a_file_name_keeps_the_whole_change_out_of_the_record() {
         assert!(!record.contains("harmless"), "{what}: {record}");
     }
 }
+
+/// Git lists no folder, so one a delegate makes and leaves empty, or whose files the rollback
+/// removes, would outlive its rolled-back change: each made in its turn goes too. A folder that
+/// was there before stays, empty or not.
+#[test]
+fn the_folders_a_rolled_back_change_made_go_with_it() {
+    let scene = Scene::new(
+        "mkdir -p emptydir/sub newdir keep/made deep/er && echo x > newdir/file.txt && \
+         echo y > deep/er/f.txt && mkdir -p src/new && echo z > src/new/breaks-the-tests.txt",
+    );
+    std::fs::create_dir_all(scene.repo.join("keep/old")).unwrap();
+    let output = scene.run();
+    assert!(matches!(output.status.code(), Some(1 | 3)), "{output:?}");
+    let report = scene.report();
+    assert!(report.contains("- result: rolled back"), "{report}");
+    for gone in ["emptydir", "newdir", "deep", "keep/made", "src/new"] {
+        assert!(!scene.repo.join(gone).exists(), "{gone} is left:\n{report}");
+    }
+    assert!(scene.repo.join("keep/old").is_dir());
+}
