@@ -56,6 +56,7 @@ impl Workspace {
         super::going_on(cancel)?;
         let mut more = self.staged_paths()?;
         more.extend(self.work_in_submodules()?);
+        more.extend(self.hidden_edits()?);
         super::going_on(cancel)?;
         for path in more {
             if !self.protected.contains_key(&path) {
@@ -270,6 +271,41 @@ impl Workspace {
     }
 
     /// Paths whose index entry differs from HEAD.
+    /// Tracked files git is told not to look at (`update-index --assume-unchanged`, or
+    /// `--skip-worktree`: local config kept out of `git status`) whose bytes or mode on disk
+    /// are not their index entry's: an edit of the user's that git shows as clean. One absent
+    /// on disk (a sparse checkout leaves most so) is no edit.
+    fn hidden_edits(&self) -> Result<BTreeSet<RepoPath>, WorkspaceError> {
+        /// The index entry's `assume-valid` flag, and its extended `skip-worktree` one.
+        const ASSUME_VALID: u16 = 0x8000;
+        const SKIP_WORKTREE: u16 = 1 << 14;
+        let mut index = self.repo.index()?;
+        index.read(true)?;
+        let mut hidden = BTreeSet::new();
+        for entry in index.iter() {
+            if entry.flags & ASSUME_VALID == 0 && entry.flags_extended & SKIP_WORKTREE == 0 {
+                continue;
+            }
+            let path = RepoPath::new(entry.path.clone());
+            if self.is_excluded(path.as_bytes()) {
+                continue;
+            }
+            let full = path.under(&self.root);
+            let Ok(metadata) = std::fs::symlink_metadata(&full) else {
+                continue;
+            };
+            let same = metadata.is_file()
+                && git2::Oid::hash_file(git2::ObjectType::Blob, &full)
+                    .is_ok_and(|id| id == entry.id)
+                && (std::os::unix::fs::MetadataExt::mode(&metadata) & 0o111 != 0)
+                    == (entry.mode & 0o111 != 0);
+            if !same {
+                hidden.insert(path);
+            }
+        }
+        Ok(hidden)
+    }
+
     fn staged_paths(&self) -> Result<BTreeSet<RepoPath>, WorkspaceError> {
         let mut options = git2::StatusOptions::new();
         options

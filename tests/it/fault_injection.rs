@@ -459,6 +459,64 @@ fn staged_work_is_the_users_too() {
     assert!(!patch.contains("guide"), "{patch}");
 }
 
+/// A local edit to a tracked file hidden with `--assume-unchanged` or `--skip-worktree` (local
+/// config kept out of `git status`) is the user's work too, though git shows it clean: a
+/// delegate that overwrites it has it put back, whether its change is kept or rolled back.
+#[test]
+fn edits_git_is_told_to_ignore_are_the_users_too() {
+    // (what the delegate does after its fix: only the overwrite (kept), or worse too)
+    let cases = [
+        (
+            "echo HOSTILE > docs/guide.md; echo HOSTILE > src/tool.sh",
+            true,
+        ),
+        (
+            "echo HOSTILE > docs/guide.md; echo HOSTILE > src/tool.sh; echo worse > src/lib.txt",
+            false,
+        ),
+    ];
+    for (fault, kept) in cases {
+        let scene = Scene::new(fault, "5s");
+        // Committed, then edited and hidden from git's status.
+        scene.repo.commit("the user's guide");
+        scene
+            .repo
+            .write("docs/guide.md", "the guide\nthe user's hidden edit\n");
+        scene
+            .repo
+            .git(&["update-index", "--assume-unchanged", "docs/guide.md"]);
+        scene
+            .repo
+            .write("src/tool.sh", "#!/bin/sh\necho the user's local tool\n");
+        scene
+            .repo
+            .git(&["update-index", "--skip-worktree", "src/tool.sh"]);
+        let status = crate::support::git_in(scene.repo.path(), &["status", "--porcelain"]);
+        assert_eq!(status, "", "{fault}: git shows the edits");
+        let output = scene.repo.run(&["run", "--max-cycles", "1"]);
+        assert!(
+            matches!(output.status.code(), Some(1 | 3)),
+            "{fault}: {output:?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(scene.repo.join("docs/guide.md")).unwrap(),
+            "the guide\nthe user's hidden edit\n",
+            "{fault}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(scene.repo.join("src/tool.sh")).unwrap(),
+            "#!/bin/sh\necho the user's local tool\n",
+            "{fault}"
+        );
+        let report = scene.report();
+        assert!(
+            report.contains("`docs/guide.md`, which held the user's own work"),
+            "{fault}: {report}"
+        );
+        assert_eq!(report.contains("- result: kept"), kept, "{fault}: {report}");
+    }
+}
+
 #[test]
 fn a_repository_made_inside_the_tree_is_removed_with_the_rest() {
     let scene = inject(
