@@ -45,13 +45,34 @@ pub struct CheckCommand<'a> {
 
 impl GateFiles {
     /// The files of `checks` in the target at `target`, with `config_file` and the `folders` of
-    /// extra definitions (absolute paths).
+    /// extra definitions (absolute paths); the checks find their programs on this process's
+    /// `PATH`.
     pub fn resolve(
         catalogue: &Catalogue,
         target: &Path,
         config_file: &Path,
         checks: &[CheckCommand<'_>],
         folders: &[PathBuf],
+    ) -> Self {
+        let path = std::env::var_os("PATH");
+        Self::resolve_on(
+            catalogue,
+            target,
+            config_file,
+            checks,
+            folders,
+            path.as_deref(),
+        )
+    }
+
+    /// [`Self::resolve`], the checks finding their programs on `search_path`.
+    fn resolve_on(
+        catalogue: &Catalogue,
+        target: &Path,
+        config_file: &Path,
+        checks: &[CheckCommand<'_>],
+        folders: &[PathBuf],
+        search_path: Option<&std::ffi::OsStr>,
     ) -> Self {
         let target = target
             .canonicalize()
@@ -66,6 +87,14 @@ impl GateFiles {
         files
             .folders
             .extend(folders.iter().filter_map(|f| relative(f)));
+        // The folders on `PATH` inside the target (a tracked `bin/` a `.envrc` puts there): a
+        // program there named like one a check runs is run in its place.
+        let on_path: Vec<String> = search_path
+            .map(|path| std::env::split_paths(path).collect::<Vec<_>>())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|folder| relative(folder))
+            .collect();
         for check in checks {
             let cwd = check
                 .cwd
@@ -73,6 +102,12 @@ impl GateFiles {
                 .unwrap_or_else(|_| check.cwd.to_path_buf());
             let folder = cwd.strip_prefix(&target).ok().map(Path::to_path_buf);
             for command in commands(check.run, 2) {
+                if !command.program.is_empty() && !command.words[0].contains('/') {
+                    for folder in &on_path {
+                        let at = normal(&Path::new(folder).join(&command.program));
+                        files.add_pattern(&globset::escape(&at), Named::ByCommand);
+                    }
+                }
                 for word in command.run_files() {
                     let candidate = cwd.join(word);
                     if candidate.is_file()
@@ -1029,7 +1064,17 @@ mod tests {
             },
         ];
         let catalogue = Catalogue::built_in().unwrap();
-        let files = GateFiles::resolve(&catalogue, root, &root.join("x.toml"), &checks, &[]);
+        // `bin/` is on the checks' PATH (a `.envrc` puts it there).
+        std::fs::create_dir_all(root.join("bin")).unwrap();
+        let path = std::ffi::OsString::from(format!("{}:/usr/bin", root.join("bin").display()));
+        let files = GateFiles::resolve_on(
+            &catalogue,
+            root,
+            &root.join("x.toml"),
+            &checks,
+            &[],
+            Some(&path),
+        );
         let table = [
             ("scripts/lib.sh", Some(Named::ByCommand)),
             ("scripts/env.sh", Some(Named::ByCommand)),
@@ -1064,6 +1109,10 @@ mod tests {
             // What a script sources file by file in a loop, one a change adds too; not what it
             // runs in one (the tests).
             ("scripts/lint.d/00-first.sh", Some(Named::ByCommand)),
+            // A program on the checks' PATH in the tree, named like one a check runs.
+            ("bin/python3", Some(Named::ByCommand)),
+            ("bin/make", Some(Named::ByCommand)),
+            ("bin/helper", None),
             ("checks/more.sh", Some(Named::ByCommand)),
             ("tests/test_new.sh", None),
         ];
