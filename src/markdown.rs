@@ -41,9 +41,45 @@ pub(crate) fn code_span(text: &str) -> String {
     format!("{fence}{pad}{text}{pad}{fence}")
 }
 
+/// `text` (a command's output, an error) as the body of a fenced code block: a fence in it
+/// cannot close the block, and control characters but line breaks and tabs (a terminal's
+/// escape sequences, which `cat` on the report would act on: a title, the clipboard, a cleared
+/// screen) and the marks that reorder text are shown as `\u{…}`.
+pub(crate) fn code_block(text: &str) -> String {
+    text.trim_end()
+        .replace("```", "` ` `")
+        .chars()
+        .map(|character| {
+            let reorders = matches!(character, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+            if (character.is_control() && !matches!(character, '\n' | '\t')) || reorders {
+                format!("\\u{{{:x}}}", u32::from(character))
+            } else {
+                character.to_string()
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_code_block_holds_no_terminal_sequence_and_no_fence() {
+        // (the text, the block's body)
+        let cases = [
+            ("ok\n\tindented\n", "ok\n\tindented"),
+            (
+                "\u{1b}]52;c;ZXZpbA==\u{7}title",
+                "\\u{1b}]52;c;ZXZpbA==\\u{7}title",
+            ),
+            ("\u{1b}[2J\0cle\rared", "\\u{1b}[2J\\u{0}cle\\u{d}ared"),
+            ("```\n# forged", "` ` `\n# forged"),
+        ];
+        for (text, body) in cases {
+            assert_eq!(code_block(text), body, "{text:?}");
+        }
+    }
 
     #[test]
     fn a_name_in_a_code_span_cannot_ring_reorder_or_break_the_line() {

@@ -109,7 +109,7 @@ pub fn delegate_report(attempt: &DelegateReport<'_>) -> String {
         } else {
             ""
         },
-        output.trim_end().replace("```", "` ` `")
+        crate::markdown::code_block(&output)
     );
     text
 }

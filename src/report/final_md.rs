@@ -339,7 +339,7 @@ pub(super) fn error_report(report: &Report, error: &str) -> String {
     let mut text = format!(
         "# refine-loop: final report\n\n**Outcome: {}** — the run ended in an error:\n\n```text\n{}\n```\n\n",
         report.outcome.as_str(),
-        error.trim_end().replace("```", "` ` `"),
+        crate::markdown::code_block(error),
     );
     if report.trend.cycles.is_empty() {
         text.push_str("The baseline gate did not run.\n");
