@@ -25,6 +25,7 @@ impl Workspace {
         let mut incidents = watch.store_writes();
         incidents.extend(watch.restore_git_dir(&self.store)?);
         // Folder modes next: a folder it made unreadable would hide what it did inside.
+        incidents.extend(self.restore_empty_folders());
         incidents.extend(self.restore_folder_modes());
         incidents.extend(self.restore_owners());
         // Then what git ignores, before the scan: a file it made visible is compared as it was.

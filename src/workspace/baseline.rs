@@ -8,6 +8,9 @@ use std::os::unix::ffi::OsStrExt;
 use super::{Incident, PathState, RepoPath, Snapshot, Workspace, WorkspaceError};
 use crate::cancel::Cancel;
 
+/// Folders looked into at most for the user's empty ones.
+const EMPTY_LOOK: usize = 200_000;
+
 impl Workspace {
     /// Gives up the protection of the paths whose baseline state `owned` names (by
     /// [`PathState::key`]): an earlier run of the same campaign left them so, they are its own.
@@ -45,6 +48,7 @@ impl Workspace {
         super::going_on(cancel)?;
         self.protected.clone_from(&snapshot.paths);
         self.folder_modes = self.folder_modes(snapshot.paths.keys());
+        self.empty_folders = self.empty_folders();
         self.owners = self.owners(snapshot.paths.keys());
         self.special_at_baseline = self
             .special_files(std::time::UNIX_EPOCH)
@@ -247,6 +251,76 @@ impl Workspace {
 
     /// Puts back the mode of every folder that holds tracked files where it changed since the
     /// baseline; an incident for each.
+    /// The user's empty folders (git lists none) with their modes: every folder in the tree
+    /// with nothing in it, but in the git dirs, the state dir and what git ignores, looked for
+    /// among at most [`EMPTY_LOOK`] folders.
+    fn empty_folders(&self) -> BTreeMap<RepoPath, u32> {
+        use std::os::unix::fs::PermissionsExt;
+        let ignored: BTreeSet<&[u8]> = (self.ignored_seen.iter())
+            .filter_map(|path| path.strip_suffix(b"/"))
+            .collect();
+        let mut empty = BTreeMap::new();
+        let mut pending = vec![Vec::<u8>::new()];
+        let mut looked = 0;
+        while let Some(folder) = pending.pop() {
+            looked += 1;
+            if looked > EMPTY_LOOK {
+                break;
+            }
+            let full = self.root.join(std::ffi::OsStr::from_bytes(&folder));
+            let Ok(entries) = std::fs::read_dir(&full) else {
+                continue;
+            };
+            let mut any = false;
+            for entry in entries.flatten() {
+                any = true;
+                if !entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                    continue;
+                }
+                let name = entry.file_name();
+                let path = if folder.is_empty() {
+                    name.as_bytes().to_vec()
+                } else {
+                    [folder.as_slice(), b"/", name.as_bytes()].concat()
+                };
+                if name.as_bytes() == b".git"
+                    || self.is_excluded(&path)
+                    || ignored.contains(path.as_slice())
+                {
+                    continue;
+                }
+                pending.push(path);
+            }
+            if !any && !folder.is_empty() {
+                let mode =
+                    std::fs::symlink_metadata(&full).map_or(0o755, |m| m.permissions().mode());
+                empty.insert(RepoPath::new(folder), mode & 0o7777);
+            }
+        }
+        empty
+    }
+
+    /// Makes again each of the user's empty folders a step removed, with its mode; returns the
+    /// incidents that name them.
+    pub(super) fn restore_empty_folders(&self) -> Vec<Incident> {
+        use std::os::unix::fs::PermissionsExt;
+        let mut incidents = Vec::new();
+        for (path, &mode) in &self.empty_folders {
+            let full = path.under(&self.root);
+            if std::fs::symlink_metadata(&full).is_ok() {
+                continue;
+            }
+            // A folder above that is a file or a link now: not the loop's to replace.
+            let made = std::fs::create_dir_all(&full).and_then(|()| {
+                std::fs::set_permissions(&full, std::fs::Permissions::from_mode(mode))
+            });
+            if made.is_ok() {
+                incidents.push(Incident::TouchedProtected { path: path.clone() });
+            }
+        }
+        incidents
+    }
+
     pub(super) fn restore_folder_modes(&self) -> Vec<Incident> {
         use std::os::unix::fs::PermissionsExt;
         let mut incidents = Vec::new();
@@ -270,7 +344,6 @@ impl Workspace {
         incidents
     }
 
-    /// Paths whose index entry differs from HEAD.
     /// Tracked files git is told not to look at (`update-index --assume-unchanged`, or
     /// `--skip-worktree`: local config kept out of `git status`) whose bytes or mode on disk
     /// are not their index entry's: an edit of the user's that git shows as clean. One absent
@@ -306,6 +379,7 @@ impl Workspace {
         Ok(hidden)
     }
 
+    /// Paths whose index entry differs from HEAD.
     fn staged_paths(&self) -> Result<BTreeSet<RepoPath>, WorkspaceError> {
         let mut options = git2::StatusOptions::new();
         options

@@ -121,6 +121,9 @@ pub struct Workspace {
     owners: BTreeMap<RepoPath, (u32, u32)>,
     /// When the run (or the turn a recover puts back) began: a folder made since is its own.
     began: Option<std::time::SystemTime>,
+    /// The user's empty folders at the baseline, with their modes (git lists none): made again
+    /// when a step removes one.
+    empty_folders: BTreeMap<RepoPath, u32>,
     /// The folders delegates made (git lists none), with when the turn that made each began:
     /// a rollback of the changes since then removes those left empty.
     made_folders: std::cell::RefCell<BTreeMap<RepoPath, std::time::SystemTime>>,
@@ -252,6 +255,7 @@ impl Workspace {
             owners: BTreeMap::new(),
             began: None,
             made_folders: std::cell::RefCell::default(),
+            empty_folders: BTreeMap::new(),
         })
     }
 
@@ -411,7 +415,8 @@ impl Workspace {
         let rolled_back = rollback::roll_back(&self.root, &self.store, changes, since, &mut aside);
         self.record_set_aside(aside);
         // A folder the rollback made anew takes its baseline mode, and what it put back its
-        // baseline owner.
+        // baseline owner; the user's empty folders are made again.
+        self.restore_empty_folders();
         self.restore_folder_modes();
         self.restore_owners();
         rolled_back
@@ -427,7 +432,10 @@ impl Workspace {
         for path in paths {
             let full = self.root.join(std::ffi::OsStr::from_bytes(path));
             let born = std::fs::symlink_metadata(&full).ok().filter(|m| m.is_dir());
+            // The user's own empty folder, made again by the loop, is not the delegate's.
+            let users = self.empty_folders.contains_key(&RepoPath::new(path.clone()));
             if born.is_some_and(|m| m.created().is_ok_and(|at| at >= started))
+                && !users
                 && !self.is_ignored(&full)
             {
                 made.entry(RepoPath::new(path.clone())).or_insert(started);

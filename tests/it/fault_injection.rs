@@ -517,6 +517,46 @@ fn edits_git_is_told_to_ignore_are_the_users_too() {
     }
 }
 
+/// Git lists no folder, so the user's empty ones (a `var/run` a tool expects, mode 700) are
+/// theirs to keep though no status shows them: a delegate that removes them has them made
+/// again, with their modes, whether its change is kept or rolled back.
+#[test]
+fn the_users_empty_folders_come_back() {
+    use std::os::unix::fs::PermissionsExt;
+    // (what the delegate does after its fix, kept)
+    let cases = [
+        ("rm -rf empty var", true),
+        ("rm -rf empty var; echo worse > src/lib.txt", false),
+    ];
+    for (fault, kept) in cases {
+        let scene = Scene::new(fault, "5s");
+        std::fs::create_dir_all(scene.repo.join("empty/inner")).unwrap();
+        std::fs::create_dir_all(scene.repo.join("var/run")).unwrap();
+        std::fs::set_permissions(
+            scene.repo.join("var/run"),
+            std::fs::Permissions::from_mode(0o700),
+        )
+        .unwrap();
+        let output = scene.repo.run(&["run", "--max-cycles", "1"]);
+        assert!(
+            matches!(output.status.code(), Some(1 | 3)),
+            "{fault}: {output:?}"
+        );
+        assert!(scene.repo.join("empty/inner").is_dir(), "{fault}");
+        let mode = std::fs::metadata(scene.repo.join("var/run"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o7777, 0o700, "{fault}");
+        let report = scene.report();
+        assert_eq!(report.contains("- result: kept"), kept, "{fault}: {report}");
+        assert!(
+            report.contains("`var/run`, which held the user's own work"),
+            "{fault}: {report}"
+        );
+    }
+}
+
 #[test]
 fn a_repository_made_inside_the_tree_is_removed_with_the_rest() {
     let scene = inject(
