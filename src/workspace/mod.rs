@@ -433,7 +433,9 @@ impl Workspace {
             let full = self.root.join(std::ffi::OsStr::from_bytes(path));
             let born = std::fs::symlink_metadata(&full).ok().filter(|m| m.is_dir());
             // The user's own empty folder, made again by the loop, is not the delegate's.
-            let users = self.empty_folders.contains_key(&RepoPath::new(path.clone()));
+            let users = self
+                .empty_folders
+                .contains_key(&RepoPath::new(path.clone()));
             if born.is_some_and(|m| m.created().is_ok_and(|at| at >= started))
                 && !users
                 && !self.is_ignored(&full)
