@@ -1092,13 +1092,12 @@ fn code_a_delegate_plants_that_the_gate_runs_is_confined_too() {
     std::fs::write(outside.path().join("planted.sh"), planted).unwrap();
     repo.write(
         "refine-loop.toml",
-        &format!(
-            "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
-             [[gate.check]]\nname = \"tests\"\ncategory = \"tests\"\n\
-             run = 'for t in tests/*.sh; do sh \"$t\" || exit 1; done'\nparser = \"generic\"\n\n\
-             [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \".venv/bin/vlint\"\nparser = \"clippy\"\n\n\
-             [[delegate]]\ncategories = [\"lint\"]\nrun = 'cp \"{}\" tests/test_planted.sh'\n",
-            outside.path().join("planted.sh").display()
+        &tests_then_lint(
+            ".venv/bin/vlint",
+            &format!(
+                "cp \"{}\" tests/test_planted.sh",
+                outside.path().join("planted.sh").display()
+            ),
         ),
     );
     repo.commit("a project whose tests run whatever test files there are");
@@ -1264,13 +1263,7 @@ fn a_delegate_cannot_doctor_the_results_a_tool_caches() {
         };
         repo.write(
             "refine-loop.toml",
-            &format!(
-                "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
-                 [[gate.check]]\nname = \"tests\"\ncategory = \"tests\"\n\
-                 run = 'for t in tests/*.sh; do sh \"$t\" || exit 1; done'\nparser = \"generic\"\n\n\
-                 [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = 'sh lint.sh'\nparser = \"clippy\"\n\n\
-                 [[delegate]]\ncategories = [\"lint\"]\nrun = '''{delegate}'''\n"
-            ),
+            &tests_then_lint("sh lint.sh", &delegate),
         );
         repo.commit("a project whose lint replays cached results");
         let output = repo.run(&["run"]);
@@ -1323,13 +1316,7 @@ fn a_delegate_cannot_doctor_the_results_a_tool_keeps_in_a_cache_file() {
         };
         repo.write(
             "refine-loop.toml",
-            &format!(
-                "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
-                 [[gate.check]]\nname = \"tests\"\ncategory = \"tests\"\n\
-                 run = 'for t in tests/*.sh; do sh \"$t\" || exit 1; done'\nparser = \"generic\"\n\n\
-                 [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = 'sh lint.sh'\nparser = \"clippy\"\n\n\
-                 [[delegate]]\ncategories = [\"lint\"]\nrun = '''{delegate}'''\n"
-            ),
+            &tests_then_lint("sh lint.sh", &delegate),
         );
         repo.commit("a project whose lint replays cached results");
         let output = repo.run(&["run"]);
@@ -1417,12 +1404,10 @@ fn a_baseline_that_runs_an_earlier_runs_uncommitted_code_is_confined() {
         );
         repo.write(
             "refine-loop.toml",
-            "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
-             [[gate.check]]\nname = \"tests\"\ncategory = \"tests\"\n\
-             run = 'for t in tests/*.sh; do sh \"$t\" || exit 1; done'\nparser = \"generic\"\n\n\
-             [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = './lint'\nparser = \"clippy\"\n\n\
-             [[delegate]]\ncategories = [\"lint\"]\n\
-             run = ': > src/findings.txt; cp planted.txt tests/test_planted.sh'\n",
+            &tests_then_lint(
+                "./lint",
+                ": > src/findings.txt; cp planted.txt tests/test_planted.sh",
+            ),
         );
         repo.commit("a project whose tests run whatever test files there are");
         let first = repo
@@ -1574,12 +1559,10 @@ fn code_a_delegate_plants_cannot_reach_what_git_runs_or_shows() {
     repo.write("planted.txt", planted);
     repo.write(
         "refine-loop.toml",
-        "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
-         [[gate.check]]\nname = \"tests\"\ncategory = \"tests\"\n\
-         run = 'for t in tests/*.sh; do sh \"$t\" || exit 1; done'\nparser = \"generic\"\n\n\
-         [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\n\
-         run = 'cat src/findings.txt; test ! -s src/findings.txt'\nparser = \"clippy\"\n\n\
-         [[delegate]]\ncategories = [\"lint\"]\nrun = 'cp planted.txt tests/test_planted.sh'\n",
+        &tests_then_lint(
+            "cat src/findings.txt; test ! -s src/findings.txt",
+            "cp planted.txt tests/test_planted.sh",
+        ),
     );
     repo.commit("first");
     repo.write("README.md", "more\n");
@@ -1696,12 +1679,10 @@ fn a_folder_of_tools_planted_code_makes_in_the_gate_is_removed_and_held_against_
     );
     repo.write(
         "refine-loop.toml",
-        "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
-         [[gate.check]]\nname = \"tests\"\ncategory = \"tests\"\n\
-         run = 'for t in tests/*.sh; do sh \"$t\" || exit 1; done'\nparser = \"generic\"\n\n\
-         [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\n\
-         run = 'PATH=\"$PWD/node_modules/.bin:$PWD/tools:$PATH\" lint'\nparser = \"clippy\"\n\n\
-         [[delegate]]\ncategories = [\"lint\"]\nrun = 'cp planted.txt tests/test_planted.sh'\n",
+        &tests_then_lint(
+            "PATH=\"$PWD/node_modules/.bin:$PWD/tools:$PATH\" lint",
+            "cp planted.txt tests/test_planted.sh",
+        ),
     );
     repo.commit("a project whose lint a package may provide");
     let output = repo.run(&["run"]);
@@ -1791,6 +1772,18 @@ fn outside_the_walls() -> tempfile::TempDir {
     )
     .unwrap();
     outside
+}
+
+/// A confined run of one cycle whose gate runs every `tests/*.sh`, then `lint` (a command whose
+/// findings read as clippy's), and whose delegate for lint runs `delegate`.
+fn tests_then_lint(lint: &str, delegate: &str) -> String {
+    format!(
+        "[loop]\nmax_cycles = 1\nconfine = \"required\"\n\n\
+         [[gate.check]]\nname = \"tests\"\ncategory = \"tests\"\n\
+         run = 'for t in tests/*.sh; do sh \"$t\" || exit 1; done'\nparser = \"generic\"\n\n\
+         [[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = '''{lint}'''\nparser = \"clippy\"\n\n\
+         [[delegate]]\ncategories = [\"lint\"]\nrun = '''{delegate}'''\n"
+    )
 }
 
 /// The lint program these gates run: it prints the findings, and fails while there are any.
