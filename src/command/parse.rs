@@ -357,5 +357,6 @@ fn describe(outcome: LineOutcome) -> String {
         LineOutcome::Location(index) => format!("pattern[{index}] location"),
         LineOutcome::Context(index) => format!("pattern[{index}] context"),
         LineOutcome::Heading(index) => format!("pattern[{index}] heading"),
+        LineOutcome::Annotation => "annotation".to_string(),
     }
 }

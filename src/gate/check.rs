@@ -73,7 +73,7 @@ pub fn run_check<W: Write>(
         cwd_relative: check.cwd_relative.clone(),
     };
     let mut findings = Findings::default();
-    let mut session = parser.session(&context);
+    let mut session = crate::parse::Annotated::open(parser, &context);
     let mut assembler = LineAssembler::default();
     let mut bounded = BoundedLog::new(log, settings.gate.log_limit);
 

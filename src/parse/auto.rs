@@ -38,6 +38,8 @@ struct Entrant<'a> {
     session: Box<dyn ParseSession + 'a>,
     findings: Findings,
     raw: bool,
+    /// It reads annotation commands itself.
+    annotations: bool,
     explained: u64,
     skipped: u64,
     substantive: u64,
@@ -51,6 +53,7 @@ impl<'a> Entrant<'a> {
             // Counting only: no diagnostic is kept while ranking.
             findings: Findings::with_limit(0),
             raw: parser.reads_documents(),
+            annotations: parser.reads_annotations(),
             explained: 0,
             skipped: 0,
             substantive: 0,
@@ -61,7 +64,13 @@ impl<'a> Entrant<'a> {
 
 /// Feeds the line at 0-based `index` to every line parser.
 fn feed_line(entrants: &mut [Entrant<'_>], index: u64, line: &str) {
-    for entrant in entrants.iter_mut().filter(|e| !e.raw) {
+    // An annotation command is read whichever parser is chosen: it counts for none but the
+    // parser of annotations alone.
+    let annotation = super::annotations::read(line).is_some();
+    for entrant in entrants
+        .iter_mut()
+        .filter(|e| !e.raw && (!annotation || e.annotations))
+    {
         let outcome = entrant.session.line(line, &mut entrant.findings);
         match outcome {
             LineOutcome::Unmatched => {}
@@ -76,7 +85,10 @@ fn feed_line(entrants: &mut [Entrant<'_>], index: u64, line: &str) {
         }
         if matches!(
             outcome,
-            LineOutcome::Finding(_) | LineOutcome::Continued(_) | LineOutcome::Summary(_)
+            LineOutcome::Finding(_)
+                | LineOutcome::Continued(_)
+                | LineOutcome::Summary(_)
+                | LineOutcome::Annotation
         ) {
             entrant.substantive += 1;
         }

@@ -36,6 +36,13 @@ impl Catalogue {
                 ("structured reader (built in)".to_string(), reader.into()),
             );
         }
+        catalogue.parsers.insert(
+            super::annotations::NAME.to_string(),
+            (
+                "CI annotation commands (built in)".to_string(),
+                Arc::new(super::annotations::Annotations),
+            ),
+        );
         for (file, text) in built_in::BUILT_IN {
             let Some(built_in) = BuiltIn::new(file, text) else {
                 // Not a `regex` definition (a problem matcher): compiled now.

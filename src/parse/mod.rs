@@ -2,6 +2,7 @@
 //! definitions in `gate-parsers/`, embedded in the binary, plus the user's own folders); each
 //! kind implements [`Parser`] and parses line by line, so memory does not grow with the log.
 
+mod annotations;
 mod auto;
 mod built_in;
 mod catalogue;
@@ -24,6 +25,7 @@ mod structured;
 
 use std::path::PathBuf;
 
+pub use annotations::Annotated;
 pub use auto::{Choice, Ranked, RegionSpan, choose, rank};
 pub use catalogue::Catalogue;
 pub(crate) use catalogue::{definition_files, read as read_definition_file};
@@ -78,6 +80,12 @@ pub trait Parser: std::fmt::Debug + Send + Sync {
     fn is_fallback(&self) -> bool {
         false
     }
+
+    /// Whether the parser reads CI annotation commands itself ([`annotations`]); every other
+    /// line parser gets them read before its own rules (`auto` counts them for no other).
+    fn reads_annotations(&self) -> bool {
+        false
+    }
 }
 
 /// What one line was to the parser; `--explain` prints it, `auto` scores with it.
@@ -99,6 +107,8 @@ pub enum LineOutcome {
     Context(usize),
     /// A heading naming the test a later location line places.
     Heading(usize),
+    /// A CI annotation command (`::error file=…::…`), read whichever parser reads the rest.
+    Annotation,
 }
 
 impl LineOutcome {
@@ -150,7 +160,7 @@ pub fn parse_reader_framed(
     observe: &mut dyn FnMut(u64, &str, LineOutcome),
 ) -> std::io::Result<(Findings, FrameReport)> {
     let mut findings = Findings::default();
-    let mut session = parser.session(context);
+    let mut session = Annotated::open(parser, context);
     let mut assembler = LineAssembler::default();
     let raw = parser.reads_documents();
     let mut number = 0u64;
