@@ -23,6 +23,9 @@ struct Case {
     classname: Option<String>,
     file: Option<String>,
     line: Option<u32>,
+    column: Option<u32>,
+    /// The name of the `<testsuite>` it is in.
+    suite: Option<String>,
     outcome: Outcome,
 }
 
@@ -56,6 +59,8 @@ struct Reading {
     in_problem: bool,
     /// A `<testsuites>` or `<testsuite>` was seen, so the document is JUnit even without cases.
     seen_testcase_parent: bool,
+    /// The name of the innermost `<testsuite>` open.
+    suite: Option<String>,
     counts: Counts,
 }
 
@@ -85,11 +90,15 @@ impl Reading {
         match event {
             Event::Start(element) if element.local_name().as_ref() == b"testcase" => {
                 self.close_case(sink);
-                self.open = Some(case_of(&element));
+                self.open = Some(case_of(&element, self.suite.clone()));
             }
             Event::Empty(element) if element.local_name().as_ref() == b"testcase" => {
                 self.close_case(sink);
-                finish_case(case_of(&element), sink, &mut self.counts);
+                finish_case(
+                    case_of(&element, self.suite.clone()),
+                    sink,
+                    &mut self.counts,
+                );
             }
             Event::Start(element) | Event::Empty(element) => self.read_element(&element),
             Event::Text(text) if self.in_problem => {
@@ -118,6 +127,9 @@ impl Reading {
         let name = element.local_name();
         if matches!(name.as_ref(), b"testsuites" | b"testsuite") {
             self.seen_testcase_parent = true;
+        }
+        if name.as_ref() == b"testsuite" {
+            self.suite = attribute(element, "name");
         }
         if let Some(case) = self.open.as_mut() {
             match name.as_ref() {
@@ -165,8 +177,10 @@ impl Reading {
     }
 }
 
-fn case_of(element: &BytesStart<'_>) -> Case {
+fn case_of(element: &BytesStart<'_>, suite: Option<String>) -> Case {
     Case {
+        column: attribute(element, "column").and_then(|c| c.parse().ok()),
+        suite,
         name: attribute(element, "name").unwrap_or_default(),
         classname: attribute(element, "classname"),
         file: attribute(element, "file"),
@@ -222,6 +236,22 @@ fn finish_case(case: Case, sink: &mut Sink<'_>, counts: &mut Counts) {
                     }
                     .into()
                 });
+            // A linter's JUnit (eslint's and ruff's formatters): each case is one finding,
+            // named `org.<tool>.<rule>`, in a suite named by the file.
+            if let Some(rule) = lint_rule(&case.name)
+                && let Some(file) = case.file.clone().or(case.suite.clone())
+            {
+                sink.push(Found {
+                    file: Some(file),
+                    line: case.line,
+                    column: case.column,
+                    severity: Some(Severity::Error),
+                    code: Some(rule.to_string()),
+                    message,
+                    ..Found::default()
+                });
+                return;
+            }
             let code = match case.classname.as_deref() {
                 Some(class) if !class.is_empty() => format!("{class}.{}", case.name),
                 _ => case.name,
@@ -238,7 +268,14 @@ fn finish_case(case: Case, sink: &mut Sink<'_>, counts: &mut Counts) {
     }
 }
 
-fn attribute(element: &BytesStart<'_>, key: &str) -> Option<String> {
+/// The rule of a linter's test case name, `org.<tool>.<rule>`.
+fn lint_rule(name: &str) -> Option<&str> {
+    let (tool, rule) = name.strip_prefix("org.")?.split_once('.')?;
+    let word = |s: &str| !s.is_empty() && !s.contains(char::is_whitespace);
+    (word(tool) && word(rule) && tool.chars().all(|c| c.is_ascii_alphanumeric())).then_some(rule)
+}
+
+pub(super) fn attribute(element: &BytesStart<'_>, key: &str) -> Option<String> {
     element
         .attributes()
         .flatten()

@@ -1,10 +1,16 @@
 //! Structured readers: tools' machine-readable output read as data, not as lines. cargo/rustc
-//! `--message-format=json` (JSON lines, read as they stream), ESLint `-f json`, SARIF 2.1.0 and
-//! JUnit XML (whole documents, spooled to a temporary file and read as streams).
+//! `--message-format=json` (JSON lines, read as they stream); whole documents, spooled to a
+//! temporary file and read at the end: ESLint `-f json`, ruff's JSON, SARIF 2.1.0, JUnit XML,
+//! and the formats many tools share: Checkstyle XML, Code Climate JSON (GitLab Code Quality) and
+//! reviewdog's rdjson.
 
 mod cargo_json;
+mod checkstyle;
+mod codeclimate;
 mod eslint_json;
 mod junit;
+mod rdjson;
+mod ruff_json;
 mod sarif;
 
 use std::io::{BufRead, Seek, Write};
@@ -39,6 +45,42 @@ pub fn readers() -> Vec<Box<dyn Parser>> {
             description: "JUnit XML (structured)",
             command: "python -m pytest --junitxml=report.xml >/dev/null; cat report.xml",
             reader: &junit::Junit,
+            rule_help: None,
+        }),
+        Box::new(DocumentParser {
+            name: "ruff-json",
+            category: Some("lint"),
+            description: "ruff --output-format=json or json-lines (structured)",
+            command: "ruff check --output-format=json .",
+            reader: &ruff_json::RuffJson,
+            rule_help: Some(|| {
+                static HELP: LazyLock<RuleHelp> =
+                    LazyLock::new(|| super::built_in::built_in_rule_help("ruff"));
+                &HELP
+            }),
+        }),
+        Box::new(DocumentParser {
+            name: "checkstyle",
+            category: None,
+            description: "Checkstyle XML (structured; eslint, shellcheck, hadolint, stylelint…)",
+            command: "shellcheck -f checkstyle *.sh",
+            reader: &checkstyle::Checkstyle,
+            rule_help: None,
+        }),
+        Box::new(DocumentParser {
+            name: "codeclimate",
+            category: None,
+            description: "Code Climate JSON / GitLab Code Quality (structured)",
+            command: "ruff check --output-format=gitlab .",
+            reader: &codeclimate::CodeClimate,
+            rule_help: None,
+        }),
+        Box::new(DocumentParser {
+            name: "rdjson",
+            category: None,
+            description: "reviewdog rdjson / rdjsonl (structured)",
+            command: "ruff check --output-format=rdjson .",
+            reader: &rdjson::Rdjson,
             rule_help: None,
         }),
         Box::new(DocumentParser {
