@@ -3,7 +3,7 @@
 //! `<checkstyle><file name="…"><error line="…" column="…" severity="…" message="…"
 //! source="…"/></file></checkstyle>`. The code is `source` without a tool's own prefix
 //! (`eslint.rules.no-unused-vars`, `ShellCheck.SC2086`). Severity: `error` an error, `warning`
-//! a warning, `info` and `ignore` notes.
+//! a warning, `info`, `ignore` and hadolint's `style` notes.
 
 use std::io::BufRead;
 
@@ -70,12 +70,12 @@ fn found(element: &BytesStart<'_>, file: Option<String>) -> Found {
                 .as_str()
             {
                 "warning" => Severity::Warning,
-                "info" | "ignore" => Severity::Note,
+                "info" | "ignore" | "style" => Severity::Note,
                 _ => Severity::Error,
             },
         ),
         code: code.filter(|c| !c.is_empty()),
-        message: attribute(element, "message").unwrap_or_default(),
+        message: super::what_it_says(&attribute(element, "message").unwrap_or_default()),
         ..Found::default()
     }
 }

@@ -12,6 +12,7 @@ mod junit;
 mod rdjson;
 mod ruff_json;
 mod sarif;
+mod shellcheck_json;
 
 use std::io::{BufRead, Seek, Write};
 use std::sync::LazyLock;
@@ -58,6 +59,14 @@ pub fn readers() -> Vec<Box<dyn Parser>> {
                     LazyLock::new(|| super::built_in::built_in_rule_help("ruff"));
                 &HELP
             }),
+        }),
+        Box::new(DocumentParser {
+            name: "shellcheck-json",
+            category: Some("lint"),
+            description: "ShellCheck -f json / json1, and hadolint -f json (structured)",
+            command: "shellcheck -f json1 *.sh",
+            reader: &shellcheck_json::ShellcheckJson,
+            rule_help: None,
         }),
         Box::new(DocumentParser {
             name: "checkstyle",
@@ -159,13 +168,7 @@ pub struct Sink<'a> {
 impl Sink<'_> {
     /// Keeps `found`, its message cut to its first line.
     pub fn push(&mut self, mut found: Found) {
-        found.message = found
-            .message
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_string();
+        found.message = what_it_says(&found.message);
         self.findings.add(self.tool, self.context, found);
     }
 
@@ -287,6 +290,22 @@ impl ParseSession for DocumentSession<'_> {
             0
         }
     }
+}
+
+/// A message's first line that says something. A parse error's message may start with its
+/// location and a code frame before the words (hadolint's `file:5:30:`, `  |`, `5 | RUN …`,
+/// `  |   ^`, `missing whitespace`); XML attributes hold it with its newlines made spaces.
+pub fn what_it_says(text: &str) -> String {
+    static FRAMED: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"^\S[^\n]*?:\d+(?::\d+)?:\s+\|.*[\^~]+[ \t]*\n?\s*(?P<words>\S.*)$")
+            .unwrap()
+    });
+    let text = text.trim_start();
+    let flat = text.replace('\n', " ");
+    if let Some(captures) = FRAMED.captures(&flat) {
+        return captures["words"].trim().to_string();
+    }
+    text.lines().next().unwrap_or("").trim().to_string()
 }
 
 /// A number from JSON as a line or column.
