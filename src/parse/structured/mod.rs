@@ -298,7 +298,7 @@ impl ParseSession for DocumentSession<'_> {
 pub fn what_it_says(text: &str) -> String {
     static FRAMED: LazyLock<regex::Regex> = LazyLock::new(|| {
         regex::Regex::new(r"^\S[^\n]*?:\d+(?::\d+)?:\s+\|.*[\^~]+[ \t]*\n?\s*(?P<words>\S.*)$")
-            .unwrap()
+            .expect("a valid regex")
     });
     let text = text.trim_start();
     let flat = text.replace('\n', " ");
