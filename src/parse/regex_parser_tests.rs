@@ -199,7 +199,10 @@ kind = "heading"
 regex = '^(?P<file>[^\s:][^:]*\.py):(?P<line>\d+): (?:\w+)?$'
 kind = "location"
 [[pattern]]
-regex = '^FAILED (?P<code>(?P<file>[^\s:]+)::.+?)(?: - (?P<message>.*))?$'
+regex = '^(?P<file>[^\s:]+\.py):(?P<line>\d+): (?P<message>\S.*)$'
+kind = "location"
+[[pattern]]
+regex = '^(?:FAILED|ERROR) (?P<code>(?P<file>[^\s:]+)::.+?)(?: - (?P<message>.*))?$'
 severity = "error"
 message = "test failed"
 "#;
@@ -228,10 +231,17 @@ fn a_heading_names_the_test_the_next_location_places() {
             "___ test_a ___\nt/test_x.py:20: \napp/calc.py:19: AttributeError\nFAILED t/test_x.py::test_a\n",
             "t/test_x.py:20:- error t/test_x.py::test_a test failed [-]",
         ),
-        // A frame in another file than the test's does not place it.
+        // With no frame in the test's own file, the first one under its heading places it
+        // there: an error at setup or teardown, in a fixture of a conftest.py.
         (
-            "___ test_a ___\nconftest.py:3: \nFAILED t/test_x.py::test_a\n",
-            "t/test_x.py:-:- error t/test_x.py::test_a test failed [-]",
+            "___ test_a ___\nconftest.py:3: \nERROR t/test_x.py::test_a\n",
+            "conftest.py:3:- error t/test_x.py::test_a test failed [-]",
+        ),
+        // pytest --tb=line: no heading, one "path:line: message" line per failure, which the
+        // summary's message places, each line once, in order.
+        (
+            "t/test_x.py:7: assert 1 == 2\nFAILED t/test_x.py::test_a - assert 1 == 2\n",
+            "t/test_x.py:7:- error t/test_x.py::test_a assert 1 == 2 [-]",
         ),
         // A location with no heading before it places nothing.
         (

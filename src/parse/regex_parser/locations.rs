@@ -30,10 +30,13 @@ pub struct Location {
     pub column: Option<u32>,
 }
 
-/// What a location line is for: the code it names, or the test the heading before it named.
+/// What a location line is for: the code it names, the test the heading before it named, or,
+/// with neither, the message it prints (pytest's `--tb=line`: `path.py:12: assert 6 == 7`, the
+/// message the summary's `FAILED path.py::test - assert 6 == 7` repeats).
 pub enum Key {
     Code(String),
     Heading(String),
+    Message(String),
 }
 
 #[derive(Debug, Default)]
@@ -44,15 +47,17 @@ pub struct Locations {
     /// By the heading's name alone, for findings that have no file (cargo test's
     /// `---- tests::adds stdout ----`, whose panic may be on a thread of another name).
     by_name: HashMap<String, Location>,
+    /// By the location's file: the messages its lines printed, in order.
+    by_message: HashMap<String, Vec<(String, Location)>>,
 }
 
 impl Locations {
     pub fn is_empty(&self) -> bool {
-        self.by_code.is_empty() && self.by_heading.is_empty()
+        self.by_code.is_empty() && self.by_heading.is_empty() && self.by_message.is_empty()
     }
 
     fn len(&self) -> usize {
-        self.by_code.len() + self.by_heading.len()
+        self.by_code.len() + self.by_heading.len() + self.by_message.len()
     }
 
     /// Keeps `location` for `key`; the first location for a key wins.
@@ -72,6 +77,10 @@ impl Locations {
                     .entry((location.file.clone(), name))
                     .or_insert(location);
             }
+            Key::Message(message) if message.len() <= MAX_KEY => {
+                let lines = self.by_message.entry(location.file.clone()).or_default();
+                lines.push((message, location));
+            }
             _ => {}
         }
     }
@@ -79,16 +88,33 @@ impl Locations {
     /// Places `diagnostic` (of the parser `parser`): a finding with a file but no line gets the
     /// line a heading gave for it in that file; a finding without a file gets the place of its
     /// code, and a fingerprint for that file.
-    pub fn place(&self, diagnostic: &mut Diagnostic, parser: &str) {
+    pub fn place(&mut self, diagnostic: &mut Diagnostic, parser: &str) {
         let Some(code) = &diagnostic.code else {
             return;
         };
         if let Some(file) = &diagnostic.file {
-            if diagnostic.line.is_none()
-                && let Some(location) = self.under_heading(code, file)
-            {
+            if diagnostic.line.is_some() {
+                return;
+            }
+            let placed = match self.under_heading(code, file) {
+                Some(location) => Some(location.clone()),
+                None => self.take_by_message(file, &diagnostic.message),
+            };
+            if let Some(location) = placed {
                 diagnostic.line = location.line;
                 diagnostic.column = location.column;
+            } else if let Some(location) = self.elsewhere(code) {
+                // A setup or teardown error: its heading's first frame in the user's code is
+                // the fixture's own line, in another file (a conftest.py).
+                diagnostic.file = Some(location.file.clone());
+                diagnostic.line = location.line;
+                diagnostic.column = location.column;
+                diagnostic.fingerprint = Diagnostic::compute_fingerprint(
+                    parser,
+                    diagnostic.code.as_deref(),
+                    diagnostic.file.as_deref(),
+                    &diagnostic.message,
+                );
             }
             return;
         }
@@ -114,11 +140,37 @@ impl Locations {
         if self.by_heading.is_empty() {
             return None;
         }
-        code.match_indices("::")
-            .find_map(|(at, _)| {
-                let name = code[at + 2..].replace("::", ".");
-                self.by_heading.get(&(file.to_string(), name))
-            })
-            .or_else(|| self.by_heading.get(&(file.to_string(), code.to_string())))
+        heading_names(code).find_map(|name| self.by_heading.get(&(file.to_string(), name)))
     }
+
+    /// The location a heading naming the finding with `code` gave in whatever file: for a
+    /// finding none gave one in its own file.
+    fn elsewhere(&self, code: &str) -> Option<&Location> {
+        if !code.contains("::") {
+            return None;
+        }
+        heading_names(code).find_map(|name| self.by_name.get(&name))
+    }
+
+    /// The first line in `file` not yet taken that printed the finding's message (the summary
+    /// cuts a long one with `...`), taken: the lines and the summary come in the same order.
+    fn take_by_message(&mut self, file: &str, message: &str) -> Option<Location> {
+        let message = message.strip_suffix("...").unwrap_or(message).trim();
+        if message.is_empty() {
+            return None;
+        }
+        let lines = self.by_message.get_mut(file)?;
+        let at = lines
+            .iter()
+            .position(|(printed, _)| printed.trim().starts_with(message))?;
+        Some(lines.remove(at).1)
+    }
+}
+
+/// The names a heading may give the finding with `code`: its tail after each `::`, with `.` for
+/// each further `::`, then the whole code.
+fn heading_names(code: &str) -> impl Iterator<Item = String> + '_ {
+    code.match_indices("::")
+        .map(|(at, _)| code[at + 2..].replace("::", "."))
+        .chain(std::iter::once(code.to_string()))
 }

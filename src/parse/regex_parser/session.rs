@@ -322,9 +322,17 @@ impl<'a> RegexSession<'a> {
         if gives_place(pattern, Some(file), self.context) == Place::None {
             return;
         }
-        let heading = self.heading.take().map(Key::Heading);
+        // A location that prints its finding's message is placed by it, and leaves a heading
+        // before it for the frame that is its own.
+        let message = captures
+            .group(groups.message)
+            .map(|message| Key::Message(message.to_string()));
+        let heading = match message {
+            Some(_) => None,
+            None => self.heading.take().map(Key::Heading),
+        };
         let code = (captures.group(groups.code)).map(|code| Key::Code(code.to_string()));
-        if file.len() > MAX_KEY || (heading.is_none() && code.is_none()) {
+        if file.len() > MAX_KEY || (heading.is_none() && code.is_none() && message.is_none()) {
             return;
         }
         let number = |group: Option<usize>| captures.group(group).and_then(|n| n.parse().ok());
@@ -334,7 +342,7 @@ impl<'a> RegexSession<'a> {
             column: number(groups.column),
         };
         // Both keys when a line names its code under a heading (a panic on a test's thread).
-        for key in [heading, code].into_iter().flatten() {
+        for key in [heading, code, message].into_iter().flatten() {
             self.locations.remember(key, location.clone());
         }
     }
