@@ -195,6 +195,7 @@ fn compile_continuations(
             Ok(Continuation {
                 same_place: continuation.same_place,
                 wraps: continuation.wraps,
+                drops: continuation.drops,
                 ..Continuation::new(regex, continuation.code_prefix.clone())
             })
         })

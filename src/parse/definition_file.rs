@@ -65,6 +65,10 @@ pub(super) struct ContinuationFile {
     /// Its message continues the entry's message, after a space (a message wrapped by the tool).
     #[serde(default)]
     pub(super) wraps: bool,
+    /// A line it takes makes the entry no finding (node's TAP `type: 'suite'`: the "not ok" of a
+    /// suite whose tests failed, each a finding of its own).
+    #[serde(default)]
+    pub(super) drops: bool,
 }
 
 #[derive(Debug, Deserialize)]

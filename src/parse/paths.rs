@@ -43,7 +43,7 @@ pub fn resolve_path(raw: &str, target: &Path, cwd_relative: &str) -> NormalizedP
 /// separated, empty for the target itself). Absolute paths under the target become relative;
 /// other absolute paths are kept as given.
 pub fn normalize_path(raw: &str, target: &Path, cwd_relative: &str) -> String {
-    let path = raw.trim().replace('\\', "/");
+    let path = from_file_url(raw.trim()).replace('\\', "/");
     let target_text = target.to_string_lossy().replace('\\', "/");
     let target_text = target_text.trim_end_matches('/');
     if let Some(rest) = path.strip_prefix(target_text)
@@ -58,6 +58,41 @@ pub fn normalize_path(raw: &str, target: &Path, cwd_relative: &str) -> String {
         resolve_dots(&path)
     } else {
         resolve_dots(&format!("{cwd_relative}/{path}"))
+    }
+}
+
+/// The path a `file:` URL names (node's ES module frames: `file:///repo/prix%20%C3%A9t%C3%A9/a.js`
+/// is `/repo/prix été/a.js`; `file:///C:/x` is `C:/x`), percent-decoded; any other text as it is.
+fn from_file_url(raw: &str) -> std::borrow::Cow<'_, str> {
+    let Some(rest) = raw.strip_prefix("file://") else {
+        return raw.into();
+    };
+    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+    let bytes = rest.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[at] == b'%'
+            && let (Some(high), Some(low)) = (
+                bytes.get(at + 1).copied().and_then(hex),
+                bytes.get(at + 2).copied().and_then(hex),
+            )
+        {
+            decoded.push((high * 16 + low) as u8);
+            at += 3;
+        } else {
+            decoded.push(bytes[at]);
+            at += 1;
+        }
+    }
+    let path = String::from_utf8_lossy(&decoded).into_owned();
+    // `file:///C:/x`: a Windows drive after the URL's own slash.
+    match path.strip_prefix('/') {
+        Some(windows) if is_windows_absolute(&windows.replace('\\', "/")) => {
+            windows.to_string().into()
+        }
+        _ => path.into(),
     }
 }
 
@@ -100,6 +135,18 @@ mod tests {
             ("../b/x.rs", "crates/a", "crates/b/x.rs"),
             ("../../../x.rs", "a", "../../x.rs"),
             ("C:\\x\\y.rs", "", "C:/x/y.rs"),
+            // file: URLs (node's ES module frames), percent-decoded.
+            (
+                "file:///work/repo/src/prix%20%C3%A9t%C3%A9/calcul.mjs",
+                "",
+                "src/prix été/calcul.mjs",
+            ),
+            ("file://localhost/work/repo/a%5Bb%5D.js", "", "a[b].js"),
+            ("file:///usr/lib/node/x.js", "", "/usr/lib/node/x.js"),
+            ("file:///C:/repo/x%25.js", "", "C:/repo/x%.js"),
+            // A bad escape is kept; a plain path's % is never decoded.
+            ("file:///work/repo/100%zz.js", "", "100%zz.js"),
+            ("src/50%20off.js", "", "src/50%20off.js"),
         ];
         for (raw, cwd, expected) in table {
             assert_eq!(

@@ -50,6 +50,8 @@ pub struct Continuation {
     pub code_prefix: String,
     pub same_place: bool,
     pub wraps: bool,
+    /// A line it takes makes the entry no finding.
+    pub drops: bool,
 }
 
 impl Continuation {
@@ -61,6 +63,7 @@ impl Continuation {
             code_prefix,
             same_place: false,
             wraps: false,
+            drops: false,
         }
     }
 }

@@ -22,6 +22,7 @@ struct EntryRule<'p> {
     code_prefix: &'p str,
     wraps: bool,
     same_place: bool,
+    drops: bool,
 }
 
 impl<'p> EntryRule<'p> {
@@ -35,6 +36,7 @@ impl<'p> EntryRule<'p> {
                 code_prefix: "",
                 wraps: false,
                 same_place: false,
+                drops: false,
             }),
             EntryLine::Continuation(rule) => {
                 let c = &pattern.continuations[rule];
@@ -45,6 +47,7 @@ impl<'p> EntryRule<'p> {
                     code_prefix: &c.code_prefix,
                     wraps: c.wraps,
                     same_place: c.same_place,
+                    drops: c.drops,
                 })
             }
             EntryLine::Outside(_) => None,
@@ -127,6 +130,14 @@ impl RegexSession<'_> {
             }
             if !self.take(line, pattern, &entry_rule) {
                 continue;
+            }
+            if entry_rule.drops {
+                // Not a finding after all: nothing of it was stored.
+                if let Some(open) = self.open.take() {
+                    self.spare = open.draft.recycle();
+                }
+                self.replay.active = false;
+                return Some(index);
             }
             if self.replay.active {
                 self.replay.keep(line, rule);
