@@ -42,6 +42,7 @@ const SUMMARY_GROUPS: &[&str] = &[
     "xfailed",
     "deselected",
     "todo",
+    "ran",
 ];
 
 /// Reads and compiles one parser definition. `origin` names the file in errors.

@@ -51,6 +51,9 @@ pub struct Findings {
     omitted_by_category: BTreeMap<String, SeverityCounts>,
     pub expected: Option<ExpectedCount>,
     pub tests: Option<TestCounts>,
+    /// The tool gave the tests it ran as a total (`ran`): the passed count holds them all until
+    /// its failures and skips are known.
+    pub(crate) passed_from_total: bool,
 }
 
 impl Default for Findings {
@@ -73,6 +76,7 @@ impl Findings {
             omitted_by_category: BTreeMap::new(),
             expected: None,
             tests: None,
+            passed_from_total: false,
         }
     }
 

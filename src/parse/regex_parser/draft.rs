@@ -335,12 +335,27 @@ pub fn apply_summary(regex: &Regex, captures: &Captures<'_>, findings: &mut Find
         .flatten()
         .copied()
         .reduce(u64::saturating_add);
+    // A tool that says how many tests ran, then which failed, erred or were skipped (unittest's
+    // "Ran 8 tests", "FAILED (failures=3, errors=2, skipped=1)"): the rest passed.
+    if let Some(ran) = count("ran") {
+        let tests = findings.tests_mut();
+        tests.passed = tests.passed.saturating_add(ran);
+        findings.passed_from_total = true;
+    }
     let (passed, failed) = (count("passed"), count("failed"));
     if passed.is_some() || failed.is_some() || skipped.is_some() {
+        let from_total = findings.passed_from_total;
         let tests = findings.tests_mut();
         tests.passed = tests.passed.saturating_add(passed.unwrap_or(0));
         tests.failed = tests.failed.saturating_add(failed.unwrap_or(0));
         tests.skipped = tests.skipped.saturating_add(skipped.unwrap_or(0));
+        if from_total {
+            let not_passed = [failed, skipped, count("errors")]
+                .into_iter()
+                .flatten()
+                .sum();
+            tests.passed = tests.passed.saturating_sub(not_passed);
+        }
         if let Some(failed) = failed {
             let expected = findings.expected_mut();
             expected.error = Some(expected.error.unwrap_or(0).saturating_add(failed));
