@@ -169,6 +169,29 @@ pub fn rank<'a>(
     Ok((ranked, lines))
 }
 
+/// `auto` on a file: ranks a long one on a [sample](super::sample) (the whole of it when the
+/// sample reads as several tools' regions, whose lines must be the file's), and chooses. The
+/// file is left rewound; the count is of the lines ranked, and whether they were a sample.
+pub fn rank_file<'a>(
+    catalogue: &'a Catalogue,
+    context: &ParseContext,
+    input: &mut std::fs::File,
+) -> io::Result<(Choice<'a>, Vec<Ranked<'a>>, u64, bool)> {
+    use std::io::Seek;
+    let length = input.metadata()?.len();
+    if let super::sample::Sample::Part(sample) = super::sample::take(input, length)? {
+        let (ranked, lines) = rank(catalogue, context, &mut sample.as_slice())?;
+        let choice = choose(catalogue, &ranked, lines);
+        if !matches!(choice, Choice::Regions(..)) {
+            return Ok((choice, ranked, lines, true));
+        }
+    }
+    let (ranked, lines) = rank(catalogue, context, input)?;
+    input.rewind()?;
+    let choice = choose(catalogue, &ranked, lines);
+    Ok((choice, ranked, lines, false))
+}
+
 /// A stretch of the log and the parser `auto` gave it (1-based lines, inclusive).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RegionSpan {

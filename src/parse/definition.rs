@@ -6,13 +6,13 @@ use std::sync::OnceLock;
 
 use super::error::{DefinitionError, invalid};
 use super::first_rule::Head;
+use super::lazy_regex::LazyRegex;
 use super::regex_parser::draft::Groups;
 use super::regex_parser::locations::unnamed_location;
 use super::regex_parser::{CompiledPattern, Continuation, PatternKind, RegexParser};
 use super::rule_help::RuleHelp;
 use crate::model::Severity;
 use file::{CategoryRuleFile, ContinuationFile, ParserFile, PatternFile, RegexFile};
-use regex::Regex;
 
 #[path = "definition_file.rs"]
 mod file;
@@ -131,7 +131,7 @@ fn check_kind(
     origin: &str,
     index: usize,
     pattern: &PatternFile,
-    regex: &Regex,
+    regex: &LazyRegex,
 ) -> Result<(), DefinitionError> {
     let key = format!("pattern[{index}].regex");
     let has = |group: &str| regex.capture_names().flatten().any(|name| name == group);
@@ -210,7 +210,7 @@ fn compile_list(
     list: &[RegexFile],
     table: &str,
     groups: &[&str],
-) -> Result<Vec<Regex>, DefinitionError> {
+) -> Result<Vec<LazyRegex>, DefinitionError> {
     list.iter()
         .enumerate()
         .map(|(index, entry)| {
@@ -222,7 +222,7 @@ fn compile_list(
 
 /// Checks that the summary patterns, when there are any, capture at least one count between
 /// them.
-fn check_summaries_capture(origin: &str, summaries: &[Regex]) -> Result<(), DefinitionError> {
+fn check_summaries_capture(origin: &str, summaries: &[LazyRegex]) -> Result<(), DefinitionError> {
     if !summaries.is_empty() && summaries.iter().all(|r| r.captures_len() == 1) {
         return Err(invalid(
             origin,
@@ -263,7 +263,7 @@ fn severity_aliases(
 fn code_categories(
     origin: &str,
     rules: &[CategoryRuleFile],
-) -> Result<Vec<(Regex, String)>, DefinitionError> {
+) -> Result<Vec<(LazyRegex, String)>, DefinitionError> {
     rules
         .iter()
         .enumerate()
@@ -276,11 +276,11 @@ fn code_categories(
         .collect()
 }
 
-fn compile_regex(pattern: &str, allowed_groups: &[&str]) -> Result<Regex, String> {
-    let regex = Regex::new(pattern).map_err(|error| {
+fn compile_regex(pattern: &str, allowed_groups: &[&str]) -> Result<LazyRegex, String> {
+    let regex = LazyRegex::new(pattern).map_err(|error| {
         format!(
             "invalid regex /{pattern}/: {}",
-            super::error::one_line(&error.to_string())
+            super::error::one_line(&error)
         )
     })?;
     if let Some(unknown) = regex

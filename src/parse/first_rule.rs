@@ -18,6 +18,8 @@
 use std::sync::OnceLock;
 
 use regex::Regex;
+
+use super::lazy_regex::LazyRegex;
 use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::nfa::thompson::{self, WhichCaptures};
 use regex_automata::util::syntax;
@@ -27,7 +29,7 @@ use regex_syntax::hir::{Dot, Hir, HirKind, Look, Repetition};
 /// An ordered list of rules, searched as one.
 #[derive(Debug)]
 pub struct FirstRule {
-    rules: Vec<Regex>,
+    rules: Vec<LazyRegex>,
     /// The rules as one automaton; `None` when they cannot be (too big together), and are tried
     /// one after another.
     together: Option<Together>,
@@ -51,8 +53,8 @@ pub struct RuleCache(Option<Cache>);
 
 impl FirstRule {
     /// The rules, in the order they are tried.
-    pub fn new<'r>(rules: impl IntoIterator<Item = &'r Regex>) -> Self {
-        let rules: Vec<Regex> = rules.into_iter().cloned().collect();
+    pub fn new<'r>(rules: impl IntoIterator<Item = &'r LazyRegex>) -> Self {
+        let rules: Vec<LazyRegex> = rules.into_iter().cloned().collect();
         let together = Together::new(&rules);
         Self { rules, together }
     }
@@ -191,7 +193,7 @@ fn head_of(rule: &Regex) -> Option<Regex> {
 }
 
 impl Together {
-    fn new(rules: &[Regex]) -> Option<Self> {
+    fn new(rules: &[LazyRegex]) -> Option<Self> {
         let mut patterns = Vec::new();
         let mut index = Vec::new();
         let mut at_end = Vec::new();

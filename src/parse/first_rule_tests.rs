@@ -1,4 +1,5 @@
 use super::*;
+use crate::parse::lazy_regex::LazyRegex;
 
 impl FirstRule {
     fn first_of(&self, line: &str) -> Option<usize> {
@@ -7,7 +8,10 @@ impl FirstRule {
 }
 
 fn rules(patterns: &[&str]) -> FirstRule {
-    let compiled: Vec<Regex> = patterns.iter().map(|p| Regex::new(p).unwrap()).collect();
+    let compiled: Vec<LazyRegex> = patterns
+        .iter()
+        .map(|p| LazyRegex::new(p).unwrap())
+        .collect();
     let together = FirstRule::new(&compiled);
     assert!(together.together.is_some(), "{patterns:?}");
     together
@@ -16,7 +20,10 @@ fn rules(patterns: &[&str]) -> FirstRule {
 /// The same rules, tried one after another (what a list too big for one automaton does).
 fn apart(patterns: &[&str]) -> FirstRule {
     FirstRule {
-        rules: patterns.iter().map(|p| Regex::new(p).unwrap()).collect(),
+        rules: patterns
+            .iter()
+            .map(|p| LazyRegex::new(p).unwrap())
+            .collect(),
         together: None,
     }
 }

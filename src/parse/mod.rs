@@ -11,6 +11,7 @@ mod ecmascript;
 mod error;
 mod findings;
 mod first_rule;
+mod lazy_regex;
 mod matched;
 mod matcher_pattern;
 mod paths;
@@ -20,13 +21,14 @@ mod regex_parser;
 mod regions;
 mod repeats;
 mod rule_help;
+mod sample;
 mod several;
 mod structured;
 
 use std::path::PathBuf;
 
 pub use annotations::Annotated;
-pub use auto::{Choice, Ranked, RegionSpan, choose, rank};
+pub use auto::{Choice, Ranked, RegionSpan, choose, rank, rank_file};
 pub use catalogue::Catalogue;
 pub(crate) use catalogue::{definition_files, read as read_definition_file};
 pub use error::{DefinitionError, InvalidValue, from_toml, line_and_column, one_line};

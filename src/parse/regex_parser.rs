@@ -12,7 +12,7 @@ mod session;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use regex::Regex;
+use super::lazy_regex::LazyRegex;
 use serde::Deserialize;
 
 use super::first_rule::{FirstRule, Head, RuleCache};
@@ -43,7 +43,7 @@ pub enum PatternKind {
 /// continuation takes only a line whose `file` and `line` groups are the entry's.
 #[derive(Debug)]
 pub struct Continuation {
-    pub regex: Regex,
+    pub regex: LazyRegex,
     /// `regex` without its `message` tail, for an entry whose message is not kept.
     pub head: Head,
     pub groups: Groups,
@@ -55,7 +55,7 @@ pub struct Continuation {
 }
 
 impl Continuation {
-    pub fn new(regex: Regex, code_prefix: String) -> Self {
+    pub fn new(regex: LazyRegex, code_prefix: String) -> Self {
         Self {
             groups: Groups::of(&regex),
             regex,
@@ -70,7 +70,7 @@ impl Continuation {
 
 #[derive(Debug)]
 pub struct CompiledPattern {
-    pub regex: Regex,
+    pub regex: LazyRegex,
     /// `regex` without its `message` tail, for a line whose message is not kept.
     pub head: Head,
     /// The named groups of `regex`.
@@ -82,7 +82,7 @@ pub struct CompiledPattern {
     /// The code of findings whose line has no `code` group.
     pub code: Option<String>,
     pub continuations: Vec<Continuation>,
-    pub end: Option<Regex>,
+    pub end: Option<LazyRegex>,
     /// `end` without its `message` tail.
     pub end_head: Head,
     /// Only frames in the user's code give the finding its place (see [`frames`]).
@@ -119,11 +119,11 @@ impl EntryRules {
     /// The rules of a multi-line pattern with `end` and `continuations` in a parser whose line
     /// rules are `outside`.
     fn new<'r>(
-        end: Option<&'r Regex>,
+        end: Option<&'r LazyRegex>,
         continuations: &'r [Continuation],
-        outside: impl Iterator<Item = &'r Regex>,
+        outside: impl Iterator<Item = &'r LazyRegex>,
     ) -> Self {
-        let own: Vec<&Regex> = end
+        let own: Vec<&LazyRegex> = end
             .into_iter()
             .chain(continuations.iter().map(|c| &c.regex))
             .collect();
@@ -174,15 +174,15 @@ pub struct RegexParser {
     pub category: Option<String>,
     pub command: String,
     pub patterns: Vec<CompiledPattern>,
-    pub skips: Vec<Regex>,
-    pub summaries: Vec<Regex>,
+    pub skips: Vec<LazyRegex>,
+    pub summaries: Vec<LazyRegex>,
     /// Every skip, summary and pattern regex, in that order, searched as one: built when a
     /// session first needs it (a catalogue holds many parsers; a run reads with a few).
     pub rules: OnceLock<FirstRule>,
     /// The tool's own words for severities (lowercase), before the common ones.
     pub severity_aliases: HashMap<String, Severity>,
     /// Codes matching a rule get its category (first rule wins).
-    pub code_categories: Vec<(Regex, String)>,
+    pub code_categories: Vec<(LazyRegex, String)>,
     /// Where the tool documents its codes.
     pub rule_help: RuleHelp,
     /// Reads shapes many tools share: `auto` ranks it below a parser of the tool itself.
@@ -193,7 +193,7 @@ pub struct RegexParser {
 
 impl RegexParser {
     /// The line rules: every skip, summary and pattern, in that order.
-    fn outside(&self) -> impl Iterator<Item = &Regex> {
+    fn outside(&self) -> impl Iterator<Item = &LazyRegex> {
         (self.skips.iter())
             .chain(&self.summaries)
             .chain(self.patterns.iter().map(|p| &p.regex))

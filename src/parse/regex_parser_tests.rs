@@ -520,7 +520,7 @@ fn every_built_in_list_takes_the_rule_one_at_a_time_would() {
         let path = entry.unwrap().path();
         let text = std::fs::read_to_string(&path).unwrap();
         let parser = definition::compile("built-in", &text).unwrap();
-        let outside: Vec<&regex::Regex> = parser.outside().collect();
+        let outside: Vec<&crate::parse::lazy_regex::LazyRegex> = parser.outside().collect();
         let mut lists = vec![(parser.rules(), outside.clone())];
         for (index, pattern) in parser.patterns.iter().enumerate() {
             if let Some(entry) = parser.entry_rules(index) {

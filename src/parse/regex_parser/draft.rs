@@ -3,6 +3,8 @@
 
 use regex::{Captures, Regex};
 
+use crate::parse::lazy_regex::LazyRegex;
+
 use super::frames::Place;
 use crate::parse::Findings;
 use crate::parse::matched::Matched;
@@ -45,7 +47,7 @@ pub struct Groups {
 
 impl Groups {
     /// The named groups of `regex` (unknown names were refused when it was compiled).
-    pub fn of(regex: &Regex) -> Self {
+    pub fn of(regex: &LazyRegex) -> Self {
         let mut groups = Self::default();
         for (index, name) in regex.capture_names().enumerate() {
             let slot = match name {
