@@ -1,6 +1,6 @@
 //! Structured readers: tools' machine-readable output read as data, not as lines. cargo/rustc
 //! `--message-format=json` (JSON lines, read as they stream); whole documents, spooled to a
-//! temporary file and read at the end: ESLint `-f json`, ruff's JSON, SARIF 2.1.0, JUnit XML,
+//! temporary file and read at the end: ESLint `-f json`, ruff's JSON, pylint's JSON, SARIF 2.1.0, JUnit XML,
 //! and the formats many tools share: Checkstyle XML, Code Climate JSON (GitLab Code Quality) and
 //! reviewdog's rdjson.
 
@@ -9,6 +9,7 @@ mod checkstyle;
 mod codeclimate;
 mod eslint_json;
 mod junit;
+mod pylint_json;
 mod rdjson;
 mod ruff_json;
 mod sarif;
@@ -58,6 +59,14 @@ pub fn readers() -> Vec<Box<dyn Parser>> {
                     LazyLock::new(|| super::built_in::built_in_rule_help("ruff"));
                 &HELP
             }),
+        }),
+        Box::new(DocumentParser {
+            name: "pylint-json",
+            category: Some("lint"),
+            description: "pylint --output-format=json or json2 (structured)",
+            command: "pylint --output-format=json2 .",
+            reader: &pylint_json::PylintJson,
+            rule_help: None,
         }),
         Box::new(DocumentParser {
             name: "checkstyle",
