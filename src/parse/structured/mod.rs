@@ -1,6 +1,6 @@
 //! Structured readers: tools' machine-readable output read as data, not as lines. cargo/rustc
 //! `--message-format=json` (JSON lines, read as they stream); whole documents, spooled to a
-//! temporary file and read at the end: ESLint `-f json`, ruff's JSON, pylint's JSON, SARIF 2.1.0, JUnit XML,
+//! temporary file and read at the end: ESLint `-f json`, ruff's JSON, pylint's JSON, mypy's JSON lines, SARIF 2.1.0, JUnit XML,
 //! and the formats many tools share: Checkstyle XML, Code Climate JSON (GitLab Code Quality) and
 //! reviewdog's rdjson.
 
@@ -9,6 +9,7 @@ mod checkstyle;
 mod codeclimate;
 mod eslint_json;
 mod junit;
+mod mypy_json;
 mod pylint_json;
 mod rdjson;
 mod ruff_json;
@@ -57,6 +58,18 @@ pub fn readers() -> Vec<Box<dyn Parser>> {
             rule_help: Some(|| {
                 static HELP: LazyLock<RuleHelp> =
                     LazyLock::new(|| super::built_in::built_in_rule_help("ruff"));
+                &HELP
+            }),
+        }),
+        Box::new(DocumentParser {
+            name: "mypy-json",
+            category: Some("types"),
+            description: "mypy -O json (structured, one object a line)",
+            command: "mypy -O json .",
+            reader: &mypy_json::MypyJson,
+            rule_help: Some(|| {
+                static HELP: LazyLock<RuleHelp> =
+                    LazyLock::new(|| super::built_in::built_in_rule_help("mypy"));
                 &HELP
             }),
         }),
