@@ -61,6 +61,29 @@ fn annotation_commands_of_every_shape_are_read() {
                 "Missing module docstring".into(),
             )),
         ),
+        // yamllint -f github: the place and the rule before the message.
+        (
+            "::warning file=config/app.yaml,line=4,col=8::4:8 [truthy] truthy value should be one of [false, true]",
+            Some((
+                s("config/app.yaml"),
+                Some(4),
+                Some(8),
+                Severity::Warning,
+                s("truthy"),
+                "truthy value should be one of [false, true]".into(),
+            )),
+        ),
+        (
+            "::warning file=config/a.yaml,line=1,col=1::1:1 [document-start] missing document start \"---\"",
+            Some((
+                s("config/a.yaml"),
+                Some(1),
+                Some(1),
+                Severity::Warning,
+                s("document-start"),
+                "missing document start \"---\"".into(),
+            )),
+        ),
         // A title with words and no code; escaped commas and colons in a property.
         (
             "::warning file=src/a%2Cb%3A.css,line=3,col=5,title=Stylelint problem::Unexpected empty block (block-no-empty)",
