@@ -1,9 +1,10 @@
 //! Structured readers: tools' machine-readable output read as data, not as lines. cargo/rustc
 //! `--message-format=json` (JSON lines, read as they stream); whole documents, spooled to a
-//! temporary file and read at the end: ESLint `-f json`, ruff's JSON, pylint's JSON, mypy's JSON lines, SARIF 2.1.0, JUnit XML,
+//! temporary file and read at the end: ESLint `-f json`, ruff's JSON, pylint's JSON, mypy's JSON lines, bandit's JSON, SARIF 2.1.0, JUnit XML,
 //! and the formats many tools share: Checkstyle XML, Code Climate JSON (GitLab Code Quality) and
 //! reviewdog's rdjson.
 
+mod bandit_json;
 mod cargo_json;
 mod checkstyle;
 mod codeclimate;
@@ -60,6 +61,14 @@ pub fn readers() -> Vec<Box<dyn Parser>> {
                     LazyLock::new(|| super::built_in::built_in_rule_help("ruff"));
                 &HELP
             }),
+        }),
+        Box::new(DocumentParser {
+            name: "bandit-json",
+            category: Some("security"),
+            description: "bandit -f json (structured)",
+            command: "bandit -f json -r .",
+            reader: &bandit_json::BanditJson,
+            rule_help: None,
         }),
         Box::new(DocumentParser {
             name: "mypy-json",
