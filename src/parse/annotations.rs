@@ -168,7 +168,8 @@ impl Annotation {
 /// `tool: ` (`pylint: C0114`), or a title of one word (`C0114`, `lint/style/useConst`).
 fn code_of_title(title: &str) -> Option<String> {
     static CODE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^(?:\S+)$|\((?P<paren>[^\s()]+)\)$|^[\w.-]+: (?P<after>\S+)$").unwrap()
+        Regex::new(r"^(?:\S+)$|\((?P<paren>[^\s()]+)\)$|^[\w.-]+: (?P<after>\S+)$")
+            .expect("a built-in pattern compiles")
     });
     let captures = CODE.captures(title.trim())?;
     let code = captures
@@ -181,8 +182,10 @@ fn code_of_title(title: &str) -> Option<String> {
 /// `message` without a leading `path:line[:column]: ` that repeats the annotation's `line`, and
 /// the column it names.
 fn strip_location(message: &str, line: Option<u32>) -> (&str, Option<u32>) {
-    static LOCATION: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^\S.*?:(?P<line>\d+)(?::(?P<column>\d+))?:? ").unwrap());
+    static LOCATION: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\S.*?:(?P<line>\d+)(?::(?P<column>\d+))?:? ")
+            .expect("a built-in pattern compiles")
+    });
     let Some(captures) = LOCATION.captures(message) else {
         return (message, None);
     };
@@ -198,8 +201,10 @@ fn strip_location(message: &str, line: Option<u32>) -> (&str, Option<u32>) {
 /// `message` without a leading `line:column ` and `[rule] ` (yamllint's) whose line is the
 /// annotation's, and the rule.
 fn strip_place_and_rule(message: &str, line: Option<u32>) -> Option<(&str, Option<&str>)> {
-    static PLACE: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^(?P<line>\d+):\d+ (?:\[(?P<rule>[\w.-]+)\] )?").unwrap());
+    static PLACE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(?P<line>\d+):\d+ (?:\[(?P<rule>[\w.-]+)\] )?")
+            .expect("a built-in pattern compiles")
+    });
     let captures = PLACE.captures(message)?;
     (captures["line"].parse::<u32>().ok()? == line?).then(|| {
         let rule = captures.name("rule").map(|m| m.as_str());

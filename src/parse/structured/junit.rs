@@ -305,7 +305,7 @@ fn code_first(line: &str) -> Option<(&str, &str)> {
         && code
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'));
-    (word && code.chars().any(|c| c.is_ascii_digit()) || word && code.contains('-'))
+    (word && (code.chars().any(|c| c.is_ascii_digit()) || code.contains('-')))
         .then(|| (code, message.trim()))
 }
 

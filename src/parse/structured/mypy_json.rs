@@ -70,7 +70,6 @@ impl DocumentReader for MypyJson {
                 message: message.message,
                 body: message.hint,
                 category,
-                ..Found::default()
             });
         }
         true
