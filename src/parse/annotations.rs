@@ -8,8 +8,9 @@
 //! properties `%3A`, `%2C`) and the way Azure's agent does (`%AZP25`, `%3B`, `%5D`, `%0D`,
 //! `%0A`). A message's first line is the finding's message, the rest its body. The code is the
 //! `code` property (Azure), else the title's (`ruff (F401)`: `F401`; `C0114`; biome's
-//! `lint/suspicious/noDoubleEquals`), else none. A message that repeats the location
-//! (`app.py:3:1: F401 …`, ruff's) or the code first has them taken off.
+//! `lint/suspicious/noDoubleEquals`), else a `[rule]` after the place at the message's start
+//! (yamllint's `3:1 [truthy] …`), else none. A message that repeats the location
+//! (`app.py:3:1: F401 …`, ruff's; `3:1 `, yamllint's) or the code first has them taken off.
 //!
 //! The [`Annotations`] parser reads only these lines: `auto` chooses it for a log of nothing
 //! else; every other line parser gets them read by [`Annotated`] before its own rules see them.
@@ -129,10 +130,22 @@ impl Annotation {
             Some((first, body)) => (first.trim_end_matches('\r'), Some(body)),
             None => (message, None),
         };
+        // yamllint's `line:column [rule] message`.
+        let (first, placed) = match strip_place_and_rule(first, self.found.line) {
+            Some((rest, rule)) => {
+                if self.found.code.is_none() {
+                    self.found.code = rule.map(str::to_string);
+                }
+                (rest, true)
+            }
+            None => (first, false),
+        };
         let (mut text, column) = strip_location(first, self.found.line);
         // ruff leaves `col` out of a multi-line annotation but prints it in the message.
         self.found.column = self.found.column.or(column);
+        // (not after yamllint's place: its message may start with its rule's word, `truthy value`)
         if let Some(code) = &self.found.code
+            && !placed
             && let Some(rest) = text.strip_prefix(code.as_str())
             && let Some(rest) = rest.strip_prefix([' ', ':'])
         {
@@ -182,6 +195,20 @@ fn strip_location(message: &str, line: Option<u32>) -> (&str, Option<u32>) {
         .name("column")
         .and_then(|c| c.as_str().parse().ok());
     (message[captures[0].len()..].trim_start(), column)
+}
+
+/// `message` without a leading `line:column ` and `[rule] ` (yamllint's) whose line is the
+/// annotation's, and the rule.
+fn strip_place_and_rule(message: &str, line: Option<u32>) -> Option<(&str, Option<&str>)> {
+    static PLACE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(?P<line>\d+):\d+ (?:\[(?P<rule>[\w.-]+)\] )?")
+            .expect("a built-in pattern compiles")
+    });
+    let captures = PLACE.captures(message)?;
+    (captures["line"].parse::<u32>().ok()? == line?).then(|| {
+        let rule = captures.name("rule").map(|m| m.as_str());
+        (&message[captures[0].len()..], rule)
+    })
 }
 
 fn unescape_github(value: &str) -> String {

@@ -1,7 +1,7 @@
 use super::*;
 
-/// File, line, column, severity, code and message.
-type Read = (
+/// What a test compares: file, line, column, severity, code and message.
+type Fields = (
     Option<String>,
     Option<u32>,
     Option<u32>,
@@ -10,7 +10,7 @@ type Read = (
     String,
 );
 
-fn found(line: &str) -> Option<Read> {
+fn found(line: &str) -> Option<Fields> {
     read(line).map(|f| {
         (
             f.file,
@@ -26,7 +26,7 @@ fn found(line: &str) -> Option<Read> {
 #[test]
 fn annotation_commands_of_every_shape_are_read() {
     let s = |v: &str| Some(v.to_string());
-    let cases: &[(&str, Option<Read>)] = &[
+    let cases: &[(&str, Option<Fields>)] = &[
         // ruff --output-format=github: the code in the title, the location repeated in the
         // message, the help after an escaped newline.
         (
@@ -50,6 +50,29 @@ fn annotation_commands_of_every_shape_are_read() {
                 Severity::Note,
                 s("C0114"),
                 "Missing module docstring".into(),
+            )),
+        ),
+        // yamllint -f github: the place and the rule before the message.
+        (
+            "::warning file=config/app.yaml,line=4,col=8::4:8 [truthy] truthy value should be one of [false, true]",
+            Some((
+                s("config/app.yaml"),
+                Some(4),
+                Some(8),
+                Severity::Warning,
+                s("truthy"),
+                "truthy value should be one of [false, true]".into(),
+            )),
+        ),
+        (
+            "::warning file=config/a.yaml,line=1,col=1::1:1 [document-start] missing document start \"---\"",
+            Some((
+                s("config/a.yaml"),
+                Some(1),
+                Some(1),
+                Severity::Warning,
+                s("document-start"),
+                "missing document start \"---\"".into(),
             )),
         ),
         // A title with words and no code; escaped commas and colons in a property.

@@ -1,7 +1,9 @@
 //! JUnit XML: failed and errored test cases become findings; passed, failed and skipped cases
 //! are counted. The document is read as a stream of elements, so `<testcase>` is found wherever
 //! it stands: in a `<testsuite>`, in nested suites (PHPUnit), or straight under `<testsuites>`
-//! (node's junit reporter). (quick-junit's reader takes only the first of these.)
+//! (node's junit reporter). (quick-junit's reader takes only the first of these.) A linter's
+//! JUnit is read as findings: a case named `org.<tool>.<rule>` (eslint, ruff), or named by its
+//! place `<module>:<line>:<column>` with the code first in its failure text (pylint).
 
 use std::io::BufRead;
 
@@ -223,7 +225,7 @@ fn finish_case(case: Case, sink: &mut Sink<'_>, counts: &mut Counts) {
             text,
         } => {
             counts.failed += 1;
-            let message = [message, Some(text), ty]
+            let message = [message, Some(text.clone()), ty]
                 .into_iter()
                 .flatten()
                 .find(|m| !m.trim().is_empty())
@@ -252,6 +254,24 @@ fn finish_case(case: Case, sink: &mut Sink<'_>, counts: &mut Counts) {
                 });
                 return;
             }
+            // A linter's JUnit that names each case by its place (pylint's `app.calc:7:7`, with
+            // `file` and `line` attributes): the column is the name's, the code the failure
+            // text's leading `C0121:`.
+            if let Some(column) = place_column(&case.name, case.line)
+                && case.file.is_some()
+                && let Some((code, message)) = text.lines().next().and_then(code_first)
+            {
+                sink.push(Found {
+                    file: case.file,
+                    line: case.line,
+                    column: Some(column),
+                    severity: Some(Severity::Error),
+                    code: Some(code.to_string()),
+                    message: message.to_string(),
+                    ..Found::default()
+                });
+                return;
+            }
             let code = match case.classname.as_deref() {
                 Some(class) if !class.is_empty() => format!("{class}.{}", case.name),
                 _ => case.name,
@@ -266,6 +286,27 @@ fn finish_case(case: Case, sink: &mut Sink<'_>, counts: &mut Counts) {
             });
         }
     }
+}
+
+/// The column of a case named by its place, `<module>:<line>:<column>`, when the line is the
+/// case's `line` attribute.
+fn place_column(name: &str, line: Option<u32>) -> Option<u32> {
+    let (rest, column) = name.rsplit_once(':')?;
+    let (_, named_line) = rest.rsplit_once(':')?;
+    (named_line.parse::<u32>().ok()? == line?)
+        .then(|| column.parse().ok())
+        .flatten()
+}
+
+/// A failure text's first line split into its leading code and the message: `C0121:Comparison …`.
+fn code_first(line: &str) -> Option<(&str, &str)> {
+    let (code, message) = line.split_once(':')?;
+    let word = code.chars().next()?.is_ascii_alphabetic()
+        && code
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'));
+    (word && (code.chars().any(|c| c.is_ascii_digit()) || code.contains('-')))
+        .then(|| (code, message.trim()))
 }
 
 /// The rule of a linter's test case name, `org.<tool>.<rule>`.
@@ -325,6 +366,11 @@ mod tests {
                 vec!["n: first line"],
             ),
             ("<testsuite/>", (0, 0, 0), vec![]),
+            (
+                "<testsuites><testsuite name=\"app.calc\"><testcase name=\"app.calc:7:7\" classname=\"pylint\" file=\"app/calc.py\" line=\"7\"><failure type=\"convention\" message=\"singleton-comparison\">C0121:Comparison 'values == None'\napp/calc.py:7:7:if values == None:</failure></testcase></testsuite></testsuites>",
+                (0, 1, 0),
+                vec!["C0121: Comparison 'values == None'"],
+            ),
         ];
         for (xml, (passed, failed, skipped), messages) in table {
             let (recognized, findings) = read(xml);

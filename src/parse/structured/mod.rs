@@ -1,14 +1,17 @@
 //! Structured readers: tools' machine-readable output read as data, not as lines. cargo/rustc
 //! `--message-format=json` (JSON lines, read as they stream); whole documents, spooled to a
-//! temporary file and read at the end: ESLint `-f json`, ruff's JSON, SARIF 2.1.0, JUnit XML,
+//! temporary file and read at the end: ESLint `-f json`, ruff's JSON, pylint's JSON, mypy's JSON lines, bandit's JSON, SARIF 2.1.0, JUnit XML,
 //! and the formats many tools share: Checkstyle XML, Code Climate JSON (GitLab Code Quality) and
 //! reviewdog's rdjson.
 
+mod bandit_json;
 mod cargo_json;
 mod checkstyle;
 mod codeclimate;
 mod eslint_json;
 mod junit;
+mod mypy_json;
+mod pylint_json;
 mod rdjson;
 mod ruff_json;
 mod sarif;
@@ -66,6 +69,34 @@ pub fn readers() -> Vec<Box<dyn Parser>> {
             description: "ShellCheck -f json / json1, and hadolint -f json (structured)",
             command: "shellcheck -f json1 *.sh",
             reader: &shellcheck_json::ShellcheckJson,
+            rule_help: None,
+        }),
+        Box::new(DocumentParser {
+            name: "bandit-json",
+            category: Some("security"),
+            description: "bandit -f json (structured)",
+            command: "bandit -f json -r .",
+            reader: &bandit_json::BanditJson,
+            rule_help: None,
+        }),
+        Box::new(DocumentParser {
+            name: "mypy-json",
+            category: Some("types"),
+            description: "mypy -O json (structured, one object a line)",
+            command: "mypy -O json .",
+            reader: &mypy_json::MypyJson,
+            rule_help: Some(|| {
+                static HELP: LazyLock<RuleHelp> =
+                    LazyLock::new(|| super::built_in::built_in_rule_help("mypy"));
+                &HELP
+            }),
+        }),
+        Box::new(DocumentParser {
+            name: "pylint-json",
+            category: Some("lint"),
+            description: "pylint --output-format=json or json2 (structured)",
+            command: "pylint --output-format=json2 .",
+            reader: &pylint_json::PylintJson,
             rule_help: None,
         }),
         Box::new(DocumentParser {
