@@ -1,14 +1,15 @@
 //! Structured readers: tools' machine-readable output read as data, not as lines. cargo/rustc
-//! `--message-format=json` (JSON lines, read as they stream); whole documents, spooled to a
-//! temporary file and read at the end: ESLint `-f json`, ruff's JSON, SARIF 2.1.0, JUnit XML,
-//! and the formats many tools share: Checkstyle XML, Code Climate JSON (GitLab Code Quality) and
-//! reviewdog's rdjson.
+//! `--message-format=json` (JSON lines, read as they stream) and a linter's TAP report (its YAML
+//! blocks read as data as they stream); whole documents, spooled to a temporary file and read at
+//! the end: ESLint `-f json`, ruff's JSON, SARIF 2.1.0, JUnit XML, and the formats many tools
+//! share: Checkstyle XML, Code Climate JSON (GitLab Code Quality) and reviewdog's rdjson.
 
 mod cargo_json;
 mod checkstyle;
 mod codeclimate;
 mod eslint_json;
 mod junit;
+mod lint_tap;
 mod rdjson;
 mod ruff_json;
 mod sarif;
@@ -27,6 +28,7 @@ const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
 pub fn readers() -> Vec<Box<dyn Parser>> {
     vec![
         Box::new(cargo_json::CargoJson),
+        Box::new(lint_tap::LintTap),
         Box::new(DocumentParser {
             name: "eslint-json",
             category: Some("lint"),
