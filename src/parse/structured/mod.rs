@@ -1,7 +1,7 @@
 //! Structured readers: tools' machine-readable output read as data, not as lines. cargo/rustc
 //! `--message-format=json` (JSON lines, read as they stream) and a linter's TAP report (its YAML
 //! blocks read as data as they stream); whole documents, spooled to a temporary file and read at
-//! the end: ESLint `-f json`, ruff's JSON, SARIF 2.1.0, JUnit XML, and the formats many tools
+//! the end: ESLint `-f json`, stylelint's and ruff's JSON, SARIF 2.1.0, JUnit XML, and the formats many tools
 //! share: Checkstyle XML, Code Climate JSON (GitLab Code Quality) and reviewdog's rdjson.
 
 mod cargo_json;
@@ -13,6 +13,7 @@ mod lint_tap;
 mod rdjson;
 mod ruff_json;
 mod sarif;
+mod stylelint_json;
 
 use std::io::{BufRead, Seek, Write};
 use std::sync::LazyLock;
@@ -38,6 +39,18 @@ pub fn readers() -> Vec<Box<dyn Parser>> {
             rule_help: Some(|| {
                 static HELP: LazyLock<RuleHelp> =
                     LazyLock::new(|| super::built_in::built_in_rule_help("eslint"));
+                &HELP
+            }),
+        }),
+        Box::new(DocumentParser {
+            name: "stylelint-json",
+            category: Some("lint"),
+            description: "stylelint -f json (structured)",
+            command: "stylelint -f json '**/*.css' 2>&1",
+            reader: &stylelint_json::StylelintJson,
+            rule_help: Some(|| {
+                static HELP: LazyLock<RuleHelp> =
+                    LazyLock::new(|| super::built_in::built_in_rule_help("stylelint"));
                 &HELP
             }),
         }),
