@@ -1,7 +1,7 @@
 //! Structured readers: tools' machine-readable output read as data, not as lines. cargo/rustc
 //! `--message-format=json` (JSON lines, read as they stream) and a linter's TAP report (its YAML
 //! blocks read as data as they stream); whole documents, spooled to a temporary file and read at
-//! the end: ESLint `-f json`, stylelint's and ruff's JSON, SARIF 2.1.0, JUnit XML, and the formats many tools
+//! the end: ESLint `-f json`, stylelint's, markdownlint's and ruff's JSON, SARIF 2.1.0, JUnit XML, and the formats many tools
 //! share: Checkstyle XML, Code Climate JSON (GitLab Code Quality) and reviewdog's rdjson.
 
 mod cargo_json;
@@ -10,6 +10,7 @@ mod codeclimate;
 mod eslint_json;
 mod junit;
 mod lint_tap;
+mod markdownlint_json;
 mod rdjson;
 mod ruff_json;
 mod sarif;
@@ -53,6 +54,14 @@ pub fn readers() -> Vec<Box<dyn Parser>> {
                     LazyLock::new(|| super::built_in::built_in_rule_help("stylelint"));
                 &HELP
             }),
+        }),
+        Box::new(DocumentParser {
+            name: "markdownlint-json",
+            category: Some("lint"),
+            description: "markdownlint --json, markdownlint-cli2's JSON formatter (structured)",
+            command: "markdownlint --json . 2>&1",
+            reader: &markdownlint_json::MarkdownlintJson,
+            rule_help: None,
         }),
         Box::new(DocumentParser {
             name: "junit",
