@@ -1,9 +1,10 @@
 //! Structured readers: tools' machine-readable output read as data, not as lines. cargo/rustc
 //! `--message-format=json` (JSON lines, read as they stream) and a linter's TAP report (its YAML
 //! blocks read as data as they stream); whole documents, spooled to a temporary file and read at
-//! the end: ESLint `-f json`, stylelint's, markdownlint's and ruff's JSON, SARIF 2.1.0, JUnit XML, and the formats many tools
+//! the end: ESLint `-f json`, stylelint's, markdownlint's, biome's and ruff's JSON, SARIF 2.1.0, JUnit XML, and the formats many tools
 //! share: Checkstyle XML, Code Climate JSON (GitLab Code Quality) and reviewdog's rdjson.
 
+mod biome_json;
 mod cargo_json;
 mod checkstyle;
 mod codeclimate;
@@ -61,6 +62,14 @@ pub fn readers() -> Vec<Box<dyn Parser>> {
             description: "markdownlint --json, markdownlint-cli2's JSON formatter (structured)",
             command: "markdownlint --json . 2>&1",
             reader: &markdownlint_json::MarkdownlintJson,
+            rule_help: None,
+        }),
+        Box::new(DocumentParser {
+            name: "biome-json",
+            category: Some("lint"),
+            description: "biome --reporter=json or json-pretty (structured)",
+            command: "biome check --reporter=json . 2>/dev/null",
+            reader: &biome_json::BiomeJson,
             rule_help: None,
         }),
         Box::new(DocumentParser {
