@@ -155,7 +155,8 @@ impl Annotation {
 /// `tool: ` (`pylint: C0114`), or a title of one word (`C0114`, `lint/style/useConst`).
 fn code_of_title(title: &str) -> Option<String> {
     static CODE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^(?:\S+)$|\((?P<paren>[^\s()]+)\)$|^[\w.-]+: (?P<after>\S+)$").unwrap()
+        Regex::new(r"^(?:\S+)$|\((?P<paren>[^\s()]+)\)$|^[\w.-]+: (?P<after>\S+)$")
+            .expect("a valid regex")
     });
     let captures = CODE.captures(title.trim())?;
     let code = captures
@@ -168,8 +169,9 @@ fn code_of_title(title: &str) -> Option<String> {
 /// `message` without a leading `path:line[:column]: ` that repeats the annotation's `line`, and
 /// the column it names.
 fn strip_location(message: &str, line: Option<u32>) -> (&str, Option<u32>) {
-    static LOCATION: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^\S.*?:(?P<line>\d+)(?::(?P<column>\d+))?:? ").unwrap());
+    static LOCATION: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\S.*?:(?P<line>\d+)(?::(?P<column>\d+))?:? ").expect("a valid regex")
+    });
     let Some(captures) = LOCATION.captures(message) else {
         return (message, None);
     };

@@ -1,15 +1,16 @@
 use super::*;
 
-fn found(
-    line: &str,
-) -> Option<(
+/// File, line, column, severity, code and message.
+type Read = (
     Option<String>,
     Option<u32>,
     Option<u32>,
     Severity,
     Option<String>,
     String,
-)> {
+);
+
+fn found(line: &str) -> Option<Read> {
     read(line).map(|f| {
         (
             f.file,
@@ -25,17 +26,7 @@ fn found(
 #[test]
 fn annotation_commands_of_every_shape_are_read() {
     let s = |v: &str| Some(v.to_string());
-    let cases: &[(
-        &str,
-        Option<(
-            Option<String>,
-            Option<u32>,
-            Option<u32>,
-            Severity,
-            Option<String>,
-            String,
-        )>,
-    )] = &[
+    let cases: &[(&str, Option<Read>)] = &[
         // ruff --output-format=github: the code in the title, the location repeated in the
         // message, the help after an escaped newline.
         (
