@@ -1,7 +1,8 @@
 //! Structured readers: tools' machine-readable output read as data, not as lines. cargo/rustc
 //! `--message-format=json` (JSON lines, read as they stream) and a linter's TAP report (its YAML
 //! blocks read as data as they stream); whole documents, spooled to a temporary file and read at
-//! the end: ESLint `-f json`, stylelint's, markdownlint's, biome's and ruff's JSON, SARIF 2.1.0, JUnit XML, and the formats many tools
+//! the end: ESLint `-f json`, stylelint's, markdownlint's, biome's and ruff's JSON, jest's
+//! (and vitest's), SARIF 2.1.0, JUnit XML, and the formats many tools
 //! share: Checkstyle XML, Code Climate JSON (GitLab Code Quality) and reviewdog's rdjson.
 
 mod biome_json;
@@ -9,6 +10,7 @@ mod cargo_json;
 mod checkstyle;
 mod codeclimate;
 mod eslint_json;
+mod jest_json;
 mod junit;
 mod lint_tap;
 mod markdownlint_json;
@@ -70,6 +72,14 @@ pub fn readers() -> Vec<Box<dyn Parser>> {
             description: "biome --reporter=json or json-pretty (structured)",
             command: "biome check --reporter=json . 2>/dev/null",
             reader: &biome_json::BiomeJson,
+            rule_help: None,
+        }),
+        Box::new(DocumentParser {
+            name: "jest-json",
+            category: Some("tests"),
+            description: "jest --json, vitest run --reporter=json (structured)",
+            command: "npx jest --json 2>/dev/null",
+            reader: &jest_json::JestJson,
             rule_help: None,
         }),
         Box::new(DocumentParser {
