@@ -5,7 +5,7 @@
 //! tool prints about itself.
 
 pub(super) mod draft;
-mod frames;
+pub(crate) mod frames;
 pub(super) mod locations;
 mod session;
 

@@ -3,7 +3,8 @@
 //! `<checkstyle><file name="…"><error line="…" column="…" severity="…" message="…"
 //! source="…"/></file></checkstyle>`. The code is `source` without a tool's own prefix
 //! (`eslint.rules.no-unused-vars`, `ShellCheck.SC2086`). Severity: `error` an error, `warning`
-//! a warning, `info`, `ignore` and hadolint's `style` notes.
+//! a warning, `info`, `ignore` and hadolint's `style` notes. Line and column 0 (biome's, for a
+//! diagnostic about the whole file) are none.
 
 use std::io::BufRead;
 
@@ -51,7 +52,12 @@ impl DocumentReader for Checkstyle {
 }
 
 fn found(element: &BytesStart<'_>, file: Option<String>) -> Found {
-    let number = |name| attribute(element, name).and_then(|n| n.trim().parse().ok());
+    // Line 0 (biome's, for a diagnostic about the whole file) is no line.
+    let number = |name| {
+        attribute(element, name)
+            .and_then(|n| n.trim().parse::<u32>().ok())
+            .filter(|n| *n > 0)
+    };
     let code = attribute(element, "source").map(|source| {
         SOURCE_PREFIXES
             .iter()

@@ -28,6 +28,8 @@ struct Case {
     column: Option<u32>,
     /// The name of the `<testsuite>` it is in.
     suite: Option<String>,
+    /// A `<property name="severity">` of the case (ruff's formatter writes one).
+    severity: Option<Severity>,
     outcome: Outcome,
 }
 
@@ -50,6 +52,8 @@ struct Counts {
     passed: u64,
     failed: u64,
     skipped: u64,
+    /// Failed cases that are a linter's warnings or notes, not errors.
+    not_errors: u64,
 }
 
 /// What the reader keeps from one element of the document to the next.
@@ -145,6 +149,14 @@ impl Reading {
                     self.in_problem = true;
                 }
                 b"skipped" => case.outcome = Outcome::Skipped,
+                b"property" if attribute(element, "name").as_deref() == Some("severity") => {
+                    case.severity = match attribute(element, "value").as_deref() {
+                        Some("error") => Some(Severity::Error),
+                        Some("warning") => Some(Severity::Warning),
+                        Some("info" | "note") => Some(Severity::Note),
+                        _ => None,
+                    };
+                }
                 _ => {}
             }
         }
@@ -165,6 +177,7 @@ impl Reading {
             passed,
             failed,
             skipped,
+            not_errors,
         } = self.counts;
         if !self.seen_testcase_parent && passed + failed + skipped == 0 {
             return false;
@@ -174,7 +187,12 @@ impl Reading {
         tests.failed += failed;
         tests.skipped += skipped;
         let expected = sink.findings().expected_mut();
-        expected.error = Some(expected.error.unwrap_or(0).saturating_add(failed));
+        expected.error = Some(
+            expected
+                .error
+                .unwrap_or(0)
+                .saturating_add(failed - not_errors),
+        );
         true
     }
 }
@@ -187,6 +205,7 @@ fn case_of(element: &BytesStart<'_>, suite: Option<String>) -> Case {
         classname: attribute(element, "classname"),
         file: attribute(element, "file"),
         line: attribute(element, "line").and_then(|l| l.parse().ok()),
+        severity: None,
         outcome: Outcome::Passed,
     }
 }
@@ -225,6 +244,7 @@ fn finish_case(case: Case, sink: &mut Sink<'_>, counts: &mut Counts) {
             text,
         } => {
             counts.failed += 1;
+            let place = lint_place(&text);
             let message = [message, Some(text.clone()), ty]
                 .into_iter()
                 .flatten()
@@ -238,17 +258,22 @@ fn finish_case(case: Case, sink: &mut Sink<'_>, counts: &mut Counts) {
                     }
                     .into()
                 });
-            // A linter's JUnit (eslint's and ruff's formatters): each case is one finding,
-            // named `org.<tool>.<rule>`, in a suite named by the file.
-            if let Some(rule) = lint_rule(&case.name)
+            // A linter's JUnit (eslint's, ruff's and biome's formatters): each case is one
+            // finding, named `org.<tool>.<rule>`, in a suite named by the file.
+            if let Some((tool, rule)) = lint_rule(&case.name)
                 && let Some(file) = case.file.clone().or(case.suite.clone())
             {
+                let (line, column, severity) = place;
+                let severity = case.severity.or(severity).unwrap_or(Severity::Error);
+                if severity != Severity::Error {
+                    counts.not_errors += 1;
+                }
                 sink.push(Found {
                     file: Some(file),
-                    line: case.line,
-                    column: case.column,
-                    severity: Some(Severity::Error),
-                    code: Some(rule.to_string()),
+                    line: case.line.or(line),
+                    column: case.column.or(column),
+                    severity: Some(severity),
+                    code: lint_code(tool, rule),
                     message,
                     ..Found::default()
                 });
@@ -309,11 +334,46 @@ fn code_first(line: &str) -> Option<(&str, &str)> {
         .then(|| (code, message.trim()))
 }
 
-/// The rule of a linter's test case name, `org.<tool>.<rule>`.
-fn lint_rule(name: &str) -> Option<&str> {
+/// The tool and rule of a linter's test case name, `org.<tool>.<rule>`.
+fn lint_rule(name: &str) -> Option<(&str, &str)> {
     let (tool, rule) = name.strip_prefix("org.")?.split_once('.')?;
     let word = |s: &str| !s.is_empty() && !s.contains(char::is_whitespace);
-    (word(tool) && word(rule) && tool.chars().all(|c| c.is_ascii_alphanumeric())).then_some(rule)
+    (word(tool) && word(rule) && tool.chars().all(|c| c.is_ascii_alphanumeric()))
+        .then_some((tool, rule))
+}
+
+/// The code of a linter's case as the tool names it elsewhere: ESLint writes `unknown` for a
+/// problem without a rule (a parsing error); biome writes its categories
+/// (`lint/style/useConst`) with dots.
+fn lint_code(tool: &str, rule: &str) -> Option<String> {
+    match tool {
+        "eslint" if rule == "unknown" => None,
+        "biome" => Some(rule.replace('.', "/")),
+        _ => Some(rule.to_string()),
+    }
+}
+
+/// Line, column and severity from the text of a linter's failure, which ESLint's formatter writes
+/// as its compact line, `line 17, col 14, Error - message (rule)` (biome and ruff write `line 4,
+/// col 12, message`, with the place in attributes too).
+fn lint_place(text: &str) -> (Option<u32>, Option<u32>, Option<Severity>) {
+    let Some(rest) = text.trim_start().strip_prefix("line ") else {
+        return (None, None, None);
+    };
+    let Some((line, rest)) = rest.split_once(", col ") else {
+        return (None, None, None);
+    };
+    let Some((column, rest)) = rest.split_once(", ") else {
+        return (None, None, None);
+    };
+    let severity = if rest.starts_with("Error - ") {
+        Some(Severity::Error)
+    } else if rest.starts_with("Warning - ") {
+        Some(Severity::Warning)
+    } else {
+        None
+    };
+    (line.parse().ok(), column.parse().ok(), severity)
 }
 
 pub(super) fn attribute(element: &BytesStart<'_>, key: &str) -> Option<String> {

@@ -1,21 +1,28 @@
 //! Structured readers: tools' machine-readable output read as data, not as lines. cargo/rustc
-//! `--message-format=json` (JSON lines, read as they stream); whole documents, spooled to a
-//! temporary file and read at the end: ESLint `-f json`, ruff's JSON, pylint's JSON, mypy's JSON lines, bandit's JSON, SARIF 2.1.0, JUnit XML,
-//! and the formats many tools share: Checkstyle XML, Code Climate JSON (GitLab Code Quality) and
-//! reviewdog's rdjson.
+//! `--message-format=json` (JSON lines, read as they stream) and a linter's TAP report (its YAML
+//! blocks read as data as they stream); whole documents, spooled to a temporary file and read at
+//! the end: ESLint `-f json`; stylelint's, markdownlint's, biome's, ruff's, pylint's, bandit's,
+//! ShellCheck's and hadolint's JSON; mypy's and jest's (and vitest's) JSON; SARIF 2.1.0, JUnit
+//! XML, and the formats many tools share: Checkstyle XML, Code Climate JSON (GitLab Code
+//! Quality) and reviewdog's rdjson.
 
 mod bandit_json;
+mod biome_json;
 mod cargo_json;
 mod checkstyle;
 mod codeclimate;
 mod eslint_json;
+mod jest_json;
 mod junit;
+mod lint_tap;
+mod markdownlint_json;
 mod mypy_json;
 mod pylint_json;
 mod rdjson;
 mod ruff_json;
 mod sarif;
 mod shellcheck_json;
+mod stylelint_json;
 
 use std::io::{BufRead, Seek, Write};
 use std::sync::LazyLock;
@@ -31,6 +38,7 @@ const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
 pub fn readers() -> Vec<Box<dyn Parser>> {
     vec![
         Box::new(cargo_json::CargoJson),
+        Box::new(lint_tap::LintTap),
         Box::new(DocumentParser {
             name: "eslint-json",
             category: Some("lint"),
@@ -42,6 +50,42 @@ pub fn readers() -> Vec<Box<dyn Parser>> {
                     LazyLock::new(|| super::built_in::built_in_rule_help("eslint"));
                 &HELP
             }),
+        }),
+        Box::new(DocumentParser {
+            name: "stylelint-json",
+            category: Some("lint"),
+            description: "stylelint -f json (structured)",
+            command: "stylelint -f json '**/*.css' 2>&1",
+            reader: &stylelint_json::StylelintJson,
+            rule_help: Some(|| {
+                static HELP: LazyLock<RuleHelp> =
+                    LazyLock::new(|| super::built_in::built_in_rule_help("stylelint"));
+                &HELP
+            }),
+        }),
+        Box::new(DocumentParser {
+            name: "markdownlint-json",
+            category: Some("lint"),
+            description: "markdownlint --json, markdownlint-cli2's JSON formatter (structured)",
+            command: "markdownlint --json . 2>&1",
+            reader: &markdownlint_json::MarkdownlintJson,
+            rule_help: None,
+        }),
+        Box::new(DocumentParser {
+            name: "biome-json",
+            category: Some("lint"),
+            description: "biome --reporter=json or json-pretty (structured)",
+            command: "biome check --reporter=json . 2>/dev/null",
+            reader: &biome_json::BiomeJson,
+            rule_help: None,
+        }),
+        Box::new(DocumentParser {
+            name: "jest-json",
+            category: Some("tests"),
+            description: "jest --json, vitest run --reporter=json (structured)",
+            command: "npx jest --json 2>/dev/null",
+            reader: &jest_json::JestJson,
+            rule_help: None,
         }),
         Box::new(DocumentParser {
             name: "junit",

@@ -24,7 +24,10 @@ struct Document {
 #[derive(Debug, Deserialize)]
 struct Diagnostic {
     message: String,
-    location: Location,
+    /// None for a diagnostic about no file in particular (biome's `format` ones); only in a
+    /// whole document: an rdjsonl line needs one to be taken for a diagnostic.
+    #[serde(default)]
+    location: Option<Location>,
     #[serde(default)]
     severity: Option<String>,
     #[serde(default)]
@@ -53,8 +56,10 @@ impl DocumentReader for Rdjson {
                         continue;
                     }
                     match serde_json::from_slice::<Diagnostic>(line) {
-                        Ok(diagnostic) => diagnostics.push(diagnostic),
-                        Err(_) => return false,
+                        Ok(diagnostic) if diagnostic.location.is_some() => {
+                            diagnostics.push(diagnostic);
+                        }
+                        _ => return false,
                     }
                 }
                 if diagnostics.is_empty() {
@@ -64,14 +69,17 @@ impl DocumentReader for Rdjson {
             }
         };
         for diagnostic in diagnostics {
-            let range = &diagnostic.location.range;
+            let (file, range) = match diagnostic.location {
+                Some(location) => (Some(location.path), location.range),
+                None => (None, Value::Null),
+            };
             let code = match &diagnostic.code {
                 Value::String(code) => Some(code.clone()),
                 code => code["value"].as_str().map(str::to_string),
             };
             let severity = diagnostic.severity.as_deref().or(default.as_deref());
             sink.push(Found {
-                file: Some(diagnostic.location.path),
+                file,
                 line: position(&range["start"]["line"]),
                 column: position(&range["start"]["column"]),
                 end_line: position(&range["end"]["line"]),
