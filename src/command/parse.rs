@@ -17,8 +17,8 @@ use crate::config::ConfigError;
 use crate::exit_code;
 use crate::model::{Diagnostic, ExpectedCount, SeverityCounts, TestCounts};
 use crate::parse::{
-    Catalogue, Choice, Findings, LineOutcome, ParseContext, Parser, RegionSpan, Several, choose,
-    parse_reader_framed, rank,
+    Catalogue, Choice, Findings, LineOutcome, ParseContext, Parser, RegionSpan, Several,
+    parse_reader_framed, rank_file,
 };
 use crate::state::format::PARSE as FORMAT_VERSION;
 
@@ -132,10 +132,15 @@ fn auto_parser<'c>(
     stdout: &mut dyn Write,
 ) -> Result<Picked<'c>, CommandError> {
     let input_error = input_error(args.input.as_deref());
-    let (ranked, lines) = rank(catalogue, context, input).map_err(&input_error)?;
-    input.rewind().map_err(&input_error)?;
+    let (choice, ranked, lines, sampled) =
+        rank_file(catalogue, context, input).map_err(&input_error)?;
     let says = args.format == ParseFormat::Summary || args.explain;
-    let picked = match choose(catalogue, &ranked, lines) {
+    let of_lines = if sampled {
+        format!("{lines} lines sampled")
+    } else {
+        format!("{lines} lines")
+    };
+    let picked = match choice {
         Choice::One(best) => {
             let explained = ranked
                 .iter()
@@ -156,7 +161,7 @@ fn auto_parser<'c>(
                 print(
                     stdout,
                     &format!(
-                        "auto: chose parser \"{}\" (it explains {explained} of {lines} lines{runner_up})\n",
+                        "auto: chose parser \"{}\" (it explains {explained} of {of_lines}{runner_up})\n",
                         best.name()
                     ),
                 );

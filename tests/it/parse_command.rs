@@ -427,3 +427,36 @@ fn a_pipe_can_be_named_as_the_input() {
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert!(String::from_utf8_lossy(&output.stdout).starts_with("auto: chose parser \"ruff\""));
 }
+
+/// A long output is ranked on a sample of it (its start, windows through it, its end), and read
+/// whole by the parser chosen: the same choice and the same findings as ranking all of it.
+#[test]
+fn auto_ranks_a_long_output_on_a_sample_and_reads_all_of_it() {
+    for (case, parser) in [
+        ("clippy/targets-human.txt", "clippy"),
+        ("pytest/field.txt", "pytest"),
+        ("eslint/lint.txt", "eslint"),
+        ("ruff/concise.txt", "ruff"),
+    ] {
+        let one = std::fs::read(fixture(case)).unwrap();
+        let long = one.repeat((600 * 1024) / one.len() + 1);
+        let auto = refine_loop(&["parse", "--target", "/fixture"], Some(&long));
+        let stdout = String::from_utf8_lossy(&auto.stdout);
+        let first = stdout.lines().next().unwrap_or_default();
+        assert!(
+            first.contains(&format!("chose parser \"{parser}\""))
+                && first.contains("lines sampled"),
+            "{case}: {first}"
+        );
+        let named = refine_loop(
+            &["parse", "-p", parser, "--target", "/fixture"],
+            Some(&long),
+        );
+        let last = |text: &str| text.lines().last().unwrap_or_default().to_string();
+        assert_eq!(
+            last(&stdout),
+            last(&String::from_utf8_lossy(&named.stdout)),
+            "{case}: the same findings"
+        );
+    }
+}
