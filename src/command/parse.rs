@@ -17,7 +17,7 @@ use crate::config::ConfigError;
 use crate::exit_code;
 use crate::model::{Diagnostic, ExpectedCount, SeverityCounts, TestCounts};
 use crate::parse::{
-    Catalogue, Choice, Findings, LineOutcome, ParseContext, Parser, RegionSpan, Several,
+    Catalogue, Choice, Findings, LineOutcome, ParseContext, Parser, RegionSpan, Several, Unread,
     parse_reader_framed, rank_file,
 };
 use crate::state::format::PARSE as FORMAT_VERSION;
@@ -35,22 +35,32 @@ pub fn parse(args: &ParseArgs, stdout: &mut dyn Write) -> Result<i32, CommandErr
     let mut input = open_input(args.input.as_deref())?;
     let input_error = input_error(args.input.as_deref());
 
-    let picked = if args.parser == "auto" {
+    let mut picked = if args.parser == "auto" {
         auto_parser(args, &catalogue, &context, &mut input, stdout)?
     } else {
         Picked::named(named_parser(&catalogue, &args.parser)?)
     };
-    let parser = picked.parser();
-
     let mut out = BufWriter::new(stdout);
+    let mut unread = Unread::default();
     let mut observe = |number: u64, line: &str, outcome: LineOutcome| {
+        unread.observe(line, outcome);
         if args.explain {
             let rule = describe(outcome);
             let _ = writeln!(out, "{number:>7}  {rule:<22} | {line}");
         }
     };
     let (findings, framing) =
-        parse_reader_framed(parser, &context, &mut input, &mut observe).map_err(&input_error)?;
+        parse_reader_framed(picked.parser(), &context, &mut input, &mut observe)
+            .map_err(&input_error)?;
+    // A reading that left much unread says so, whichever way the parser was picked (a note of
+    // `auto`'s that nothing was recognised says it already).
+    if picked.notes.is_empty()
+        && let Some(note) = unread.note(picked.parser().name(), &findings)
+    {
+        eprintln!("note: {note}");
+        picked.notes.push(note);
+    }
+    let parser = picked.parser();
     if framing.touched() {
         tracing::info!(framing = ?framing.framing, "CI framing stripped");
         if args.explain {

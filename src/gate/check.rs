@@ -28,6 +28,8 @@ pub struct CheckResult {
     /// Confined, the writes the kernel refused it in the seal (a git dir, the state dir, the
     /// loop's store), as its output named them: no check has cause to write there.
     pub refused_sealed: Vec<String>,
+    /// What its parser left unread that looked like diagnostics, when that was much.
+    pub unread: Option<String>,
 }
 
 /// The line that opens a check's section of the log, and its command.
@@ -74,6 +76,7 @@ pub fn run_check<W: Write>(
     };
     let mut findings = Findings::default();
     let mut session = crate::parse::Annotated::open(parser, &context);
+    let mut unread = crate::parse::Unread::default();
     let mut assembler = LineAssembler::default();
     let mut bounded = BoundedLog::new(log, settings.gate.log_limit);
 
@@ -104,7 +107,8 @@ pub fn run_check<W: Write>(
             session.bytes(chunk, &mut findings);
         } else {
             assembler.push(chunk, &mut |line| {
-                session.line(line, &mut findings);
+                let outcome = session.line(line, &mut findings);
+                unread.observe(line, outcome);
             });
         }
         Ok(())
@@ -117,9 +121,13 @@ pub fn run_check<W: Write>(
         )))),
     };
     assembler.finish(&mut |line| {
-        session.line(line, &mut findings);
+        let outcome = session.line(line, &mut findings);
+        unread.observe(line, outcome);
     });
     session.finish(&mut findings);
+    let unread = (!raw)
+        .then(|| unread.note(parser.name(), &findings))
+        .flatten();
     let own_files = drop_own_files(settings, &mut findings);
     // Before anything can return early: what the check wrote is put back whatever follows.
     let wrote = guard.map(|guard| guard.after(tracked)).unwrap_or_default();
@@ -154,6 +162,7 @@ pub fn run_check<W: Write>(
         own_files,
         wrote,
         refused_sealed,
+        unread,
     })
 }
 

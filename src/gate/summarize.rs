@@ -98,6 +98,12 @@ pub fn summarize(cycle: u32, results: &[CheckResult], flaky: Option<&Flaky>) -> 
         if let Some(note) = count_mismatch(&record) {
             notes.push(note);
         }
+        // A failing check whose output its parser mostly did not understand says so.
+        if let Some(unread) = &result.unread
+            && record.status == CheckStatus::Failed
+        {
+            notes.push(format!("{}: {unread}", record.name));
+        }
         if !result.end.leftovers.is_empty() {
             notes.push(leftovers_note(&record.name, &result.end.leftovers));
         }

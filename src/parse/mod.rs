@@ -24,6 +24,7 @@ mod rule_help;
 mod sample;
 mod several;
 mod structured;
+mod unread;
 
 use std::path::PathBuf;
 
@@ -40,6 +41,7 @@ pub use problem_matcher::{ProblemMatcher, compile_matchers};
 pub use regex_parser::RegexParser;
 pub use rule_help::RuleHelp;
 pub use several::{Part, Several};
+pub use unread::Unread;
 
 /// Where the output came from, so that paths can be made relative to the target.
 #[derive(Debug, Clone)]

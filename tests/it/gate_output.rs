@@ -163,3 +163,29 @@ fn a_check_reads_a_ci_framed_log_of_two_tools_with_both_parsers() {
     assert_eq!(categories["syntax"]["failures"], 1, "{categories}");
     assert_eq!(categories["tests"]["failures"], 3, "{categories}");
 }
+
+/// A check whose parser does not read its tool's output (ruff's, given to eslint's parser) fails
+/// as one unparsed failure, and the summary says that its lines looked like diagnostics the
+/// parser did not read, instead of quietly counting none. A parser that reads it says nothing.
+#[test]
+fn a_check_its_parser_does_not_understand_says_so_in_the_notes() {
+    let run = "printf 'app/a.py:1:8: F401 [*] `os` imported but unused\\n\
+               app/a.py:2:8: F401 [*] `sys` imported but unused\\n\
+               app/b.py:9:1: E722 Do not use bare `except`\\nFound 3 errors.\\n'; exit 1";
+    for (parser, noted) in [("eslint", true), ("ruff", false)] {
+        let repo = Repo::new();
+        repo.write("refine-loop.toml", &config(run, parser));
+        let output = repo.run(&["check"]);
+        assert_eq!(output.status.code(), Some(1), "{output:?}");
+        let summary = repo.summary();
+        let notes = summary["notes"].to_string();
+        assert_eq!(
+            notes.contains("read as eslint, but 3 of its 4 lines looked like diagnostics"),
+            noted,
+            "{parser}: {notes}"
+        );
+        if !noted {
+            assert_eq!(summary["categories"]["lint"]["failures"], 3, "{parser}");
+        }
+    }
+}

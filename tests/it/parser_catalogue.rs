@@ -6,7 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use refine_loop::parse::{Catalogue, Choice, Findings, ParseContext, choose, parse_bytes, rank};
+use refine_loop::parse::{
+    Catalogue, Choice, Findings, ParseContext, Unread, choose, parse_reader, rank,
+};
 use serde_json::Value;
 
 fn cases() -> Vec<PathBuf> {
@@ -110,7 +112,20 @@ fn every_parser_reads_its_fixtures_exactly_and_auto_names_it() {
             target: PathBuf::from(truth["target"].as_str().unwrap_or("/fixture")),
             cwd_relative: String::new(),
         };
-        let findings = parse_bytes(parser, &context, &input);
+        let mut unread = Unread::default();
+        let findings = parse_reader(
+            parser,
+            &context,
+            &mut input.as_slice(),
+            &mut |_, line, outcome| unread.observe(line, outcome),
+        )
+        .unwrap();
+        // The parser of the tool understood its output: no note that it left much unread.
+        if !parser.reads_documents()
+            && let Some(note) = unread.note(parser_name, &findings)
+        {
+            failures.push(format!("{name}: {note}"));
+        }
         let (missed, extra) = differences(&findings, &truth);
         diagnostics += truth["diagnostics"].as_array().unwrap().len();
         misses += missed.len();
