@@ -3,7 +3,8 @@
 //! While a parser reads, [`Unread`] counts the lines no rule of it took that look like a
 //! diagnostic all the same (`path.ext:line[:col]` before a space, `error:`/`warning:` at a line's
 //! start, a test runner's `FAIL`/`FAILED`), and the findings whose file is a sentence rather than
-//! a path (prettier 2's "Code style issues found in 4 files. Forgot to run Prettier?"). When they
+//! a path (prettier 2's "Code style issues found in 4 files. Forgot to run Prettier?"), and a
+//! tool's own count of errors when none was read. When they
 //! are many beside what was read, [`Unread::note`] says so, for `parse` and the gate summary.
 
 use std::sync::LazyLock;
@@ -57,6 +58,13 @@ impl Unread {
                 sentences.len()
             ));
         }
+        let claimed = findings.expected.and_then(|e| e.error).unwrap_or(0);
+        if read == 0 && claimed > 0 {
+            return Some(format!(
+                "read as {parser}, but it read none of the {claimed} errors the output's own \
+                 count gives; check the parser"
+            ));
+        }
         let many = if read == 0 {
             self.looked_like > 0
         } else {
@@ -68,7 +76,7 @@ impl Unread {
         let quoted: Vec<String> = self.examples.iter().map(|e| format!("\"{e}\"")).collect();
         Some(format!(
             "read as {parser}, but {} of its {} lines looked like diagnostics it did not read \
-             (first: {}); check the parser, or try `refine-loop parse --parser auto`",
+             (first: {}); check the parser",
             self.looked_like,
             self.lines,
             quoted.join(", ")
@@ -82,7 +90,7 @@ pub fn looks_like_a_diagnostic(line: &str) -> bool {
         Regex::new(concat!(
             // path.ext:line[:col] (or path.ext(line,col), path.ext +line:col) then a space
             r#"(?:^|[\s'"])[^\s:'"()]*[\w)\]]\.[A-Za-z][A-Za-z0-9]{0,7}"#,
-            r"(?::\d+(?::\d+)?:?|\(\d+(?:,\s?\d+)?\):?| \+\d+:\d+:)(?:\s|$)",
+            r"(?::\d+(?::\d+)?:?|\(\d+(?:,\s?\d+)?\):?| \+\d+:\d+:|: line \d+,)(?:\s|$)",
             r"|^\s*(?:error|warning|ERROR|WARNING)(?:\[[\w:/.-]+\])?: \S",
             r"|^(?:FAIL|FAILED|ERROR)[: ] ?\S",
         ))
@@ -109,6 +117,10 @@ mod tests {
             ("  prix été/calcul.py:12:3 error x", true),
             ("c/util.c(13,9): warning: x", true),
             ("c/util.c +13:9: warning: x", true),
+            (
+                "src/broken.js: line 3, col 10, Expected ',' and instead saw '1'.",
+                true,
+            ),
             ("error[E0425]: cannot find value `x`", true),
             ("warning: unused import", true),
             (

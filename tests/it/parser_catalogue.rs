@@ -179,3 +179,45 @@ fn eslint_takes_no_header_of_a_file_it_does_not_lint() {
     assert_eq!(eslint.explained, 0, "eslint explained pyright's headers");
     assert_ne!(ranked[0].parser.name(), "eslint");
 }
+
+/// Output of tools outside the catalogue (and of unittest before it had a parser): `auto` says it
+/// recognises none of it, or the parser it chooses says what it left unread. Never a silent
+/// reading as another tool, with findings that are not there or none of those that are.
+#[test]
+fn output_of_a_tool_outside_the_catalogue_is_never_silently_read_as_another() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/parsers/outside");
+    let catalogue = Catalogue::built_in().unwrap();
+    let context = ParseContext {
+        target: PathBuf::from("/fixture/python"),
+        cwd_relative: String::new(),
+    };
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "txt") || path.ends_with("TOOLS.txt") {
+            continue;
+        }
+        seen += 1;
+        let input = std::fs::read(&path).unwrap();
+        let (ranked, lines) = rank(&catalogue, &context, &mut input.as_slice()).unwrap();
+        let parser = match choose(&catalogue, &ranked, lines) {
+            Choice::NotRecognised(_) => continue,
+            Choice::One(parser) => parser,
+            Choice::Regions(..) => panic!("{path:?}: read in regions"),
+        };
+        let mut unread = Unread::default();
+        let findings = parse_reader(
+            parser,
+            &context,
+            &mut input.as_slice(),
+            &mut |_, line, o| unread.observe(line, o),
+        )
+        .unwrap();
+        assert!(
+            unread.note(parser.name(), &findings).is_some(),
+            "{path:?}: read silently as {}",
+            parser.name()
+        );
+    }
+    assert_eq!(seen, 4, "cpplint, vulture, pydocstyle and jshint");
+}
