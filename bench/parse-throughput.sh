@@ -33,7 +33,9 @@
 #   errorformat EFM... <LOG                          (one short line per entry, to a file)
 # rg counts the lines of the parser's [[pattern]]/[[summary]] shapes (not its continuation lines:
 # rg has no notion of an entry). "rl/rg cpu" is the bar; "ef/rl wall" is how much slower
-# errorformat is.
+# errorformat is. Each log is also read by `refine-loop parse -p auto` (which ranks every parser
+# on a sample, then reads the log with the one it chose): "auto/rl cpu" is its cost over the named
+# parser's, and "auto chose" the parser it named.
 #
 # errorformat (https://github.com/reviewdog/errorformat, Go) is the second reference: the binary
 # named by $ERRORFORMAT, else one built by bench/build-errorformat.sh from $ERRORFORMAT_SRC (a
@@ -278,6 +280,11 @@ for layout in "${layout_list[@]}"; do
         echo "refine-loop parse failed:" >&2; cat "$work/rl.err" "$work/rl.time" >&2; exit 1
       fi
       rl_summary=$(tail -n 1 "$work/rl.out")
+      # 3b'. refine-loop with --parser auto: the choice (ranked on a sample), then the same read
+      if ! timed au "$bin" parse -p auto --format summary "$log"; then
+        echo "refine-loop parse -p auto failed:" >&2; cat "$work/au.err" "$work/au.time" >&2; exit 1
+      fi
+      au_choice=$(head -n 1 "$work/au.out" | sed -n 's/^auto: chose parser "\([^"]*\)".*/\1/p')
       # 3c. ripgrep
       if ((${#rg_args[@]})); then
         status=0
@@ -296,10 +303,12 @@ for layout in "${layout_list[@]}"; do
       fi
     done
     read -r rl_c rl_s rl_rss <"$work/rl.best"
+    read -r au_c au_s au_rss <"$work/au.best"
     if [[ -s $work/rg.best ]]; then read -r rg_c rg_s rg_rss <"$work/rg.best"; else rg_c=- rg_s=- rg_rss=-; fi
     if [[ -s $work/ef.best ]]; then read -r ef_c ef_s ef_rss <"$work/ef.best"; else ef_c=- ef_s=- ef_rss=-; fi
     printf '%s\t' "$layout" "$log_bytes" "$rl_c" "$rl_s" "$rl_rss" "$rg_c" "$rg_s" "$rg_rss" \
-      "$ef_c" "$ef_s" "$ef_rss" "$rl_summary" "$rg_count" "$ef_count" >>"$rows"
+      "$ef_c" "$ef_s" "$ef_rss" "$rl_summary" "$rg_count" "$ef_count" "$au_c" "$au_s" \
+      "${au_choice:-?}" >>"$rows"
     echo >>"$rows"
     rm -f "$log"
   done
@@ -316,21 +325,24 @@ print(f"parser {parser} on {fixtures}: noise = 90% noise lines (fixtures interle
 print(f"errorformat: {ef_note}")
 head = ("layout", "log MiB", "rl cpu s", "rl wall s", "rl MiB/s", "rl RSS MiB", "rg cpu s",
         "rg wall s", "rg RSS MiB", "rl/rg cpu", "rl/rg wall", "ef cpu s", "ef wall s",
-        "ef RSS MiB", "ef/rl wall", "rl findings", "rg lines", "ef entries")
+        "ef RSS MiB", "ef/rl wall", "rl findings", "rg lines", "ef entries", "auto cpu s",
+        "auto/rl cpu", "auto/rl wall", "auto chose")
 table, summaries = [head], []
 num = lambda s: float(s) if s not in ("-", "") else None
 ratio = lambda a, b: f"{num(a) / num(b):.1f}x" if num(a) is not None and num(b) else "-"
+ratio2 = lambda a, b: f"{num(a) / num(b):.2f}x" if num(a) is not None and num(b) else "-"
 mib_of = lambda kb: f"{int(kb) / 1024:.1f}" if kb != "-" else "-"
 for line in open(rows):
     (layout, size, rl_c, rl_s, rl_rss, rg_c, rg_s, rg_rss, ef_c, ef_s, ef_rss, summary, rg_count,
-     ef_count) = line.rstrip("\n").split("\t")[:14]
+     ef_count, au_c, au_s, au_choice) = line.rstrip("\n").split("\t")[:17]
     mib = int(size) / MiB
     m = re.search(r": (\d+) errors, (\d+) warnings, (\d+) notes", summary)
     found = str(sum(map(int, m.groups()))) if m else "?"
     rate = f"{mib / num(rl_s):.0f}" if num(rl_s) else "-"
     table.append((layout, f"{mib:.0f}", rl_c, rl_s, rate, mib_of(rl_rss), rg_c, rg_s,
                   mib_of(rg_rss), ratio(rl_c, rg_c), ratio(rl_s, rg_s), ef_c, ef_s,
-                  mib_of(ef_rss), ratio(ef_s, rl_s), found, rg_count, ef_count))
+                  mib_of(ef_rss), ratio(ef_s, rl_s), found, rg_count, ef_count, au_c,
+                  ratio2(au_c, rl_c), ratio2(au_s, rl_s), au_choice))
     summaries.append(f"  {layout} {mib:.0f} MiB: {summary}")
 widths = [max(len(r[i]) for r in table) for i in range(len(head))]
 for r in table:

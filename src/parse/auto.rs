@@ -101,7 +101,21 @@ pub fn rank<'a>(
     context: &ParseContext,
     input: &mut dyn Read,
 ) -> io::Result<(Vec<Ranked<'a>>, u64)> {
-    let parsers: Vec<&dyn Parser> = catalogue.iter().map(|(parser, _)| parser).collect();
+    rank_these(catalogue, context, input, &|_| true)
+}
+
+/// [`rank`] of the parsers `these` keeps.
+fn rank_these<'a>(
+    catalogue: &'a Catalogue,
+    context: &ParseContext,
+    input: &mut dyn Read,
+    these: &dyn Fn(&dyn Parser) -> bool,
+) -> io::Result<(Vec<Ranked<'a>>, u64)> {
+    let parsers: Vec<&dyn Parser> = catalogue
+        .iter()
+        .map(|(parser, _)| parser)
+        .filter(|parser| these(*parser))
+        .collect();
     let mut entrants: Vec<Entrant<'_>> = parsers
         .iter()
         .map(|parser| Entrant::new(*parser, context))
@@ -169,9 +183,11 @@ pub fn rank<'a>(
     Ok((ranked, lines))
 }
 
-/// `auto` on a file: ranks a long one on a [sample](super::sample) (the whole of it when the
-/// sample reads as several tools' regions, whose lines must be the file's), and chooses. The
-/// file is left rewound; the count is of the lines ranked, and whether they were a sample.
+/// `auto` on a file: ranks a long one on a [sample](super::sample) and chooses. When the sample
+/// reads as several tools' regions, whose lines must be the file's, the parsers of those regions
+/// (and the sample's best) are ranked again over the whole file, which costs those few parsers'
+/// time, not the catalogue's. The file is left rewound; the count is of the lines ranked, and
+/// whether they were a sample.
 pub fn rank_file<'a>(
     catalogue: &'a Catalogue,
     context: &ParseContext,
@@ -179,14 +195,27 @@ pub fn rank_file<'a>(
 ) -> io::Result<(Choice<'a>, Vec<Ranked<'a>>, u64, bool)> {
     use std::io::Seek;
     let length = input.metadata()?.len();
+    let mut candidates: Option<Vec<String>> = None;
     if let super::sample::Sample::Part(sample) = super::sample::take(input, length)? {
         let (ranked, lines) = rank(catalogue, context, &mut sample.as_slice())?;
         let choice = choose(catalogue, &ranked, lines);
-        if !matches!(choice, Choice::Regions(..)) {
+        let Choice::Regions(several, _) = &choice else {
             return Ok((choice, ranked, lines, true));
-        }
+        };
+        let mut names: Vec<String> = several
+            .parts()
+            .iter()
+            .map(|part| part.parser.name().to_string())
+            .collect();
+        names.extend(ranked.first().map(|best| best.parser.name().to_string()));
+        candidates = Some(names);
     }
-    let (ranked, lines) = rank(catalogue, context, input)?;
+    let these = |parser: &dyn Parser| {
+        candidates
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|name| name == parser.name()))
+    };
+    let (ranked, lines) = rank_these(catalogue, context, input, &these)?;
     input.rewind()?;
     let choice = choose(catalogue, &ranked, lines);
     Ok((choice, ranked, lines, false))

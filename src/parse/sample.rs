@@ -32,10 +32,7 @@ pub fn take(input: &mut (impl Read + Seek), length: u64) -> io::Result<Sample> {
         return Ok(Sample::Whole);
     }
     let head = read_at(input, 0, HEAD)?;
-    let first = head
-        .iter()
-        .find(|b| !b.is_ascii_whitespace() && !matches!(b, 0xEF | 0xBB | 0xBF));
-    if matches!(first, Some(b'{' | b'[' | b'<')) {
+    if is_a_document(&head) {
         input.rewind()?;
         return Ok(Sample::Whole);
     }
@@ -54,6 +51,33 @@ pub fn take(input: &mut (impl Read + Seek), length: u64) -> io::Result<Sample> {
     push_piece(&mut sample, tail);
     input.rewind()?;
     Ok(Sample::Part(sample))
+}
+
+/// Whether an output that starts with `head` is a JSON or XML document: JSON that parses, or
+/// stops only for being cut; `<?xml` or an element. A log line that opens with a bracket
+/// (`[ 15%] Building …`, `[INFO] …`) is none.
+fn is_a_document(head: &[u8]) -> bool {
+    let start = head
+        .iter()
+        .position(|b| !b.is_ascii_whitespace() && !matches!(b, 0xEF | 0xBB | 0xBF))
+        .unwrap_or(head.len());
+    let head = &head[start..];
+    match head.first() {
+        Some(b'{' | b'[') => {
+            // The first value only: JSON lines hold many.
+            let mut values =
+                serde_json::Deserializer::from_slice(head).into_iter::<serde::de::IgnoredAny>();
+            match values.next() {
+                Some(Ok(_)) => true,
+                Some(Err(error)) => error.is_eof(),
+                None => false,
+            }
+        }
+        Some(b'<') => {
+            head.starts_with(b"<?xml") || head.get(1).is_some_and(u8::is_ascii_alphabetic)
+        }
+        _ => false,
+    }
 }
 
 fn push_piece(sample: &mut Vec<u8>, piece: &[u8]) {
@@ -117,5 +141,31 @@ mod tests {
             matches!(sample, Sample::Whole),
             "a document is ranked whole"
         );
+    }
+
+    #[test]
+    fn a_document_is_told_from_a_log_that_opens_with_a_bracket() {
+        let log = b"[ 15%] Building C object src/a.c.o\n".repeat(20_000);
+        let sample = take(&mut io::Cursor::new(&log), log.len() as u64).unwrap();
+        assert!(
+            matches!(sample, Sample::Part(_)),
+            "a log line is no document"
+        );
+        for (head, document) in [
+            (br#"  [{"a": [1, 2"#.as_slice(), true),
+            (b"{\"reason\": \"x\"}\n{\"reason\"", true),
+            (b"<?xml version=\"1.0\"?><checkstyle>", true),
+            (b"<testsuites>", true),
+            (b"[INFO] Scanning for projects...", false),
+            (b"[1/3] Compiling", false),
+            (b"<== check", false),
+        ] {
+            assert_eq!(
+                is_a_document(head),
+                document,
+                "{}",
+                String::from_utf8_lossy(head)
+            );
+        }
     }
 }
