@@ -84,8 +84,8 @@ fn a_real_gate_links_each_rule_to_its_page_and_names_its_job_and_leg() {
     assert!(
         full.starts_with(
             "Code eqeqeq reported by the check eslint (parser eslint: ESLint default (stylish) \
-             output), in the category lint. The first finding said: Expected '===' and instead \
-             saw '=='"
+             output, -f unix and -f visualstudio), in the category lint. The first finding said: \
+             Expected '===' and instead saw '=='"
         ),
         "{full}"
     );
