@@ -184,8 +184,15 @@ fn beyond_the_watch(
     run: &DelegateRun,
 ) -> Result<Vec<Incident>, RunError> {
     let leftovers = &run.end.leftovers;
-    let mut incidents: Vec<Incident> = leftovers
+    // Each distinct command is named before a second of any: of a hundred sleepers and the loop
+    // that forked them, the loop is named.
+    let mut seen = std::collections::HashSet::new();
+    let (first, again): (Vec<_>, Vec<_>) = leftovers
         .iter()
+        .partition(|left| seen.insert(left.command.as_str()));
+    let mut incidents: Vec<Incident> = first
+        .into_iter()
+        .chain(again)
         .take(NAMED_LEFTOVERS)
         .map(|left| Incident::LeftProcess {
             pid: left.pid,
