@@ -2,7 +2,7 @@
 //! `--message-format=json` (JSON lines, read as they stream) and a linter's TAP report (its YAML
 //! blocks read as data as they stream); whole documents, spooled to a temporary file and read at
 //! the end: ESLint `-f json`; stylelint's, markdownlint's, biome's, ruff's, pylint's, bandit's,
-//! ShellCheck's and hadolint's JSON; mypy's and jest's (and vitest's) JSON; SARIF 2.1.0, JUnit
+//! ShellCheck's, hadolint's and gcc's JSON; mypy's and jest's (and vitest's) JSON; SARIF 2.1.0, JUnit
 //! XML, and the formats many tools share: Checkstyle XML, Code Climate JSON (GitLab Code
 //! Quality) and reviewdog's rdjson.
 
@@ -12,6 +12,7 @@ mod cargo_json;
 mod checkstyle;
 mod codeclimate;
 mod eslint_json;
+mod gcc_json;
 mod jest_json;
 mod junit;
 mod lint_tap;
@@ -141,6 +142,14 @@ pub fn readers() -> Vec<Box<dyn Parser>> {
             description: "pylint --output-format=json or json2 (structured)",
             command: "pylint --output-format=json2 .",
             reader: &pylint_json::PylintJson,
+            rule_help: None,
+        }),
+        Box::new(DocumentParser {
+            name: "gcc-json",
+            category: Some("build"),
+            description: "gcc -fdiagnostics-format=json (structured, an array a translation unit)",
+            command: "gcc -fdiagnostics-format=json -Wall -c src/*.c",
+            reader: &gcc_json::GccJson,
             rule_help: None,
         }),
         Box::new(DocumentParser {
