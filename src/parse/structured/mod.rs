@@ -2,7 +2,7 @@
 //! `--message-format=json` (JSON lines, read as they stream) and a linter's TAP report (its YAML
 //! blocks read as data as they stream); whole documents, spooled to a temporary file and read at
 //! the end: ESLint `-f json`; stylelint's, markdownlint's, biome's, ruff's, pylint's, bandit's,
-//! ShellCheck's, hadolint's and gcc's JSON; mypy's and jest's (and vitest's) JSON; SARIF 2.1.0, JUnit
+//! ShellCheck's, hadolint's, gcc's and pyright's JSON; mypy's and jest's (and vitest's) JSON; SARIF 2.1.0, JUnit
 //! XML, and the formats many tools share: Checkstyle XML, Code Climate JSON (GitLab Code
 //! Quality) and reviewdog's rdjson.
 
@@ -19,6 +19,7 @@ mod lint_tap;
 mod markdownlint_json;
 mod mypy_json;
 mod pylint_json;
+mod pyright_json;
 mod rdjson;
 mod ruff_json;
 mod sarif;
@@ -150,6 +151,14 @@ pub fn readers() -> Vec<Box<dyn Parser>> {
             description: "gcc -fdiagnostics-format=json (structured, an array a translation unit)",
             command: "gcc -fdiagnostics-format=json -Wall -c src/*.c",
             reader: &gcc_json::GccJson,
+            rule_help: None,
+        }),
+        Box::new(DocumentParser {
+            name: "pyright-json",
+            category: Some("types"),
+            description: "pyright --outputjson (structured)",
+            command: "pyright --outputjson",
+            reader: &pyright_json::PyrightJson,
             rule_help: None,
         }),
         Box::new(DocumentParser {
