@@ -28,7 +28,12 @@ pub const NAME: &str = "annotations";
 /// Reads `line` as an annotation command; `None` when it is none (other workflow commands such
 /// as `::group::` or `::debug::` included).
 pub fn read(line: &str) -> Option<Found> {
-    let line = line.trim_start();
+    // Most lines are none: only one whose first byte past its indent is `:` or `#` is looked at.
+    let indent = line.bytes().position(|b| !b.is_ascii_whitespace())?;
+    if !matches!(line.as_bytes()[indent], b':' | b'#') {
+        return None;
+    }
+    let line = &line[indent..];
     if let Some(rest) = line.strip_prefix("::") {
         return github(rest);
     }

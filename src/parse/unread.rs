@@ -13,6 +13,9 @@ use regex::Regex;
 
 use super::{Findings, LineOutcome};
 
+/// Unread lines looked at; past them a long log's lines are counted, not looked at (a misreading
+/// shows in its first thousands of lines, and looking costs on every line of a noisy log).
+const LOOKED_AT: u64 = 20_000;
 /// Lines quoted in a note.
 const EXAMPLES: usize = 2;
 /// Characters of a quoted line.
@@ -22,6 +25,7 @@ const EXAMPLE_CHARS: usize = 120;
 #[derive(Debug, Default)]
 pub struct Unread {
     lines: u64,
+    looked_at: u64,
     looked_like: u64,
     examples: Vec<String>,
 }
@@ -30,7 +34,11 @@ impl Unread {
     /// Notes one line and what the parser made of it.
     pub fn observe(&mut self, line: &str, outcome: LineOutcome) {
         self.lines += 1;
-        if outcome != LineOutcome::Unmatched || !looks_like_a_diagnostic(line) {
+        if outcome != LineOutcome::Unmatched || self.looked_at >= LOOKED_AT {
+            return;
+        }
+        self.looked_at += 1;
+        if !looks_like_a_diagnostic(line) {
             return;
         }
         self.looked_like += 1;
@@ -74,9 +82,14 @@ impl Unread {
             return None;
         }
         let quoted: Vec<String> = self.examples.iter().map(|e| format!("\"{e}\"")).collect();
+        let at_least = if self.looked_at >= LOOKED_AT {
+            "at least "
+        } else {
+            ""
+        };
         Some(format!(
-            "read as {parser}, but {} of its {} lines looked like diagnostics it did not read \
-             (first: {}); check the parser",
+            "read as {parser}, but {at_least}{} of its {} lines looked like diagnostics it did \
+             not read (first: {}); check the parser",
             self.looked_like,
             self.lines,
             quoted.join(", ")
@@ -86,17 +99,119 @@ impl Unread {
 
 /// A line in a shape many tools print a diagnostic in.
 pub fn looks_like_a_diagnostic(line: &str) -> bool {
-    static SHAPES: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(concat!(
-            // path.ext:line[:col] (or path.ext(line,col), path.ext +line:col) then a space
-            r#"(?:^|[\s'"])[^\s:'"()]*[\w)\]]\.[A-Za-z][A-Za-z0-9]{0,7}"#,
-            r"(?::\d+(?::\d+)?:?|\(\d+(?:,\s?\d+)?\):?| \+\d+:\d+:|: line \d+,)(?:\s|$)",
-            r"|^\s*(?:error|warning|ERROR|WARNING)(?:\[[\w:/.-]+\])?: \S",
-            r"|^(?:FAIL|FAILED|ERROR)[: ] ?\S",
-        ))
+    static MESSAGE_FIRST: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"^\s*(?:error|warning|ERROR|WARNING)(?:\[[\w:/.-]+\])?: \S|^(?:FAIL|FAILED|ERROR)[: ] ?\S",
+        )
         .expect("a valid regex")
     });
-    SHAPES.is_match(line)
+    let bytes = line.as_bytes();
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if matches!(first, Some(b'e' | b'w' | b'E' | b'W' | b'F')) && MESSAGE_FIRST.is_match(line) {
+        return true;
+    }
+    // A place: `file.ext:12[:3][:]`, `file.ext(12[,3])[:]`, `file.ext +12:3:` or
+    // `file.ext: line 12,`, then a space or the end. Searched by hand from each `:`, `(` and `+`:
+    // most lines of a log have none, and a regex would try every position of every line.
+    memchr::memchr3_iter(b':', b'(', b'+', bytes).any(|at| place_at(bytes, at))
+}
+
+/// Whether a place starts at `at` (a `:`, `(` or `+`) after a file name with an extension.
+fn place_at(bytes: &[u8], at: usize) -> bool {
+    let mark = bytes[at];
+    let name_end = if mark == b'+' {
+        match at.checked_sub(1) {
+            Some(space) if bytes[space] == b' ' => space,
+            _ => return false,
+        }
+    } else {
+        at
+    };
+    if !has_extension_before(bytes, name_end) {
+        return false;
+    }
+    let digits = |from: usize| {
+        bytes[from.min(bytes.len())..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count()
+    };
+    let ends = |at: usize| bytes.get(at).is_none_or(u8::is_ascii_whitespace);
+    let mut next = at + 1;
+    match mark {
+        b':' if bytes[next..].starts_with(b" line ") => {
+            let n = digits(next + 6);
+            n > 0 && bytes.get(next + 6 + n) == Some(&b',')
+        }
+        b':' => {
+            let n = digits(next);
+            if n == 0 {
+                return false;
+            }
+            next += n;
+            if bytes.get(next) == Some(&b':') && digits(next + 1) > 0 {
+                next += 1 + digits(next + 1);
+            }
+            if bytes.get(next) == Some(&b':') {
+                next += 1;
+            }
+            ends(next)
+        }
+        b'(' => {
+            let n = digits(next);
+            if n == 0 {
+                return false;
+            }
+            next += n;
+            if bytes.get(next) == Some(&b',') {
+                next += 1;
+                if bytes.get(next) == Some(&b' ') {
+                    next += 1;
+                }
+                let n = digits(next);
+                if n == 0 {
+                    return false;
+                }
+                next += n;
+            }
+            if bytes.get(next) != Some(&b')') {
+                return false;
+            }
+            next += 1;
+            if bytes.get(next) == Some(&b':') {
+                next += 1;
+            }
+            ends(next)
+        }
+        _ => {
+            // ` +12:3:` (clang's vi format)
+            let n = digits(next);
+            n > 0 && bytes.get(next + n) == Some(&b':') && {
+                let m = digits(next + n + 1);
+                m > 0 && bytes.get(next + n + 1 + m) == Some(&b':') && ends(next + n + 2 + m)
+            }
+        }
+    }
+}
+
+/// Whether `bytes` up to `end` finish with a file name's extension: `.` and one to eight ASCII
+/// letters and digits (the first a letter), after a letter, digit, `_`, `)`, `]` or a non-ASCII
+/// character.
+fn has_extension_before(bytes: &[u8], end: usize) -> bool {
+    let extension = bytes[..end]
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_alphanumeric())
+        .count();
+    if !(1..=8).contains(&extension) || end < extension + 2 {
+        return false;
+    }
+    let dot = end - extension - 1;
+    bytes[dot] == b'.'
+        && bytes[dot + 1].is_ascii_alphabetic()
+        && (bytes[dot - 1].is_ascii_alphanumeric()
+            || matches!(bytes[dot - 1], b'_' | b')' | b']')
+            || !bytes[dot - 1].is_ascii())
 }
 
 /// A file name that reads as a sentence: words, a space between them, and the end of a sentence.
