@@ -27,7 +27,7 @@ mod shellcheck_json;
 mod stylelint_json;
 
 use std::io::{BufRead, Seek, Write};
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 pub use super::Found;
 use super::{Findings, LineOutcome, ParseContext, ParseSession, Parser, RuleHelp};
@@ -36,200 +36,204 @@ use super::{Findings, LineOutcome, ParseContext, ParseSession, Parser, RuleHelp}
 /// not read, and says so.
 const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
 
-/// The built-in structured readers.
+/// The built-in structured readers: the two that read as the output streams, and one per
+/// [`DOCUMENTS`] entry.
 pub fn readers() -> Vec<Box<dyn Parser>> {
-    vec![
-        Box::new(cargo_json::CargoJson),
-        Box::new(lint_tap::LintTap),
-        Box::new(DocumentParser {
-            name: "eslint-json",
-            category: Some("lint"),
-            description: "ESLint -f json (structured)",
-            command: "npx eslint -f json .",
-            reader: &eslint_json::EslintJson,
-            rule_help: Some(|| {
-                static HELP: LazyLock<RuleHelp> =
-                    LazyLock::new(|| super::built_in::built_in_rule_help("eslint"));
-                &HELP
-            }),
-        }),
-        Box::new(DocumentParser {
-            name: "stylelint-json",
-            category: Some("lint"),
-            description: "stylelint -f json (structured)",
-            command: "stylelint -f json '**/*.css' 2>&1",
-            reader: &stylelint_json::StylelintJson,
-            rule_help: Some(|| {
-                static HELP: LazyLock<RuleHelp> =
-                    LazyLock::new(|| super::built_in::built_in_rule_help("stylelint"));
-                &HELP
-            }),
-        }),
-        Box::new(DocumentParser {
-            name: "markdownlint-json",
-            category: Some("lint"),
-            description: "markdownlint --json, markdownlint-cli2's JSON formatter (structured)",
-            command: "markdownlint --json . 2>&1",
-            reader: &markdownlint_json::MarkdownlintJson,
-            rule_help: None,
-        }),
-        Box::new(DocumentParser {
-            name: "biome-json",
-            category: Some("lint"),
-            description: "biome --reporter=json or json-pretty (structured)",
-            command: "biome check --reporter=json . 2>/dev/null",
-            reader: &biome_json::BiomeJson,
-            rule_help: None,
-        }),
-        Box::new(DocumentParser {
-            name: "jest-json",
-            category: Some("tests"),
-            description: "jest --json, vitest run --reporter=json (structured)",
-            command: "npx jest --json 2>/dev/null",
-            reader: &jest_json::JestJson,
-            rule_help: None,
-        }),
-        Box::new(DocumentParser {
-            name: "junit",
-            category: Some("tests"),
-            description: "JUnit XML (structured)",
-            command: "python -m pytest --junitxml=report.xml >/dev/null; cat report.xml",
-            reader: &junit::Junit,
-            rule_help: None,
-        }),
-        Box::new(DocumentParser {
-            name: "ruff-json",
-            category: Some("lint"),
-            description: "ruff --output-format=json or json-lines (structured)",
-            command: "ruff check --output-format=json .",
-            reader: &ruff_json::RuffJson,
-            rule_help: Some(|| {
-                static HELP: LazyLock<RuleHelp> =
-                    LazyLock::new(|| super::built_in::built_in_rule_help("ruff"));
-                &HELP
-            }),
-        }),
-        Box::new(DocumentParser {
-            name: "shellcheck-json",
-            category: Some("lint"),
-            description: "ShellCheck -f json / json1, and hadolint -f json (structured)",
-            command: "shellcheck -f json1 *.sh",
-            reader: &shellcheck_json::ShellcheckJson,
-            rule_help: None,
-        }),
-        Box::new(DocumentParser {
-            name: "bandit-json",
-            category: Some("security"),
-            description: "bandit -f json (structured)",
-            command: "bandit -f json -r .",
-            reader: &bandit_json::BanditJson,
-            rule_help: None,
-        }),
-        Box::new(DocumentParser {
-            name: "mypy-json",
-            category: Some("types"),
-            description: "mypy -O json (structured, one object a line)",
-            command: "mypy -O json .",
-            reader: &mypy_json::MypyJson,
-            rule_help: Some(|| {
-                static HELP: LazyLock<RuleHelp> =
-                    LazyLock::new(|| super::built_in::built_in_rule_help("mypy"));
-                &HELP
-            }),
-        }),
-        Box::new(DocumentParser {
-            name: "pylint-json",
-            category: Some("lint"),
-            description: "pylint --output-format=json or json2 (structured)",
-            command: "pylint --output-format=json2 .",
-            reader: &pylint_json::PylintJson,
-            rule_help: None,
-        }),
-        Box::new(DocumentParser {
-            name: "gcc-json",
-            category: Some("build"),
-            description: "gcc -fdiagnostics-format=json (structured, an array a translation unit)",
-            command: "gcc -fdiagnostics-format=json -Wall -c src/*.c",
-            reader: &gcc_json::GccJson,
-            rule_help: None,
-        }),
-        Box::new(DocumentParser {
-            name: "pyright-json",
-            category: Some("types"),
-            description: "pyright --outputjson (structured)",
-            command: "pyright --outputjson",
-            reader: &pyright_json::PyrightJson,
-            rule_help: None,
-        }),
-        Box::new(DocumentParser {
-            name: "checkstyle",
-            category: None,
-            description: "Checkstyle XML (structured; eslint, shellcheck, hadolint, stylelint…)",
-            command: "shellcheck -f checkstyle *.sh",
-            reader: &checkstyle::Checkstyle,
-            rule_help: None,
-        }),
-        Box::new(DocumentParser {
-            name: "codeclimate",
-            category: None,
-            description: "Code Climate JSON / GitLab Code Quality (structured)",
-            command: "ruff check --output-format=gitlab .",
-            reader: &codeclimate::CodeClimate,
-            rule_help: None,
-        }),
-        Box::new(DocumentParser {
-            name: "rdjson",
-            category: None,
-            description: "reviewdog rdjson / rdjsonl (structured)",
-            command: "ruff check --output-format=rdjson .",
-            reader: &rdjson::Rdjson,
-            rule_help: None,
-        }),
-        Box::new(DocumentParser {
-            name: "sarif",
-            category: None,
-            description: "SARIF 2.1.0 (structured)",
-            command: "ruff check --output-format=sarif .",
-            reader: &sarif::Sarif,
-            rule_help: None,
-        }),
-    ]
+    let streaming: [Box<dyn Parser>; 2] =
+        [Box::new(cargo_json::CargoJson), Box::new(lint_tap::LintTap)];
+    streaming
+        .into_iter()
+        .chain(DOCUMENTS.iter().map(|document| {
+            Box::new(DocumentParser {
+                document,
+                rule_help: OnceLock::new(),
+            }) as Box<dyn Parser>
+        }))
+        .collect()
 }
 
-/// A parser that reads the whole output as one document.
-struct DocumentParser {
+/// A kind of document a structured reader reads whole.
+struct Document {
     name: &'static str,
     category: Option<&'static str>,
     description: &'static str,
     command: &'static str,
     reader: &'static dyn DocumentReader,
-    /// The rule documentation of the tool whose output it reads.
-    rule_help: Option<fn() -> &'static RuleHelp>,
+    /// The built-in definition (`gate-parsers/<name>.toml`) whose rule links the tool's codes
+    /// share.
+    rule_help_of: Option<&'static str>,
+}
+
+/// The documents read whole, in the order the catalogue lists them.
+const DOCUMENTS: &[Document] = &[
+    Document {
+        name: "eslint-json",
+        category: Some("lint"),
+        description: "ESLint -f json (structured)",
+        command: "npx eslint -f json .",
+        reader: &eslint_json::EslintJson,
+        rule_help_of: Some("eslint"),
+    },
+    Document {
+        name: "stylelint-json",
+        category: Some("lint"),
+        description: "stylelint -f json (structured)",
+        command: "stylelint -f json '**/*.css' 2>&1",
+        reader: &stylelint_json::StylelintJson,
+        rule_help_of: Some("stylelint"),
+    },
+    Document {
+        name: "markdownlint-json",
+        category: Some("lint"),
+        description: "markdownlint --json, markdownlint-cli2's JSON formatter (structured)",
+        command: "markdownlint --json . 2>&1",
+        reader: &markdownlint_json::MarkdownlintJson,
+        rule_help_of: None,
+    },
+    Document {
+        name: "biome-json",
+        category: Some("lint"),
+        description: "biome --reporter=json or json-pretty (structured)",
+        command: "biome check --reporter=json . 2>/dev/null",
+        reader: &biome_json::BiomeJson,
+        rule_help_of: None,
+    },
+    Document {
+        name: "jest-json",
+        category: Some("tests"),
+        description: "jest --json, vitest run --reporter=json (structured)",
+        command: "npx jest --json 2>/dev/null",
+        reader: &jest_json::JestJson,
+        rule_help_of: None,
+    },
+    Document {
+        name: "junit",
+        category: Some("tests"),
+        description: "JUnit XML (structured)",
+        command: "python -m pytest --junitxml=report.xml >/dev/null; cat report.xml",
+        reader: &junit::Junit,
+        rule_help_of: None,
+    },
+    Document {
+        name: "ruff-json",
+        category: Some("lint"),
+        description: "ruff --output-format=json or json-lines (structured)",
+        command: "ruff check --output-format=json .",
+        reader: &ruff_json::RuffJson,
+        rule_help_of: Some("ruff"),
+    },
+    Document {
+        name: "shellcheck-json",
+        category: Some("lint"),
+        description: "ShellCheck -f json / json1, and hadolint -f json (structured)",
+        command: "shellcheck -f json1 *.sh",
+        reader: &shellcheck_json::ShellcheckJson,
+        rule_help_of: None,
+    },
+    Document {
+        name: "bandit-json",
+        category: Some("security"),
+        description: "bandit -f json (structured)",
+        command: "bandit -f json -r .",
+        reader: &bandit_json::BanditJson,
+        rule_help_of: None,
+    },
+    Document {
+        name: "mypy-json",
+        category: Some("types"),
+        description: "mypy -O json (structured, one object a line)",
+        command: "mypy -O json .",
+        reader: &mypy_json::MypyJson,
+        rule_help_of: Some("mypy"),
+    },
+    Document {
+        name: "pylint-json",
+        category: Some("lint"),
+        description: "pylint --output-format=json or json2 (structured)",
+        command: "pylint --output-format=json2 .",
+        reader: &pylint_json::PylintJson,
+        rule_help_of: None,
+    },
+    Document {
+        name: "gcc-json",
+        category: Some("build"),
+        description: "gcc -fdiagnostics-format=json (structured, an array a translation unit)",
+        command: "gcc -fdiagnostics-format=json -Wall -c src/*.c",
+        reader: &gcc_json::GccJson,
+        rule_help_of: None,
+    },
+    Document {
+        name: "pyright-json",
+        category: Some("types"),
+        description: "pyright --outputjson (structured)",
+        command: "pyright --outputjson",
+        reader: &pyright_json::PyrightJson,
+        rule_help_of: None,
+    },
+    Document {
+        name: "checkstyle",
+        category: None,
+        description: "Checkstyle XML (structured; eslint, shellcheck, hadolint, stylelint…)",
+        command: "shellcheck -f checkstyle *.sh",
+        reader: &checkstyle::Checkstyle,
+        rule_help_of: None,
+    },
+    Document {
+        name: "codeclimate",
+        category: None,
+        description: "Code Climate JSON / GitLab Code Quality (structured)",
+        command: "ruff check --output-format=gitlab .",
+        reader: &codeclimate::CodeClimate,
+        rule_help_of: None,
+    },
+    Document {
+        name: "rdjson",
+        category: None,
+        description: "reviewdog rdjson / rdjsonl (structured)",
+        command: "ruff check --output-format=rdjson .",
+        reader: &rdjson::Rdjson,
+        rule_help_of: None,
+    },
+    Document {
+        name: "sarif",
+        category: None,
+        description: "SARIF 2.1.0 (structured)",
+        command: "ruff check --output-format=sarif .",
+        reader: &sarif::Sarif,
+        rule_help_of: None,
+    },
+];
+
+/// A parser that reads the whole output as one document.
+struct DocumentParser {
+    document: &'static Document,
+    /// The rule documentation of the tool whose output it reads, compiled when first asked.
+    rule_help: OnceLock<RuleHelp>,
 }
 
 impl std::fmt::Debug for DocumentParser {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DocumentParser")
-            .field("name", &self.name)
+            .field("name", &self.document.name)
             .finish()
     }
 }
 
 impl Parser for DocumentParser {
     fn name(&self) -> &str {
-        self.name
+        self.document.name
     }
 
     fn category(&self) -> Option<&str> {
-        self.category
+        self.document.category
     }
 
     fn description(&self) -> &str {
-        self.description
+        self.document.description
     }
 
     fn command(&self) -> &str {
-        self.command
+        self.document.command
     }
 
     fn reads_documents(&self) -> bool {
@@ -237,11 +241,19 @@ impl Parser for DocumentParser {
     }
 
     fn rule_help(&self) -> Option<&RuleHelp> {
-        self.rule_help.map(|help| help())
+        let of = self.document.rule_help_of?;
+        Some(
+            self.rule_help
+                .get_or_init(|| super::built_in::built_in_rule_help(of)),
+        )
     }
 
     fn session<'a>(&'a self, context: &'a ParseContext) -> Box<dyn ParseSession + 'a> {
-        Box::new(DocumentSession::new(self.name, self.reader, context))
+        Box::new(DocumentSession::new(
+            self.document.name,
+            self.document.reader,
+            context,
+        ))
     }
 }
 
