@@ -119,6 +119,7 @@ fn parse_context(target: Option<&Path>) -> Result<ParseContext, CommandError> {
     Ok(ParseContext {
         target,
         cwd_relative: String::new(),
+        sample: false,
     })
 }
 

@@ -73,6 +73,7 @@ pub fn run_check<W: Write>(
     let context = ParseContext {
         target: settings.target.clone(),
         cwd_relative: check.cwd_relative.clone(),
+        sample: false,
     };
     let mut findings = Findings::default();
     let mut session = crate::parse::Annotated::open(parser, &context);

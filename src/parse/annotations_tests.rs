@@ -179,6 +179,7 @@ fn any_line_parser_reads_annotations_as_its_own_tool() {
     let context = ParseContext {
         target: "/tmp/fx".into(),
         cwd_relative: String::new(),
+        sample: false,
     };
     let log = "app/calc.py:1:8: F401 [*] `os` imported but unused\n\
                ::error title=ruff (F841),file=/tmp/fx/app/b.py,line=4,col=1::b\n";

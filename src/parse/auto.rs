@@ -116,6 +116,10 @@ fn rank_these<'a>(
         .map(|(parser, _)| parser)
         .filter(|parser| these(*parser))
         .collect();
+    let context = &ParseContext {
+        sample: true,
+        ..context.clone()
+    };
     let mut entrants: Vec<Entrant<'_>> = parsers
         .iter()
         .map(|parser| Entrant::new(*parser, context))

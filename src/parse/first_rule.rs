@@ -30,12 +30,21 @@ use regex_syntax::hir::{Dot, Hir, HirKind, Look, Repetition};
 #[derive(Debug)]
 pub struct FirstRule {
     rules: Vec<LazyRegex>,
-    /// The rules as one automaton; `None` when they cannot be (too big together), and are tried
-    /// one after another.
-    together: Option<Together>,
+    /// The rules as one automaton, their classes read wide: what a [sample](RuleCache::sampled)
+    /// searches first. Each automaton is built when first needed; `None` inside when the rules
+    /// cannot be one (too big together), and are tried one after another.
+    wide: OnceLock<Option<Together>>,
+    /// The rules as one automaton, exactly.
+    exact: OnceLock<Option<Together>>,
 }
 
-#[derive(Debug)]
+/// How many lines a sample searches with a list's wide automaton before its exact one is built.
+/// The wide one costs a fraction to build, which is what matters where every parser of the
+/// catalogue reads a sample of an output, a few thousand lines, and only once; on a line with a
+/// non-ASCII character, a match costs a check.
+const EXACT_AFTER: u32 = 4096;
+
+#[derive(Debug, Clone)]
 struct Together {
     /// A lazy DFA of the rules anchored at the start of the line (the regex crate's engine for
     /// such searches, without the layers around it, which cost as much on a short line).
@@ -44,34 +53,106 @@ struct Together {
     index: Vec<usize>,
     /// The rules anchored at the end only, by index in the list.
     at_end: Vec<usize>,
+    /// How much wider than the rules the automaton matches: a rule it finds on a line where it
+    /// may be wider is checked.
+    widened: Widened,
 }
 
-/// What a reader keeps of a [`FirstRule`] between lines: the states of its automaton found so
-/// far. One per list: a cache of one list must not be used with another.
-#[derive(Debug, Default)]
-pub struct RuleCache(Option<Cache>);
+/// What a reader keeps of a [`FirstRule`] between lines: the states of its automata found so
+/// far, and how many lines it searched with the wide one. One per list: a cache of one list must
+/// not be used with another.
+#[derive(Debug)]
+pub struct RuleCache {
+    wide: Option<Cache>,
+    exact: Option<Cache>,
+    searched: u32,
+}
+
+impl Default for RuleCache {
+    /// For reading a whole output: the exact automaton from the first line.
+    fn default() -> Self {
+        Self {
+            wide: None,
+            exact: None,
+            searched: EXACT_AFTER,
+        }
+    }
+}
+
+impl RuleCache {
+    /// For reading a sample of an output: the wide automaton for its first lines.
+    pub fn sampled() -> Self {
+        Self {
+            searched: 0,
+            ..Self::default()
+        }
+    }
+}
 
 impl FirstRule {
     /// The rules, in the order they are tried.
     pub fn new<'r>(rules: impl IntoIterator<Item = &'r LazyRegex>) -> Self {
-        let rules: Vec<LazyRegex> = rules.into_iter().cloned().collect();
-        let together = Together::new(&rules);
-        Self { rules, together }
+        Self {
+            rules: rules.into_iter().cloned().collect(),
+            wide: OnceLock::new(),
+            exact: OnceLock::new(),
+        }
+    }
+
+    fn wide(&self) -> Option<&Together> {
+        self.wide
+            .get_or_init(|| Together::new(&self.rules, Read::Wide))
+            .as_ref()
+    }
+
+    fn exact(&self) -> Option<&Together> {
+        self.exact
+            .get_or_init(|| match self.wide.get() {
+                // A wide automaton that read nothing wider is the exact one.
+                Some(Some(wide)) if wide.widened == Widened::No => Some(wide.clone()),
+                _ => Together::new(&self.rules, Read::Exact),
+            })
+            .as_ref()
     }
 
     /// The index of the first rule that matches `line`, if any.
     #[inline]
     pub fn first(&self, cache: &mut RuleCache, line: &str) -> Option<usize> {
-        let Some(together) = &self.together else {
+        let (together, dfa_cache) = if cache.searched >= EXACT_AFTER {
+            (self.exact(), &mut cache.exact)
+        } else {
+            cache.searched += 1;
+            (self.wide(), &mut cache.wide)
+        };
+        let Some(together) = together else {
             return self.one_by_one(line);
         };
         let found = if together.index.is_empty() {
             None
         } else {
-            let cache = cache.0.get_or_insert_with(|| together.dfa.create_cache());
+            let dfa_cache = dfa_cache.get_or_insert_with(|| together.dfa.create_cache());
             let input = Input::new(line).anchored(Anchored::Yes);
-            match together.dfa.try_search_fwd(cache, &input) {
-                Ok(hit) => hit.map(|hit| together.index[hit.pattern().as_usize()]),
+            match together.dfa.try_search_fwd(dfa_cache, &input) {
+                Ok(None) => None,
+                Ok(Some(hit))
+                    if together.widened == Widened::No
+                        || (together.widened == Widened::NonAscii && line.is_ascii()) =>
+                {
+                    Some(together.index[hit.pattern().as_usize()])
+                }
+                // No rule before the one found matches (the automaton matches what they do),
+                // but it may not match itself: the rules from it on (and those anchored at the
+                // end) decide.
+                Ok(Some(hit)) => {
+                    let from = together.index[hit.pattern().as_usize()];
+                    return self
+                        .rules
+                        .iter()
+                        .enumerate()
+                        .filter(|(rule, _)| *rule >= from || together.at_end.contains(rule))
+                        .find(|(_, regex)| regex.is_match(line))
+                        .map(|(rule, _)| rule);
+                }
                 // The automaton stops at a byte it cannot decide on (a Unicode word boundary
                 // beside a non-ASCII letter): the rules one by one decide.
                 Err(_) => return self.one_by_one(line),
@@ -101,22 +182,23 @@ impl FirstRule {
 pub struct Head(OnceLock<(Option<Regex>, bool)>);
 
 impl Head {
-    fn facts(&self, rule: &Regex) -> &(Option<Regex>, bool) {
+    fn facts(&self, rule: &LazyRegex) -> &(Option<Regex>, bool) {
         self.0
             .get_or_init(|| (head_of(rule), code_always(rule.as_str())))
     }
 
-    /// The head of `rule` (the regex this head was made for), or `rule` itself when it has none.
+    /// The head of `rule` (the regex this head was made for), or `rule` itself when it has none;
+    /// `rule` is built only then.
     #[inline]
-    pub fn of<'r>(&'r self, rule: &'r Regex) -> &'r Regex {
-        self.facts(rule).0.as_ref().unwrap_or(rule)
+    pub fn of<'r>(&'r self, rule: &'r LazyRegex) -> &'r Regex {
+        self.facts(rule).0.as_ref().unwrap_or_else(|| rule.get())
     }
 
     /// Whether every match of `rule` (the regex this head was made for) has a code: its `code`
     /// group is outside any optional part or alternative, and matches at least one character
     /// and no white space (so that it is never empty once trimmed).
     #[inline]
-    pub fn code_always(&self, rule: &Regex) -> bool {
+    pub fn code_always(&self, rule: &LazyRegex) -> bool {
         self.facts(rule).1
     }
 }
@@ -176,13 +258,13 @@ fn never_blank(hir: &Hir) -> bool {
 
 /// `rule` without its tail, if it has one that only a `message` group (if any) is in. The head's
 /// groups keep their numbers: the tail's group is the rule's last.
-fn head_of(rule: &Regex) -> Option<Regex> {
+fn head_of(rule: &LazyRegex) -> Option<Regex> {
     let hir = syntax::parse(rule.as_str()).ok()?;
     let head = without_rest_of_line(hir.clone());
     if head == hir {
         return None;
     }
-    let head = Regex::new(&head.to_string()).ok()?;
+    let head = super::lazy_regex::build(&head.to_string()).ok()?;
     let full: Vec<Option<&str>> = rule.capture_names().collect();
     let kept: Vec<Option<&str>> = head.capture_names().collect();
     let same_groups = full.get(..kept.len()) == Some(&kept[..])
@@ -192,19 +274,31 @@ fn head_of(rule: &Regex) -> Option<Regex> {
     same_groups.then_some(head)
 }
 
+/// How a [`Together`] reads the rules' classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Read {
+    Wide,
+    Exact,
+}
+
 impl Together {
-    fn new(rules: &[LazyRegex]) -> Option<Self> {
+    fn new(rules: &[LazyRegex], read: Read) -> Option<Self> {
         let mut patterns = Vec::new();
         let mut index = Vec::new();
         let mut at_end = Vec::new();
+        let mut widened = Widened::No;
         for (position, rule) in rules.iter().enumerate() {
-            let hir = syntax::parse(rule.as_str()).ok()?;
+            let (hir, wider) = match read {
+                Read::Wide => (rule.wide().0.clone(), rule.wide().1),
+                Read::Exact => (syntax::parse(rule.as_str()).ok()?, Widened::No),
+            };
             let looks = hir.properties();
             if !looks.look_set_prefix().contains(Look::Start)
                 && looks.look_set_suffix().contains(Look::End)
             {
                 at_end.push(position);
             } else {
+                widened = widened.max(wider);
                 patterns.push(anchored(hir));
                 index.push(position);
             }
@@ -221,8 +315,102 @@ impl Together {
             )
             .build_from_nfa(nfa)
             .ok()?;
-        Some(Self { dfa, index, at_end })
+        Some(Self {
+            dfa,
+            index,
+            at_end,
+            widened,
+        })
     }
+}
+
+/// How much wider than a rule a wide pattern may match, and so which of its matches are checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Widened {
+    /// Not wider: no match is checked.
+    #[default]
+    No,
+    /// Wider on a line with a non-ASCII character only (a class's non-ASCII part read as any).
+    NonAscii,
+    /// Wider on any line (a Unicode word boundary read as no condition, which the automaton
+    /// could only decide by giving up on every non-ASCII line).
+    Always,
+}
+
+/// `hir` read wide: each class's non-ASCII part as any non-ASCII character, and a Unicode word
+/// boundary as no condition; with how much wider that made it. A Unicode class (`\w`, `\d`,
+/// `[^:]`) is thousands of ranges, which become hundreds of UTF-8 byte sequences to build; its
+/// ASCII part and one "any non-ASCII character" are a handful. The result matches at least what
+/// `hir` matches, on any line.
+pub(super) fn widen(hir: Hir) -> (Hir, Widened) {
+    use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange};
+    match hir.kind() {
+        HirKind::Class(Class::Unicode(class)) => {
+            let mut wide = class.clone();
+            wide.intersect(&ClassUnicode::new([ClassUnicodeRange::new('\0', '\u{7f}')]));
+            if &wide == class {
+                return (hir, Widened::No);
+            }
+            wide.union(&ClassUnicode::new([ClassUnicodeRange::new(
+                '\u{80}',
+                char::MAX,
+            )]));
+            let widened = if &wide == class {
+                Widened::No
+            } else {
+                Widened::NonAscii
+            };
+            (Hir::class(Class::Unicode(wide)), widened)
+        }
+        HirKind::Look(
+            Look::WordUnicode
+            | Look::WordUnicodeNegate
+            | Look::WordStartUnicode
+            | Look::WordEndUnicode
+            | Look::WordStartHalfUnicode
+            | Look::WordEndHalfUnicode,
+        ) => (Hir::empty(), Widened::Always),
+        HirKind::Repetition(_)
+        | HirKind::Capture(_)
+        | HirKind::Concat(_)
+        | HirKind::Alternation(_) => match hir.into_kind() {
+            HirKind::Repetition(mut repetition) => {
+                let (sub, widened) = widen(*repetition.sub);
+                repetition.sub = Box::new(sub);
+                (Hir::repetition(repetition), widened)
+            }
+            HirKind::Capture(mut capture) => {
+                let (sub, widened) = widen(*capture.sub);
+                capture.sub = Box::new(sub);
+                (Hir::capture(capture), widened)
+            }
+            HirKind::Concat(items) => {
+                let (items, widened) = widen_all(items);
+                (Hir::concat(items), widened)
+            }
+            HirKind::Alternation(items) => {
+                let (items, widened) = widen_all(items);
+                (Hir::alternation(items), widened)
+            }
+            _ => unreachable!("matched just above"),
+        },
+        HirKind::Empty | HirKind::Literal(_) | HirKind::Look(_) | HirKind::Class(_) => {
+            (hir, Widened::No)
+        }
+    }
+}
+
+fn widen_all(items: Vec<Hir>) -> (Vec<Hir>, Widened) {
+    let mut most = Widened::No;
+    let items = items
+        .into_iter()
+        .map(|item| {
+            let (item, widened) = widen(item);
+            most = most.max(widened);
+            item
+        })
+        .collect();
+    (items, most)
 }
 
 /// A rule (parsed with the regex crate's syntax: Unicode, UTF-8) as a pattern that matches from

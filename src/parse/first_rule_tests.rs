@@ -5,6 +5,11 @@ impl FirstRule {
     fn first_of(&self, line: &str) -> Option<usize> {
         self.first(&mut RuleCache::default(), line)
     }
+
+    /// As a sample is searched, with the wide automaton.
+    fn first_of_sampled(&self, line: &str) -> Option<usize> {
+        self.first(&mut RuleCache::sampled(), line)
+    }
 }
 
 fn rules(patterns: &[&str]) -> FirstRule {
@@ -13,7 +18,8 @@ fn rules(patterns: &[&str]) -> FirstRule {
         .map(|p| LazyRegex::new(p).unwrap())
         .collect();
     let together = FirstRule::new(&compiled);
-    assert!(together.together.is_some(), "{patterns:?}");
+    assert!(together.wide().is_some(), "{patterns:?}");
+    assert!(together.exact().is_some(), "{patterns:?}");
     together
 }
 
@@ -24,7 +30,8 @@ fn apart(patterns: &[&str]) -> FirstRule {
             .iter()
             .map(|p| LazyRegex::new(p).unwrap())
             .collect(),
-        together: None,
+        wide: OnceLock::from(None),
+        exact: OnceLock::from(None),
     }
 }
 
@@ -34,6 +41,7 @@ fn assert_first(patterns: &[&str], table: &[(&str, Option<usize>)]) {
     let apart = apart(patterns);
     for &(line, expected) in table {
         assert_eq!(first.first_of(line), expected, "{line:?}");
+        assert_eq!(first.first_of_sampled(line), expected, "sampled: {line:?}");
         assert_eq!(apart.first_of(line), expected, "{line:?}");
         assert_eq!(one_by_one(patterns, line), expected, "{line:?}");
     }
@@ -128,9 +136,10 @@ fn a_head_reads_the_same_groups_but_the_message() {
         (r"^(?P<file>[^:]+):(?P<line>\d+)$", "a:1", false),
     ];
     for (pattern, line, has_head) in table {
+        let lazy = LazyRegex::new(pattern).unwrap();
         let rule = Regex::new(pattern).unwrap();
         let head = Head::default();
-        let regex = head.of(&rule);
+        let regex = head.of(&lazy);
         assert_eq!(regex.as_str() != rule.as_str(), has_head, "{pattern}");
         let (full, part) = (rule.captures(line).unwrap(), regex.captures(line).unwrap());
         for (index, name) in rule.capture_names().enumerate().skip(1) {
@@ -199,4 +208,52 @@ fn no_rules_match_nothing() {
     let none: [&str; 0] = [];
     assert_eq!(rules(&none).first_of("x"), None);
     assert_eq!(rules(&["^a"]).first_of("b"), None);
+}
+
+/// The automaton reads a class's non-ASCII part as "any non-ASCII character" (cheap to build):
+/// on a line with such characters its answer is checked, and a rule it takes wrongly gives way to
+/// the next one that truly matches, or to none.
+#[test]
+fn a_class_read_wider_than_it_is_never_takes_a_line_it_does_not_match() {
+    let patterns = [
+        r"^(?P<file>\w+):(?P<line>\d+)",
+        r"^\d+ passed",
+        r"^(?P<file>[^\s:]+):",
+        r"^[a-z\p{Greek}]+!",
+        r"\bok\b",
+        r"(?i)^ß+$",
+    ];
+    let table = [
+        ("été:12", Some(0)),
+        ("été:١٢", Some(0)),
+        ("été:¹²", Some(2)),
+        ("a→b:12", Some(2)),
+        ("١٢ passed", Some(1)),
+        ("¹² passed", None),
+        ("αβγ!", Some(3)),
+        ("abc!", Some(3)),
+        ("абв!", None),
+        ("éok", None),
+        ("é ok", Some(4)),
+        ("book", None),
+        ("it is ok.", Some(4)),
+        ("ẞß", Some(5)),
+        ("SS", None),
+        ("plain ascii line", None),
+        ("src:3", Some(0)),
+    ];
+    assert_first(&patterns, &table);
+}
+
+/// A sample long enough goes on with the exact automaton, and its answers stay the same.
+#[test]
+fn a_long_sample_changes_automaton_without_changing_an_answer() {
+    let first = rules(&[r"^(?P<file>\w+):(?P<line>\d+)", r"^\d+ passed", "^x"]);
+    let mut cache = RuleCache::sampled();
+    for turn in 0..EXACT_AFTER + 8 {
+        for (line, expected) in [("été:١٢", Some(0)), ("¹² passed", None), ("x", Some(2))] {
+            assert_eq!(first.first(&mut cache, line), expected, "{turn}: {line:?}");
+        }
+    }
+    assert!(cache.wide.is_some() && cache.exact.is_some());
 }

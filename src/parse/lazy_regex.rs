@@ -5,33 +5,61 @@
 //! choosing cost. A definition's regexes are parsed when it is compiled (a bad one fails then,
 //! with the regex crate's own message) and their group names read from the parse; the regex is
 //! built the first time a line asks it for a match. The list a parser searches first
-//! ([`super::first_rule`]) is built from the sources alone.
+//! ([`super::first_rule`]) is built from the parses, read wide. A source is parsed, and its
+//! regex built, once in a process, whichever parsers share it.
 
+use std::collections::HashMap;
 use std::ops::Deref;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use regex::Regex;
 use regex_syntax::hir::{Hir, HirKind};
 
+use super::first_rule::{Widened, widen};
+
 /// A regex built on first use.
 pub struct LazyRegex {
     source: String,
+    parsed: Arc<Parsed>,
+    built: OnceLock<Regex>,
+}
+
+/// What the parse of a source tells, shared by every regex of that source in a process (the
+/// parsers of a catalogue share many rules: a blank line, a `-->` line, a numbered source line).
+#[derive(Debug)]
+struct Parsed {
     /// The group names by index (0: the whole match, unnamed), as `Regex::capture_names`.
     names: Vec<Option<String>>,
-    built: OnceLock<Regex>,
+    /// The parse read wide (see [`widen`]), for the lists searched as one: small, where the
+    /// exact parse's Unicode classes are not.
+    wide: Hir,
+    widened: Widened,
 }
 
 impl LazyRegex {
     /// Checks `source`; the error is the regex crate's message for it.
     pub fn new(source: &str) -> Result<Self, String> {
-        let hir = regex_automata::util::syntax::parse(source).map_err(|error| error.to_string())?;
-        let mut names = vec![None; hir.properties().explicit_captures_len() + 1];
-        collect_names(&hir, &mut names);
         Ok(Self {
             source: source.to_string(),
-            names,
+            parsed: once_per_source(source, |source| {
+                let hir = regex_automata::util::syntax::parse(source)
+                    .map_err(|error| error.to_string())?;
+                let mut names = vec![None; hir.properties().explicit_captures_len() + 1];
+                collect_names(&hir, &mut names);
+                let (wide, widened) = widen(hir);
+                Ok(Arc::new(Parsed {
+                    names,
+                    wide,
+                    widened,
+                }))
+            })?,
             built: OnceLock::new(),
         })
+    }
+
+    /// The regex's parse read wide, and how much wider that made it.
+    pub fn wide(&self) -> (&Hir, Widened) {
+        (&self.parsed.wide, self.parsed.widened)
     }
 
     pub fn as_str(&self) -> &str {
@@ -40,18 +68,18 @@ impl LazyRegex {
 
     /// The group names, as `Regex::capture_names` gives them, without building the regex.
     pub fn capture_names(&self) -> impl Iterator<Item = Option<&str>> {
-        self.names.iter().map(Option::as_deref)
+        self.parsed.names.iter().map(Option::as_deref)
     }
 
     /// As `Regex::captures_len`, without building the regex.
     pub fn captures_len(&self) -> usize {
-        self.names.len()
+        self.parsed.names.len()
     }
 
     /// The regex, built now if it was not yet.
     pub fn get(&self) -> &Regex {
         self.built.get_or_init(|| {
-            Regex::new(&self.source).unwrap_or_else(|error| {
+            build(&self.source).unwrap_or_else(|error| {
                 // Parsed when the definition was compiled; only a size limit is left to fail.
                 tracing::warn!(regex = %self.source, %error, "a parser's regex could not be built: it matches nothing");
                 Regex::new(r"[^\s\S]").expect("a regex that matches nothing")
@@ -76,7 +104,7 @@ impl Clone for LazyRegex {
         }
         Self {
             source: self.source.clone(),
-            names: self.names.clone(),
+            parsed: Arc::clone(&self.parsed),
             built,
         }
     }
@@ -86,6 +114,42 @@ impl std::fmt::Debug for LazyRegex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("LazyRegex").field(&self.source).finish()
     }
+}
+
+/// The regex of `source`, built once in a process, as the parse is: a clone shares what was built.
+pub fn build(source: &str) -> Result<Regex, regex::Error> {
+    static BUILT: OnceLock<Mutex<HashMap<String, Regex>>> = OnceLock::new();
+    once_per_source_in(&BUILT, source, Regex::new)
+}
+
+fn once_per_source(
+    source: &str,
+    make: impl FnOnce(&str) -> Result<Arc<Parsed>, String>,
+) -> Result<Arc<Parsed>, String> {
+    static PARSED: OnceLock<Mutex<HashMap<String, Arc<Parsed>>>> = OnceLock::new();
+    once_per_source_in(&PARSED, source, make)
+}
+
+/// What `make` makes of `source`, made once in a process (an error is not kept: it is made
+/// again, and a definition with it is refused anyway).
+fn once_per_source_in<T: Clone, E>(
+    made: &OnceLock<Mutex<HashMap<String, T>>>,
+    source: &str,
+    make: impl FnOnce(&str) -> Result<T, E>,
+) -> Result<T, E> {
+    let made = made.get_or_init(Mutex::default);
+    if let Some(thing) = made
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(source)
+    {
+        return Ok(thing.clone());
+    }
+    let thing = make(source)?;
+    made.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(source.to_string(), thing.clone());
+    Ok(thing)
 }
 
 fn collect_names(hir: &Hir, names: &mut [Option<String>]) {

@@ -49,6 +49,9 @@ pub struct ParseContext {
     pub target: PathBuf,
     /// The check's working directory relative to the target (`/`-separated, empty for the root).
     pub cwd_relative: String,
+    /// Every parser of a catalogue reads the output at once (`auto` ranking them, most often on
+    /// a sample): a parser builds what is cheapest to build rather than what is fastest to run.
+    pub sample: bool,
 }
 
 /// A kind of parser, compiled and ready.

@@ -10,6 +10,7 @@ fn run(json: &str, input: &str) -> Vec<String> {
     let context = ParseContext {
         target: PathBuf::from("/repo"),
         cwd_relative: String::new(),
+        sample: false,
     };
     let findings = parse_bytes(&matchers[0] as &dyn Parser, &context, input.as_bytes());
     findings

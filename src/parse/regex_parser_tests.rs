@@ -10,6 +10,7 @@ fn parse(definition_text: &str, input: &str) -> crate::parse::Findings {
     let context = ParseContext {
         target: PathBuf::from("/repo"),
         cwd_relative: String::new(),
+        sample: false,
     };
     parse_bytes(&parser, &context, input.as_bytes())
 }

@@ -2,8 +2,9 @@
 //! code pattern and a URL template (`https://eslint.org/docs/latest/rules/{code}`). The report
 //! links a rule to its page when one entry matches its code (the first that does).
 
-use regex::Regex;
 use serde::Deserialize;
+
+use super::lazy_regex::LazyRegex;
 
 /// The codes an entry without `code` applies to: those a URL can hold as they are (no `/`, so
 /// that `@typescript-eslint/no-unused-vars` is not sent to ESLint's page of core rules).
@@ -30,8 +31,8 @@ pub struct RuleHelp {
 
 #[derive(Debug, Clone)]
 struct Entry {
-    /// Anchored: it matches the whole code.
-    code: Regex,
+    /// Anchored: it matches the whole code. Built when a code is first looked up.
+    code: LazyRegex,
     uri: String,
 }
 
@@ -94,11 +95,11 @@ impl RuleHelp {
 }
 
 /// A code pattern, anchored, whose only group name may be `code`.
-fn compile_code(pattern: &str) -> Result<Regex, String> {
-    let regex = Regex::new(&format!("^(?:{pattern})$")).map_err(|error| {
+fn compile_code(pattern: &str) -> Result<LazyRegex, String> {
+    let regex = LazyRegex::new(&format!("^(?:{pattern})$")).map_err(|error| {
         format!(
             "invalid regex /{pattern}/: {}",
-            super::error::one_line(&error.to_string())
+            super::error::one_line(&error)
         )
     })?;
     if let Some(unknown) = regex.capture_names().flatten().find(|name| *name != "code") {

@@ -45,6 +45,7 @@ fn framed_fixtures_give_the_findings_of_the_unframed_log() {
         let context = ParseContext {
             target: PathBuf::from(truth["target"].as_str().unwrap_or("/fixture")),
             cwd_relative: String::new(),
+            sample: false,
         };
         let plain = std::fs::read(folder.join(source)).unwrap();
         let framed = std::fs::read(folder.join("framed").join(variant)).unwrap();

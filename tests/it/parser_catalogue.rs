@@ -111,6 +111,7 @@ fn every_parser_reads_its_fixtures_exactly_and_auto_names_it() {
         let context = ParseContext {
             target: PathBuf::from(truth["target"].as_str().unwrap_or("/fixture")),
             cwd_relative: String::new(),
+            sample: false,
         };
         let mut unread = Unread::default();
         let findings = parse_reader(
@@ -173,6 +174,7 @@ fn eslint_takes_no_header_of_a_file_it_does_not_lint() {
     let context = ParseContext {
         target: PathBuf::from("/fixture/python"),
         cwd_relative: String::new(),
+        sample: false,
     };
     let (ranked, _) = rank(&catalogue, &context, &mut pyright.as_bytes()).unwrap();
     let eslint = ranked.iter().find(|r| r.parser.name() == "eslint").unwrap();
@@ -190,6 +192,7 @@ fn output_of_a_tool_outside_the_catalogue_is_never_silently_read_as_another() {
     let context = ParseContext {
         target: PathBuf::from("/fixture/python"),
         cwd_relative: String::new(),
+        sample: false,
     };
     let mut seen = 0;
     for entry in std::fs::read_dir(&root).unwrap() {

@@ -19,6 +19,7 @@ fn parse(parser: &str, relative: &str) -> Findings {
     let context = ParseContext {
         target: PathBuf::from("/fixture/lints"),
         cwd_relative: String::new(),
+        sample: false,
     };
     parse_bytes(catalogue.get(parser).unwrap(), &context, &fixture(relative))
 }

@@ -9,6 +9,7 @@ fn context() -> ParseContext {
     ParseContext {
         target: PathBuf::from("/work"),
         cwd_relative: String::new(),
+        sample: false,
     }
 }
 

@@ -26,6 +26,7 @@ fn parse(matcher: &str, input: &str, target: &str) -> Findings {
     let context = ParseContext {
         target: PathBuf::from(target),
         cwd_relative: String::new(),
+        sample: false,
     };
     let bytes = std::fs::read(root().join(input)).unwrap();
     parse_bytes(catalogue.get(&name).unwrap(), &context, &bytes)

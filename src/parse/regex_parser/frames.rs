@@ -94,6 +94,7 @@ mod tests {
         let context = ParseContext {
             target: PathBuf::from("/fixture/js"),
             cwd_relative: String::new(),
+            sample: false,
         };
         let table = [
             ("tests/cart.test.js", true),

@@ -96,7 +96,13 @@ impl<'a> RegexSession<'a> {
             current: None,
             open: None,
             caches: (0..=parser.patterns.len())
-                .map(|_| RuleCache::default())
+                .map(|_| {
+                    if context.sample {
+                        RuleCache::sampled()
+                    } else {
+                        RuleCache::default()
+                    }
+                })
                 .collect(),
             repeats: parser.deduplicate.then(Repeats::default),
             replay: replay::Replay::default(),
@@ -136,7 +142,7 @@ impl<'a> RegexSession<'a> {
         let regex = if pattern.kind == PatternKind::Finding
             && (findings.accepts(Severity::Error) || self.repeats.is_some())
         {
-            &pattern.regex
+            pattern.regex.get()
         } else {
             pattern.head.of(&pattern.regex)
         };

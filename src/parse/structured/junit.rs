@@ -396,6 +396,7 @@ mod tests {
         let context = ParseContext {
             target: PathBuf::from("/repo"),
             cwd_relative: String::new(),
+            sample: false,
         };
         let mut findings = Findings::default();
         let mut sink = Sink {

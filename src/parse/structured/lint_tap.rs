@@ -452,6 +452,7 @@ mod tests {
         let context = ParseContext {
             target: PathBuf::from("/repo"),
             cwd_relative: String::new(),
+            sample: false,
         };
         let findings = crate::parse::parse_bytes(&LintTap, &context, report.as_bytes());
         findings

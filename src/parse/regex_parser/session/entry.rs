@@ -1,7 +1,7 @@
 //! The multi-line entries of a `regex` session: the line that opens one, the lines that continue
 //! it (its end and continuation rules), and its close.
 
-use regex::Regex;
+use crate::parse::lazy_regex::LazyRegex;
 
 use super::RegexSession;
 use crate::parse::Findings;
@@ -16,7 +16,7 @@ const MAX_ENTRY_LINES: usize = 1_000;
 
 /// One rule of an entry (its end or a continuation), as reading a line with it needs.
 struct EntryRule<'p> {
-    regex: &'p Regex,
+    regex: &'p LazyRegex,
     head: &'p Head,
     groups: &'p Groups,
     code_prefix: &'p str,
@@ -173,8 +173,8 @@ impl RegexSession<'_> {
         }
         // An entry that will not be stored needs no message, unless it tells it from another.
         let regex = match open.reads {
-            Reads::All => rule.regex,
-            Reads::Identity if open.draft.message.is_none() || rule.wraps => rule.regex,
+            Reads::All => rule.regex.get(),
+            Reads::Identity if open.draft.message.is_none() || rule.wraps => rule.regex.get(),
             _ => rule.head.of(rule.regex),
         };
         // Only what adds to the finding is read, unless the rule must see the place first.
