@@ -27,7 +27,8 @@
 # repeated up to the size. The dense log: the fixture files one after the other, repeated up to
 # ~10 MiB, that block repeated up to the size. Every program reads the same log, warm in the page
 # cache.
-# Timed with GNU time -v: CPU time (user + sys), wall clock and peak RSS of
+# Timed by bench/timed.py (wait4's rusage, to the microsecond): CPU time (user + sys), wall clock
+# and peak RSS of
 #   refine-loop parse -p NAME --format summary LOG   (stdout to a file, read for the summary line)
 #   rg -c -e PAT... LOG                              (rg's default: the file memory-mapped)
 #   errorformat EFM... <LOG                          (one short line per entry, to a file)
@@ -47,7 +48,7 @@
 #   %Wwarning: %m  %C %#--> %f:%l:%c  %Z  %C%.%#
 # (an entry starts at error:/warning:, takes its place from the --> line, ends at a blank line);
 # for eslint, errorformat's own `-name=eslint`. Other parsers: --efm, or no errorformat column.
-# Needs: cargo, python3 >= 3.11 (tomllib), rg, GNU time (/usr/bin/time). Temp files go under
+# Needs: cargo, python3 >= 3.11 (tomllib), rg. Temp files go under
 # $TMPDIR (default /tmp) and are deleted on exit.
 set -euo pipefail
 
@@ -88,7 +89,7 @@ done
 root=$(cd "$(dirname "$0")/.." && pwd)
 fixtures=${fixtures:-$root/tests/fixtures/parsers/$parser}
 definition=$root/gate-parsers/$parser.toml
-for tool in cargo python3 rg /usr/bin/time; do
+for tool in cargo python3 rg; do
   command -v "$tool" >/dev/null || { echo "parse-throughput: $tool not found" >&2; exit 2; }
 done
 shopt -s nullglob
@@ -231,13 +232,6 @@ for layout, noisy in (("noise", 9), ("dense", 0)):
     with open(f"{out}.{layout}", "wb") as f:
         f.writelines(block)
 PY
-field() { awk -F': ' -v key="$2" 'index($0, key) {print $NF}' "$1"; }
-cpu() { # cpu TIME_FILE: user + sys seconds
-  awk -F': ' '/User time \(seconds\)/ {u = $NF} /System time \(seconds\)/ {s = $NF}
-    END {printf "%.2f", u + s}' "$1"
-}
-now() { date +%s%N; }
-seconds() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", (b - a) / 1e9}'; } # seconds START END
 best() { # best FILE CPU WALL RSS_KB: keeps the lowest times and the highest RSS
   local c=$2 t=$3 rss=$4
   if [[ -s $1 ]]; then
@@ -248,14 +242,12 @@ best() { # best FILE CPU WALL RSS_KB: keeps the lowest times and the highest RSS
   fi
   echo "$c $t $rss" >"$1"
 }
-timed() { # timed NAME CMD...: runs CMD under GNU time, stdout to $work/NAME.out; keeps the best
-  local name=$1 status=0 start end
+timed() { # timed NAME CMD...: runs CMD under bench/timed.py, stdout to $work/NAME.out; keeps the best
+  local name=$1 status=0 c t rss
   shift
-  start=$(now)
-  /usr/bin/time -v -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err" || status=$?
-  end=$(now)
-  best "$work/$name.best" "$(cpu "$work/$name.time")" "$(seconds "$start" "$end")" \
-    "$(field "$work/$name.time" "Maximum resident set size")"
+  "$root/bench/timed.py" "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err" || status=$?
+  read -r c t rss <"$work/$name.time"
+  best "$work/$name.best" "$c" "$t" "$rss"
   return "$status"
 }
 
