@@ -13,9 +13,7 @@ use std::ops::Deref;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use regex::Regex;
-use regex_syntax::hir::{Hir, HirKind};
-
-use super::first_rule::{Widened, widen};
+use regex_syntax::hir::{Hir, HirKind, Look};
 
 /// A regex built on first use.
 pub struct LazyRegex {
@@ -169,6 +167,95 @@ fn collect_names(hir: &Hir, names: &mut [Option<String>]) {
         }
         HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) | HirKind::Look(_) => {}
     }
+}
+
+/// How much wider than a rule a wide pattern may match, and so which of its matches are checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Widened {
+    /// Not wider: no match is checked.
+    #[default]
+    No,
+    /// Wider on a line with a non-ASCII character only (a class's non-ASCII part read as any).
+    NonAscii,
+    /// Wider on any line (a Unicode word boundary read as no condition, which the automaton
+    /// could only decide by giving up on every non-ASCII line).
+    Always,
+}
+
+/// `hir` read wide: each class's non-ASCII part as any non-ASCII character, and a Unicode word
+/// boundary as no condition; with how much wider that made it. A Unicode class (`\w`, `\d`,
+/// `[^:]`) is thousands of ranges, which become hundreds of UTF-8 byte sequences to build; its
+/// ASCII part and one "any non-ASCII character" are a handful. The result matches at least what
+/// `hir` matches, on any line.
+fn widen(hir: Hir) -> (Hir, Widened) {
+    use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange};
+    match hir.kind() {
+        HirKind::Class(Class::Unicode(class)) => {
+            let mut wide = class.clone();
+            wide.intersect(&ClassUnicode::new([ClassUnicodeRange::new('\0', '\u{7f}')]));
+            if &wide == class {
+                return (hir, Widened::No);
+            }
+            wide.union(&ClassUnicode::new([ClassUnicodeRange::new(
+                '\u{80}',
+                char::MAX,
+            )]));
+            let widened = if &wide == class {
+                Widened::No
+            } else {
+                Widened::NonAscii
+            };
+            (Hir::class(Class::Unicode(wide)), widened)
+        }
+        HirKind::Look(
+            Look::WordUnicode
+            | Look::WordUnicodeNegate
+            | Look::WordStartUnicode
+            | Look::WordEndUnicode
+            | Look::WordStartHalfUnicode
+            | Look::WordEndHalfUnicode,
+        ) => (Hir::empty(), Widened::Always),
+        HirKind::Repetition(_)
+        | HirKind::Capture(_)
+        | HirKind::Concat(_)
+        | HirKind::Alternation(_) => match hir.into_kind() {
+            HirKind::Repetition(mut repetition) => {
+                let (sub, widened) = widen(*repetition.sub);
+                repetition.sub = Box::new(sub);
+                (Hir::repetition(repetition), widened)
+            }
+            HirKind::Capture(mut capture) => {
+                let (sub, widened) = widen(*capture.sub);
+                capture.sub = Box::new(sub);
+                (Hir::capture(capture), widened)
+            }
+            HirKind::Concat(items) => {
+                let (items, widened) = widen_all(items);
+                (Hir::concat(items), widened)
+            }
+            HirKind::Alternation(items) => {
+                let (items, widened) = widen_all(items);
+                (Hir::alternation(items), widened)
+            }
+            _ => unreachable!("matched just above"),
+        },
+        HirKind::Empty | HirKind::Literal(_) | HirKind::Look(_) | HirKind::Class(_) => {
+            (hir, Widened::No)
+        }
+    }
+}
+
+fn widen_all(items: Vec<Hir>) -> (Vec<Hir>, Widened) {
+    let mut most = Widened::No;
+    let items = items
+        .into_iter()
+        .map(|item| {
+            let (item, widened) = widen(item);
+            most = most.max(widened);
+            item
+        })
+        .collect();
+    (items, most)
 }
 
 #[cfg(test)]
