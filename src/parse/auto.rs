@@ -174,8 +174,13 @@ fn rank_these<'a>(
             }
         })
         .collect();
-    // Best score first; on a tie, a parser of the tool itself before a fallback (`generic`); then
-    // more findings with a code; then more findings; then name, so that the choice is stable.
+    best_first(&mut ranked);
+    Ok((ranked, lines))
+}
+
+/// Best score first; on a tie, a parser of the tool itself before a fallback (`generic`); then
+/// more findings with a code; then more findings; then name, so that the choice is stable.
+fn best_first(ranked: &mut [Ranked<'_>]) {
     ranked.sort_by(|a, b| {
         b.score()
             .cmp(&a.score())
@@ -184,7 +189,6 @@ fn rank_these<'a>(
             .then(b.findings.cmp(&a.findings))
             .then(a.parser.name().cmp(b.parser.name()))
     });
-    Ok((ranked, lines))
 }
 
 /// `auto` on a file: ranks a long one on a [sample](super::sample) and chooses. When the sample

@@ -43,6 +43,13 @@ impl Catalogue {
                 Arc::new(super::annotations::Annotations),
             ),
         );
+        catalogue.parsers.insert(
+            super::tap::NAME.to_string(),
+            (
+                "TAP test results (built in)".to_string(),
+                Arc::new(super::tap::Tap),
+            ),
+        );
         for (file, text) in built_in::BUILT_IN {
             let Some(built_in) = BuiltIn::new(file, text) else {
                 // Not a `regex` definition (a problem matcher): compiled now.

@@ -24,6 +24,7 @@ mod rule_help;
 mod sample;
 mod several;
 mod structured;
+mod tap;
 mod unread;
 
 use std::path::PathBuf;

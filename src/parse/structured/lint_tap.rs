@@ -249,7 +249,7 @@ impl TapSession<'_> {
 /// and sequences by indentation, plain, single- and double-quoted scalars (a plain or quoted one
 /// may go on over more-indented lines), and `|` / `>` block scalars. Flow collections, anchors
 /// and tags are not read (their text is kept as a plain scalar).
-pub(super) mod yaml {
+pub(crate) mod yaml {
     use serde_json::{Map, Value};
 
     /// Reads the node at `indent` starting at `lines[*at]` (indentation, text without it).

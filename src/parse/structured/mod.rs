@@ -16,6 +16,7 @@ mod gcc_json;
 mod jest_json;
 mod junit;
 mod lint_tap;
+pub(crate) use lint_tap::yaml;
 mod markdownlint_json;
 mod mypy_json;
 mod pylint_json;
