@@ -45,6 +45,19 @@ use crate::model::{Severity, TestCounts};
 /// The parser's name.
 pub const NAME: &str = "tap";
 
+/// Lines kept of what follows a test point, and bytes of each: a runner's report of one failure
+/// is far shorter; a block never ended, or a flood, is read on without growing.
+const MAX_KEPT_LINES: usize = 2_000;
+const MAX_KEPT_BYTES: usize = 4_096;
+
+fn kept(text: &str) -> String {
+    let mut end = text.len().min(MAX_KEPT_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_string()
+}
+
 /// The parser of TAP test results.
 #[derive(Debug)]
 pub struct Tap;
@@ -126,12 +139,19 @@ impl ParseSession for TapSession<'_> {
             && let Some(block) = open.yaml.as_mut()
             && !open.closed
         {
+            // A block the runner never ended (it crashed mid-way) ends at the next point that
+            // is not inside it.
+            let next_point = indent <= open.indent && test_point(line).is_some();
             if trimmed == "..." {
                 open.closed = true;
-            } else {
-                block.push((indent, line.trim_start().to_string()));
+                return LineOutcome::Continued(0);
+            } else if !next_point {
+                if block.len() < MAX_KEPT_LINES {
+                    block.push((indent, kept(line.trim_start())));
+                }
+                return LineOutcome::Continued(0);
             }
-            return LineOutcome::Continued(0);
+            open.closed = true;
         }
         if let Some(point) = test_point(line) {
             self.close(findings);
@@ -172,7 +192,9 @@ impl ParseSession for TapSession<'_> {
             && (indent > open.indent || trimmed.is_empty() || trimmed.starts_with('#'))
         {
             let text = trimmed.strip_prefix('#').map_or(trimmed, str::trim);
-            open.text.push(text.to_string());
+            if open.text.len() < MAX_KEPT_LINES {
+                open.text.push(kept(text));
+            }
             return LineOutcome::Continued(0);
         }
         if self.open.as_ref().is_some_and(|open| indent <= open.indent) {

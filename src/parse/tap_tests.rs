@@ -272,3 +272,37 @@ ok 2 - tests/cart.test.js > cart > adds # time=0.23ms
     );
     assert_eq!(tests, counts(1, 1, 0));
 }
+
+/// A block the runner never ended does not take the rest of the output, nor grow without bound.
+#[test]
+fn a_block_never_ended_ends_at_the_next_point_and_keeps_little() {
+    let mut tap = String::from("not ok 1 - crashed\n  ---\n  error: 'boom'\n");
+    for n in 0..5_000 {
+        tap.push_str(&format!("  noise {n} {}\n", "é".repeat(3_000)));
+    }
+    tap.push_str("not ok 2 - next\n  ---\n  error: 'second'\n  ...\nok 3 - fine\n");
+    let (found, tests) = read(&tap);
+    assert_eq!(found, ["- | crashed | boom", "- | next | second"]);
+    assert_eq!(tests, counts(1, 2, 0));
+    let mut session = TapSession {
+        context: &ParseContext {
+            target: PathBuf::from("/repo"),
+            cwd_relative: String::new(),
+            sample: false,
+        },
+        suites: Vec::new(),
+        open: None,
+        counted: TestCounts::default(),
+        printed: Printed::default(),
+    };
+    let mut findings = Findings::default();
+    session.line("not ok 1 - x", &mut findings);
+    session.line("  ---", &mut findings);
+    let long = "x".repeat(100_000);
+    for _ in 0..5_000 {
+        session.line(&long, &mut findings);
+    }
+    let block = session.open.as_ref().and_then(|o| o.yaml.as_ref()).unwrap();
+    assert_eq!(block.len(), MAX_KEPT_LINES);
+    assert!(block.iter().all(|(_, text)| text.len() <= MAX_KEPT_BYTES));
+}
