@@ -199,7 +199,8 @@ pub struct ParsersArgs {
 /// Where to work and which config to use.
 #[derive(Debug, Clone, Args)]
 pub struct TargetArgs {
-    /// The repository to work on.
+    /// The repository to work on [default: the nearest folder with a refine-loop.toml from the
+    /// current one up to the repository's root, else the current one].
     #[arg(long, value_name = "DIR", env = "REFINE_LOOP_TARGET")]
     pub target: Option<PathBuf>,
 

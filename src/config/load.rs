@@ -86,7 +86,7 @@ pub fn from_environment<T>(
 
 /// Loads and validates the configuration for `overrides.target` (default: the current directory).
 pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
-    let target = resolve_target(overrides.target.as_deref())?;
+    let target = resolve_target(overrides.target.as_deref(), overrides.config.is_some())?;
     let config_file = overrides
         .config
         .clone()
@@ -267,7 +267,17 @@ fn refuse_network(
     Ok(())
 }
 
-fn resolve_target(target: Option<&Path>) -> Result<PathBuf, ConfigError> {
+/// The target: the one given, else the current folder, or (when no config is named either) the
+/// nearest folder above it with a config, up to the repository's root, as git and cargo find
+/// theirs.
+fn resolve_target(target: Option<&Path>, config_named: bool) -> Result<PathBuf, ConfigError> {
+    if target.is_none()
+        && !config_named
+        && let Ok(here) = Path::new(".").canonicalize()
+        && let Some(found) = with_config_above(&here)
+    {
+        return Ok(found);
+    }
     let given = target.unwrap_or(Path::new("."));
     if !given.is_dir() {
         return Err(ConfigError::TargetNotDirectory {
@@ -279,6 +289,20 @@ fn resolve_target(target: Option<&Path>) -> Result<PathBuf, ConfigError> {
         .map_err(|_| ConfigError::TargetNotDirectory {
             path: given.to_path_buf(),
         })
+}
+
+/// The nearest folder from `start` up that holds a config, not above the first that is a
+/// repository's root (holds `.git`).
+fn with_config_above(start: &Path) -> Option<PathBuf> {
+    for folder in start.ancestors() {
+        if folder.join(defaults::CONFIG_FILE).is_file() {
+            return Some(folder.to_path_buf());
+        }
+        if folder.join(".git").exists() {
+            return None;
+        }
+    }
+    None
 }
 
 fn absolute(path: &Path) -> Result<PathBuf, ConfigError> {

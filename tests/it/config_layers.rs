@@ -111,3 +111,46 @@ fn the_config_and_the_parsers_it_names_are_read_from_a_commit_when_asked() {
         "{stderr}"
     );
 }
+
+/// Run from a folder inside the repository, `check` finds the config in a folder above, up to
+/// the repository's root (as git and cargo find theirs), and works on that folder; outside a
+/// repository it looks no further than where it was started.
+#[test]
+fn a_command_run_in_a_subfolder_finds_the_config_above_it() {
+    let repo = Repo::new();
+    repo.write(
+        "refine-loop.toml",
+        "[[gate.check]]\nname = \"here\"\nrun = \"test -f README.md\"\n",
+    );
+    repo.write("src/deep/er/x.txt", "x\n");
+    // (folder started in, exit code, where the state dir lands)
+    let table = [
+        ("src/deep/er", Some(0), ".refine-loop"),
+        ("src", Some(0), ".refine-loop"),
+        (".", Some(0), ".refine-loop"),
+    ];
+    for (folder, code, state) in table {
+        let _ = std::fs::remove_dir_all(repo.join(".refine-loop"));
+        let output =
+            crate::support::command_in(&repo.join(folder), crate::support::binary(), &["check"])
+                .output()
+                .unwrap();
+        assert_eq!(output.status.code(), code, "{folder}: {output:?}");
+        assert!(
+            repo.join(state).join("cycle-0/gate-summary.json").is_file(),
+            "{folder}"
+        );
+    }
+    // A nested repository is a boundary: the outer config is not its own.
+    let inner = repo.join("vendor/inner");
+    std::fs::create_dir_all(&inner).unwrap();
+    crate::support::git_in(&inner, &["init", "-q"]);
+    let output = crate::support::command_in(&inner, crate::support::binary(), &["check"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(
+        crate::support::stderr(&output).contains("refine-loop.toml"),
+        "{output:?}"
+    );
+}
