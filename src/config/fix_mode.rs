@@ -27,6 +27,24 @@ const TOOLS: &[&str] = &[
 /// Characters that make a command more than one tool with its arguments: it is not rewritten.
 const SHELL: &[char] = &['|', ';', '&', '`', '$', '>', '<', '\n', '(', ')'];
 
+/// Why `name` names no check: the nearest check's name when it is likely a typo of it, and
+/// the checks there are.
+fn no_such_check(name: &str, checks: &[CheckSettings]) -> String {
+    let names: Vec<&str> = checks.iter().map(|check| check.name.as_str()).collect();
+    let nearest = names
+        .iter()
+        .map(|candidate| (strsim::jaro_winkler(name, candidate), *candidate))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    let guess = nearest.map_or(String::new(), |(_, candidate)| {
+        format!("; did you mean \"{candidate}\"?")
+    });
+    format!(
+        "there is no gate check named \"{name}\"{guess} (the checks: {})",
+        names.join(", ")
+    )
+}
+
 /// `run`, a gate check's read-only command, in its tool's fix mode; `None` when the tool has no
 /// fix mode known here, or the command is more than one tool with its arguments.
 pub fn fix_command(run: &str) -> Option<String> {
@@ -157,7 +175,7 @@ pub(super) fn derive_from_checks(
         let check = checks
             .iter()
             .find(|check| check.name == name)
-            .ok_or_else(|| invalid(format!("there is no gate check named \"{name}\"")))?;
+            .ok_or_else(|| invalid(no_such_check(&name, checks)))?;
         let fixed = fix_command(&check.run).ok_or_else(|| {
             invalid(format!(
                 "the fix mode of check \"{name}\" (`{}`) is not known here: give this delegate \

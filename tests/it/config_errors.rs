@@ -15,6 +15,27 @@ struct Case {
 
 const CASES: &[Case] = &[
     Case {
+        name: "a fixer derived from a check names it with a typo",
+        config: Some(
+            "[[gate.check]]\nname = \"lint\"\nrun = \"ruff check .\"\n[[gate.check]]\nname = \"types\"\nrun = \"mypy .\"\n[[delegate]]\nfrom_check = \"lnit\"\n",
+        ),
+        args: &[],
+        env: &[],
+        expected: &[
+            "delegate[0].from_check",
+            "there is no gate check named \"lnit\"; did you mean \"lint\"? (the checks: lint, types)",
+        ],
+    },
+    Case {
+        name: "a fixer derived from a check names one far from any",
+        config: Some(
+            "[[gate.check]]\nname = \"lint\"\nrun = \"ruff check .\"\n[[delegate]]\nfrom_check = \"formatting\"\n",
+        ),
+        args: &[],
+        env: &[],
+        expected: &["there is no gate check named \"formatting\" (the checks: lint)"],
+    },
+    Case {
         name: "the tree watch is neither on nor off",
         config: Some(GOOD_CHECK),
         args: &[],
