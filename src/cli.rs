@@ -6,6 +6,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::config::units::{ByteSize, ConfigDuration};
 
+/// The heading of the flags every command takes (logging), apart from the command's own.
+const GLOBAL: &str = "Global options";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "refine-loop",
@@ -21,6 +24,7 @@ pub struct Cli {
     #[arg(
         long,
         global = true,
+        help_heading = GLOBAL,
         value_enum,
         default_value = "text",
         env = "REFINE_LOOP_LOG_FORMAT"
@@ -29,15 +33,21 @@ pub struct Cli {
 
     /// Log filter, as in RUST_LOG (e.g. `debug`, `refine_loop=trace`); else RUST_LOG; else
     /// `warn`, or what -v and -q say.
-    #[arg(long, global = true, env = "REFINE_LOOP_LOG")]
+    #[arg(long, global = true, help_heading = GLOBAL, env = "REFINE_LOOP_LOG")]
     pub log: Option<String>,
 
     /// More log lines: -v info, -vv debug, -vvv trace.
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, help_heading = GLOBAL, action = clap::ArgAction::Count)]
     pub verbose: u8,
 
     /// Errors only in the log.
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    #[arg(
+        short,
+        long,
+        global = true,
+        help_heading = GLOBAL,
+        conflicts_with = "verbose"
+    )]
     pub quiet: bool,
 }
 
@@ -245,7 +255,7 @@ pub struct GateArgs {
 
     /// Read the config, and the parser and integrity folders and prompt templates it names,
     /// from this commit instead of the work tree (on a pull request, its base: the pull request
-    /// then cannot change how it is judged) [env: REFINE_LOOP_CONFIG_FROM_REF=].
+    /// then cannot change how it is judged).
     #[arg(long, value_name = "REF", env = "REFINE_LOOP_CONFIG_FROM_REF")]
     pub config_from_ref: Option<String>,
 }
@@ -311,8 +321,8 @@ pub struct RunArgs {
     #[arg(long, env = "REFINE_LOOP_EXIT_ZERO")]
     pub exit_zero: bool,
 
-    /// No network: a config with an http delegate or `sweep = true` is refused
-    /// [env: REFINE_LOOP_OFFLINE: true/false, 1/0, yes/no, on/off].
+    /// No network: a config with an http delegate or `sweep = true` is refused (the variable
+    /// takes true/false, 1/0, yes/no, on/off).
     #[arg(
         long,
         env = "REFINE_LOOP_OFFLINE",
