@@ -5,7 +5,6 @@
 use std::fmt::Write as _;
 
 use super::{CampaignPart, Mode, Report, baseline_md};
-use crate::campaign::books::Backlog;
 use crate::markdown::inline;
 use crate::model::{Outcome, Preset};
 
@@ -26,7 +25,7 @@ pub(super) fn campaign_report(report: &Report) -> String {
         "This run, cycle by cycle",
         campaign.cards.clone(),
     );
-    backlog_sections(&mut text, &campaign.backlog, preset);
+    backlog_sections(&mut text, campaign, preset);
     if let Some(run) = &report.run {
         let section = super::final_md::integrity_section(&run.integrity);
         text.push_str(section.trim_start_matches('\n'));
@@ -36,6 +35,9 @@ pub(super) fn campaign_report(report: &Report) -> String {
     text.push_str("\n## How to go on\n\n");
     text.push_str(if report.outcome == Outcome::Cancelled {
         "- Run the same command again: the campaign resumes where it stopped.\n"
+    } else if campaign.scheduled {
+        "- The next scheduled run (`--continue=auto`) goes on with this campaign, or rests once it \
+         is finished; give it a new intent to start the next segment.\n"
     } else {
         "- Run again with `--continue` (and a new intent) to start the next segment.\n"
     });
@@ -102,7 +104,9 @@ fn section(text: &mut String, title: &str, lines: Vec<String>) {
         text.push_str("None.\n\n");
     } else {
         for line in lines {
-            let _ = writeln!(text, "- {line}");
+            // A line may be a list item already (`- [ ] P1: ...`).
+            let marker = if line.starts_with("- ") { "" } else { "- " };
+            let _ = writeln!(text, "{marker}{line}");
         }
         text.push('\n');
     }
@@ -110,11 +114,13 @@ fn section(text: &mut String, title: &str, lines: Vec<String>) {
 
 /// What the backlog holds: accepted, rolled back, parked and blocked candidates, handoffs,
 /// resting families, and for improve the open and deferred items.
-fn backlog_sections(text: &mut String, backlog: &Backlog, preset: Preset) {
-    let by_status = |status: &str| -> Vec<String> {
+fn backlog_sections(text: &mut String, campaign: &CampaignPart, preset: Preset) {
+    let backlog = &campaign.backlog;
+    let by_status = |status: &str, from: usize| -> Vec<String> {
         backlog
             .candidates
             .iter()
+            .skip(from)
             .filter(|c| c.status == status)
             .map(|c| {
                 format!(
@@ -128,11 +134,20 @@ fn backlog_sections(text: &mut String, backlog: &Backlog, preset: Preset) {
             })
             .collect()
     };
-    section(text, "Accepted", by_status("accepted"));
+    // Accepted by earlier runs: under "Earlier runs' work", as it stands now.
+    section(
+        text,
+        "Accepted in this run",
+        by_status("accepted", campaign.first_candidate),
+    );
     let rollbacks = backlog.rollbacks.iter().map(|r| inline(r)).collect();
     section(text, "Rolled back", rollbacks);
-    section(text, "Parked below theta", by_status("parked"));
-    section(text, "Blocked by the user's own work", by_status("blocked"));
+    section(text, "Parked below theta", by_status("parked", 0));
+    section(
+        text,
+        "Blocked by the user's own work",
+        by_status("blocked", 0),
+    );
     let handoffs = backlog
         .handoffs
         .iter()
@@ -200,5 +215,39 @@ mod tests {
         insta::assert_snapshot!(campaign_report(&fixture::report(Mode::Run(
             Preset::Improve
         ))));
+    }
+
+    /// A second scheduled night: the first night's accepted candidate is not this run's, the
+    /// backlog's items are one list item each, and the advice fits a job that goes on by itself.
+    #[test]
+    fn a_scheduled_night_lists_only_its_own_work_and_fits_its_job() {
+        let mut report = fixture::report(Mode::Run(Preset::Improve));
+        let campaign = report.campaign.as_mut().unwrap();
+        campaign.scheduled = true;
+        campaign.first_candidate = 1;
+        let text = campaign_report(&report);
+        let accepted = text
+            .split("## Accepted in this run\n\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n\n").next())
+            .unwrap();
+        assert_eq!(accepted, "None.");
+        assert!(text.contains("\n- [ ] P1: lint: 1 failure(s)"), "{text}");
+        assert!(!text.contains("- - "), "{text}");
+        assert!(text.contains("`--continue=auto`"), "{text}");
+        assert!(!text.contains("Run again with `--continue`"), "{text}");
+        for (first, accepted) in [(0, true), (1, false), (9, false)] {
+            campaign_of(&mut report).first_candidate = first;
+            let text = campaign_report(&report);
+            assert_eq!(
+                text.contains("rename the helpers"),
+                accepted,
+                "from {first}"
+            );
+        }
+    }
+
+    fn campaign_of(report: &mut Report) -> &mut CampaignPart {
+        report.campaign.as_mut().unwrap()
     }
 }

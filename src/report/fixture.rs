@@ -377,5 +377,7 @@ fn campaign_part() -> CampaignPart {
             "refine-loop round 2 · accepted none · plateau 1/3 · failures 0/3 · handoffs 1".into(),
         ],
         notes: Vec::new(),
+        first_candidate: 0,
+        scheduled: false,
     }
 }

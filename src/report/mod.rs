@@ -256,6 +256,11 @@ pub struct CampaignPart {
     /// What opening the campaign found: its identity, a restored state set aside, where the
     /// earlier runs' work went.
     pub notes: Vec<String>,
+    /// The backlog's candidates from this index on are this run's (the earlier ones, an earlier
+    /// run's, whose work is under "Earlier runs' work").
+    pub first_candidate: usize,
+    /// The run was asked to go on by itself (`--continue=auto`, a scheduled job).
+    pub scheduled: bool,
 }
 
 /// One shard of a merge.

@@ -106,6 +106,8 @@ fn run_in(
             backlog: campaign.backlog.clone(),
             cards: cards_since(&campaign, worklog_start),
             notes: campaign.notes.clone(),
+            first_candidate,
+            scheduled: request.auto,
         });
         report.sweep = sweep;
     })?;
