@@ -21,7 +21,7 @@ fn starter_configs_load_and_name_the_project_tools() {
             &["ruff", "pytest"],
         ),
         (
-            &["package.json"],
+            &["package.json", "eslint.config.mjs"],
             "found JavaScript/TypeScript",
             &["eslint"],
         ),
@@ -62,7 +62,7 @@ fn starter_configs_load_and_name_the_project_tools() {
 fn a_polyglot_project_gets_every_kind_and_a_fixer_per_category() {
     let repo = Repo::new();
     repo.write("Cargo.toml", "");
-    repo.write("package.json", "{}");
+    repo.write("package.json", "{\"devDependencies\": {\"eslint\": \"9\"}}");
     repo.write("pyproject.toml", "");
     repo.commit("three kinds");
     let output = repo.run(&["init", "--dry-run"]);
@@ -123,10 +123,11 @@ fn every_kind_is_found_and_a_missing_tool_gets_its_install_line() {
         "# Markdown: ",
         "# `cargo-clippy` is not installed here: install it (`rustup component add clippy`), then uncomment this check.\n# [[gate.check]]\n# name = \"clippy\"",
         "# name = \"go-vet\"",
-        "# run = \"git ls-files -z -- '*.sh' '*.bash' | xargs -0 -r shellcheck -f gcc\"",
+        "# run = \"git ls-files -z -- '*.sh' '*.bash' '*.bats' | xargs -0 -r shellcheck -f gcc\"",
         "# run = \"hadolint --no-color 'Dockerfile' 'docker/worker.Dockerfile'\"",
-        "# `yamllint` is not installed here: install it (`pip install yamllint`)",
-        "# `markdownlint` is not installed here: install it (`npm install -g markdownlint-cli`)",
+        // No config of the project's for them: offered, not enabled.
+        "# Optional: yamllint checks YAML syntax and style",
+        "# Optional: markdownlint checks Markdown style",
         "# No check here has a fix mode (or its tool is not installed): uncomment an agent below.",
     ] {
         assert!(text.contains(line), "{line:?} not in:\n{text}");
@@ -252,4 +253,177 @@ fn a_tracked_cargo_lock_makes_the_rust_checks_locked() {
             && text.contains("run = \"cargo test --locked --no-fail-fast\""),
         "{text}"
     );
+}
+
+/// `init` adds a tool's check where the project uses the tool (its config, its manifest entry,
+/// its pre-commit hook), lists the others as optional, commented out with why, and finds shell
+/// scripts by their shebang too. (issue 35: a gate as strict as the project's own.)
+#[test]
+fn a_check_is_added_where_the_project_uses_its_tool_and_offered_elsewhere() {
+    struct Case {
+        files: &'static [(&'static str, &'static str)],
+        /// Lines the config has.
+        has: &'static [&'static str],
+        /// Lines it has not.
+        not: &'static [&'static str],
+    }
+    let cases = [
+        // Prose and YAML linters with no config of the project's: offered, not enabled.
+        Case {
+            files: &[
+                ("docs/guide.md", "# Guide\n"),
+                ("config/app.yaml", "a: 1\n"),
+            ],
+            has: &[
+                "# Optional: markdownlint checks Markdown style",
+                "# Optional: yamllint checks YAML syntax and style",
+                "# [[gate.check]]\n# name = \"yamllint\"",
+            ],
+            not: &["\nname = \"yamllint\"", "\nname = \"markdownlint\""],
+        },
+        // With the project's config: enabled (or its install line), on tracked files only.
+        Case {
+            files: &[
+                (".yamllint", "extends: default\n"),
+                ("config/app.yaml", "a: 1\n"),
+                (".markdownlint.json", "{}\n"),
+                ("docs/guide.md", "# Guide\n"),
+            ],
+            has: &[
+                "git ls-files -z -- '*.yml' '*.yaml' | xargs -0 -r yamllint -f standard",
+                "name = \"markdownlint\"",
+            ],
+            not: &[
+                "# Optional: yamllint",
+                "# Optional: markdownlint",
+                "yamllint -f standard .\"",
+            ],
+        },
+        // A package.json with no ESLint and no JavaScript: no ESLint, not even offered.
+        Case {
+            files: &[
+                ("package.json", "{\"devDependencies\": {\"bats\": \"1\"}}\n"),
+                ("test/a.bats", "#!/usr/bin/env bats\n"),
+            ],
+            has: &["'*.bats'"],
+            not: &["eslint"],
+        },
+        // JavaScript without ESLint: offered.
+        Case {
+            files: &[("package.json", "{}\n"), ("src/a.js", "x\n")],
+            has: &["# Optional: ESLint finds bugs in JavaScript and TypeScript"],
+            not: &["\nname = \"eslint\""],
+        },
+        // ESLint in the manifest, or a config of its own: enabled.
+        Case {
+            files: &[
+                (
+                    "package.json",
+                    "{\"devDependencies\": {\"eslint\": \"9\"}}\n",
+                ),
+                ("src/a.js", "x\n"),
+            ],
+            has: &["name = \"eslint\""],
+            not: &["# Optional: ESLint"],
+        },
+        Case {
+            files: &[
+                ("package.json", "{}\n"),
+                ("eslint.config.mjs", "export default [];\n"),
+                ("src/a.js", "x\n"),
+            ],
+            has: &["name = \"eslint\""],
+            not: &["# Optional: ESLint"],
+        },
+        // biome: its check, and no ESLint offered in its place.
+        Case {
+            files: &[
+                (
+                    "package.json",
+                    "{\"devDependencies\": {\"@biomejs/biome\": \"2\"}}\n",
+                ),
+                ("biome.json", "{}\n"),
+                ("src/a.ts", "x\n"),
+            ],
+            has: &[
+                "name = \"biome\"",
+                "run = \"npx --no-install biome check .\"",
+            ],
+            not: &["eslint"],
+        },
+        // black configured only as a pre-commit hook.
+        Case {
+            files: &[
+                ("pyproject.toml", "[project]\nname = \"x\"\n"),
+                (
+                    ".pre-commit-config.yaml",
+                    "repos:\n  - repo: https://github.com/psf/black\n    rev: 24.1.0\n    hooks:\n      - id: black\n",
+                ),
+            ],
+            has: &["name = \"black\""],
+            not: &[],
+        },
+        // Shell scripts known by their shebang, and bats files.
+        Case {
+            files: &[
+                ("bin/deploy", "#!/usr/bin/env bash\necho hi\n"),
+                ("libexec/helper", "#!/bin/sh\n:\n"),
+                ("bin/tool.py", "#!/usr/bin/env python3\n"),
+                ("test/deploy.bats", "#!/usr/bin/env bats\n"),
+            ],
+            has: &["'*.bats'", "'bin/deploy'", "'libexec/helper'"],
+            not: &["tool.py"],
+        },
+    ];
+    for (index, case) in cases.iter().enumerate() {
+        let repo = Repo::new();
+        for (file, text) in case.files {
+            repo.write(file, text);
+        }
+        repo.commit("project files");
+        let output = repo.run(&["init", "--dry-run"]);
+        assert_eq!(output.status.code(), Some(0), "case {index}: {output:?}");
+        let text = stdout(&output);
+        for line in case.has {
+            assert!(
+                text.contains(line),
+                "case {index}: {line:?} not in:\n{text}"
+            );
+        }
+        for line in case.not {
+            assert!(!text.contains(line), "case {index}: {line:?} in:\n{text}");
+        }
+    }
+}
+
+/// A fixer of prose (markdownlint --fix) rewrites text people read: written commented out.
+#[test]
+fn a_prose_fixer_is_offered_commented_out() {
+    let repo = Repo::new();
+    repo.write(".markdownlint.json", "{}\n");
+    repo.write("docs/guide.md", "# Guide\n");
+    repo.commit("markdown");
+    let bin = tempfile::tempdir().unwrap();
+    let fake = bin.path().join("markdownlint");
+    std::fs::write(&fake, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let output = repo
+        .command(&["init", "--dry-run"])
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.path().display()))
+        .output()
+        .unwrap();
+    let text = stdout(&output);
+    assert!(
+        text.contains("\n[[gate.check]]\nname = \"markdownlint\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("# [[delegate]]\n# from_check = \"markdownlint\""),
+        "{text}"
+    );
+    assert!(
+        !text.contains("\n[[delegate]]\nfrom_check = \"markdownlint\""),
+        "{text}"
+    );
+    assert!(text.contains("changes text people read"), "{text}");
 }

@@ -72,6 +72,47 @@ impl Project {
             })
     }
 
+    /// Whether any of `names` is a file at the top of the project.
+    pub fn has_any(&self, names: &[&str]) -> bool {
+        names.iter().any(|name| self.has(name))
+    }
+
+    /// Whether the project's pre-commit config runs a hook with this `id`.
+    pub fn precommit_hook(&self, id: &str) -> bool {
+        [".pre-commit-config.yaml", ".pre-commit-config.yml"]
+            .iter()
+            .map(|name| self.read(name))
+            .any(|text| {
+                text.lines().any(|line| {
+                    let line = line.trim().trim_start_matches("- ").trim();
+                    line.strip_prefix("id:")
+                        .is_some_and(|value| value.trim().trim_matches(['"', '\'']) == id)
+                })
+            })
+    }
+
+    /// Shell scripts known by their shebang only (`bin/deploy`: `#!/usr/bin/env bash`): files
+    /// without an extension whose first line names sh, bash, dash or ksh.
+    pub fn shebang_scripts(&self) -> Vec<&String> {
+        use std::io::Read;
+        self.files
+            .iter()
+            .filter(|f| !f.rsplit('/').next().unwrap_or(f).contains('.'))
+            .take(MAX_SHEBANG_READS)
+            .filter(|f| {
+                let mut head = [0u8; 128];
+                let read = std::fs::File::open(self.root.join(f))
+                    .and_then(|mut file| file.read(&mut head))
+                    .unwrap_or(0);
+                let first = head[..read]
+                    .split(|&b| b == b'\n')
+                    .next()
+                    .unwrap_or_default();
+                shell_shebang(&String::from_utf8_lossy(first))
+            })
+            .collect()
+    }
+
     /// The Dockerfiles: `Dockerfile`, `Dockerfile.x`, `x.Dockerfile`, at any depth.
     pub fn dockerfiles(&self) -> Vec<&String> {
         self.files
@@ -84,6 +125,26 @@ impl Project {
             })
             .collect()
     }
+}
+
+/// Files without an extension read for a shebang, at most.
+const MAX_SHEBANG_READS: usize = 5_000;
+
+/// Whether `line` is a shebang of a shell ShellCheck reads: `#!/bin/sh`, `#!/usr/bin/env bash`,
+/// `#!/bin/bash -e`.
+fn shell_shebang(line: &str) -> bool {
+    let Some(command) = line.strip_prefix("#!") else {
+        return false;
+    };
+    let mut words = command.split_whitespace();
+    let mut program = words.next().unwrap_or_default();
+    if program.rsplit('/').next() == Some("env") {
+        program = words.find(|w| !w.starts_with('-')).unwrap_or_default();
+    }
+    matches!(
+        program.rsplit('/').next(),
+        Some("sh" | "bash" | "dash" | "ksh")
+    )
 }
 
 /// The tracked files of the repository `root` is the top of (paths relative to `root`).
@@ -134,4 +195,26 @@ pub fn installed(program: &str, root: &Path) -> bool {
     }
     std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| executable(&dir.join(program))))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_shell_shebang_is_one_of_the_shells_shellcheck_reads() {
+        let table = [
+            ("#!/bin/sh", true),
+            ("#!/usr/bin/env bash", true),
+            ("#! /bin/bash -euo pipefail", true),
+            ("#!/usr/bin/env -S bash -e", true),
+            ("#!/bin/dash", true),
+            ("#!/usr/bin/env python3", false),
+            ("#!/usr/bin/env zsh", false),
+            ("#!/usr/bin/env bats", false),
+            ("# not a shebang", false),
+            ("", false),
+        ];
+        for (line, shell) in table {
+            assert_eq!(super::shell_shebang(line), shell, "{line:?}");
+        }
+    }
 }

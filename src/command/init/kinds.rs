@@ -44,6 +44,8 @@ fn check(
         install: "",
         fixes: false,
         extra: "",
+        optional: None,
+        prose: false,
     }
 }
 
@@ -137,7 +139,7 @@ fn python(project: &Project) -> Option<Kind> {
                 "ruff-format",
             )
         });
-    } else if pyproject.contains("[tool.black]") {
+    } else if pyproject.contains("[tool.black]") || project.precommit_hook("black") {
         checks.push(Check {
             install: "pipx install black (or: pip install black)",
             fixes: true,
@@ -182,11 +184,42 @@ fn javascript(project: &Project) -> Option<Kind> {
             otherwise
         }
     };
-    let mut checks = vec![Check {
-        install: npm("eslint", "npm install --save-dev eslint"),
-        fixes: true,
-        ..check("eslint", "lint", "npx --no-install eslint .", "eslint")
-    }];
+    let top_file = |prefixes: &[&str]| {
+        project
+            .files
+            .iter()
+            .any(|f| !f.contains('/') && prefixes.iter().any(|prefix| f.starts_with(prefix)))
+    };
+    let biome = listed("@biomejs/biome") || project.has_any(&["biome.json", "biome.jsonc"]);
+    let eslint = listed("eslint")
+        || package.contains("\"eslintConfig\"")
+        || top_file(&["eslint.config.", ".eslintrc"]);
+    let scripts = project
+        .with_suffix(&[
+            ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".vue",
+        ])
+        .next()
+        .is_some();
+    let mut checks = Vec::new();
+    if biome {
+        checks.push(Check {
+            install: npm("@biomejs/biome", "npm install --save-dev @biomejs/biome"),
+            fixes: true,
+            ..check("biome", "lint", "npx --no-install biome check .", "biome")
+        });
+    }
+    // ESLint where the project uses it; offered where there is code and no linter of its own.
+    if eslint || (!biome && scripts) {
+        checks.push(Check {
+            install: npm("eslint", "npm install --save-dev eslint"),
+            fixes: true,
+            optional: (!eslint).then_some(
+                "ESLint finds bugs in JavaScript and TypeScript (unused variables, unsafe \
+                 comparisons); it needs a config, `eslint.config.mjs`",
+            ),
+            ..check("eslint", "lint", "npx --no-install eslint .", "eslint")
+        });
+    }
     let prettier = package.contains("\"prettier\"")
         || project.files.iter().any(|f| {
             let name = f.rsplit('/').next().unwrap_or(f);
@@ -256,16 +289,31 @@ fn go(project: &Project) -> Option<Kind> {
 }
 
 fn shell(project: &Project) -> Option<Kind> {
-    project.with_suffix(&[".sh", ".bash"]).next()?;
+    let by_name = project
+        .with_suffix(&[".sh", ".bash", ".bats"])
+        .next()
+        .is_some();
+    let by_shebang = project.shebang_scripts();
+    if !by_name && by_shebang.is_empty() {
+        return None;
+    }
+    // Scripts known by their shebang are named: a pathspec cannot tell them.
+    let named: String = by_shebang
+        .iter()
+        .map(|f| format!(" '{}'", f.replace('\'', "'\\''")))
+        .collect();
     Some(Kind {
         name: "Shell",
-        note: "ShellCheck reads every tracked shell script",
+        note: "ShellCheck reads every tracked shell script: *.sh, *.bash, *.bats, and those found \
+               by their shebang (a new one of those: add it to the list)",
         checks: vec![Check {
             install: "apt-get install shellcheck (or: brew install shellcheck)",
             ..check(
                 "shellcheck",
                 "lint",
-                "git ls-files -z -- '*.sh' '*.bash' | xargs -0 -r shellcheck -f gcc",
+                format!(
+                    "git ls-files -z -- '*.sh' '*.bash' '*.bats'{named} | xargs -0 -r shellcheck -f gcc"
+                ),
                 "shellcheck",
             )
         }],
@@ -298,24 +346,52 @@ fn docker(project: &Project) -> Option<Kind> {
 
 fn yaml(project: &Project) -> Option<Kind> {
     project.with_suffix(&[".yml", ".yaml"]).next()?;
+    let configured = project.has_any(&[".yamllint", ".yamllint.yml", ".yamllint.yaml"])
+        || project.precommit_hook("yamllint");
     Some(Kind {
         name: "YAML",
-        note: "yamllint, with the project's .yamllint when there is one",
+        note: "yamllint, with the project's .yamllint, on the tracked files (never node_modules)",
         checks: vec![Check {
             install: "pip install yamllint",
-            ..check("yamllint", "lint", "yamllint -f standard .", "yamllint")
+            optional: (!configured).then_some(
+                "yamllint checks YAML syntax and style; without a config of the project's, its \
+                 default rules (line length, document start) flag much nobody asked for",
+            ),
+            ..check(
+                "yamllint",
+                "lint",
+                "git ls-files -z -- '*.yml' '*.yaml' | xargs -0 -r yamllint -f standard",
+                "yamllint",
+            )
         }],
     })
 }
 
 fn markdown(project: &Project) -> Option<Kind> {
     project.with_suffix(&[".md"]).next()?;
+    let configured = project.has_any(&[
+        ".markdownlint.json",
+        ".markdownlint.jsonc",
+        ".markdownlint.yaml",
+        ".markdownlint.yml",
+        ".markdownlintrc",
+        ".markdownlint-cli2.jsonc",
+        ".markdownlint-cli2.yaml",
+        ".markdownlint-cli2.cjs",
+        ".markdownlint-cli2.mjs",
+    ]) || project.read("package.json").contains("\"markdownlint")
+        || project.precommit_hook("markdownlint");
     Some(Kind {
         name: "Markdown",
         note: "markdownlint (markdownlint-cli), with the project's .markdownlint config",
         checks: vec![Check {
             install: "npm install -g markdownlint-cli",
             fixes: true,
+            prose: true,
+            optional: (!configured).then_some(
+                "markdownlint checks Markdown style; without a config of the project's, its \
+                 default rules (line length above all) flag most prose",
+            ),
             ..check(
                 "markdownlint",
                 "docs",

@@ -43,6 +43,11 @@ pub struct Check {
     pub fixes: bool,
     /// Lines written after its table (a deadline, a commented option).
     pub extra: &'static str,
+    /// The project does not use the tool: the check is offered, commented out, with why it
+    /// might help.
+    pub optional: Option<&'static str>,
+    /// Its fixer rewrites prose people read (markdownlint's): offered commented out.
+    pub prose: bool,
 }
 
 /// A kind of project found, and its checks.
@@ -62,6 +67,10 @@ pub fn render(project: &Project, kinds: &[Kind]) -> String {
         text.push('\n');
         text.push_str(&comment_wrapped(&format!("{}: {}", kind.name, kind.note)));
         for check in &kind.checks {
+            if let Some(why) = check.optional {
+                write_optional(&mut text, check, why);
+                continue;
+            }
             let ready = installed(check.program, &project.root);
             write_check(&mut text, check, ready);
             active += usize::from(ready);
@@ -80,15 +89,28 @@ pub fn render(project: &Project, kinds: &[Kind]) -> String {
     text
 }
 
-fn write_check(text: &mut String, check: &Check, ready: bool) {
-    let mut table = format!(
+fn table(check: &Check) -> String {
+    format!(
         "[[gate.check]]\nname = \"{}\"\ncategory = \"{}\"\nrun = {}\nparser = \"{}\"\n{}",
         check.name,
         check.category,
         toml_string(&check.run),
         check.parser,
         check.extra
-    );
+    )
+}
+
+/// A check of a tool the project does not use, commented out, with why it might help.
+fn write_optional(text: &mut String, check: &Check, why: &str) {
+    text.push('\n');
+    text.push_str(&comment_wrapped(&format!(
+        "Optional: {why}. The project does not use it (no config of its own): uncomment to add it."
+    )));
+    text.push_str(&comment_out(&table(check)));
+}
+
+fn write_check(text: &mut String, check: &Check, ready: bool) {
+    let mut table = table(check);
     text.push('\n');
     if !ready {
         let _ = writeln!(
@@ -115,7 +137,18 @@ fn write_fixers(text: &mut String, fixers: &mut [&Check]) {
     }
     fixers.sort_by_key(|check| !check.category.starts_with("format"));
     for check in fixers.iter() {
-        let _ = write!(text, "\n[[delegate]]\nfrom_check = \"{}\"\n", check.name);
+        let fixer = format!("[[delegate]]\nfrom_check = \"{}\"\n", check.name);
+        if check.prose {
+            text.push('\n');
+            text.push_str(&comment_wrapped(&format!(
+                "{}'s fix mode changes text people read (line breaks, headings): uncomment to \
+                 let it rewrite the project's prose.",
+                check.name
+            )));
+            text.push_str(&comment_out(&fixer));
+        } else {
+            let _ = write!(text, "\n{fixer}");
+        }
     }
 }
 
