@@ -4,6 +4,7 @@
 
 mod capture;
 mod check;
+mod environment;
 mod summarize;
 mod tracked;
 

@@ -186,7 +186,7 @@ fn record_of(result: &CheckResult) -> CheckRecord {
 }
 
 /// Why a check gave no result, if it did not: it could not start, its command was not found or
-/// not executable, or it was stopped.
+/// not executable, it was stopped, or the environment failed it (no network, a tool missing).
 fn infra_reason(result: &CheckResult) -> Option<String> {
     if let Some(error) = &result.spawn_error {
         return Some(format!("could not start: {error}"));
@@ -215,6 +215,12 @@ fn infra_reason(result: &CheckResult) -> Option<String> {
     match end.exit_code {
         Some(127) => Some(format!("command not found (exit code 127){}", last())),
         Some(126) => Some(format!("command not executable (exit code 126){}", last())),
+        Some(code) if !result.check.success_codes.contains(&code) => {
+            let tail = super::last_lines(&result.output, super::environment::tail_lines());
+            super::environment::failure(&tail, result.findings.diagnostics()).map(|line| {
+                format!("the environment failed it, not the code (exit code {code}): {line}")
+            })
+        }
         _ => None,
     }
 }

@@ -189,3 +189,56 @@ fn a_check_its_parser_does_not_understand_says_so_in_the_notes() {
         }
     }
 }
+
+/// A check the environment failed (real outputs: `go vet` with no network, cargo offline, npx
+/// without node_modules) is `infra`, not a failure of its category; one the code failed beside
+/// a network warning stays the code's. (issue 35: infrastructure is not a finding.)
+#[test]
+fn a_check_the_environment_failed_is_infra_by_the_same_rule_for_every_tool() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    // (fixture printed by the check, its parser, its status)
+    let table = [
+        ("tests/fixtures/infra/go-vet-no-network.txt", "go", "infra"),
+        ("tests/fixtures/infra/cargo-offline.txt", "clippy", "infra"),
+        (
+            "tests/fixtures/infra/cargo-no-network.txt",
+            "clippy",
+            "infra",
+        ),
+        ("tests/fixtures/infra/npx-no-modules.txt", "eslint", "infra"),
+        ("tests/fixtures/parsers/go/vet.txt", "go", "failed"),
+    ];
+    for (fixture, parser, status) in table {
+        let repo = Repo::new();
+        std::fs::copy(root.join(fixture), repo.join("out.txt")).unwrap();
+        repo.write(
+            "refine-loop.toml",
+            &format!(
+                "[[gate.check]]\nname = \"c\"\ncategory = \"lint\"\nrun = \"cat out.txt; exit 1\"\nparser = \"{parser}\"\n"
+            ),
+        );
+        repo.commit("check");
+        let output = repo.run(&["check"]);
+        let summary = repo.summary();
+        assert_eq!(
+            summary["checks"][0]["status"], status,
+            "{fixture}: {summary}\n{output:?}"
+        );
+        if status == "infra" {
+            let reason = summary["checks"][0]["infra_reason"]
+                .as_str()
+                .unwrap_or_default();
+            assert!(
+                reason.starts_with("the environment failed it"),
+                "{fixture}: {reason}"
+            );
+            assert_eq!(
+                summary["categories"]["lint"]["failures"]
+                    .as_u64()
+                    .unwrap_or(0),
+                0,
+                "{fixture}: {summary}"
+            );
+        }
+    }
+}
