@@ -427,3 +427,76 @@ fn a_prose_fixer_is_offered_commented_out() {
     );
     assert!(text.contains("changes text people read"), "{text}");
 }
+
+/// A crate that declares `rust-version` gets a check on that compiler (its lib and bins, as an
+/// MSRV job builds them), which installs the toolchain with rustup when it is missing; without
+/// rustup the check is written commented out with its install line.
+#[test]
+fn a_declared_rust_version_gets_a_check_on_that_compiler() {
+    // (Cargo.toml, a lock file, rustup on PATH, lines the config has, lines it has not)
+    type Case<'a> = (&'a str, bool, bool, &'a [&'a str], &'a [&'a str]);
+    let table: [Case<'_>; 4] = [
+        (
+            "[package]\nname = \"a\"\nversion = \"0.1.0\"\nrust-version = \"1.60\"\n",
+            true,
+            true,
+            &[
+                "\n[[gate.check]]\nname = \"msrv\"\ncategory = \"build\"\nrun = \"cargo +1.60 check --locked --lib --bins --message-format=short\"\nparser = \"clippy\"\n",
+                "install = \"rustup toolchain install 1.60 --profile minimal\"",
+                "missing_tool = ",
+            ],
+            &[],
+        ),
+        (
+            "[workspace.package]\nrust-version = \"1.74.1\"\n[workspace]\nmembers = []\n",
+            false,
+            true,
+            &["run = \"cargo +1.74.1 check --lib --bins --message-format=short\""],
+            &[],
+        ),
+        (
+            "[package]\nname = \"a\"\nversion = \"0.1.0\"\nrust-version = \"1.60\"\n",
+            false,
+            false,
+            &["# `rustup` is not installed here", "# name = \"msrv\""],
+            &["\nname = \"msrv\""],
+        ),
+        (
+            "[package]\nname = \"a\"\nversion = \"0.1.0\"\n",
+            false,
+            true,
+            &[],
+            &["msrv"],
+        ),
+    ];
+    for (index, (manifest, lock, rustup, has, not)) in table.into_iter().enumerate() {
+        let repo = Repo::new();
+        repo.write("Cargo.toml", manifest);
+        if lock {
+            repo.write("Cargo.lock", "version = 3\n");
+        }
+        repo.commit("crate");
+        let bin = tempfile::tempdir().unwrap();
+        if rustup {
+            let fake = bin.path().join("rustup");
+            std::fs::write(&fake, "#!/bin/sh\nexit 0\n").unwrap();
+            std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .unwrap();
+        }
+        let output = repo
+            .command(&["init", "--dry-run"])
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.path().display()))
+            .output()
+            .unwrap();
+        let text = stdout(&output);
+        for line in has {
+            assert!(
+                text.contains(line),
+                "case {index}: {line:?} not in:\n{text}"
+            );
+        }
+        for line in not {
+            assert!(!text.contains(line), "case {index}: {line:?} in:\n{text}");
+        }
+    }
+}

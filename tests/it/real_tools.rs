@@ -214,3 +214,56 @@ fn the_quick_start_example_reports_what_the_readme_says() {
         })
     );
 }
+
+/// A fix that uses an API newer than the crate's declared `rust-version` is a regression of the
+/// gate's MSRV check, in a category of its own, and is rolled back, though it lowers the lint
+/// count; the same fix in a crate that declares none is kept. (issue 35: the `is_multiple_of` fix
+/// kept in a crate whose CI checks Rust 1.60.) The MSRV check `init` writes builds with the
+/// declared toolchain (`cargo +1.60 check`), which rustup cannot fetch here (no network to
+/// static.rust-lang.org): it stands in as clippy's `incompatible_msrv` lint alone, which reads
+/// the same declaration, with the real clippy.
+#[test]
+fn a_fix_past_the_declared_rust_version_is_rolled_back() {
+    const BEFORE: &str = "pub fn answer() -> i32 {\n    return 42;\n}\n\n\
+        pub fn is_empty(values: &Vec<i32>) -> bool {\n    values.len() == 0\n}\n\n\
+        pub fn leap(y: u32) -> bool {\n    y % 4 == 0\n}\n";
+    // Fixes the two lints, and rewrites `y % 4 == 0` with Rust 1.87's `is_multiple_of`.
+    const AFTER: &str = "pub fn answer() -> i32 {\n    42\n}\n\n\
+        pub fn is_empty(values: &[i32]) -> bool {\n    values.is_empty()\n}\n\n\
+        pub fn leap(y: u32) -> bool {\n    y.is_multiple_of(4)\n}\n";
+    // (the manifest's rust-version line, whether the fix is kept)
+    for (declared, kept) in [("rust-version = \"1.60\"\n", false), ("", true)] {
+        let repo = Repo::new();
+        repo.write(
+            "Cargo.toml",
+            &format!(
+                "[package]\nname = \"leap\"\nversion = \"0.1.0\"\nedition = \"2021\"\n{declared}\n[workspace]\n"
+            ),
+        );
+        repo.write("src/lib.rs", BEFORE);
+        repo.write("after.rs", AFTER);
+        repo.write(".gitignore", "/target\n/.refine-loop\n");
+        repo.write(
+            "refine-loop.toml",
+            "[loop]\nmax_cycles = 1\n\n[[gate.check]]\nname = \"clippy\"\ncategory = \"lint\"\n\
+             run = \"cargo clippy --all-targets --message-format=short -- -D warnings\"\n\
+             parser = \"clippy\"\ntimeout = \"10m\"\n\n\
+             [[gate.check]]\nname = \"msrv\"\ncategory = \"build\"\n\
+             run = \"cargo clippy --lib --message-format=short -- -A clippy::all -D clippy::incompatible_msrv\"\n\
+             parser = \"clippy\"\ntimeout = \"10m\"\n\n\
+             [[delegate]]\ncategories = [\"lint\"]\nrun = \"cp after.rs src/lib.rs\"\n",
+        );
+        repo.commit("crate");
+        let output = crate::run_loop::run(&repo, &[]);
+        let trend = crate::run_loop::json(&repo, "trend.json");
+        assert_eq!(
+            trend["cycles"][1]["accepted"], kept,
+            "{declared:?}: {trend}\n{output:?}"
+        );
+        let now = std::fs::read_to_string(repo.join("src/lib.rs")).unwrap();
+        assert_eq!(now == AFTER, kept, "{declared:?}: {now}");
+        if !kept {
+            assert_eq!(now, BEFORE, "rolled back to the byte");
+        }
+    }
+}

@@ -43,7 +43,7 @@ fn check(
         program: name,
         install: "",
         fixes: false,
-        extra: "",
+        extra: "".into(),
         optional: None,
         prose: false,
     }
@@ -68,7 +68,7 @@ fn rust(project: &Project) -> Option<Kind> {
     } else {
         ""
     };
-    let checks = vec![
+    let mut checks = vec![
         Check {
             program: "cargo-fmt",
             install: "rustup component add rustfmt",
@@ -79,7 +79,7 @@ fn rust(project: &Project) -> Option<Kind> {
             program: "cargo-clippy",
             install: "rustup component add clippy",
             fixes: true,
-            extra: "timeout = \"20m\"\n",
+            extra: "timeout = \"20m\"\n".into(),
             ..check(
                 "clippy",
                 "lint",
@@ -90,7 +90,7 @@ fn rust(project: &Project) -> Option<Kind> {
         Check {
             program: "cargo",
             install: "https://rustup.rs",
-            extra: "timeout = \"30m\"\n",
+            extra: "timeout = \"30m\"\n".into(),
             ..check(
                 "cargo-test",
                 "tests",
@@ -99,10 +99,44 @@ fn rust(project: &Project) -> Option<Kind> {
             )
         },
     ];
+    checks.extend(msrv(project, locked));
     Some(Kind {
         name: "Rust",
         note,
         checks,
+    })
+}
+
+/// A check on the compiler the crate declares it supports (`rust-version`, of the package or
+/// the workspace): the lib and bins, as an MSRV job builds them (dev-dependencies may need a
+/// newer one). Its toolchain is installed by rustup when missing.
+fn msrv(project: &Project, locked: &str) -> Option<Check> {
+    let manifest = project.read("Cargo.toml");
+    let version = manifest.lines().find_map(|line| {
+        let value = line
+            .trim()
+            .strip_prefix("rust-version")?
+            .trim()
+            .strip_prefix('=')?;
+        let value = value.trim().trim_matches('"');
+        (!value.is_empty() && value.chars().all(|c| c.is_ascii_digit() || c == '.'))
+            .then(|| value.to_string())
+    })?;
+    let pattern = regex::escape(&version).replace('\\', "\\\\");
+    Some(Check {
+        program: "rustup",
+        install: "https://rustup.rs",
+        extra: format!(
+            "install = \"rustup toolchain install {version} --profile minimal\"\n\
+             missing_tool = \"toolchain '{pattern}[^']*' is not installed\"\ntimeout = \"20m\"\n"
+        )
+        .into(),
+        ..check(
+            "msrv",
+            "build",
+            format!("cargo +{version} check{locked} --lib --bins --message-format=short"),
+            "clippy",
+        )
     })
 }
 

@@ -42,7 +42,7 @@ pub struct Check {
     /// Its tool has a fix mode: a fixer is made from it.
     pub fixes: bool,
     /// Lines written after its table (a deadline, a commented option).
-    pub extra: &'static str,
+    pub extra: std::borrow::Cow<'static, str>,
     /// The project does not use the tool: the check is offered, commented out, with why it
     /// might help.
     pub optional: Option<&'static str>,
