@@ -500,3 +500,57 @@ fn a_declared_rust_version_gets_a_check_on_that_compiler() {
         }
     }
 }
+
+/// The project's own lint scripts say what its linters read: init takes their paths and
+/// options (not a fix mode), else the whole tree.
+#[test]
+fn eslint_and_prettier_read_what_the_projects_own_scripts_read() {
+    // (package.json's scripts, the eslint run, the prettier run)
+    let table = [
+        (
+            r#"{"lint": "eslint src test --ext .ts", "format:check": "prettier --check 'src/**/*.ts'"}"#,
+            "run = \"npx --no-install eslint src test --ext .ts\"",
+            "run = \"npx --no-install prettier --check 'src/**/*.ts' '!.refine-loop/**'\"",
+        ),
+        (
+            r#"{"lint": "tsc --noEmit && eslint --fix --max-warnings=0 src", "format": "prettier --write ."}"#,
+            "run = \"npx --no-install eslint --max-warnings=0 src\"",
+            "run = \"npx --no-install prettier --check . '!.refine-loop/**'\"",
+        ),
+        (
+            r#"{"test": "jest"}"#,
+            "run = \"npx --no-install eslint .\"",
+            "run = \"npx --no-install prettier --check . '!.refine-loop/**'\"",
+        ),
+    ];
+    for (scripts, eslint, prettier) in table {
+        let repo = Repo::new();
+        repo.write(
+            "package.json",
+            &format!(
+                "{{\"scripts\": {scripts}, \"devDependencies\": {{\"eslint\": \"9\", \"prettier\": \"3\"}}}}"
+            ),
+        );
+        repo.write("src/a.ts", "x\n");
+        repo.commit("package");
+        let output = repo.run(&["init", "--dry-run"]);
+        let text = stdout(&output);
+        assert!(text.contains(eslint), "{scripts}: {eslint} not in:\n{text}");
+        assert!(
+            text.contains(prettier),
+            "{scripts}: {prettier} not in:\n{text}"
+        );
+        // Valid as written, each fixer made from its check.
+        repo.write("refine-loop.toml", &text);
+        let settings = load(&Overrides {
+            target: Some(repo.path().to_path_buf()),
+            ..Overrides::default()
+        })
+        .unwrap_or_else(|e| panic!("{scripts}: {e}"));
+        assert!(!settings.delegates.is_empty(), "{text}");
+        assert!(
+            text.contains("\n[[delegate]]\nfrom_check = \"eslint\""),
+            "{text}"
+        );
+    }
+}

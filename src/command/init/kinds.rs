@@ -251,7 +251,15 @@ fn javascript(project: &Project) -> Option<Kind> {
                 "ESLint finds bugs in JavaScript and TypeScript (unused variables, unsafe \
                  comparisons); it needs a config, `eslint.config.mjs`",
             ),
-            ..check("eslint", "lint", "npx --no-install eslint .", "eslint")
+            ..check(
+                "eslint",
+                "lint",
+                format!(
+                    "npx --no-install eslint {}",
+                    scripted(&package, "eslint", &["--fix"]).unwrap_or_else(|| ".".into())
+                ),
+                "eslint",
+            )
         });
     }
     let prettier = package.contains("\"prettier\"")
@@ -267,7 +275,14 @@ fn javascript(project: &Project) -> Option<Kind> {
             ..check(
                 "prettier",
                 "format",
-                "npx --no-install prettier --check . '!.refine-loop/**'",
+                scripted(&package, "prettier", &["--write", "-w", "--check", "-c"])
+                    .filter(|args| !args.is_empty())
+                    .map_or_else(
+                        || "npx --no-install prettier --check . '!.refine-loop/**'".to_string(),
+                        |args| {
+                            format!("npx --no-install prettier --check {args} '!.refine-loop/**'")
+                        },
+                    ),
                 "prettier",
             )
         });
@@ -297,6 +312,53 @@ fn javascript(project: &Project) -> Option<Kind> {
                config; with jest, vitest or node's runner, name its parser for npm-test",
         checks,
     })
+}
+
+/// The arguments the project's own `package.json` scripts give `tool` (the first script that
+/// runs it, in a chain of commands or not), without `dropped` (a fix mode, a mode init sets
+/// itself); `None` when no script runs it, or with arguments init cannot read as they are (a
+/// variable, a redirection).
+fn scripted(package: &str, tool: &str, dropped: &[&str]) -> Option<String> {
+    let manifest: serde_json::Value = serde_json::from_str(package).ok()?;
+    let scripts = manifest.get("scripts")?.as_object()?;
+    scripts
+        .values()
+        .filter_map(serde_json::Value::as_str)
+        .find_map(|script| {
+            script
+                .split(['&', '|', ';'])
+                .map(str::trim)
+                .find_map(|command| {
+                    let words = shlex::split(command)?;
+                    let position = words.iter().position(|w| w == tool)?;
+                    let before = &words[..position];
+                    // `eslint …`, `npx eslint …`, `npx --no-install eslint …`.
+                    if !before.iter().all(|w| w == "npx" || w.starts_with('-')) {
+                        return None;
+                    }
+                    let args: Vec<&String> = words[position + 1..]
+                        .iter()
+                        .filter(|w| !dropped.contains(&w.as_str()))
+                        .collect();
+                    if args.iter().any(|w| w.contains(['$', '>', '<', '`'])) {
+                        return None;
+                    }
+                    Some(
+                        args.iter()
+                            .map(|w| {
+                                if w.chars()
+                                    .all(|c| c.is_ascii_alphanumeric() || "-_./=,:@".contains(c))
+                                {
+                                    (*w).clone()
+                                } else {
+                                    format!("'{}'", w.replace('\'', "'\\''"))
+                                }
+                            })
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                    )
+                })
+        })
 }
 
 fn go(project: &Project) -> Option<Kind> {
