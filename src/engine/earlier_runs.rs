@@ -57,9 +57,16 @@ fn read_manifest(path: &Path) -> Option<Manifest> {
 }
 
 /// Sets aside what the last run or check left at the top of the state dir (see
-/// [`state::set_aside`]), before this one writes anything there.
+/// [`state::set_aside`]), before this one writes anything there. A campaign's state dir is
+/// left as it is: its files are its books, which its next segment reads.
 pub fn set_aside_last(layout: &Layout) -> Result<LastRun, StateError> {
     let manifest = read_manifest(&layout.manifest());
+    if layout.goal().exists() {
+        return Ok(LastRun {
+            manifest,
+            folder: None,
+        });
+    }
     let folder = state::set_aside(layout, manifest.as_ref().map(|m| m.run_id.as_str()))?;
     Ok(LastRun { manifest, folder })
 }
@@ -254,4 +261,30 @@ fn pruned_refs(repo: &git2::Repository, keep: usize, current: &str, held: &[&str
         .map(|(_, name)| name)
         .filter(|name| !held.contains(&name.as_str()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A campaign's state dir is its books: nothing of it is set aside; a run's or a check's is.
+    #[test]
+    fn a_campaigns_files_are_not_set_aside() {
+        for campaign in [false, true] {
+            let temp = tempfile::tempdir().unwrap();
+            let layout = Layout::new(temp.path());
+            std::fs::write(layout.final_report(), "report").unwrap();
+            std::fs::write(layout.patch(), "patch").unwrap();
+            if campaign {
+                std::fs::write(layout.goal(), "goal").unwrap();
+            }
+            let last = set_aside_last(&layout).unwrap();
+            assert_eq!(last.folder.is_some(), !campaign, "campaign {campaign}");
+            assert_eq!(
+                layout.final_report().exists(),
+                campaign,
+                "campaign {campaign}"
+            );
+        }
+    }
 }

@@ -85,6 +85,8 @@ fn run_then_run_the_reports_undo_restores_heads_tree_exactly() {
     let head_tree = git_in(root, &["rev-parse", "HEAD^{tree}"]);
     let (first, _) = run_once(&repo);
     let first_patch = repo.join(&format!(".refine-loop/runs/{first}/refine-loop.patch"));
+    // The user's own work beside it: the tree holds the first run's changes and more.
+    repo.write("notes.txt", "my own notes\n");
 
     let (second, second_err) = run_once(&repo);
     assert_ne!(first, second);
@@ -141,6 +143,11 @@ fn run_then_run_the_reports_undo_restores_heads_tree_exactly() {
         .output()
         .unwrap();
     assert!(output.status.success(), "{undo}: {output:?}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("notes.txt")).unwrap(),
+        "my own notes\n"
+    );
+    std::fs::remove_file(repo.join("notes.txt")).unwrap();
     assert_eq!(work_tree_id(root), head_tree, "{undo}");
 }
 
