@@ -1,4 +1,5 @@
-//! `refine-loop check`: run the gate once, write cycle 0, print the table.
+//! `refine-loop check`: run the gate once, write cycle 0 (the files of the run or check before
+//! it set aside first), print the table.
 
 use std::io::Write;
 
@@ -28,6 +29,8 @@ pub fn check(
         .map_err(CommandError::Campaign)?;
     super::recover::refuse_interrupted(&settings.target)?;
     let layout = Layout::new(&settings.state_dir);
+    // The files of the run or check before this one go first: the folder holds this check's.
+    crate::engine::set_aside_last(&layout)?;
     let cycle_dir = state::cycle_dir(layout.dir(), 0)?;
     let run = gate::run_gate(
         &settings,

@@ -274,7 +274,7 @@ fn load_settings(args: &RunArgs, request: &Request) -> Result<Settings, CommandE
 fn outcome_line(report: &Report) -> String {
     let reason = report.stop_reason;
     let changes = (report.run.as_ref())
-        .filter(|run| run.delivery.commits > 0)
+        .filter(|run| run.delivery.commits > 0 || !run.earlier.is_empty())
         .map(|run| format!("{}\n", crate::report::where_changes_are(report, run)))
         .unwrap_or_default();
     format!(

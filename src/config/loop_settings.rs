@@ -123,6 +123,17 @@ pub(super) fn resolve_run(
         }
         (None, None) => Isolate::None,
     };
+    let keep_runs = file.keep_runs.unwrap_or(defaults::KEEP_RUNS);
+    if !(1..=defaults::KEEP_RUNS_LIMIT).contains(&keep_runs) {
+        return Err(invalid(
+            config_file,
+            "loop.keep_runs",
+            format!(
+                "{keep_runs} is out of range; expected 1 (this run's alone) to {}",
+                defaults::KEEP_RUNS_LIMIT
+            ),
+        ));
+    }
     let share = resolve_share(config_file, file.share)?;
     let (confine, writable) = guards::resolve_confine(config_file, file.confine, file.writable)?;
     let (protect_ignored_max, protect_ignored_skip) = guards::resolve_protect_ignored(
@@ -148,6 +159,7 @@ pub(super) fn resolve_run(
         scope,
         confine,
         writable,
+        keep_runs,
     })
 }
 

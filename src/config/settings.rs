@@ -27,6 +27,9 @@ pub mod defaults {
     pub const HTTP_MAX_TOKENS: u32 = 4096;
     /// Files an http delegate sends along.
     pub const HTTP_MAX_FILES: usize = 8;
+    /// Runs whose ref and `runs/` folder are kept, this one counted.
+    pub const KEEP_RUNS: u32 = 10;
+    pub const KEEP_RUNS_LIMIT: u32 = 1000;
     /// Runs again of a check failing at the baseline.
     pub const CONFIRM_RUNS: u32 = 1;
     pub const CONFIRM_RUNS_LIMIT: u32 = 5;
@@ -171,6 +174,9 @@ pub struct RunSettings {
     pub protect_ignored_max: u64,
     /// Folder names whose ignored files are not kept.
     pub protect_ignored_skip: Vec<String>,
+    /// Runs whose private ref and `runs/<id>/` folder are kept, this one counted
+    /// (`[loop] keep_runs`).
+    pub keep_runs: u32,
 }
 
 #[derive(Debug, Clone)]

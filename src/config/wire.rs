@@ -115,6 +115,11 @@ pub struct LoopFile {
     pub isolate: Option<String>,
     /// Paths and globs (relative to the target) the delegates may change; all when left out.
     pub scope: Option<Vec<String>>,
+    /// Earlier runs whose private ref (`refs/refine-loop/<run-id>`) and folder in the state
+    /// dir's `runs/` are kept, this run counted, 1 to 1000 (default 10); older ones are pruned,
+    /// never one whose changes the work tree still holds uncommitted.
+    #[cfg_attr(test, schemars(range(min = 1, max = super::settings::defaults::KEEP_RUNS_LIMIT)))]
+    pub keep_runs: Option<u32>,
     /// How many times a check that fails at the baseline runs again, 0 (never) to 5 (default 1).
     #[cfg_attr(test, schemars(range(max = super::settings::defaults::CONFIRM_RUNS_LIMIT)))]
     pub baseline_confirm_runs: Option<u32>,

@@ -98,8 +98,9 @@ pub fn decide(
 }
 
 /// The files of the work tree that hold what an earlier run's delegates left there, while HEAD
-/// holds something else: code no person committed. They are the last run's (`manifest.json`)
-/// and those of `earlier` (a campaign's records in `history/`). The baseline's gate run runs
+/// holds something else: code no person committed. They are the last run's (`manifest.json`,
+/// while it is at the top of the state dir) and those of `earlier` (a campaign's records in
+/// `history/`, or the last run's files once they are set aside under `runs/<id>/`). The baseline's gate run runs
 /// that code, so when there is any it is confined as the runs after it are.
 pub fn earlier_runs_work(
     settings: &Settings,
@@ -113,16 +114,7 @@ pub fn earlier_runs_work(
     .ok()
     .flatten()
     .and_then(|bytes| serde_json::from_slice::<crate::deliver::Manifest>(&bytes).ok());
-    let last = manifest.iter().flat_map(|manifest| {
-        manifest.files.iter().filter_map(|file| {
-            let after = file.after.as_ref()?;
-            (after.kind == crate::deliver::EntryKind::File).then(|| WorkFile {
-                path: file.path.clone(),
-                before: None,
-                after: after.sha256.clone(),
-            })
-        })
-    });
+    let last = manifest.iter().flat_map(super::earlier_runs::work_files);
     let repository = workspace.repository();
     let head = repository.head().and_then(|head| head.peel_to_tree()).ok();
     let mut paths: Vec<String> = last

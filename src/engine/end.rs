@@ -76,6 +76,7 @@ impl EngineEnd {
                 in_worktree: settings.run.isolate == crate::config::Isolate::Worktree,
                 remaining: self.remaining.clone(),
                 integrity: self.integrity.clone(),
+                earlier: Vec::new(),
             }),
             ..Report::new(
                 Mode::Run(preset),

@@ -10,6 +10,7 @@ mod confinement;
 mod contain;
 mod cycle;
 mod delivery;
+mod earlier_runs;
 mod end;
 mod error;
 mod event;
@@ -30,6 +31,7 @@ mod work;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+pub use earlier_runs::set_aside_last;
 pub use end::{check_findings, write_findings};
 pub use error::RunError;
 pub use event::{Event, Observer};

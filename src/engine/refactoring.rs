@@ -134,25 +134,57 @@ fn has_infra(summary: &GateSummary) -> bool {
 }
 
 /// Runs the refactoring loop until a stop rule holds; the observer gets one line per cycle.
+/// The last run's files are set aside first (see [`super::earlier_runs`]); when the tree holds
+/// its accepted changes, this run's commits go on after them.
 pub fn run_loop(
     settings: &crate::config::Settings,
-    options: super::EngineOptions<'_>,
+    mut options: super::EngineOptions<'_>,
 ) -> Result<Report, RunError> {
+    let layout = crate::state::Layout::new(&settings.state_dir);
+    let last = super::earlier_runs::set_aside_last(&layout)?;
     let place = (&*settings.target, &*settings.state_dir, settings.run.watch);
     super::in_workspace(place, |workspace| {
         // A handle of its own: the record is written between delegates, never during one.
         let record_repository = git2::Repository::open(workspace.repository().path())
             .map_err(crate::workspace::WorkspaceError::from)?;
         let run_id = crate::clock::new_run_id();
-        let base = workspace.base_commit();
+        let held = super::earlier_runs::held(&record_repository, workspace.root(), &layout, &last);
+        let base = held.tip.unwrap_or_else(|| workspace.base_commit());
         let mut recorder = crate::deliver::Recorder::new(&record_repository, base, &run_id)?;
         super::protect_users_work(workspace, settings, options.cancel)?;
+        if let Some(line) = super::earlier_runs::announcement(&held) {
+            options.observer.observe(super::Event::Note(&line));
+            // What they accepted is theirs, not the user's own work: this run may go on with it.
+            let owned = (workspace.protected().iter())
+                .filter(|(path, _)| held.paths.contains(&path.to_string()))
+                .map(|(path, state)| (path.to_string(), state.key()))
+                .collect();
+            workspace.release_owned(&owned);
+        }
+        options.earlier_work = last.work_files();
         let engine = Engine::start(settings, workspace, options)?;
         let mut policy = Refactoring::new(&engine);
         let end = engine.drive(&mut policy, &mut recorder)?;
         let (outcome, reason) = (end.reason.outcome(), end.reason.as_str());
         let delivery =
             super::delivery::write_delivery(&recorder, settings, outcome.as_str(), reason)?;
-        end.conclude(settings, Preset::Refactoring, delivery, workspace, |_| {})
+        let keep = usize::try_from(settings.run.keep_runs).unwrap_or(usize::MAX);
+        super::earlier_runs::prune(
+            &record_repository,
+            &layout,
+            (keep, recorder.reference()),
+            &held,
+        );
+        end.conclude(
+            settings,
+            Preset::Refactoring,
+            delivery,
+            workspace,
+            |report| {
+                if let Some(run) = report.run.as_mut() {
+                    run.earlier = held.runs.clone();
+                }
+            },
+        )
     })
 }

@@ -252,14 +252,15 @@ fn record_section(text: &mut String, run: &RunPart) {
 
 /// Where the accepted changes are, and how to keep or drop them.
 fn changes_section(text: &mut String, report: &Report, run: &RunPart) {
-    if run.delivery.commits == 0 {
+    if run.delivery.commits == 0 && run.earlier.is_empty() {
         return;
     }
     text.push_str("\n## Where the changes are\n\n");
     let _ = writeln!(text, "{}", where_changes_are(report, run));
 }
 
-/// The accepted changes' place, and the commands that keep or drop them (also the console's).
+/// The accepted changes' place, and the commands that keep or drop them (also the console's);
+/// then the earlier runs' changes the tree holds too, and the order that drops them all.
 pub fn where_changes_are(report: &Report, run: &RunPart) -> String {
     let dir = report.layout.dir().display();
     if run.in_worktree {
@@ -269,11 +270,60 @@ pub fn where_changes_are(report: &Report, run: &RunPart) -> String {
              `git am {dir}/patches/*.patch`."
         );
     }
-    format!(
-        "The accepted changes are in your working tree, uncommitted (`git diff` shows them), and \
-         in `{dir}/refine-loop.patch` and `{dir}/patches/` (a `git am` series). Keep them: \
-         review them, then `git add` and commit them. Drop them: `git apply -R {dir}/refine-loop.patch`."
-    )
+    let mut text = String::new();
+    if run.delivery.commits > 0 {
+        text = format!(
+            "The accepted changes are in your working tree, uncommitted (`git diff` shows them), and \
+             in `{dir}/refine-loop.patch` and `{dir}/patches/` (a `git am` series). Keep them: \
+             review them, then `git add` and commit them. Drop them: `git apply -R {dir}/refine-loop.patch`."
+        );
+    }
+    if !run.earlier.is_empty() {
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(&earlier_runs(report, run));
+    }
+    text
+}
+
+/// The earlier runs' changes the work tree holds, each run's patch, and the commands that drop
+/// them all, newest first (each patch applies in reverse only on the tree the next one left).
+fn earlier_runs(report: &Report, run: &RunPart) -> String {
+    let dir = report.layout.dir().display();
+    let mut text = String::from(
+        "The working tree also holds earlier runs' accepted changes, not committed (this run \
+         built on them), each set aside with its report under `runs/<id>/`:\n",
+    );
+    let mut undo = Vec::new();
+    if run.delivery.commits > 0 {
+        undo.push(format!("git apply -R {dir}/refine-loop.patch"));
+    }
+    for earlier in &run.earlier {
+        let _ = match &earlier.patch {
+            Some(patch) => {
+                undo.push(format!("git apply -R {}", patch.display()));
+                writeln!(
+                    text,
+                    "- run {}: `{}` (commits on `{}`)",
+                    earlier.id,
+                    patch.display(),
+                    earlier.reference
+                )
+            }
+            None => writeln!(
+                text,
+                "- run {}: no patch was written (see its report); its commits are on `{}`",
+                earlier.id, earlier.reference
+            ),
+        };
+    }
+    let _ = write!(
+        text,
+        "\nKeep them: commit them with this run's. Drop them, newest first: `{}`.",
+        undo.join(" && ")
+    );
+    text
 }
 
 fn next_steps(text: &mut String, report: &Report, run: &RunPart) {
@@ -387,6 +437,49 @@ mod tests {
         assert!(!report.baseline.categories.contains_key("infra"));
         let text = final_report(&report);
         assert!(text.contains("- infra: 0 → 0\n"), "{text}");
+    }
+
+    #[test]
+    fn earlier_runs_are_named_with_the_order_that_drops_them() {
+        let earlier = |id: &str| crate::report::EarlierRun {
+            id: id.to_string(),
+            patch: Some(format!("/work/shop/.refine-loop/runs/{id}/refine-loop.patch").into()),
+            reference: format!("refs/refine-loop/{id}"),
+        };
+        let undo_this = "git apply -R /work/shop/.refine-loop/refine-loop.patch";
+        let undo_2 = "git apply -R /work/shop/.refine-loop/runs/run-2/refine-loop.patch";
+        let undo_1 = "git apply -R /work/shop/.refine-loop/runs/run-1/refine-loop.patch";
+        // (this run's commits, earlier runs, the undo named, or no section)
+        let both = format!("`{undo_this} && {undo_2} && {undo_1}`");
+        let earlier_only = format!("`{undo_2} && {undo_1}`");
+        let cases: &[(usize, &[&str], Option<&str>)] = &[
+            (1, &[], Some(undo_this)),
+            (1, &["run-2", "run-1"], Some(&both)),
+            (0, &["run-2", "run-1"], Some(&earlier_only)),
+            (0, &[], None),
+        ];
+        for (commits, ids, undo) in cases {
+            let mut report = fixture::report(Mode::Run(Preset::Refactoring));
+            let run = report.run.as_mut().unwrap();
+            run.delivery.commits = *commits;
+            run.earlier = ids.iter().map(|id| earlier(id)).collect();
+            let text = final_report(&report);
+            match undo {
+                Some(undo) => assert!(text.contains(undo), "{commits} {ids:?}: {text}"),
+                None => assert!(!text.contains("## Where the changes are"), "{text}"),
+            }
+            assert_eq!(
+                text.contains("earlier runs' accepted changes"),
+                !ids.is_empty(),
+                "{text}"
+            );
+            for id in *ids {
+                assert!(
+                    text.contains(&format!("- run {id}: `/work/shop/.refine-loop/runs/{id}/refine-loop.patch` (commits on `refs/refine-loop/{id}`)")),
+                    "{text}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -254,6 +254,7 @@ fn run_part() -> RunPart {
             }],
         },
         in_worktree: false,
+        earlier: Vec::new(),
         remaining: Vec::new(),
         checks_configured: 2,
         max_cycles: 2,

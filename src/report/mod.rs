@@ -181,6 +181,19 @@ pub struct RunPart {
     pub remaining: Vec<Remaining>,
     /// Changes that made the gate see less, and what came of them.
     pub integrity: IntegrityPart,
+    /// Earlier runs whose accepted changes the work tree held, uncommitted, when this run
+    /// began (it built on them), newest first.
+    pub earlier: Vec<EarlierRun>,
+}
+
+/// An earlier run whose accepted changes are in the work tree, uncommitted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EarlierRun {
+    pub id: String,
+    /// Its `refine-loop.patch`, set aside under `runs/<id>/` (none when its patch was refused).
+    pub patch: Option<PathBuf>,
+    /// `refs/refine-loop/<id>`.
+    pub reference: String,
 }
 
 /// Gate integrity over a run: every move found that makes the gate see less, one line each

@@ -50,6 +50,8 @@ pub const BACKLOG_FILE: &str = "REFINE-BACKLOG.md";
 pub const WORKLOG_FILE: &str = "REFINE-WORKLOG.md";
 pub const DELEGATE_REPORTS_DIR: &str = "delegate-reports";
 pub const MERGE_FILE: &str = "merge.json";
+/// The earlier runs' files, one folder each, named by run id.
+pub const RUNS_DIR: &str = "runs";
 
 /// The paths of one state dir.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,6 +131,11 @@ impl Layout {
     /// A campaign's `REFINE-GOAL.md`: there, the campaign exists.
     pub fn goal(&self) -> PathBuf {
         self.dir.join(GOAL_FILE)
+    }
+
+    /// `runs/`: the earlier runs' files, one folder each (see [`super::set_aside`]).
+    pub fn runs(&self) -> PathBuf {
+        self.dir.join(RUNS_DIR)
     }
 
     pub fn sweep(&self) -> PathBuf {

@@ -2,10 +2,12 @@
 //! the same folder, then a rename).
 
 mod layout;
+mod runs;
 
 use std::path::{Path, PathBuf};
 
 pub use layout::*;
+pub use runs::{earlier_folders, prune, set_aside};
 
 #[derive(Debug, thiserror::Error)]
 #[error("cannot write {}: {source}", path.display())]

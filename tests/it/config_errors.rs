@@ -208,6 +208,24 @@ const CASES: &[Case] = &[
         ],
     },
     Case {
+        name: "no run kept, not even this one",
+        config: Some("[loop]\nkeep_runs = 0\n[[gate.check]]\nname = \"t\"\nrun = \"touch ran\"\n"),
+        args: &[],
+        env: &[],
+        expected: &[
+            "refine-loop.toml: loop.keep_runs: 0 is out of range; expected 1 (this run's alone) to 1000",
+        ],
+    },
+    Case {
+        name: "more runs kept than the limit",
+        config: Some(
+            "[loop]\nkeep_runs = 1001\n[[gate.check]]\nname = \"t\"\nrun = \"touch ran\"\n",
+        ),
+        args: &[],
+        env: &[],
+        expected: &["refine-loop.toml: loop.keep_runs: 1001 is out of range"],
+    },
+    Case {
         name: "a confinement that is not one",
         config: Some(
             "[loop]\nconfine = \"on\"\n[[gate.check]]\nname = \"t\"\nrun = \"touch ran\"\n",

@@ -8,7 +8,7 @@ use crate::run_loop::json;
 use crate::support::{Repo, git_in};
 
 /// The tree id of the work tree as it is (with a throwaway index).
-fn work_tree_id(dir: &Path) -> String {
+pub fn work_tree_id(dir: &Path) -> String {
     let scratch = tempfile::tempdir().unwrap();
     let with_index = |args: &[&str]| {
         let output = Command::new("git")

@@ -50,6 +50,7 @@ mod repository_shapes;
 mod rollback_exact;
 mod run_fixers;
 mod run_loop;
+mod runs_follow;
 mod sarif_report;
 mod secrets;
 mod support;
