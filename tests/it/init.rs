@@ -14,9 +14,9 @@ fn starter_configs_load_and_name_the_project_tools() {
             "found Rust",
             &["rustfmt", "clippy", "cargo-test"],
         ),
-        (&["pyproject.toml"], "found Python", &["ruff"]),
+        (&["pyproject.toml", "ruff.toml"], "found Python", &["ruff"]),
         (
-            &["setup.cfg", "tests/test_a.py"],
+            &["setup.cfg", ".ruff.toml", "tests/test_a.py"],
             "found Python",
             &["ruff", "pytest"],
         ),
@@ -63,7 +63,7 @@ fn a_polyglot_project_gets_every_kind_and_a_fixer_per_category() {
     let repo = Repo::new();
     repo.write("Cargo.toml", "");
     repo.write("package.json", "{\"devDependencies\": {\"eslint\": \"9\"}}");
-    repo.write("pyproject.toml", "");
+    repo.write("pyproject.toml", "[tool.ruff]\n");
     repo.commit("three kinds");
     let output = repo.run(&["init", "--dry-run"]);
     assert_eq!(output.status.code(), Some(0));
@@ -362,6 +362,32 @@ fn a_check_is_added_where_the_project_uses_its_tool_and_offered_elsewhere() {
             ],
             has: &["name = \"black\""],
             not: &[],
+        },
+        // Python: ruff where configured; flake8 and pylint where they are, and then no ruff
+        // offered; ruff offered where there is no linter at all.
+        Case {
+            files: &[("pyproject.toml", "[project]\nname = \"x\"\n")],
+            has: &["# Optional: ruff finds bugs"],
+            not: &["\nname = \"ruff\""],
+        },
+        Case {
+            files: &[
+                ("setup.cfg", "[flake8]\nmax-line-length = 100\n"),
+                (".pylintrc", "[MAIN]\n"),
+            ],
+            has: &[
+                "name = \"flake8\"\n# category = \"lint\"\n# run = \"flake8 .\"",
+                "run = \"pylint --recursive=y --score=n .\"",
+            ],
+            not: &["name = \"ruff\"", "Optional: ruff"],
+        },
+        Case {
+            files: &[
+                ("pyproject.toml", "[project]\nname = \"x\"\n"),
+                ("requirements-dev.txt", "ruff==0.8.0\npytest\n"),
+            ],
+            has: &["name = \"ruff\""],
+            not: &["# Optional: ruff"],
         },
         // Shell scripts known by their shebang, and bats files.
         Case {

@@ -151,16 +151,59 @@ fn python(project: &Project) -> Option<Kind> {
         return None;
     }
     let pyproject = project.read("pyproject.toml");
-    let mut checks = vec![Check {
-        install: "pipx install ruff (or: pip install ruff)",
-        fixes: true,
-        ..check(
-            "ruff",
-            "lint",
-            "ruff check --no-fix --output-format=concise .",
-            "ruff",
-        )
-    }];
+    let setup_cfg = project.read("setup.cfg") + &project.read("tox.ini");
+    let requirements = project
+        .files
+        .iter()
+        .filter(|f| !f.contains('/') && f.starts_with("requirements") && f.ends_with(".txt"))
+        .map(|f| project.read(f))
+        .collect::<String>();
+    // The linters the project uses: their config, their pre-commit hook, their pin.
+    let ruff = pyproject.contains("[tool.ruff")
+        || project.has_any(&["ruff.toml", ".ruff.toml"])
+        || project.precommit_hook("ruff")
+        || project.precommit_hook("ruff-check")
+        || requirements.lines().any(|l| l.trim().starts_with("ruff"));
+    let flake8 = project.has(".flake8")
+        || setup_cfg.contains("[flake8]")
+        || project.precommit_hook("flake8");
+    let pylint = project.has_any(&[".pylintrc", "pylintrc"])
+        || pyproject.contains("[tool.pylint")
+        || project.precommit_hook("pylint");
+    let mut checks = Vec::new();
+    if ruff || !(flake8 || pylint) {
+        checks.push(Check {
+            install: "pipx install ruff (or: pip install ruff)",
+            fixes: true,
+            optional: (!ruff).then_some(
+                "ruff finds bugs and style issues in Python, with fixes for many; it reads \
+                 `[tool.ruff]` in pyproject.toml",
+            ),
+            ..check(
+                "ruff",
+                "lint",
+                "ruff check --no-fix --output-format=concise .",
+                "ruff",
+            )
+        });
+    }
+    if flake8 {
+        checks.push(Check {
+            install: "pip install flake8",
+            ..check("flake8", "lint", "flake8 .", "flake8")
+        });
+    }
+    if pylint {
+        checks.push(Check {
+            install: "pip install pylint",
+            ..check(
+                "pylint",
+                "lint",
+                "pylint --recursive=y --score=n .",
+                "pylint",
+            )
+        });
+    }
     if pyproject.contains("[tool.ruff.format]") || project.read("ruff.toml").contains("[format]") {
         checks.push(Check {
             program: "ruff",
@@ -491,7 +534,7 @@ fn markdown(project: &Project) -> Option<Kind> {
             ..check(
                 "markdownlint",
                 "docs",
-                "markdownlint --ignore node_modules --ignore .refine-loop .",
+                "markdownlint --ignore node_modules --ignore target --ignore vendor --ignore .refine-loop .",
                 "markdownlint",
             )
         }],
