@@ -52,14 +52,12 @@ pub fn check(
     )?;
     crate::report::write_report_files(&report).map_err(CommandError::Reports)?;
     let summary = &run.summary;
-    // Why each check that gave no result gave none (a command not found names the command).
+    // Why each check that gave no result gave none (a command not found names the command),
+    // and what a failing exit stood for when its parser read no error.
     let infra: String = (summary.checks.iter())
         .filter_map(|check| {
-            Some(format!(
-                "check \"{}\": {}\n",
-                check.name,
-                check.infra_reason.as_ref()?
-            ))
+            let why = (check.infra_reason.as_ref()).or(check.failing_exit.as_ref())?;
+            Some(format!("check \"{}\": {why}\n", check.name))
         })
         .collect();
     let text = format!(

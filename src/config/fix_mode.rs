@@ -7,6 +7,7 @@ use super::error::Entry;
 use super::settings::CheckSettings;
 use super::units::ConfigDuration;
 use super::wire::DelegateFile;
+use crate::delegate::OnPaths;
 
 /// The tools whose fix mode is known.
 const TOOLS: &[&str] = &[
@@ -22,6 +23,67 @@ const TOOLS: &[&str] = &[
     "gofmt",
     "golangci-lint",
     "biome",
+];
+
+/// The tools that take the paths they work as operands, the verbs before those operands, and
+/// their flags that take the next word as a value. Every other flag takes none.
+#[rustfmt::skip]
+const PATH_TOOLS: &[(&str, &[&str], &[&str])] = &[
+    ("ruff", &["check", "format"], &[
+        "--config", "--select", "--ignore", "--extend-select", "--extend-ignore",
+        "--per-file-ignores", "--extend-per-file-ignores", "--exclude", "--extend-exclude",
+        "--fixable", "--unfixable", "--extend-fixable", "--output-format", "-o",
+        "--output-file", "--target-version", "--line-length", "--dummy-variable-rgx",
+        "--cache-dir", "--stdin-filename", "--extension", "--range",
+    ]),
+    ("eslint", &[], &[
+        "-c", "--config", "--env", "--ext", "--global", "--parser", "--parser-options",
+        "--resolve-plugins-relative-to", "--rulesdir", "--plugin", "--rule", "--ignore-path",
+        "--ignore-pattern", "--stdin-filename", "--fix-type", "-o", "--output-file", "-f",
+        "--format", "--max-warnings", "--cache-location", "--cache-strategy",
+        "--report-unused-disable-directives-severity", "--flag", "--concurrency",
+    ]),
+    ("stylelint", &[], &[
+        "-c", "--config", "--config-basedir", "-i", "--ignore-path", "--ip", "--ignore-pattern",
+        "--custom-syntax", "-f", "--formatter", "--custom-formatter", "-o", "--output-file",
+        "--mw", "--max-warnings", "--cache-location", "--cache-strategy", "--stdin-filename",
+    ]),
+    ("markdownlint-cli2", &[], &[
+        "--config",
+    ]),
+    ("markdownlint", &[], &[
+        "-c", "--config", "-i", "--ignore", "-p", "--ignore-path", "-r", "--rules", "-o",
+        "--output", "--enable", "--disable",
+    ]),
+    ("prettier", &[], &[
+        "--config", "--ignore-path", "--plugin", "--parser", "--log-level", "--cache-location",
+        "--cache-strategy", "--stdin-filepath", "--print-width", "--tab-width",
+        "--trailing-comma", "--arrow-parens", "--end-of-line", "--quote-props", "--prose-wrap",
+        "--html-whitespace-sensitivity", "--embedded-language-formatting", "--object-wrap",
+        "--experimental-operator-position", "--config-precedence", "--cursor-offset",
+        "--range-start", "--range-end",
+    ]),
+    ("black", &[], &[
+        "-c", "--code", "--config", "-l", "--line-length", "-t", "--target-version",
+        "--include", "--exclude", "--extend-exclude", "--force-exclude", "--stdin-filename",
+        "-W", "--workers", "--python-cell-magics", "--required-version",
+        "--enable-unstable-feature",
+    ]),
+    ("isort", &[], &[
+        "--settings-path", "--sp", "--settings-file", "--settings", "--profile", "-l",
+        "--line-length", "-s", "--skip", "--sg", "--skip-glob", "--src", "--src-path",
+        "--virtual-env", "--conda-env", "--py", "--python-version", "-m", "--multi-line",
+        "--ext", "--extension", "--filename", "-p", "--project", "-o", "--thirdparty", "-b",
+        "--known-standard-library", "-a", "--add-import", "--rm", "--remove-import",
+    ]),
+    ("gofmt", &[], &[
+        "-r", "-cpuprofile",
+    ]),
+    ("biome", &["check", "lint", "format"], &[
+        "--config-path", "--max-diagnostics", "--diagnostic-level", "--reporter",
+        "--stdin-file-path", "--log-level", "--log-kind", "--colors", "--only", "--skip",
+        "--vcs-root", "--vcs-client-kind", "--files-max-size", "--since",
+    ]),
 ];
 
 /// Characters that make a command more than one tool with its arguments: it is not rewritten.
@@ -59,11 +121,7 @@ pub fn fix_command(run: &str) -> Option<String> {
     if !words.iter().all(balanced) {
         return None;
     }
-    // The tool is the first word that names one (after `npx`, `uv run`, `python -m`...).
-    let (i, tool) = words.iter().enumerate().find_map(|(i, word)| {
-        let name = word.rsplit('/').next()?;
-        TOOLS.contains(&name).then_some((i, name))
-    })?;
+    let (i, tool) = find_tool(&words)?;
     let next = words.get(i + 1).copied();
     let fixed = match (tool, next) {
         ("ruff", Some("check")) => {
@@ -99,6 +157,57 @@ pub fn fix_command(run: &str) -> Option<String> {
         _ => return None,
     };
     Some(fixed.join(" "))
+}
+
+/// The first word that names a tool whose fix mode is known (after `npx`, `uv run`,
+/// `python -m`...): its place and its name.
+fn find_tool<'a>(words: &[&'a str]) -> Option<(usize, &'a str)> {
+    words.iter().enumerate().find_map(|(i, word)| {
+        let name = word.rsplit('/').next()?;
+        TOOLS.contains(&name).then_some((i, name))
+    })
+}
+
+/// A fix command (as [`fix_command`] makes it) without its path operands, for a tool that takes
+/// the paths it works as operands. `None` for a tool that does not (cargo, golangci-lint), or
+/// when a word it would drop is not clearly a path: neither `.`, a glob, a negated glob, nor a
+/// path that exists in `dir` (where the check runs); a flag's value it did not know of, say.
+pub fn without_paths(fixed: &str, dir: &std::path::Path) -> Option<String> {
+    let words: Vec<&str> = fixed.split_whitespace().collect();
+    let (i, tool) = find_tool(&words)?;
+    let (_, verbs, valued) = PATH_TOOLS.iter().find(|(name, ..)| *name == tool)?;
+    let mut start = i + 1;
+    if !verbs.is_empty() {
+        verbs.contains(words.get(start)?).then_some(())?;
+        start += 1;
+    }
+    let mut kept = words[..start].to_vec();
+    let mut operands_only = false;
+    let mut value_next = false;
+    for word in &words[start..] {
+        if std::mem::take(&mut value_next) {
+            kept.push(word);
+        } else if operands_only || !word.starts_with('-') || *word == "-" {
+            is_path(word, dir).then_some(())?;
+        } else if *word == "--" {
+            // Kept: the paths put after it are operands too.
+            operands_only = true;
+            kept.push(word);
+        } else {
+            value_next = !word.contains('=') && valued.contains(word);
+            kept.push(word);
+        }
+    }
+    Some(kept.join(" "))
+}
+
+/// Whether an operand names paths: `.`, a glob or a negated one, or a path that exists in `dir`.
+fn is_path(word: &str, dir: &std::path::Path) -> bool {
+    let unquoted = word.trim_matches(|c| c == '\'' || c == '"');
+    unquoted.starts_with(['!', '#'])
+        || unquoted.contains(['*', '?', '[', '{'])
+        || matches!(unquoted, "." | "./" | "./...")
+        || (!unquoted.is_empty() && dir.join(unquoted).exists())
 }
 
 /// `words` without the flags `drop`, and without the flags `drop_with_value` and their value
@@ -142,12 +251,14 @@ fn swap<'a>(words: &[&'a str], flags: &[&str], by: &'a str) -> Option<Vec<&'a st
 
 /// Fills in each delegate that names a check (`from_check`): its command is the check's in fix
 /// mode, run where the check runs; its categories, deadline and environment default to the
-/// check's.
+/// check's. Returns, by delegate, the command without its paths for a tool that takes them
+/// (run on the paths of its work when the run has a scope).
 pub(super) fn derive_from_checks(
     config_file: &std::path::Path,
     delegates: &mut [DelegateFile],
     checks: &[CheckSettings],
-) -> Result<(), ConfigError> {
+) -> Result<Vec<Option<OnPaths>>, ConfigError> {
+    let mut on_paths = vec![None; delegates.len()];
     for (index, delegate) in delegates.iter_mut().enumerate() {
         let Some(name) = delegate.from_check.clone() else {
             continue;
@@ -183,6 +294,10 @@ pub(super) fn derive_from_checks(
                 check.run
             ))
         })?;
+        on_paths[index] = without_paths(&fixed, &check.cwd).map(|command| OnPaths {
+            command,
+            cwd: check.cwd_relative.clone(),
+        });
         delegate.run = Some(if check.cwd_relative.is_empty() {
             fixed
         } else {
@@ -201,7 +316,7 @@ pub(super) fn derive_from_checks(
             delegate.env.entry(key).or_insert(value);
         }
     }
-    Ok(())
+    Ok(on_paths)
 }
 
 #[cfg(test)]

@@ -94,3 +94,66 @@ fn each_tool_in_its_fix_mode_with_the_gates_own_selection() {
         assert_eq!(fix_command(check).as_deref(), *delegate, "{check}");
     }
 }
+
+#[test]
+fn a_fixer_that_takes_paths_loses_the_checks_own() {
+    let dir = tempfile::tempdir().unwrap();
+    for path in ["src", "tests", "docs/guide.md", "ci/ruff.toml"] {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        if path.extension().is_some() {
+            std::fs::write(&path, "").unwrap();
+        } else {
+            std::fs::create_dir_all(&path).unwrap();
+        }
+    }
+    // (the fix command, without its paths)
+    let table: &[(&str, Option<&str>)] = &[
+        (
+            "ruff check --fix --output-format=concise .",
+            Some("ruff check --fix --output-format=concise"),
+        ),
+        (
+            "ruff check --fix --select E,F --ignore E501 src tests",
+            Some("ruff check --fix --select E,F --ignore E501"),
+        ),
+        (
+            "uv run ruff check --fix --config ci/ruff.toml .",
+            Some("uv run ruff check --fix --config ci/ruff.toml"),
+        ),
+        ("ruff format .", Some("ruff format")),
+        ("ruff check --fix", Some("ruff check --fix")),
+        (
+            "npx eslint --fix --max-warnings 0 .",
+            Some("npx eslint --fix --max-warnings 0"),
+        ),
+        (
+            "markdownlint-cli2 --fix '**/*.md' '#node_modules'",
+            Some("markdownlint-cli2 --fix"),
+        ),
+        (
+            "markdownlint --fix -c .markdownlint.json docs/guide.md",
+            Some("markdownlint --fix -c .markdownlint.json"),
+        ),
+        ("npx prettier --write .", Some("npx prettier --write")),
+        ("black -l 100 src", Some("black -l 100")),
+        ("gofmt -w .", Some("gofmt -w")),
+        ("biome check --write src", Some("biome check --write")),
+        ("eslint --fix -- src", Some("eslint --fix --")),
+        // Not clearly a path: a flag's value this table does not know of. Left as it is.
+        ("ruff check --fix --unknown-flag value .", None),
+        ("ruff check --fix nowhere", None),
+        // A tool that takes no paths, or a verb whose operands are not paths.
+        ("cargo clippy --fix --allow-dirty --allow-staged", None),
+        ("cargo fmt --all", None),
+        ("golangci-lint run --fix ./...", None),
+        ("biome migrate --write", None),
+    ];
+    for (fixed, expected) in table {
+        assert_eq!(
+            super::without_paths(fixed, dir.path()).as_deref(),
+            *expected,
+            "{fixed}"
+        );
+    }
+}

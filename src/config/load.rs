@@ -121,7 +121,7 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         limits.default_timeout,
     )?;
     let mut delegate_files = file.delegate;
-    super::fix_mode::derive_from_checks(&config_file, &mut delegate_files, &checks)?;
+    let on_paths = super::fix_mode::derive_from_checks(&config_file, &mut delegate_files, &checks)?;
     if let Some(shard) = overrides.shard {
         let mut position = 0;
         checks.retain(|_| {
@@ -136,7 +136,10 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         }
     }
 
-    let delegates = resolve_delegates(&config_file, &config_dir, delegate_files)?;
+    let mut delegates = resolve_delegates(&config_file, &config_dir, delegate_files)?;
+    for (delegate, on_paths) in delegates.iter_mut().zip(on_paths) {
+        delegate.on_paths = on_paths;
+    }
     let loop_file = file.loop_settings.unwrap_or_default();
     let confirm_runs = resolve_confirm_runs(&config_file, loop_file.baseline_confirm_runs)?;
     let run = resolve_run(&config_file, &target, overrides, loop_file)?;

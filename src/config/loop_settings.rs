@@ -213,6 +213,7 @@ fn resolve_delegate(
                 .map_or(defaults::DELEGATE_IDLE_TIMEOUT, |d| d.0),
         ),
         env: delegate.env.into_iter().collect(),
+        on_paths: None,
     })
 }
 

@@ -17,6 +17,7 @@ fn spec(run: &str) -> DelegateSpec {
         timeout: Duration::from_secs(60),
         idle_timeout: None,
         env: vec![("EXTRA".into(), "yes".into())],
+        on_paths: None,
     }
 }
 

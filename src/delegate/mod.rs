@@ -5,6 +5,7 @@
 
 mod environment;
 mod http;
+mod on_paths;
 mod prompt;
 mod reapply;
 mod verdict;
@@ -13,6 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use on_paths::OnPaths;
 pub use prompt::{DEFAULT_TEMPLATE, check_template, render_prompt};
 pub use verdict::Verdict;
 pub(crate) use verdict::read_verdict;
@@ -55,6 +57,9 @@ pub struct DelegateSpec {
     pub timeout: Duration,
     pub idle_timeout: Option<Duration>,
     pub env: Vec<(String, String)>,
+    /// A fixer made from a check whose tool takes the paths it works: in a run with a scope, it
+    /// runs on the paths of its work instead of the check's own targets.
+    pub on_paths: Option<OnPaths>,
 }
 
 /// How a delegate runs.
@@ -231,6 +236,9 @@ pub struct DelegateRun {
     /// Writes the kernel's confinement refused it, as its output named them, each with how to
     /// allow it where the config can (see [`crate::confine::Refusals`]).
     pub kernel_refused: Vec<String>,
+    /// The command it ran when that was not the configured one: a fixer made from a check, run
+    /// on the paths of its work in a run with a scope.
+    pub command: Option<String>,
 }
 
 impl DelegateRun {
@@ -288,7 +296,24 @@ pub fn run_delegate(
     let files = DelegateFiles::for_category(assignment.reports_dir, assignment.category);
     let prompt = write_inputs(spec, assignment, &files)?;
     match &spec.launch {
-        Launch::Command(run) => run_command(run, spec, assignment, &limits, files, cancel),
+        Launch::Command(run) => {
+            let files_of_work = (assignment.diagnostics.iter())
+                .filter(|diagnostic| !diagnostic.outside_target)
+                .filter_map(|diagnostic| diagnostic.file.as_deref())
+                .chain(assignment.files.iter().map(String::as_str));
+            let on_paths = (spec.on_paths.as_ref())
+                .and_then(|on_paths| on_paths.command_for(assignment.scope, files_of_work));
+            let mut ran = run_command(
+                on_paths.as_deref().unwrap_or(run),
+                spec,
+                assignment,
+                &limits,
+                files,
+                cancel,
+            )?;
+            ran.command = on_paths;
+            Ok(ran)
+        }
         Launch::Reapply(patches) => Ok(reapply::reapply(patches, assignment, &limits, files)),
         Launch::Http(http) => Ok(http::ask(
             http,
@@ -350,6 +375,7 @@ impl Transcript {
             note,
             own_files: Vec::new(),
             kernel_refused: Vec::new(),
+            command: None,
         }
     }
 }
@@ -471,6 +497,7 @@ fn run_command(
         note: None,
         own_files,
         kernel_refused,
+        command: None,
     })
 }
 
@@ -487,6 +514,7 @@ fn not_started(files: DelegateFiles, why: String) -> DelegateRun {
         verdict_refused: None,
         own_files: Vec::new(),
         kernel_refused: Vec::new(),
+        command: None,
     }
 }
 

@@ -149,9 +149,11 @@ fn reasons_to_reject(
                 .is_some_and(|c| c.unparsed)
         {
             reasons.push(format!(
-                "check {} failed with nothing its parser could read, where it had {} \
-                 finding(s): its result cannot be compared",
-                check.name, earlier.counts.error
+                "check {} failed with {}, where it had {} finding(s): its result cannot be \
+                 compared",
+                check.name,
+                unread_failure(&check.counts),
+                earlier.counts.error
             ));
         }
     }
@@ -162,9 +164,15 @@ fn reasons_to_reject(
         if category.unparsed && earlier.is_some_and(|c| !c.unparsed && c.failures > 0) {
             // A tool that crashed before it printed a finding (on a file the change added)
             // fails once where it failed many times: no fix, and no result to compare.
+            let mut read = crate::model::SeverityCounts::default();
+            for check in (after.checks.iter()).filter(|c| c.unparsed && c.category == *name) {
+                read.warning += check.counts.warning;
+                read.note += check.counts.note;
+            }
             reasons.push(format!(
-                "{name} failed with nothing its parser could read, where it had {was} finding(s): \
-                 its result cannot be compared"
+                "{name} failed with {}, where it had {was} finding(s): its result cannot be \
+                 compared",
+                unread_failure(&read)
             ));
         } else if name == INFRA_CATEGORY && category.failures > 0 {
             reasons.push("the gate could not run every check (infra)".to_string());
@@ -178,6 +186,17 @@ fn reasons_to_reject(
         }
     }
     reasons
+}
+
+/// How an unparsed failure is named: `nothing its parser could read`, or, when its parser read
+/// warnings or notes, `no error its parser could read (it read 1 note)`.
+fn unread_failure(counts: &crate::model::SeverityCounts) -> String {
+    let read = crate::gate::read_besides(counts);
+    if read.is_empty() {
+        "nothing its parser could read".to_string()
+    } else {
+        format!("no error its parser could read{read}")
+    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 pub use capture::last_lines;
 pub use check::{CheckResult, run_check};
-pub use summarize::{Excused, Flaky, INFRA_CATEGORY, summarize};
+pub use summarize::{Excused, Flaky, INFRA_CATEGORY, read_besides, summarize};
 pub use tracked::TrackedList;
 
 use crate::cancel::Cancel;

@@ -4,7 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::check::CheckResult;
-use crate::model::{CategorySummary, CheckRecord, CheckStatus, GateSummary, Severity};
+use crate::model::{
+    CategorySummary, CheckRecord, CheckStatus, GateSummary, Severity, SeverityCounts,
+};
 use crate::process::{Interruption, describe_end, humanize};
 
 /// The category of checks that could not give a result.
@@ -95,6 +97,12 @@ pub fn summarize(cycle: u32, results: &[CheckResult], flaky: Option<&Flaky>) -> 
                 }
             }
         }
+        if let Some(exit) = &record.failing_exit {
+            notes.push(format!(
+                "{}: {exit}: its notes count by their level and fail nothing",
+                record.name
+            ));
+        }
         if let Some(note) = count_mismatch(&record) {
             notes.push(note);
         }
@@ -150,10 +158,14 @@ fn record_of(result: &CheckResult) -> CheckRecord {
     let exit_ok = end
         .exit_code
         .is_some_and(|code| check.success_codes.contains(&code) || only_own);
-    let unparsed = infra_reason.is_none() && !exit_ok && result.findings.counts.error == 0;
+    let failing_exit = (infra_reason.is_none() && !exit_ok)
+        .then(|| failing_exit(end.exit_code, counts))
+        .flatten();
+    let unparsed =
+        infra_reason.is_none() && !exit_ok && counts.error == 0 && failing_exit.is_none();
     let status = if infra_reason.is_some() {
         CheckStatus::Infra
-    } else if exit_ok && result.findings.counts.error == 0 {
+    } else if (exit_ok || failing_exit.is_some()) && counts.error == 0 {
         CheckStatus::Passed
     } else {
         CheckStatus::Failed
@@ -171,6 +183,7 @@ fn record_of(result: &CheckResult) -> CheckRecord {
         expected_count: result.findings.expected,
         tests: result.findings.tests,
         unparsed,
+        failing_exit,
         output_bytes: result.output.total(),
         lines_cut: result.lines_cut,
         infra_reason,
@@ -183,6 +196,36 @@ fn record_of(result: &CheckResult) -> CheckRecord {
             .cloned()
             .collect(),
     }
+}
+
+/// What a failing exit code stood for when the parser read only notes, as `exit 1; 1 note, no
+/// errors`: a tool that exits 1 on a finding of any level (ShellCheck, hadolint), whose notes
+/// then count by their level (they fail nothing), as the category rules say. `None` when the
+/// parser read an error or a warning (a tool told to fail on warnings, `--max-warnings 0`: its
+/// exit stands), or nothing, or the exit code is not 1, a findings exit (a crash's exit 2, a
+/// signal's none): each stays a failure.
+pub fn failing_exit(exit_code: Option<i32>, counts: &SeverityCounts) -> Option<String> {
+    if exit_code != Some(1) || counts.error + counts.warning > 0 || counts.note == 0 {
+        return None;
+    }
+    Some(format!("exit 1; {}, no errors", read_counts(counts)))
+}
+
+/// The warnings and notes a parser read, as `2 warnings, 1 note` (a level it read none of is left
+/// out).
+pub fn read_counts(counts: &SeverityCounts) -> String {
+    let plural = |count: u64, one: &str| match count {
+        1 => format!("1 {one}"),
+        _ => format!("{count} {one}s"),
+    };
+    let mut parts = Vec::new();
+    if counts.warning > 0 {
+        parts.push(plural(counts.warning, "warning"));
+    }
+    if counts.note > 0 {
+        parts.push(plural(counts.note, "note"));
+    }
+    parts.join(", ")
 }
 
 /// Why a check gave no result, if it did not: it could not start, its command was not found or
@@ -246,8 +289,15 @@ fn add_findings(
                 format!("{}: failed ({how}) and printed nothing", record.name)
             } else {
                 format!(
-                    "{}: failed ({how}) with no finding parser \"{}\" reads; output ends: {tail}",
-                    record.name, record.parser
+                    "{}: failed ({how}) with no {} parser \"{}\" reads{}; output ends: {tail}",
+                    record.name,
+                    if record.counts.warning + record.counts.note == 0 {
+                        "finding"
+                    } else {
+                        "error"
+                    },
+                    record.parser,
+                    read_besides(&record.counts)
                 )
             },
         );
@@ -283,6 +333,17 @@ fn add_findings(
         entry.warnings += counts.warning;
     }
     skipped
+}
+
+/// What a parser read beside errors, for a sentence about its check: ` (it read 1 note)`, or
+/// nothing when it read none.
+pub fn read_besides(counts: &SeverityCounts) -> String {
+    let read = read_counts(counts);
+    if read.is_empty() {
+        read
+    } else {
+        format!(" (it read {read})")
+    }
 }
 
 fn add_detail(summary: &mut CategorySummary, detail: String) {
@@ -345,6 +406,38 @@ mod tests {
             fingerprint: fingerprint.into(),
             outside_target: false,
             body: None,
+        }
+    }
+
+    #[test]
+    fn a_failing_exit_with_only_warnings_or_notes_counts_by_level() {
+        let counts = |error, warning, note| SeverityCounts {
+            error,
+            warning,
+            note,
+        };
+        // (exit code, counts, what the exit stood for)
+        let cases = [
+            (Some(1), counts(0, 0, 1), Some("exit 1; 1 note, no errors")),
+            (Some(1), counts(0, 0, 3), Some("exit 1; 3 notes, no errors")),
+            // A warning read: the exit stands (a tool told to fail on warnings).
+            (Some(1), counts(0, 1, 0), None),
+            (Some(1), counts(0, 2, 1), None),
+            // An error read: the exit is the error's.
+            (Some(1), counts(1, 0, 1), None),
+            // Nothing read: an unparsed failure.
+            (Some(1), counts(0, 0, 0), None),
+            // Not a findings exit: a crash after a note is still a failure.
+            (Some(2), counts(0, 0, 1), None),
+            (Some(101), counts(0, 1, 0), None),
+            (None, counts(0, 0, 1), None),
+        ];
+        for (exit_code, counts, expected) in cases {
+            assert_eq!(
+                failing_exit(exit_code, &counts).as_deref(),
+                expected,
+                "{exit_code:?} {counts:?}"
+            );
         }
     }
 

@@ -144,6 +144,10 @@ pub struct CheckRecord {
     pub tests: Option<TestCounts>,
     #[serde(default)]
     pub unparsed: bool,
+    /// A failing exit code (1) for which the parser read only notes, as `exit 1; 1 note, no
+    /// errors`: the notes count by their level (they fail nothing), not the exit code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failing_exit: Option<String>,
     pub output_bytes: u64,
     /// Lines longer than the limit, cut with a marker.
     #[serde(default)]

@@ -40,6 +40,13 @@ pub fn delegate_report(attempt: &DelegateReport<'_>) -> String {
     let run = attempt.run;
     let mut text = format!("# Cycle {}: fix `{}`\n\n", attempt.cycle, attempt.category);
     let _ = writeln!(text, "- delegate: `{}`", attempt.delegate);
+    if let Some(command) = &run.command {
+        let _ = writeln!(
+            text,
+            "- ran on the paths of its work in the scope: {}",
+            crate::markdown::code_span(command)
+        );
+    }
     let end = match &run.spawn_error {
         Some(error) => format!("could not start: {error}"),
         None => describe_end(&run.end, None, attempt.timeout),
@@ -198,6 +205,7 @@ mod tests {
             note: None,
             own_files: Vec::new(),
             kernel_refused: Vec::new(),
+            command: None,
         };
         let file = |sha256: &str| PathState::File {
             sha256: sha256.into(),

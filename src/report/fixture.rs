@@ -30,6 +30,7 @@ pub fn records() -> Vec<CheckRecord> {
         expected_count: None,
         tests: None,
         unparsed: false,
+        failing_exit: None,
         output_bytes: 0,
         lines_cut: 0,
         infra_reason: None,

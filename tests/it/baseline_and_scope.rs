@@ -397,3 +397,81 @@ fn a_change_undone_outside_the_scope_takes_what_depends_on_it_along() {
         "{report}"
     );
 }
+
+/// A Python and Markdown project whose gate is ruff and prettier, with a finding of each inside
+/// `docs` and outside it, and fixers made from the checks (`from_check`).
+fn docs_and_code() -> Repo {
+    let repo = Repo::new();
+    repo.write("pyproject.toml", "[tool.ruff.lint]\nselect = [\"F401\"]\n");
+    repo.write("docs/conf.py", "import os\nproject = \"demo\"\n");
+    repo.write("docs/guide.md", "# Guide\n\n*  one\n*  two\n");
+    repo.write("src/app.py", "import sys\nx = 1\n");
+    repo.write("notes/todo.md", "# Todo\n\n*  later\n");
+    repo.write(".gitignore", "/.refine-loop\n.ruff_cache/\n");
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "[[gate.check]]\nname = \"ruff\"\ncategory = \"lint\"\n\
+             run = \"{} check --no-cache --output-format=concise .\"\nparser = \"ruff\"\n\n\
+             [[gate.check]]\nname = \"prettier\"\ncategory = \"format\"\n\
+             run = \"{} --check '**/*.md'\"\nparser = \"prettier\"\n\n\
+             [[delegate]]\nfrom_check = \"ruff\"\n\n[[delegate]]\nfrom_check = \"prettier\"\n",
+            tool("ruff"),
+            tool("prettier")
+        ),
+    );
+    repo.commit("docs and code");
+    repo
+}
+
+#[test]
+fn a_fixer_made_from_a_check_works_only_the_scope() {
+    let repo = docs_and_code();
+    let outside = [read(&repo, "src/app.py"), read(&repo, "notes/todo.md")];
+    let output = repo.run(&["run", "--scope", "docs", "--max-cycles", "2"]);
+    // The findings outside the scope are left: the cycles run out.
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert_eq!(read(&repo, "docs/conf.py"), "project = \"demo\"\n");
+    assert_eq!(read(&repo, "docs/guide.md"), "# Guide\n\n- one\n- two\n");
+    assert_eq!(
+        [read(&repo, "src/app.py"), read(&repo, "notes/todo.md")],
+        outside,
+        "outside the scope, never touched"
+    );
+    let last = read(&repo, ".refine-loop/REFINE-LOOP-FINAL.md");
+    assert!(!last.contains("scope violation"), "{last}");
+    assert!(last.contains("2 finding(s) outside the scope"), "{last}");
+    for category in ["lint", "format"] {
+        let report = read(
+            &repo,
+            &format!(".refine-loop/cycle-1/delegate-reports/fix-{category}.md"),
+        );
+        assert!(!report.contains("outside the scope"), "{report}");
+        assert!(
+            report.contains("- ran on the paths of its work in the scope: `"),
+            "{report}"
+        );
+        // Kept, not undone: no strike.
+        assert!(!report.contains("Refused"), "{report}");
+    }
+    let patch = read(&repo, ".refine-loop/refine-loop.patch");
+    assert!(
+        patch.contains("docs/conf.py") && patch.contains("docs/guide.md"),
+        "{patch}"
+    );
+    assert!(
+        !patch.contains("src/app.py") && !patch.contains("notes/todo.md"),
+        "{patch}"
+    );
+}
+
+#[test]
+fn without_a_scope_a_fixer_made_from_a_check_runs_as_the_check_does() {
+    let repo = docs_and_code();
+    let output = repo.run(&["run", "--max-cycles", "2"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report = read(&repo, ".refine-loop/cycle-1/delegate-reports/fix-lint.md");
+    assert!(!report.contains("ran on the paths"), "{report}");
+    assert_eq!(read(&repo, "src/app.py"), "x = 1\n");
+    assert_eq!(read(&repo, "notes/todo.md"), "# Todo\n\n- later\n");
+}

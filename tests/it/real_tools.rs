@@ -1,11 +1,12 @@
 //! `check` with real tools: a real `cargo clippy` and `cargo test` gate on a small crate in a
-//! temporary git repository.
+//! temporary git repository, and real ShellCheck and hadolint, which exit 1 on a finding of any
+//! level.
 
 use std::process::Command;
 
 use serde_json::json;
 
-use crate::support::{Repo, stdout};
+use crate::support::{Repo, stdout, tool};
 
 const LIB: &str = r#"pub fn answer() -> i32 {
     return 42;
@@ -265,5 +266,147 @@ fn a_fix_past_the_declared_rust_version_is_rolled_back() {
         if !kept {
             assert_eq!(now, BEFORE, "rolled back to the byte");
         }
+    }
+}
+
+/// A repository whose gate is the one check `c` of category `lint`: `run` (`{tool}` for the
+/// installed tool's path) read by `parser`, on `file`.
+fn one_check_repo(run: &str, tool_name: &str, parser: &str, file: (&str, &str)) -> Repo {
+    let repo = Repo::new();
+    repo.write(file.0, file.1);
+    let run = run.replace("{tool}", &tool(tool_name));
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "[[gate.check]]\nname = \"c\"\ncategory = \"lint\"\nrun = '''{run}'''\n\
+             parser = \"{parser}\"\n"
+        ),
+    );
+    repo
+}
+
+/// ShellCheck and hadolint exit 1 on a finding of any level, a note too. A check that exits 1
+/// while its parser read only notes says so, and its notes count by their level: they fail
+/// nothing. With a warning read the exit stands (one failure, as for a tool told to fail on
+/// warnings), and so does a crash's exit (2) with a note read; each detail says what was read.
+#[test]
+fn an_exit_on_notes_or_warnings_counts_what_the_parser_read() {
+    const NOTE_SH: (&str, &str) = ("run.sh", "#!/bin/sh\necho $1\n");
+    const WARNING_SH: (&str, &str) = ("run.sh", "#!/bin/sh\nunused=1\n");
+    // (what, command, tool and parser, file, (`check`'s exit code, lint passed, failures,
+    // warnings), the line `check` prints for the check, the start of lint's first detail)
+    let cases = [
+        (
+            "shellcheck, one info (SC2086): a note, no failure",
+            "{tool} run.sh",
+            "shellcheck",
+            NOTE_SH,
+            (0, true, 0, 0),
+            Some("check \"c\": exit 1; 1 note, no errors\n"),
+            None,
+        ),
+        (
+            "shellcheck, one warning (SC2034): the exit stands, one failure beside it",
+            "{tool} run.sh",
+            "shellcheck",
+            WARNING_SH,
+            (1, false, 1, 1),
+            None,
+            Some("c: failed (exit code 1 after "),
+        ),
+        (
+            "shellcheck, an error (SC2045) beside an info: one failure",
+            "{tool} run.sh",
+            "shellcheck",
+            (
+                "run.sh",
+                "#!/bin/bash\nfor f in $(ls *.txt); do echo \"$f\"; done\n",
+            ),
+            (1, false, 1, 0),
+            None,
+            Some("run.sh:2: SC2045"),
+        ),
+        (
+            "shellcheck, a missing file (exit 2) and an info: still a failure, saying what it read",
+            "{tool} missing.sh run.sh",
+            "shellcheck",
+            NOTE_SH,
+            (1, false, 1, 0),
+            None,
+            Some("c: failed (exit code 2 after "),
+        ),
+        (
+            "hadolint, one info (SC2086 in a RUN): a note, no failure",
+            "{tool} --no-color Dockerfile",
+            "hadolint",
+            ("Dockerfile", "FROM alpine:3.19\nRUN echo $HOME\n"),
+            (0, true, 0, 0),
+            Some("check \"c\": exit 1; 1 note, no errors\n"),
+            None,
+        ),
+        (
+            "hadolint, one warning (DL3006): the exit stands, one failure beside it",
+            "{tool} --no-color Dockerfile",
+            "hadolint",
+            ("Dockerfile", "FROM alpine\n"),
+            (1, false, 1, 1),
+            None,
+            Some("c: failed (exit code 1 after "),
+        ),
+    ];
+    for (what, run, tool_name, file, expected, line, detail_start) in cases {
+        let repo = one_check_repo(run, tool_name, tool_name, file);
+        let output = repo.run(&["check"]);
+        let printed = stdout(&output);
+        let summary = repo.summary();
+        let lint = &summary["categories"]["lint"];
+        let (code, passed, failures, warnings) = expected;
+        assert_eq!(output.status.code(), Some(code), "{what}: {printed}");
+        assert_eq!(lint["passed"], passed, "{what}: {lint}");
+        assert_eq!(lint["failures"], failures, "{what}: {lint}");
+        assert_eq!(lint["warnings"].as_u64().unwrap_or(0), warnings, "{what}");
+        let detail = lint["details"][0].as_str();
+        match detail_start {
+            Some(start) => assert!(
+                detail.is_some_and(|d| d.starts_with(start)),
+                "{what}: {detail:?}"
+            ),
+            None => assert_eq!(detail, None, "{what}"),
+        }
+        // Never "no finding parser reads" when it read one.
+        assert!(
+            !lint.to_string().contains("no finding parser"),
+            "{what}: {lint}"
+        );
+        let check = &summary["checks"][0];
+        match line {
+            Some(line) => {
+                assert!(printed.contains(line), "{what}: {printed}");
+                assert_eq!(check["status"], "passed", "{what}: {check}");
+                assert_eq!(check["unparsed"], false, "{what}: {check}");
+                let exit = check["failing_exit"].as_str().unwrap_or_default();
+                assert_eq!(format!("check \"c\": {exit}\n"), line, "{what}");
+            }
+            None => {
+                assert!(!printed.contains("check \"c\""), "{what}: {printed}");
+                assert_eq!(check["status"], "failed", "{what}: {check}");
+                assert!(check.get("failing_exit").is_none(), "{what}: {check}");
+            }
+        }
+    }
+    // A failure's detail says what its parser read.
+    for (run, file, read) in [
+        ("{tool} missing.sh run.sh", NOTE_SH, "1 note"),
+        ("{tool} run.sh", WARNING_SH, "1 warning"),
+    ] {
+        let repo = one_check_repo(run, "shellcheck", "shellcheck", file);
+        repo.run(&["check"]);
+        let detail = repo.summary()["categories"]["lint"]["details"][0].clone();
+        let expected =
+            format!("with no error parser \"shellcheck\" reads (it read {read}); output ends: ");
+        assert!(
+            detail.as_str().unwrap().contains(&expected),
+            "{run}: {detail}"
+        );
     }
 }

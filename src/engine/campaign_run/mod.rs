@@ -158,6 +158,7 @@ fn reapply_delegate(patches: Vec<std::path::PathBuf>) -> crate::delegate::Delega
         timeout: std::time::Duration::from_secs(600),
         idle_timeout: None,
         env: Vec::new(),
+        on_paths: None,
     }
 }
 
