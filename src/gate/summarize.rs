@@ -159,7 +159,7 @@ fn record_of(result: &CheckResult) -> CheckRecord {
         .exit_code
         .is_some_and(|code| check.success_codes.contains(&code) || only_own);
     let failing_exit = (infra_reason.is_none() && !exit_ok)
-        .then(|| failing_exit(end.exit_code, counts))
+        .then(|| failing_exit(end.exit_code, counts, &check.run))
         .flatten();
     let unparsed =
         infra_reason.is_none() && !exit_ok && counts.error == 0 && failing_exit.is_none();
@@ -204,11 +204,16 @@ fn record_of(result: &CheckResult) -> CheckRecord {
 /// parser read an error or a warning (a tool told to fail on warnings, `--max-warnings 0`: its
 /// exit stands), or nothing, or the exit code is not 1, a findings exit (a crash's exit 2, a
 /// signal's none): each stays a failure.
-pub fn failing_exit(exit_code: Option<i32>, counts: &SeverityCounts) -> Option<String> {
-    if exit_code != Some(1) || counts.error + counts.warning > 0 || counts.note == 0 {
+///
+/// Through `xargs` (`git ls-files -z | xargs -0 -r shellcheck`), the findings exit is xargs' 123:
+/// some run of the tool exited 1 to 125.
+pub fn failing_exit(exit_code: Option<i32>, counts: &SeverityCounts, run: &str) -> Option<String> {
+    let code = exit_code?;
+    let findings_exit = code == 1 || (code == 123 && run.split_whitespace().any(|w| w == "xargs"));
+    if !findings_exit || counts.error + counts.warning > 0 || counts.note == 0 {
         return None;
     }
-    Some(format!("exit 1; {}, no errors", read_counts(counts)))
+    Some(format!("exit {code}; {}, no errors", read_counts(counts)))
 }
 
 /// The warnings and notes a parser read, as `2 warnings, 1 note` (a level it read none of is left
@@ -409,6 +414,8 @@ mod tests {
         }
     }
 
+    const XARGS: &str = "git ls-files -z -- '*.sh' | xargs -0 -r shellcheck -f gcc";
+
     #[test]
     fn a_failing_exit_with_only_warnings_or_notes_counts_by_level() {
         let counts = |error, warning, note| SeverityCounts {
@@ -419,6 +426,12 @@ mod tests {
         // (exit code, counts, what the exit stood for)
         let cases = [
             (Some(1), counts(0, 0, 1), Some("exit 1; 1 note, no errors")),
+            // Through xargs, its 123 (a run of the tool exited 1 to 125); elsewhere a crash's.
+            (
+                Some(123),
+                counts(0, 0, 2),
+                Some("exit 123; 2 notes, no errors"),
+            ),
             (Some(1), counts(0, 0, 3), Some("exit 1; 3 notes, no errors")),
             // A warning read: the exit stands (a tool told to fail on warnings).
             (Some(1), counts(0, 1, 0), None),
@@ -434,11 +447,15 @@ mod tests {
         ];
         for (exit_code, counts, expected) in cases {
             assert_eq!(
-                failing_exit(exit_code, &counts).as_deref(),
+                failing_exit(exit_code, &counts, XARGS).as_deref(),
                 expected,
                 "{exit_code:?} {counts:?}"
             );
         }
+        assert_eq!(
+            failing_exit(Some(123), &counts(0, 0, 2), "shellcheck a.sh"),
+            None
+        );
     }
 
     #[test]

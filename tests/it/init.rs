@@ -389,6 +389,23 @@ fn a_check_is_added_where_the_project_uses_its_tool_and_offered_elsewhere() {
             has: &["name = \"ruff\""],
             not: &["# Optional: ruff"],
         },
+        // mypy reads the project's own `files`; without them, the tree.
+        Case {
+            files: &[(
+                "pyproject.toml",
+                "[tool.ruff]\n[tool.mypy]\nfiles = [\"src\"]\nstrict = true\n[tool.black]\n",
+            )],
+            has: &["run = \"mypy\"\n"],
+            not: &["run = \"mypy .\""],
+        },
+        Case {
+            files: &[
+                ("setup.cfg", "[mypy]\nstrict = True\n[flake8]\nfiles = x\n"),
+                ("ruff.toml", ""),
+            ],
+            has: &["run = \"mypy .\""],
+            not: &[],
+        },
         // Shell scripts known by their shebang, and bats files.
         Case {
             files: &[

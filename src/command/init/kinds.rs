@@ -223,10 +223,28 @@ fn python(project: &Project) -> Option<Kind> {
             ..check("black", "format", "black --check .", "black")
         });
     }
-    if pyproject.contains("[tool.mypy]") || project.has("mypy.ini") || project.has(".mypy.ini") {
+    if pyproject.contains("[tool.mypy]")
+        || project.has_any(&["mypy.ini", ".mypy.ini"])
+        || setup_cfg.contains("[mypy]")
+    {
+        // The project's own `files` say what mypy reads; `.` would read its tests and
+        // examples too.
+        let files = [
+            (pyproject.as_str(), "[tool.mypy]"),
+            (&project.read("mypy.ini"), "[mypy]"),
+            (&project.read(".mypy.ini"), "[mypy]"),
+            (&setup_cfg, "[mypy]"),
+        ]
+        .iter()
+        .any(|(text, header)| section_has_key(text, header, "files"));
         checks.push(Check {
             install: "pip install mypy",
-            ..check("mypy", "types", "mypy .", "mypy")
+            ..check(
+                "mypy",
+                "types",
+                if files { "mypy" } else { "mypy ." },
+                "mypy",
+            )
         });
     }
     let tests = project.files.iter().any(|f| {
@@ -355,6 +373,18 @@ fn javascript(project: &Project) -> Option<Kind> {
                config; with jest, vitest or node's runner, name its parser for npm-test",
         checks,
     })
+}
+
+/// Whether the INI or TOML section `header` of `text` sets `key`.
+fn section_has_key(text: &str, header: &str, key: &str) -> bool {
+    text.lines()
+        .skip_while(|line| line.trim() != header)
+        .skip(1)
+        .take_while(|line| !line.trim_start().starts_with('['))
+        .any(|line| {
+            line.split_once('=')
+                .is_some_and(|(name, _)| name.trim() == key)
+        })
 }
 
 /// The arguments the project's own `package.json` scripts give `tool` (the first script that
