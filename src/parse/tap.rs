@@ -37,7 +37,7 @@
 use serde_json::{Map, Value};
 
 use super::findings::Found;
-use super::regex_parser::frames::is_user_frame;
+use super::regex_parser::frames::{frame_place, is_user_frame};
 use super::structured::yaml;
 use super::{Findings, LineOutcome, ParseContext, ParseSession, Parser};
 use crate::model::{Severity, TestCounts};
@@ -514,14 +514,7 @@ fn at_mapping(at: &Map<String, Value>) -> Option<(String, u32, u32)> {
 fn frame(line: &str) -> Option<(String, u32, u32)> {
     let frame = line.trim();
     let frame = frame.strip_prefix("at ").unwrap_or(frame);
-    let place = match frame.strip_suffix(')') {
-        Some(inner) => inner.split_once(" (").map_or(inner, |(_, p)| p),
-        None => frame,
-    };
-    let (rest, column) = place.rsplit_once(':')?;
-    let (path, line) = rest.rsplit_once(':')?;
-    let (line, column) = (line.parse().ok()?, column.parse().ok()?);
-    (!path.is_empty()).then(|| (path.to_string(), line, column))
+    frame_place(frame).map(|(path, line, column)| (path.to_string(), line, column))
 }
 
 #[cfg(test)]

@@ -40,6 +40,21 @@ pub fn is_user_frame(raw: &str, context: &ParseContext) -> bool {
         && !is_rust_library(&resolved.path)
 }
 
+/// The place a JavaScript stack frame names, without its `at `: `fn (path:line:col)` (the
+/// function may hold spaces, `new X`; the path parentheses, `cas (1)/a.js`) or `path:line:col`.
+/// The path is as printed (a `file://` URL stays one).
+pub fn frame_place(frame: &str) -> Option<(&str, u32, u32)> {
+    let frame = frame.trim();
+    let place = match frame.strip_suffix(')') {
+        Some(inner) => inner.split_once(" (").map_or(inner, |(_, p)| p),
+        None => frame,
+    };
+    let (rest, column) = place.rsplit_once(':')?;
+    let (path, line) = rest.rsplit_once(':')?;
+    let (line, column) = (line.parse().ok()?, column.parse().ok()?);
+    (!path.is_empty()).then_some((path, line, column))
+}
+
 /// What the place a line gives may do for a finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {

@@ -16,7 +16,7 @@ use serde::Deserialize;
 
 use super::{DocumentReader, Found, Sink};
 use crate::model::Severity;
-use crate::parse::regex_parser::frames::is_user_frame;
+use crate::parse::regex_parser::frames::{frame_place, is_user_frame};
 
 #[derive(Debug)]
 pub struct JestJson;
@@ -136,15 +136,8 @@ impl JestJson {
 /// The first `at … (path:line:col)` or `at path:line:col` frame in the user's code.
 fn user_frame(failure: &str, sink: &Sink<'_>) -> Option<(String, u32, u32)> {
     failure.lines().find_map(|line| {
-        let frame = line.trim_start().strip_prefix("at ")?.trim_end();
-        let place = match frame.strip_suffix(')') {
-            Some(inner) => inner.split_once(" (").map_or(inner, |(_, p)| p),
-            None => frame,
-        };
-        let place = place.strip_prefix("file://").unwrap_or(place);
-        let (rest, column) = place.rsplit_once(':')?;
-        let (path, line) = rest.rsplit_once(':')?;
-        let (line, column) = (line.parse().ok()?, column.parse().ok()?);
+        let (path, line, column) = frame_place(line.trim_start().strip_prefix("at ")?)?;
+        let path = path.strip_prefix("file://").unwrap_or(path);
         is_user_frame(path, sink.context).then(|| (path.to_string(), line, column))
     })
 }
