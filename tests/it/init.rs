@@ -631,3 +631,88 @@ fn eslint_and_prettier_read_what_the_projects_own_scripts_read() {
         );
     }
 }
+
+#[test]
+fn checks_read_the_paths_the_projects_own_commands_give_their_tools() {
+    let hatch = "[tool.ruff]\nline-length = 100\n[tool.black]\n[tool.mypy]\n\
+                 [tool.hatch.envs.style]\ndependencies = [\"black\", \"ruff\"]\n\
+                 [tool.hatch.envs.style.scripts]\ncheck = [\"black -q --check --diff pkg docs\", \
+                 \"lint\"]\nlint = [\"ruff check pkg docs {args}\"]\nfix = [\"lint --fix\"]\n\
+                 [tool.hatch.envs.types.scripts]\ncheck = \"mypy pkg\"\n\
+                 [tool.hatch.envs.lint.scripts]\nmarkdown = \"npm exec --yes -- markdownlint-cli \
+                 README.md docs/ --ignore docs/CNAME\"\n";
+    let ci = "jobs:\n  lint:\n    steps:\n      - run: ./shellcheck.sh\n      - run: |\n          \
+              python -m pytest tests/unit --junitxml=out.xml\n";
+    // (files, lines the config holds)
+    type Files<'a> = &'a [(&'a str, &'a str)];
+    let table: &[(Files<'_>, &[&str])] = &[
+        (
+            &[
+                ("pyproject.toml", hatch),
+                (".markdownlint.yaml", "{}\n"),
+                ("pkg/a.py", ""),
+            ],
+            &[
+                "# Its paths and options are the project's own, from pyproject.toml.\n\
+                 [[gate.check]]\nname = \"ruff\"",
+                "run = \"ruff check --no-fix --output-format=concise pkg docs\"",
+                "run = \"black --check pkg docs\"",
+                "run = \"mypy pkg\"",
+                "--ignore .refine-loop README.md docs/ --ignore docs/CNAME\"",
+            ],
+        ),
+        (
+            &[
+                ("shellcheck.sh", "#!/bin/bash\nshellcheck -x lib/*.sh\n"),
+                ("lib/a.sh", "#!/bin/bash\n"),
+                ("setup.py", ""),
+                ("tests/unit/test_a.py", ""),
+                (".github/workflows/ci.yml", ci),
+            ],
+            &[
+                "from .github/workflows/ci.yml.\n[[gate.check]]\nname = \"shellcheck\"",
+                "run = \"SHELLCHECK_OPTS='-f gcc' ./shellcheck.sh\"",
+                "run = \"python3 -m pytest tests/unit\"",
+            ],
+        ),
+        (
+            &[
+                ("setup.cfg", "[flake8]\nmax-line-length = 100\n"),
+                (
+                    "tox.ini",
+                    "[testenv:lint]\ncommands =\n    flake8 src tests {posargs}\n",
+                ),
+                ("Makefile", "test:\n\tpytest -q tests\n"),
+                ("tests/test_a.py", ""),
+            ],
+            &["run = \"flake8 src tests\"", "run = \"pytest -q tests\""],
+        ),
+        // Nothing the project runs gives paths: the tools read the whole tree.
+        (
+            &[
+                ("pyproject.toml", "[tool.ruff]\n"),
+                (".github/workflows/ci.yml", "- run: ruff check .\n"),
+            ],
+            &["run = \"ruff check --no-fix --output-format=concise .\""],
+        ),
+    ];
+    for (files, lines) in table {
+        let repo = Repo::new();
+        for (name, text) in *files {
+            repo.write(name, text);
+        }
+        repo.commit("project");
+        let output = repo.run(&["init", "--dry-run"]);
+        let text = stdout(&output);
+        for line in *lines {
+            assert!(text.contains(line), "{line}\nnot in:\n{text}");
+        }
+        // Valid as written.
+        repo.write("refine-loop.toml", &text);
+        load(&Overrides {
+            target: Some(repo.path().to_path_buf()),
+            ..Overrides::default()
+        })
+        .unwrap_or_else(|e| panic!("{files:?}: {e}\n{text}"));
+    }
+}

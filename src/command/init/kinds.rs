@@ -2,6 +2,7 @@
 //! writes for them.
 
 use super::detect::Project;
+use super::invocation::Tool;
 use super::starter::{Check, Kind};
 
 /// The kinds found in `project`, in a fixed order. A category two kinds share is named after
@@ -46,6 +47,30 @@ fn check(
         extra: "".into(),
         optional: None,
         prose: false,
+        origin: None,
+    }
+}
+
+/// `check`, with the project's own arguments for `tool` where it has them, else `default`:
+/// `command` is the check's command without its paths.
+fn own(project: &Project, tool: Tool<'_>, command: &str, default: &str, base: Check) -> Check {
+    let otherwise = format!("{command} {default}").trim_end().to_string();
+    own_or(project, tool, command, &otherwise, base)
+}
+
+/// `check`, with the project's own arguments for `tool` after `command` where it has them, else
+/// the whole command `otherwise`.
+fn own_or(project: &Project, tool: Tool<'_>, command: &str, otherwise: &str, base: Check) -> Check {
+    match project.invocation(tool) {
+        Some(found) => Check {
+            run: format!("{command} {}", found.args),
+            origin: Some(found.source),
+            ..base
+        },
+        None => Check {
+            run: otherwise.to_string(),
+            ..base
+        },
     }
 }
 
@@ -140,6 +165,132 @@ fn msrv(project: &Project, locked: &str) -> Option<Check> {
     })
 }
 
+/// ruff's lint, as the project runs it: without a fix mode, an output format or an exit-zero.
+const RUFF: Tool<'static> = Tool {
+    names: &["ruff"],
+    sub: Some("check"),
+    dropped: &[
+        "--fix",
+        "--no-fix",
+        "--unsafe-fixes",
+        "--diff",
+        "--show-fixes",
+        "--exit-zero",
+        "--statistics",
+        "-q",
+        "--quiet",
+        "--watch",
+        "-w",
+        "--output-format",
+        "--format",
+        "--output-file",
+        "-o",
+    ],
+    valued: &["--output-format", "--format", "--output-file", "-o"],
+};
+
+const RUFF_FORMAT: Tool<'static> = Tool {
+    names: &["ruff"],
+    sub: Some("format"),
+    dropped: &["--check", "--diff", "-q", "--quiet"],
+    valued: &[],
+};
+
+const BLACK: Tool<'static> = Tool::named(
+    &["black"],
+    &[
+        "--check",
+        "--diff",
+        "-q",
+        "--quiet",
+        "-v",
+        "--verbose",
+        "--color",
+        "--no-color",
+    ],
+);
+
+const FLAKE8: Tool<'static> = Tool {
+    names: &["flake8"],
+    sub: None,
+    dropped: &[
+        "--format",
+        "--output-file",
+        "--exit-zero",
+        "--tee",
+        "--count",
+        "--statistics",
+        "--show-source",
+        "-q",
+        "--quiet",
+    ],
+    valued: &["--format", "--output-file"],
+};
+
+const PYLINT: Tool<'static> = Tool {
+    names: &["pylint"],
+    sub: None,
+    dropped: &[
+        "--output-format",
+        "-f",
+        "--exit-zero",
+        "--score",
+        "-s",
+        "-sn",
+        "--reports",
+        "-r",
+        "--msg-template",
+        "--recursive",
+    ],
+    valued: &[
+        "--output-format",
+        "-f",
+        "--score",
+        "-s",
+        "--reports",
+        "-r",
+        "--msg-template",
+    ],
+};
+
+const MYPY: Tool<'static> = Tool {
+    names: &["mypy"],
+    sub: None,
+    dropped: &[
+        "--pretty",
+        "--junit-xml",
+        "--html-report",
+        "--txt-report",
+        "--cobertura-xml-report",
+    ],
+    valued: &[
+        "--junit-xml",
+        "--html-report",
+        "--txt-report",
+        "--cobertura-xml-report",
+    ],
+};
+
+const PYTEST: Tool<'static> = Tool {
+    names: &["pytest", "py.test"],
+    sub: None,
+    dropped: &[
+        "--junitxml",
+        "--junit-xml",
+        "--cov",
+        "--cov-report",
+        "--color",
+        "--html",
+    ],
+    valued: &[
+        "--junitxml",
+        "--junit-xml",
+        "--cov-report",
+        "--color",
+        "--html",
+    ],
+};
+
 fn python(project: &Project) -> Option<Kind> {
     let markers = [
         "pyproject.toml",
@@ -179,28 +330,36 @@ fn python(project: &Project) -> Option<Kind> {
                 "ruff finds bugs and style issues in Python, with fixes for many; it reads \
                  `[tool.ruff]` in pyproject.toml",
             ),
-            ..check(
-                "ruff",
-                "lint",
-                "ruff check --no-fix --output-format=concise .",
-                "ruff",
+            ..own(
+                project,
+                RUFF,
+                "ruff check --no-fix --output-format=concise",
+                ".",
+                check("ruff", "lint", "", "ruff"),
             )
         });
     }
     if flake8 {
         checks.push(Check {
             install: "pip install flake8",
-            ..check("flake8", "lint", "flake8 .", "flake8")
+            ..own(
+                project,
+                FLAKE8,
+                "flake8",
+                ".",
+                check("flake8", "lint", "", "flake8"),
+            )
         });
     }
     if pylint {
         checks.push(Check {
             install: "pip install pylint",
-            ..check(
-                "pylint",
-                "lint",
-                "pylint --recursive=y --score=n .",
-                "pylint",
+            ..own(
+                project,
+                PYLINT,
+                "pylint --recursive=y --score=n",
+                ".",
+                check("pylint", "lint", "", "pylint"),
             )
         });
     }
@@ -209,18 +368,25 @@ fn python(project: &Project) -> Option<Kind> {
             program: "ruff",
             install: "pipx install ruff (or: pip install ruff)",
             fixes: true,
-            ..check(
-                "ruff-format",
-                "format",
-                "ruff format --check .",
-                "ruff-format",
+            ..own(
+                project,
+                RUFF_FORMAT,
+                "ruff format --check",
+                ".",
+                check("ruff-format", "format", "", "ruff-format"),
             )
         });
     } else if pyproject.contains("[tool.black]") || project.precommit_hook("black") {
         checks.push(Check {
             install: "pipx install black (or: pip install black)",
             fixes: true,
-            ..check("black", "format", "black --check .", "black")
+            ..own(
+                project,
+                BLACK,
+                "black --check",
+                ".",
+                check("black", "format", "", "black"),
+            )
         });
     }
     if pyproject.contains("[tool.mypy]")
@@ -239,11 +405,12 @@ fn python(project: &Project) -> Option<Kind> {
         .any(|(text, header)| section_has_key(text, header, "files"));
         checks.push(Check {
             install: "pip install mypy",
-            ..check(
+            ..own(
+                project,
+                MYPY,
                 "mypy",
-                "types",
-                if files { "mypy" } else { "mypy ." },
-                "mypy",
+                if files { "" } else { "." },
+                check("mypy", "types", "", "mypy"),
             )
         });
     }
@@ -252,10 +419,26 @@ fn python(project: &Project) -> Option<Kind> {
         name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
     });
     if tests {
+        // As the project runs it: by its interpreter (`python -m pytest`, the default, which
+        // puts the project on the import path) or as the `pytest` on PATH.
+        let own = project.invocation(PYTEST);
+        let by_path = project
+            .commands_running(PYTEST)
+            .is_some_and(|module| !module);
+        let launcher = if by_path {
+            "pytest"
+        } else {
+            "python3 -m pytest"
+        };
         checks.push(Check {
             program: "pytest",
             install: "pip install pytest",
-            ..check("pytest", "tests", "python3 -m pytest", "pytest")
+            run: own.as_ref().map_or_else(
+                || launcher.to_string(),
+                |found| format!("{launcher} {}", found.args),
+            ),
+            origin: own.map(|found| found.source),
+            ..check("pytest", "tests", "", "pytest")
         });
     }
     Some(Kind {
@@ -265,6 +448,27 @@ fn python(project: &Project) -> Option<Kind> {
         checks,
     })
 }
+
+/// ESLint as the project runs it, in its default format, without a fix mode.
+const ESLINT: Tool<'static> = Tool {
+    names: &["eslint"],
+    sub: None,
+    dropped: &[
+        "--fix",
+        "--fix-dry-run",
+        "--format",
+        "-f",
+        "--output-file",
+        "-o",
+        "--cache",
+    ],
+    valued: &["--format", "-f", "--output-file", "-o"],
+};
+
+const PRETTIER: Tool<'static> = Tool::named(
+    &["prettier"],
+    &["--write", "-w", "--check", "-c", "--list-different", "-l"],
+);
 
 fn javascript(project: &Project) -> Option<Kind> {
     if !project.has("package.json") {
@@ -312,14 +516,12 @@ fn javascript(project: &Project) -> Option<Kind> {
                 "ESLint finds bugs in JavaScript and TypeScript (unused variables, unsafe \
                  comparisons); it needs a config, `eslint.config.mjs`",
             ),
-            ..check(
-                "eslint",
-                "lint",
-                format!(
-                    "npx --no-install eslint {}",
-                    scripted(&package, "eslint", &["--fix"]).unwrap_or_else(|| ".".into())
-                ),
-                "eslint",
+            ..own(
+                project,
+                ESLINT,
+                "npx --no-install eslint",
+                ".",
+                check("eslint", "lint", "", "eslint"),
             )
         });
     }
@@ -330,22 +532,21 @@ fn javascript(project: &Project) -> Option<Kind> {
                 && (name.starts_with(".prettierrc") || name.starts_with("prettier.config"))
         });
     if prettier {
-        checks.push(Check {
+        let base = Check {
             install: npm("prettier", "npm install --save-dev prettier"),
             fixes: true,
-            ..check(
-                "prettier",
-                "format",
-                scripted(&package, "prettier", &["--write", "-w", "--check", "-c"])
-                    .filter(|args| !args.is_empty())
-                    .map_or_else(
-                        || "npx --no-install prettier --check . '!.refine-loop/**'".to_string(),
-                        |args| {
-                            format!("npx --no-install prettier --check {args} '!.refine-loop/**'")
-                        },
-                    ),
-                "prettier",
-            )
+            ..check("prettier", "format", "", "prettier")
+        };
+        let check = own(
+            project,
+            PRETTIER,
+            "npx --no-install prettier --check",
+            ".",
+            base,
+        );
+        checks.push(Check {
+            run: format!("{} '!.refine-loop/**'", check.run),
+            ..check
         });
     }
     if project.has("tsconfig.json") {
@@ -387,53 +588,6 @@ fn section_has_key(text: &str, header: &str, key: &str) -> bool {
         })
 }
 
-/// The arguments the project's own `package.json` scripts give `tool` (the first script that
-/// runs it, in a chain of commands or not), without `dropped` (a fix mode, a mode init sets
-/// itself); `None` when no script runs it, or with arguments init cannot read as they are (a
-/// variable, a redirection).
-fn scripted(package: &str, tool: &str, dropped: &[&str]) -> Option<String> {
-    let manifest: serde_json::Value = serde_json::from_str(package).ok()?;
-    let scripts = manifest.get("scripts")?.as_object()?;
-    scripts
-        .values()
-        .filter_map(serde_json::Value::as_str)
-        .find_map(|script| {
-            script
-                .split(['&', '|', ';'])
-                .map(str::trim)
-                .find_map(|command| {
-                    let words = shlex::split(command)?;
-                    let position = words.iter().position(|w| w == tool)?;
-                    let before = &words[..position];
-                    // `eslint …`, `npx eslint …`, `npx --no-install eslint …`.
-                    if !before.iter().all(|w| w == "npx" || w.starts_with('-')) {
-                        return None;
-                    }
-                    let args: Vec<&String> = words[position + 1..]
-                        .iter()
-                        .filter(|w| !dropped.contains(&w.as_str()))
-                        .collect();
-                    if args.iter().any(|w| w.contains(['$', '>', '<', '`'])) {
-                        return None;
-                    }
-                    Some(
-                        args.iter()
-                            .map(|w| {
-                                if w.chars()
-                                    .all(|c| c.is_ascii_alphanumeric() || "-_./=,:@".contains(c))
-                                {
-                                    (*w).clone()
-                                } else {
-                                    format!("'{}'", w.replace('\'', "'\\''"))
-                                }
-                            })
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                    )
-                })
-        })
-}
-
 fn go(project: &Project) -> Option<Kind> {
     if !project.has("go.mod") {
         return None;
@@ -457,6 +611,13 @@ fn go(project: &Project) -> Option<Kind> {
     })
 }
 
+const SHELLCHECK: Tool<'static> = Tool {
+    names: &["shellcheck"],
+    sub: None,
+    dropped: &["-f", "--format", "-C", "--color"],
+    valued: &["-f", "--format"],
+};
+
 fn shell(project: &Project) -> Option<Kind> {
     let by_name = project
         .with_suffix(&[".sh", ".bash", ".bats"])
@@ -472,27 +633,48 @@ fn shell(project: &Project) -> Option<Kind> {
         .map(|f| format!(" '{}'", f.replace('\'', "'\\''")))
         .collect();
     let used = project.runs("shellcheck") || project.has(".shellcheckrc");
+    let base = Check {
+        install: "apt-get install shellcheck (or: brew install shellcheck)",
+        optional: (!used).then_some(
+            "ShellCheck finds bugs in shell scripts (unquoted variables, unchecked cd); the \
+             project's CI, scripts and hooks do not run it",
+        ),
+        ..check("shellcheck", "lint", "", "shellcheck")
+    };
+    // The project's own script picks its files (and options): it runs as it is, in the gcc
+    // format (ShellCheck reads SHELLCHECK_OPTS); else the project's own command line; else
+    // every tracked shell script.
+    let check = match project.own_script("shellcheck") {
+        Some((script, source)) => Check {
+            run: format!("SHELLCHECK_OPTS='-f gcc' {script}"),
+            origin: Some(source),
+            ..base
+        },
+        None => own_or(
+            project,
+            SHELLCHECK,
+            "shellcheck -f gcc",
+            &format!(
+                "git ls-files -z -- '*.sh' '*.bash' '*.bats'{named} | xargs -0 -r shellcheck -f gcc"
+            ),
+            base,
+        ),
+    };
     Some(Kind {
         name: "Shell",
-        note: "ShellCheck reads every tracked shell script: *.sh, *.bash, *.bats, and those found \
-               by their shebang (a new one of those: add it to the list)",
-        checks: vec![Check {
-            install: "apt-get install shellcheck (or: brew install shellcheck)",
-            optional: (!used).then_some(
-                "ShellCheck finds bugs in shell scripts (unquoted variables, unchecked cd); the \
-                 project's CI, scripts and hooks do not run it",
-            ),
-            ..check(
-                "shellcheck",
-                "lint",
-                format!(
-                    "git ls-files -z -- '*.sh' '*.bash' '*.bats'{named} | xargs -0 -r shellcheck -f gcc"
-                ),
-                "shellcheck",
-            )
-        }],
+        note: "ShellCheck reads the scripts the project's own run of it reads; without one, every \
+               tracked shell script: *.sh, *.bash, *.bats, and those found by their shebang (a \
+               new one of those: add it to the list)",
+        checks: vec![check],
     })
 }
+
+const HADOLINT: Tool<'static> = Tool {
+    names: &["hadolint"],
+    sub: None,
+    dropped: &["-f", "--format", "--no-color", "--no-fail"],
+    valued: &["-f", "--format"],
+};
 
 fn docker(project: &Project) -> Option<Kind> {
     let files = project.dockerfiles();
@@ -513,15 +695,23 @@ fn docker(project: &Project) -> Option<Kind> {
                 "hadolint checks Dockerfiles against Docker's best practices; the project's \
                  CI, scripts and hooks do not run it",
             ),
-            ..check(
-                "hadolint",
-                "lint",
-                format!("hadolint --no-color {}", quoted.join(" ")),
-                "hadolint",
+            ..own(
+                project,
+                HADOLINT,
+                "hadolint --no-color",
+                &quoted.join(" "),
+                check("hadolint", "lint", "", "hadolint"),
             )
         }],
     })
 }
+
+const YAMLLINT: Tool<'static> = Tool {
+    names: &["yamllint"],
+    sub: None,
+    dropped: &["-f", "--format"],
+    valued: &["-f", "--format"],
+};
 
 fn yaml(project: &Project) -> Option<Kind> {
     project.with_suffix(&[".yml", ".yaml"]).next()?;
@@ -537,15 +727,27 @@ fn yaml(project: &Project) -> Option<Kind> {
                 "yamllint checks YAML syntax and style; without a config of the project's, its \
                  default rules (line length, document start) flag much nobody asked for",
             ),
-            ..check(
-                "yamllint",
-                "lint",
+            ..own_or(
+                project,
+                YAMLLINT,
+                "yamllint -f standard",
                 "git ls-files -z -- '*.yml' '*.yaml' | xargs -0 -r yamllint -f standard",
-                "yamllint",
+                check("yamllint", "lint", "", "yamllint"),
             )
         }],
     })
 }
+
+/// markdownlint-cli (run as `markdownlint`, or by its package's name through npm), in its
+/// default output, without a fix mode.
+const MARKDOWNLINT: Tool<'static> = Tool {
+    names: &["markdownlint", "markdownlint-cli"],
+    sub: None,
+    dropped: &[
+        "--fix", "-f", "--output", "-o", "--json", "-j", "--quiet", "-q",
+    ],
+    valued: &["--output", "-o"],
+};
 
 fn markdown(project: &Project) -> Option<Kind> {
     project.with_suffix(&[".md"]).next()?;
@@ -573,11 +775,12 @@ fn markdown(project: &Project) -> Option<Kind> {
                 "markdownlint checks Markdown style; without a config of the project's, its \
                  default rules (line length above all) flag most prose",
             ),
-            ..check(
-                "markdownlint",
-                "docs",
-                "markdownlint --ignore node_modules --ignore target --ignore vendor --ignore .refine-loop .",
-                "markdownlint",
+            ..own(
+                project,
+                MARKDOWNLINT,
+                "markdownlint --ignore node_modules --ignore target --ignore vendor --ignore .refine-loop",
+                ".",
+                check("markdownlint", "docs", "", "markdownlint"),
             )
         }],
     })

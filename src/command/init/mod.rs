@@ -11,6 +11,7 @@ use crate::exit_code;
 use crate::state::StateError;
 
 mod detect;
+mod invocation;
 mod kinds;
 mod starter;
 

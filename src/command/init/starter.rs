@@ -48,6 +48,8 @@ pub struct Check {
     pub optional: Option<&'static str>,
     /// Its fixer rewrites prose people read (markdownlint's): offered commented out.
     pub prose: bool,
+    /// The project's file its paths and options come from (`pyproject.toml`).
+    pub origin: Option<String>,
 }
 
 /// A kind of project found, and its checks.
@@ -90,8 +92,11 @@ pub fn render(project: &Project, kinds: &[Kind]) -> String {
 }
 
 fn table(check: &Check) -> String {
+    let origin = check.origin.as_ref().map_or(String::new(), |file| {
+        format!("# Its paths and options are the project's own, from {file}.\n")
+    });
     format!(
-        "[[gate.check]]\nname = \"{}\"\ncategory = \"{}\"\nrun = {}\nparser = \"{}\"\n{}",
+        "{origin}[[gate.check]]\nname = \"{}\"\ncategory = \"{}\"\nrun = {}\nparser = \"{}\"\n{}",
         check.name,
         check.category,
         toml_string(&check.run),
