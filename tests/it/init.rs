@@ -451,6 +451,44 @@ fn a_check_is_added_where_the_project_uses_its_tool_and_offered_elsewhere() {
             has: &["'*.bats'", "'bin/deploy'", "'libexec/helper'"],
             not: &["tool.py"],
         },
+        // Tools the project configures or runs, with a parser of their own.
+        Case {
+            files: &[
+                (
+                    "pyproject.toml",
+                    "[tool.isort]\nprofile = \"black\"\n[tool.pyright]\n",
+                ),
+                (".codespellrc", "[codespell]\nskip = ./docs\n"),
+                (
+                    "package.json",
+                    r#"{"devDependencies": {"stylelint": "16"}}"#,
+                ),
+                ("web/a.css", "a {}\n"),
+                ("pkg/a.py", ""),
+            ],
+            has: &[
+                "run = \"isort --check-only .\"",
+                "run = \"pyright\"",
+                "run = \"git ls-files -z | xargs -0 -r codespell\"",
+                "run = \"npx --no-install stylelint '**/*.css'\"",
+            ],
+            not: &["also runs"],
+        },
+        // Tools it runs that init writes no check for: named, not silently left out.
+        Case {
+            files: &[
+                ("package.json", r#"{"scripts": {"lint": "xo && tsc"}}"#),
+                (
+                    ".github/workflows/ci.yml",
+                    "    - run: shfmt -d scripts\n    - run: echo typos\n",
+                ),
+                ("scripts/a.sh", "#!/bin/sh\n"),
+            ],
+            has: &[
+                "# The project also runs xo (package.json), shfmt (.github/workflows/ci.yml), which",
+            ],
+            not: &["typos ("],
+        },
     ];
     for (index, case) in cases.iter().enumerate() {
         let repo = Repo::new();

@@ -88,6 +88,14 @@ impl Project {
             .find_map(|(_, command)| launch(&command, tool).map(|(_, _, module)| module))
     }
 
+    /// Where the project first runs `tool` (under this name) in one of its commands.
+    pub fn runs_command(&self, tool: &str) -> Option<String> {
+        let names = [tool];
+        let tool = Tool::named(&names, &[]);
+        self.commands()
+            .find_map(|(source, command)| launch(&command, tool).map(|_| source))
+    }
+
     /// The project's own script for `tool` that its CI or a task runner runs: a tracked file
     /// named after the tool (`shellcheck.sh`, `scripts/shellcheck`), as the command that runs
     /// it from the top (`./shellcheck.sh`), and where it is run.

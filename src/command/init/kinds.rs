@@ -17,6 +17,7 @@ pub fn kinds(project: &Project) -> Vec<Kind> {
         docker(project),
         yaml(project),
         markdown(project),
+        spelling(project),
     ];
     let mut kinds: Vec<Kind> = found.into_iter().flatten().collect();
     let mut taken = std::collections::BTreeSet::new();
@@ -291,6 +292,18 @@ const PYTEST: Tool<'static> = Tool {
     ],
 };
 
+const ISORT: Tool<'static> = Tool::named(
+    &["isort"],
+    &["--check-only", "--check", "-c", "--diff", "-q", "--quiet"],
+);
+
+const PYRIGHT: Tool<'static> = Tool {
+    names: &["pyright", "basedpyright"],
+    sub: None,
+    dropped: &["--outputjson", "--watch", "-w", "--stats", "--verbose"],
+    valued: &[],
+};
+
 fn python(project: &Project) -> Option<Kind> {
     let markers = [
         "pyproject.toml",
@@ -414,6 +427,38 @@ fn python(project: &Project) -> Option<Kind> {
             )
         });
     }
+    let configured = |section: &str, files: &[&str]| {
+        pyproject.contains(&format!("[tool.{section}"))
+            || setup_cfg.contains(&format!("[{section}]"))
+            || project.has_any(files)
+            || project.precommit_hook(section)
+            || project.runs(section)
+    };
+    if configured("isort", &[".isort.cfg"]) {
+        checks.push(Check {
+            install: "pip install isort",
+            fixes: true,
+            ..own(
+                project,
+                ISORT,
+                "isort --check-only",
+                ".",
+                check("isort", "format", "", "isort"),
+            )
+        });
+    }
+    if configured("pyright", &["pyrightconfig.json"]) {
+        checks.push(Check {
+            install: "pip install pyright (or: npm install -g pyright)",
+            ..own(
+                project,
+                PYRIGHT,
+                "pyright",
+                "",
+                check("pyright", "types", "", "pyright"),
+            )
+        });
+    }
     let tests = project.files.iter().any(|f| {
         let name = f.rsplit('/').next().unwrap_or(f);
         name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
@@ -463,6 +508,26 @@ const ESLINT: Tool<'static> = Tool {
         "--cache",
     ],
     valued: &["--format", "-f", "--output-file", "-o"],
+};
+
+const STYLELINT: Tool<'static> = Tool {
+    names: &["stylelint"],
+    sub: None,
+    dropped: &[
+        "--fix",
+        "-f",
+        "--formatter",
+        "--custom-formatter",
+        "-o",
+        "--output-file",
+    ],
+    valued: &[
+        "-f",
+        "--formatter",
+        "--custom-formatter",
+        "-o",
+        "--output-file",
+    ],
 };
 
 const PRETTIER: Tool<'static> = Tool::named(
@@ -547,6 +612,23 @@ fn javascript(project: &Project) -> Option<Kind> {
         checks.push(Check {
             run: format!("{} '!.refine-loop/**'", check.run),
             ..check
+        });
+    }
+    let stylelint = listed("stylelint")
+        || project.files.iter().any(|f| {
+            !f.contains('/') && (f.starts_with(".stylelintrc") || f.starts_with("stylelint.config"))
+        });
+    if stylelint {
+        checks.push(Check {
+            install: npm("stylelint", "npm install --save-dev stylelint"),
+            fixes: true,
+            ..own(
+                project,
+                STYLELINT,
+                "npx --no-install stylelint",
+                "'**/*.css'",
+                check("stylelint", "lint", "", "stylelint"),
+            )
         });
     }
     if project.has("tsconfig.json") {
@@ -733,6 +815,33 @@ fn yaml(project: &Project) -> Option<Kind> {
                 "yamllint -f standard",
                 "git ls-files -z -- '*.yml' '*.yaml' | xargs -0 -r yamllint -f standard",
                 check("yamllint", "lint", "", "yamllint"),
+            )
+        }],
+    })
+}
+
+const CODESPELL: Tool<'static> = Tool::named(&["codespell"], &["-w", "--write-changes", "-q"]);
+
+/// codespell, where the project runs it or configures it: a spelling check of every text file,
+/// which needs the project's own word list and skips to be worth its findings.
+fn spelling(project: &Project) -> Option<Kind> {
+    let used = project.has(".codespellrc")
+        || project.read("pyproject.toml").contains("[tool.codespell]")
+        || project.read("setup.cfg").contains("[codespell]")
+        || project.precommit_hook("codespell")
+        || project.runs("codespell");
+    used.then(|| Kind {
+        name: "Spelling",
+        note: "codespell, with the project's own word list and skips",
+        checks: vec![Check {
+            install: "pip install codespell",
+            // Its skips hold for the files named; tracked ones only, never node_modules.
+            ..own_or(
+                project,
+                CODESPELL,
+                "codespell",
+                "git ls-files -z | xargs -0 -r codespell",
+                check("codespell", "spelling", "", "codespell"),
             )
         }],
     })

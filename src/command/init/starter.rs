@@ -81,6 +81,7 @@ pub fn render(project: &Project, kinds: &[Kind]) -> String {
             }
         }
     }
+    write_unknown(&mut text, project);
     if active == 0 {
         // A gate needs a check: one to replace with the project's own.
         text.push('\n');
@@ -126,6 +127,50 @@ fn write_check(text: &mut String, check: &Check, ready: bool) {
         table = comment_out(&table);
     }
     text.push_str(&table);
+}
+
+/// Linters and formatters init writes no check for, looked for among the project's commands.
+const UNKNOWN: &[&str] = &[
+    "xo",
+    "jshint",
+    "tslint",
+    "oxlint",
+    "shfmt",
+    "eclint",
+    "editorconfig-checker",
+    "dockerfile_lint",
+    "actionlint",
+    "typos",
+    "cspell",
+    "vale",
+    "golangci-lint",
+    "staticcheck",
+    "rubocop",
+    "sqlfluff",
+    "taplo",
+    "djlint",
+    "clang-format",
+];
+
+/// The tools the project's own commands run that init has no check for: named, so that the
+/// gate is not taken for as strict as the project's own when it is not.
+fn write_unknown(text: &mut String, project: &Project) {
+    let found: Vec<String> = UNKNOWN
+        .iter()
+        .filter_map(|tool| {
+            let source = project.runs_command(tool)?;
+            Some(format!("{tool} ({source})"))
+        })
+        .collect();
+    if found.is_empty() {
+        return;
+    }
+    text.push('\n');
+    text.push_str(&comment_wrapped(&format!(
+        "The project also runs {}, which init writes no check for: add one with its command \
+         and a parser (`refine-loop parsers` lists them; `generic` reads path:line:col lines).",
+        found.join(", ")
+    )));
 }
 
 /// The fixers, formatting first (its changes would otherwise be the linters' findings), each
