@@ -32,6 +32,9 @@ const SIGNS: &[&str] = &[
     // A tool that is not there.
     "npx canceled due to missing packages",
     "could not determine executable to run",
+    // A project's own words for its dependencies not installed (nvm's Makefile).
+    "to run `npm install`",
+    "to run `npm ci`",
 ];
 
 /// Lines of the output's end looked at.
@@ -56,7 +59,23 @@ pub fn tail_lines() -> usize {
 }
 
 fn is_sign(line: &str) -> bool {
-    SIGNS.iter().any(|sign| line.contains(sign)) || missing_toolchain(line) || missing_module(line)
+    SIGNS.iter().any(|sign| line.contains(sign))
+        || missing_toolchain(line)
+        || missing_module(line)
+        || command_not_found(line)
+}
+
+/// A shell's or make's word that a command is not there: dash's `sh: 1: jest: not found`,
+/// bash's `bash: line 1: jest: command not found`, make's `make: *** [Makefile:2: test] Error
+/// 127` (127: the shell's exit for a command not found).
+fn command_not_found(line: &str) -> bool {
+    let line = line.trim_end();
+    let shell = line
+        .split(": ")
+        .next()
+        .is_some_and(|first| matches!(first.rsplit('/').next(), Some("sh" | "bash" | "dash")));
+    (shell && (line.ends_with(": not found") || line.ends_with(": command not found")))
+        || (line.starts_with("make") && line.contains("] Error 127"))
 }
 
 /// rustup's `error: toolchain '1.60-x86_64-unknown-linux-gnu' is not installed`.
@@ -136,6 +155,21 @@ mod tests {
                 "clippy",
                 Some("error: toolchain '1.60-x86_64-unknown-linux-gnu' is not installed"),
             ),
+            (
+                "tests/fixtures/infra/npm-test-no-modules.txt",
+                "exit-code",
+                Some("sh: 1: jest: not found"),
+            ),
+            (
+                "tests/fixtures/infra/make-utility-missing.txt",
+                "exit-code",
+                Some("Makefile:2: *** Did you forget to run `npm install`"),
+            ),
+            (
+                "tests/fixtures/infra/make-command-missing.txt",
+                "exit-code",
+                Some("make: *** [Makefile2:2: test] Error 127"),
+            ),
             // The code's own failures.
             ("tests/fixtures/parsers/go/vet.txt", "go", None),
             ("tests/fixtures/parsers/clippy/deny.txt", "clippy", None),
@@ -201,6 +235,13 @@ mod tests {
             ("E   ModuleNotFoundError: No module named 'requests'", false),
             ("error: toolchain '1.60' is not installed", true),
             ("test result: FAILED. 1 passed; 1 failed", false),
+            ("bash: line 1: jest: command not found", true),
+            ("/bin/sh: 1: eslint: not found", true),
+            ("sh: 1: jest: not found", true),
+            ("make: *** [Makefile:5: lint] Error 127", true),
+            ("make: *** [Makefile:5: lint] Error 1", false),
+            ("AssertionError: user: not found", false),
+            ("  expected 'sh: not found' to equal 'ok'", false),
         ] {
             assert_eq!(is_sign(line), sign, "{line}");
         }
