@@ -136,8 +136,12 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
         }
     }
 
+    let derived: Vec<bool> = (delegate_files.iter())
+        .map(|delegate| delegate.from_check.is_some())
+        .collect();
     let mut delegates = resolve_delegates(&config_file, &config_dir, delegate_files)?;
-    for (delegate, on_paths) in delegates.iter_mut().zip(on_paths) {
+    for ((delegate, on_paths), derived) in delegates.iter_mut().zip(on_paths).zip(derived) {
+        delegate.whole_tree = derived && on_paths.is_none();
         delegate.on_paths = on_paths;
     }
     let loop_file = file.loop_settings.unwrap_or_default();

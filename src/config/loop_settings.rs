@@ -214,6 +214,7 @@ fn resolve_delegate(
         ),
         env: delegate.env.into_iter().collect(),
         on_paths: None,
+        whole_tree: false,
     })
 }
 

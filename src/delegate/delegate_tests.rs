@@ -18,6 +18,7 @@ fn spec(run: &str) -> DelegateSpec {
         idle_timeout: None,
         env: vec![("EXTRA".into(), "yes".into())],
         on_paths: None,
+        whole_tree: false,
     }
 }
 

@@ -60,6 +60,10 @@ pub struct DelegateSpec {
     /// A fixer made from a check whose tool takes the paths it works: in a run with a scope, it
     /// runs on the paths of its work instead of the check's own targets.
     pub on_paths: Option<OnPaths>,
+    /// A fixer made from a check whose tool cannot be given paths (`cargo clippy --fix`,
+    /// `cargo fmt`, golangci-lint): in a run with a scope, what it changes outside the scope is
+    /// left out, and not held against it; it did what its tool does.
+    pub whole_tree: bool,
 }
 
 /// How a delegate runs.

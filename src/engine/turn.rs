@@ -101,7 +101,7 @@ pub(super) fn take_turn(
     effects
         .incidents
         .extend(secrets_written(&effects.changes, workspace.store()));
-    undo_out_of_scope(settings, workspace, &mut effects, watch.started())?;
+    undo_out_of_scope(settings, workspace, &mut effects, watch.started(), spec)?;
     let hostile = effects.hostile();
     let vetoed = effects.incidents.iter().any(Incident::is_veto);
     let mut attempt = Attempt {
@@ -131,13 +131,15 @@ pub(super) fn take_turn(
     Ok(attempt)
 }
 
-/// A change outside the scope is undone at once (unless the whole change goes anyway); the rest
-/// of the change is judged as usual.
+/// A change outside the scope is undone at once (unless the whole change goes anyway): a scope
+/// violation, or, of a fixer whose tool cannot be given paths, a change left out. The rest of
+/// the change is judged as usual.
 fn undo_out_of_scope(
     settings: &Settings,
     workspace: &Workspace,
     effects: &mut crate::workspace::Effects,
     started: SystemTime,
+    spec: &DelegateSpec,
 ) -> Result<(), RunError> {
     if settings.run.scope.is_everything() || effects.hostile() {
         return Ok(());
@@ -146,11 +148,14 @@ fn undo_out_of_scope(
     let (outside_scope, inside) = split_by_scope(&settings.run.scope, changes);
     if !outside_scope.is_empty() {
         workspace.roll_back(&outside_scope, started)?;
-        effects
-            .incidents
-            .extend(outside_scope.iter().map(|change| Incident::OutOfScope {
-                path: change.path.clone(),
-            }));
+        effects.incidents.extend(outside_scope.iter().map(|change| {
+            let path = change.path.clone();
+            if spec.whole_tree {
+                Incident::LeftOutOfScope { path }
+            } else {
+                Incident::OutOfScope { path }
+            }
+        }));
     }
     effects.changes = inside;
     Ok(())

@@ -34,6 +34,9 @@ pub enum Incident {
     SpecialFile { path: RepoPath, kind: SpecialKind },
     /// It changed a path outside the run's scope; that change is undone.
     OutOfScope { path: RepoPath },
+    /// A fixer whose tool cannot be given paths (`cargo clippy --fix`) changed a path outside
+    /// the scope, as its tool does: that change is left out, and not held against it.
+    LeftOutOfScope { path: RepoPath },
     /// It removed or changed the loop's kept copies (under `.git/refine-loop`).
     StoreDamaged { path: PathBuf },
     /// While the gate ran on its change, the user's own work changed (code it planted that the
@@ -93,6 +96,7 @@ impl Incident {
                 | Self::SecretWritten { .. }
                 | Self::SecretInPath { .. }
                 | Self::OutOfScope { .. }
+                | Self::LeftOutOfScope { .. }
                 | Self::LeftProcess { .. }
                 | Self::LeftMoreProcesses { .. }
                 | Self::IgnoredRestored { .. }
@@ -116,6 +120,11 @@ impl Incident {
         match self {
             Self::OutOfScope { path } => format!(
                 "changed {}, outside the scope: a scope violation, undone",
+                span(path)
+            ),
+            Self::LeftOutOfScope { path } => format!(
+                "changed {}, outside the scope: its tool cannot be given paths, so that change \
+                 was left out",
                 span(path)
             ),
             Self::TouchedProtected { path } => format!(

@@ -410,3 +410,48 @@ fn an_exit_on_notes_or_warnings_counts_what_the_parser_read() {
         );
     }
 }
+
+/// `cargo clippy --fix` cannot be given paths: under `--scope`, what it fixes outside the scope
+/// is left out (not a scope violation, no strike), and what it fixes inside is kept.
+#[test]
+fn a_fixer_that_cannot_take_paths_keeps_to_the_scope_without_a_violation() {
+    let repo = Repo::new();
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"two\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    repo.write("src/lib.rs", "pub mod a;\npub mod b;\n");
+    let a = "pub fn answer() -> i32 {\n    return 42;\n}\n";
+    let b = "pub fn other() -> i32 {\n    return 7;\n}\n";
+    repo.write("src/a.rs", a);
+    repo.write("src/b.rs", b);
+    repo.write(".gitignore", "/target\n/.refine-loop\n");
+    repo.write(
+        "refine-loop.toml",
+        "[[gate.check]]\nname = \"clippy\"\ncategory = \"lint\"\n\
+         run = \"cargo clippy --all-targets --message-format=short -- -D warnings\"\n\
+         parser = \"clippy\"\ntimeout = \"10m\"\n\n[[delegate]]\nfrom_check = \"clippy\"\n",
+    );
+    repo.commit("crate");
+    let output = crate::run_loop::run(&repo, &["--scope", "src/a.rs", "--max-cycles", "2"]);
+    let read = |path: &str| std::fs::read_to_string(repo.join(path)).unwrap();
+    assert_eq!(
+        read("src/a.rs"),
+        "pub fn answer() -> i32 {\n    42\n}\n",
+        "{output:?}"
+    );
+    assert_eq!(read("src/b.rs"), b, "outside the scope, as it was");
+    let last = read(".refine-loop/REFINE-LOOP-FINAL.md");
+    assert!(!last.contains("scope violation"), "{last}");
+    let report = read(".refine-loop/cycle-1/delegate-reports/fix-lint.md");
+    assert!(
+        report.contains("`src/b.rs`, outside the scope: its tool cannot be given paths"),
+        "{report}"
+    );
+    assert!(!report.contains("Refused"), "{report}");
+    let patch = read(".refine-loop/refine-loop.patch");
+    assert!(
+        patch.contains("src/a.rs") && !patch.contains("src/b.rs"),
+        "{patch}"
+    );
+}

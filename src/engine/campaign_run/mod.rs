@@ -159,6 +159,7 @@ fn reapply_delegate(patches: Vec<std::path::PathBuf>) -> crate::delegate::Delega
         idle_timeout: None,
         env: Vec::new(),
         on_paths: None,
+        whole_tree: false,
     }
 }
 
