@@ -691,7 +691,7 @@ fn checks_read_the_paths_the_projects_own_commands_give_their_tools() {
                 ("pkg/a.py", ""),
             ],
             &[
-                "# Its paths and options are the project's own, from pyproject.toml.\n\
+                "# Taken from the project's own pyproject.toml.\n\
                  [[gate.check]]\nname = \"ruff\"",
                 "run = \"ruff check --no-fix --output-format=concise pkg docs\"",
                 "run = \"black --check pkg docs\"",
@@ -708,7 +708,7 @@ fn checks_read_the_paths_the_projects_own_commands_give_their_tools() {
                 (".github/workflows/ci.yml", ci),
             ],
             &[
-                "from .github/workflows/ci.yml.\n[[gate.check]]\nname = \"shellcheck\"",
+                "own .github/workflows/ci.yml.\n[[gate.check]]\nname = \"shellcheck\"",
                 "run = \"SHELLCHECK_OPTS='-f gcc' ./shellcheck.sh\"",
                 "run = \"python3 -m pytest tests/unit\"",
             ],

@@ -133,21 +133,11 @@ fn rust(project: &Project) -> Option<Kind> {
     })
 }
 
-/// A check on the compiler the crate declares it supports (`rust-version`, of the package or
-/// the workspace): the lib and bins, as an MSRV job builds them (dev-dependencies may need a
-/// newer one). Its toolchain is installed by rustup when missing.
+/// A check on the compiler the crate supports at least: the lib and bins, as an MSRV job builds
+/// them (dev-dependencies may need a newer one). Its toolchain is installed by rustup when
+/// missing.
 fn msrv(project: &Project, locked: &str) -> Option<Check> {
-    let manifest = project.read("Cargo.toml");
-    let version = manifest.lines().find_map(|line| {
-        let value = line
-            .trim()
-            .strip_prefix("rust-version")?
-            .trim()
-            .strip_prefix('=')?;
-        let value = value.trim().trim_matches('"');
-        (!value.is_empty() && value.chars().all(|c| c.is_ascii_digit() || c == '.'))
-            .then(|| value.to_string())
-    })?;
+    let (version, origin) = minimum_rust(project)?;
     let pattern = regex::escape(&version).replace('\\', "\\\\");
     Some(Check {
         program: "rustup",
@@ -157,6 +147,7 @@ fn msrv(project: &Project, locked: &str) -> Option<Check> {
              missing_tool = \"toolchain '{pattern}[^']*' is not installed\"\ntimeout = \"20m\"\n"
         )
         .into(),
+        origin,
         ..check(
             "msrv",
             "build",
@@ -164,6 +155,70 @@ fn msrv(project: &Project, locked: &str) -> Option<Check> {
             "clippy",
         )
     })
+}
+
+/// The oldest Rust the project says it supports, and where it says so when that is not
+/// `Cargo.toml`: the `rust-version` of its package or workspace; else clippy's `msrv`; else the
+/// oldest numbered toolchain its CI workflows build with (`dtolnay/rust-toolchain@1.60`,
+/// `toolchain: 1.60.0`, `cargo +1.60`, a matrix `rust: [1.60.0, stable]`, `MSRV: 1.60`).
+fn minimum_rust(project: &Project) -> Option<(String, Option<String>)> {
+    let version_of = |text: &str, key: &str| {
+        text.lines().find_map(|line| {
+            let value = line.trim().strip_prefix(key)?.trim().strip_prefix('=')?;
+            let value = value.trim().trim_matches(['"', '\'']);
+            is_version(value).then(|| value.to_string())
+        })
+    };
+    if let Some(version) = version_of(&project.read("Cargo.toml"), "rust-version") {
+        return Some((version, None));
+    }
+    for file in ["clippy.toml", ".clippy.toml"] {
+        if let Some(version) = version_of(&project.read(file), "msrv") {
+            return Some((version, Some(file.to_string())));
+        }
+    }
+    let mentions = regex::Regex::new(
+        r#"(?x)
+        (?: rust-toolchain@ | toolchain: \s* | cargo \s+ \+ | rustup \s+ (?:toolchain \s+ install | default | override \s+ set | install) \s+
+          | (?i: msrv | rust[-_]?version ) ['"]? \s* [:=] \s* )
+        ['"]? (1\.\d+(?:\.\d+)?) \b"#,
+    )
+    .expect("a valid regex");
+    let matrix = regex::Regex::new(r"(?m)^\s*(?:rust|toolchain|rust-version|msrv):\s*\[([^\]]*)\]")
+        .expect("a valid regex");
+    let workflows = project.files.iter().filter(|f| {
+        f.starts_with(".github/workflows/") && (f.ends_with(".yml") || f.ends_with(".yaml"))
+    });
+    let mut oldest: Option<(Vec<u32>, String, String)> = None;
+    for file in workflows {
+        let text = project.read(file);
+        let listed = matrix.captures_iter(&text).flat_map(|found| {
+            found[1]
+                .split(',')
+                .map(|item| item.trim().trim_matches(['"', '\'']).to_string())
+                .collect::<Vec<_>>()
+        });
+        let named = mentions
+            .captures_iter(&text)
+            .map(|found| found[1].to_string());
+        for version in named.chain(listed).filter(|v| is_version(v)) {
+            let key: Vec<u32> = version.split('.').filter_map(|n| n.parse().ok()).collect();
+            if oldest.as_ref().is_none_or(|(old, ..)| key < *old) {
+                oldest = Some((key, version, file.clone()));
+            }
+        }
+    }
+    oldest.map(|(_, version, file)| (version, Some(file)))
+}
+
+/// `1.60` or `1.60.0`: a numbered Rust release.
+fn is_version(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('.').collect();
+    (2..=3).contains(&parts.len())
+        && parts[0] == "1"
+        && parts
+            .iter()
+            .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// ruff's lint, as the project runs it: without a fix mode, an output format or an exit-zero.
@@ -893,4 +948,84 @@ fn markdown(project: &Project) -> Option<Kind> {
             )
         }],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_oldest_rust_is_the_declared_one_else_clippys_else_the_cis() {
+        let ci = ".github/workflows/ci.yml";
+        // (files, the version, where it was found)
+        type Files<'a> = &'a [(&'a str, &'a str)];
+        type Found<'a> = Option<(&'a str, Option<&'a str>)>;
+        let table: &[(Files<'_>, Found<'_>)] = &[
+            (
+                &[
+                    ("Cargo.toml", "[package]\nrust-version = \"1.60\"\n"),
+                    (ci, "toolchain: 1.56\n"),
+                ],
+                Some(("1.60", None)),
+            ),
+            (
+                &[("clippy.toml", "msrv = \"1.63.0\"\n")],
+                Some(("1.63.0", Some("clippy.toml"))),
+            ),
+            (
+                &[(
+                    ci,
+                    "    - uses: dtolnay/rust-toolchain@1.60\n    - uses: dtolnay/rust-toolchain@stable\n",
+                )],
+                Some(("1.60", Some(ci))),
+            ),
+            (
+                &[(
+                    ci,
+                    "    strategy:\n      matrix:\n        rust: [1.65.0, stable, 1.70]\n    - run: cargo +1.80 clippy\n",
+                )],
+                Some(("1.65.0", Some(ci))),
+            ),
+            (
+                &[(ci, "env:\n  MSRV: \"1.56.1\"\n")],
+                Some(("1.56.1", Some(ci))),
+            ),
+            (
+                &[(
+                    ci,
+                    "    - run: rustup toolchain install 1.70 --profile minimal\n",
+                )],
+                Some(("1.70", Some(ci))),
+            ),
+            (
+                &[(
+                    ci,
+                    "    - uses: actions/setup-node@v4\n      with:\n        node-version: 20.1\n    - uses: dtolnay/rust-toolchain@stable\n",
+                )],
+                None,
+            ),
+            (
+                &[(
+                    ci,
+                    "    - uses: dtolnay/rust-toolchain@1.95.0 # for clippy\n",
+                )],
+                Some(("1.95.0", Some(ci))),
+            ),
+        ];
+        for (files, expected) in table {
+            let dir = tempfile::tempdir().unwrap();
+            for (name, text) in *files {
+                let path = dir.path().join(name);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(path, text).unwrap();
+            }
+            let project = Project::scan(dir.path());
+            let found = minimum_rust(&project);
+            assert_eq!(
+                found.as_ref().map(|(v, o)| (v.as_str(), o.as_deref())),
+                *expected,
+                "{files:?}"
+            );
+        }
+    }
 }

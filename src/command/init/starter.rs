@@ -94,7 +94,7 @@ pub fn render(project: &Project, kinds: &[Kind]) -> String {
 
 fn table(check: &Check) -> String {
     let origin = check.origin.as_ref().map_or(String::new(), |file| {
-        format!("# Its paths and options are the project's own, from {file}.\n")
+        format!("# Taken from the project's own {file}.\n")
     });
     format!(
         "{origin}[[gate.check]]\nname = \"{}\"\ncategory = \"{}\"\nrun = {}\nparser = \"{}\"\n{}",
