@@ -31,6 +31,8 @@ const SIGNS: &[&str] = &[
     "module lookup disabled by GOPROXY=off",
     // A tool that is not there.
     "npx canceled due to missing packages",
+    // A cargo older than the lock file the project keeps (an MSRV check).
+    "this version of Cargo does not understand this lock file",
     "could not determine executable to run",
     // A project's own words for its dependencies not installed (nvm's Makefile).
     "to run `npm install`",
@@ -169,6 +171,11 @@ mod tests {
                 "tests/fixtures/infra/make-command-missing.txt",
                 "exit-code",
                 Some("make: *** [Makefile2:2: test] Error 127"),
+            ),
+            (
+                "tests/fixtures/infra/cargo-older-than-lock.txt",
+                "clippy",
+                Some("  lock file version `4` was found, but this version of Cargo does not"),
             ),
             // The code's own failures.
             ("tests/fixtures/parsers/go/vet.txt", "go", None),

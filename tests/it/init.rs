@@ -550,7 +550,7 @@ fn a_prose_fixer_is_offered_commented_out() {
 fn a_declared_rust_version_gets_a_check_on_that_compiler() {
     // (Cargo.toml, a lock file, rustup on PATH, lines the config has, lines it has not)
     type Case<'a> = (&'a str, bool, bool, &'a [&'a str], &'a [&'a str]);
-    let table: [Case<'_>; 4] = [
+    let table: [Case<'_>; 5] = [
         (
             "[package]\nname = \"a\"\nversion = \"0.1.0\"\nrust-version = \"1.60\"\n",
             true,
@@ -583,10 +583,25 @@ fn a_declared_rust_version_gets_a_check_on_that_compiler() {
             &[],
             &["msrv"],
         ),
+        // No lock file kept, target/ ignored: a fresh copy, as the project's MSRV job has.
+        (
+            "[package]\nname = \"a\"\nversion = \"0.1.0\"\nrust-version = \"1.63\"\n",
+            false,
+            true,
+            &[
+                "git ls-files -z -co --exclude-standard -- . ':!:Cargo.lock' | tar --null -T - -cf \
+               - 2>/dev/null | tar -xmf - -C target/msrv-tree && cd target/msrv-tree && \
+               CARGO_TARGET_DIR=../msrv cargo +1.63 check --lib --bins",
+            ],
+            &[],
+        ),
     ];
     for (index, (manifest, lock, rustup, has, not)) in table.into_iter().enumerate() {
         let repo = Repo::new();
         repo.write("Cargo.toml", manifest);
+        if index == 4 {
+            repo.write(".gitignore", "/target\n");
+        }
         if lock {
             repo.write("Cargo.lock", "version = 3\n");
         }

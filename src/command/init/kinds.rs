@@ -139,6 +139,27 @@ fn rust(project: &Project) -> Option<Kind> {
 fn msrv(project: &Project, locked: &str) -> Option<Check> {
     let (version, origin) = minimum_rust(project)?;
     let pattern = regex::escape(&version).replace('\\', "\\\\");
+    let command = format!("cargo +{version} check{locked} --lib --bins --message-format=short");
+    // Without a tracked Cargo.lock, the lock file the other checks' newer cargo writes (format
+    // 4 since 1.78) is one an older cargo cannot read. The project's MSRV job starts from a
+    // fresh checkout: so does this check, from a copy of the files git would commit but that
+    // lock, kept at one place in the ignored target/ (its registry dependencies are built
+    // once). The copies are stamped now (`tar -m`): a copy that kept its file's time, to the
+    // second, could look older than the last build of other content, and be taken as built.
+    let ignores_target = project
+        .read(".gitignore")
+        .lines()
+        .any(|line| matches!(line.trim(), "target" | "/target" | "target/" | "/target/"));
+    let run = if locked.is_empty() && ignores_target {
+        format!(
+            "rm -rf target/msrv-tree && mkdir -p target/msrv-tree && git ls-files -z -co \
+             --exclude-standard -- . ':!:Cargo.lock' | tar --null -T - -cf - 2>/dev/null | tar \
+             -xmf - -C target/msrv-tree && cd target/msrv-tree && CARGO_TARGET_DIR=../msrv \
+             {command}"
+        )
+    } else {
+        command
+    };
     Some(Check {
         program: "rustup",
         install: "https://rustup.rs",
@@ -148,12 +169,7 @@ fn msrv(project: &Project, locked: &str) -> Option<Check> {
         )
         .into(),
         origin,
-        ..check(
-            "msrv",
-            "build",
-            format!("cargo +{version} check{locked} --lib --bins --message-format=short"),
-            "clippy",
-        )
+        ..check("msrv", "build", run, "clippy")
     })
 }
 
