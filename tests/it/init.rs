@@ -451,6 +451,26 @@ fn a_check_is_added_where_the_project_uses_its_tool_and_offered_elsewhere() {
             has: &["'*.bats'", "'bin/deploy'", "'libexec/helper'"],
             not: &["tool.py"],
         },
+        // markdownlint reads the project's .gitignore, unless it has an ignore file of its own.
+        Case {
+            files: &[
+                (".markdownlint.json", "{}\n"),
+                (".gitignore", "site/\n"),
+                ("docs/a.md", "# A\n"),
+            ],
+            has: &["markdownlint --ignore-path .gitignore --ignore node_modules"],
+            not: &[],
+        },
+        Case {
+            files: &[
+                (".markdownlint.json", "{}\n"),
+                (".gitignore", "site/\n"),
+                (".markdownlintignore", "CHANGELOG.md\n"),
+                ("docs/a.md", "# A\n"),
+            ],
+            has: &["markdownlint --ignore node_modules"],
+            not: &["--ignore-path"],
+        },
         // Tools the project configures or runs, with a parser of their own.
         Case {
             files: &[

@@ -931,6 +931,13 @@ const MARKDOWNLINT: Tool<'static> = Tool {
 
 fn markdown(project: &Project) -> Option<Kind> {
     project.with_suffix(&[".md"]).next()?;
+    // markdownlint reads its own .markdownlintignore; else, the project's .gitignore (a built
+    // site, a venv), in the same syntax.
+    let ignores = if !project.has(".markdownlintignore") && project.has(".gitignore") {
+        " --ignore-path .gitignore"
+    } else {
+        ""
+    };
     let configured = project.has_any(&[
         ".markdownlint.json",
         ".markdownlint.jsonc",
@@ -958,7 +965,10 @@ fn markdown(project: &Project) -> Option<Kind> {
             ..own(
                 project,
                 MARKDOWNLINT,
-                "markdownlint --ignore node_modules --ignore target --ignore vendor --ignore .refine-loop",
+                &format!(
+                    "markdownlint{ignores} --ignore node_modules --ignore target --ignore vendor \
+                     --ignore .refine-loop"
+                ),
                 ".",
                 check("markdownlint", "docs", "", "markdownlint"),
             )
