@@ -489,7 +489,7 @@ fn a_check_is_added_where_the_project_uses_its_tool_and_offered_elsewhere() {
             has: &[
                 "run = \"isort --check-only .\"",
                 "run = \"pyright\"",
-                "run = \"git ls-files -z | xargs -0 -r codespell\"",
+                "run = \"codespell --skip './node_modules,./target,./vendor,./.refine-loop'\"",
                 "run = \"npx --no-install stylelint '**/*.css'\"",
             ],
             not: &["also runs"],
@@ -759,6 +759,76 @@ fn checks_read_the_paths_the_projects_own_commands_give_their_tools() {
                 ("tests/test_a.py", ""),
             ],
             &["run = \"flake8 src tests\"", "run = \"pytest -q tests\""],
+        ),
+        // pre-commit hooks: ruff's format hook, and a hook's args.
+        (
+            &[
+                ("pyproject.toml", "[tool.ruff]\n"),
+                (
+                    ".pre-commit-config.yaml",
+                    "repos:\n  - repo: https://github.com/astral-sh/ruff-pre-commit\n    hooks:\n      \
+                     - id: ruff-check\n      - id: ruff-format\n  - repo: \
+                     https://github.com/codespell-project/codespell\n    hooks:\n      - id: \
+                     codespell\n        args: ['--write-changes', '--ignore-words-list=inout,te']\n",
+                ),
+            ],
+            &[
+                "run = \"ruff format --check .\"",
+                "run = \"codespell --ignore-words-list=inout,te --skip \
+                 './node_modules,./target,./vendor,./.refine-loop'\"",
+            ],
+        ),
+        // clippy as the project runs it: no -D warnings where its CI denies none, and its
+        // other runs and the checks init has none for named.
+        (
+            &[
+                (
+                    "Cargo.toml",
+                    "[package]\nname = \"a\"\nversion = \"0.1.0\"\n",
+                ),
+                (
+                    ".github/workflows/ci.yml",
+                    "    - run: cargo clippy --verbose\n    - run: cargo clippy --verbose \
+                     --manifest-path sub/Cargo.toml\n    - run: cargo doc --verbose\n",
+                ),
+            ],
+            &[
+                "The project also runs it with: `--manifest-path sub/Cargo.toml` \
+                 (.github/workflows/ci.yml)",
+                "run = \"cargo clippy --message-format=short\"",
+                "also runs cargo doc (.github/workflows/ci.yml)",
+            ],
+        ),
+        (
+            &[
+                (
+                    "Cargo.toml",
+                    "[package]\nname = \"a\"\nversion = \"0.1.0\"\n",
+                ),
+                (
+                    ".github/workflows/ci.yml",
+                    "env:\n  RUSTFLAGS: -Dwarnings\njobs:\n  a:\n    steps:\n      - run: cargo \
+                     clippy --all-features --tests\n",
+                ),
+            ],
+            &[
+                "run = \"cargo clippy --all-features --tests --message-format=short -- -D warnings\"",
+            ],
+        ),
+        // A run of the tool init cannot read: said so, the check reads the default.
+        (
+            &[
+                ("lib/a.sh", "#!/bin/sh\n"),
+                (
+                    ".github/workflows/lint.yml",
+                    "    - run: shellcheck -s ${{ matrix.shell }} ${{ matrix.file }}\n",
+                ),
+            ],
+            &[
+                "# The project's own run of it (.github/workflows/lint.yml) has values init cannot \
+                 read",
+                "xargs -0 -r shellcheck -f gcc\"",
+            ],
         ),
         // Nothing the project runs gives paths: the tools read the whole tree.
         (

@@ -33,12 +33,16 @@ impl Tool<'_> {
 /// What the project's own command line gives a tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Invocation {
-    /// The arguments, quoted for `sh`, after the tool (and its subcommand).
+    /// The arguments, as the line quotes them, after the tool (and its subcommand), without
+    /// those init leaves out; empty when there are none.
     pub args: String,
     /// Where the line was found (`.github/workflows/ci.yml`).
     pub source: String,
     /// It runs the tool as a Python module (`python -m pytest`).
     pub module: bool,
+    /// Among the arguments is a word that is no option (a path, a module): the tool reads what
+    /// they name, not its default.
+    pub operands: bool,
 }
 
 /// Files of commands, in the order they are read: the scripts a project's CI calls come first,
@@ -47,6 +51,7 @@ const RUNNERS: &[&str] = &[
     "package.json",
     "pyproject.toml",
     "tox.ini",
+    "tox.toml",
     "noxfile.py",
     "Makefile",
     "makefile",
@@ -69,31 +74,23 @@ const LAUNCHERS: &[&str] = &[
 impl Project {
     /// The project's own invocation of `tool`: the first command line, in [`RUNNERS`] and then
     /// in the CI workflows, that runs it with arguments init can use as they are (no variable,
-    /// redirection or placeholder), and whose arguments are more than `.`.
+    /// redirection or placeholder, not `--version`).
     pub fn invocation(&self, tool: Tool<'_>) -> Option<Invocation> {
+        self.invocations(tool).next()
+    }
+
+    /// Every such invocation, in the same order.
+    pub fn invocations<'s>(&'s self, tool: Tool<'s>) -> impl Iterator<Item = Invocation> + 's {
+        self.commands()
+            .filter_map(move |(source, command)| arguments(&command, tool, source))
+    }
+
+    /// The first of the project's commands that runs `tool` (with any arguments, read or not):
+    /// where it is, and whether it runs it as a Python module (`python -m pytest`).
+    pub fn commands_running(&self, tool: Tool<'_>) -> Option<(String, bool)> {
         self.commands().find_map(|(source, command)| {
-            let (args, module) = arguments(&command, tool)?;
-            Some(Invocation {
-                args,
-                source,
-                module,
-            })
+            launch(&command, tool).map(|(_, _, module)| (source, module))
         })
-    }
-
-    /// Whether the first of the project's commands that runs `tool` (with any arguments) runs
-    /// it as a Python module (`python -m pytest`); `None` when none runs it.
-    pub fn commands_running(&self, tool: Tool<'_>) -> Option<bool> {
-        self.commands()
-            .find_map(|(_, command)| launch(&command, tool).map(|(_, _, module)| module))
-    }
-
-    /// Where the project first runs `tool` (under this name) in one of its commands.
-    pub fn runs_command(&self, tool: &str) -> Option<String> {
-        let names = [tool];
-        let tool = Tool::named(&names, &[]);
-        self.commands()
-            .find_map(|(source, command)| launch(&command, tool).map(|_| source))
     }
 
     /// The project's own script for `tool` that its CI or a task runner runs: a tracked file
@@ -166,7 +163,16 @@ fn command_lines(source: &str, text: &str) -> Vec<String> {
             })
             .unwrap_or_default(),
         "pyproject.toml" => pyproject_scripts(text),
+        "tox.toml" => text
+            .parse::<toml::Table>()
+            .map(|table| tox_commands(&table))
+            .unwrap_or_default(),
         "noxfile.py" => nox_runs(text),
+        ".pre-commit-config.yaml" | ".pre-commit-config.yml" => {
+            let mut lines = hook_commands(text);
+            lines.extend(text.lines().map(command_text));
+            lines
+        }
         _ => {
             let mut lines = Vec::new();
             let mut pending = String::new();
@@ -238,7 +244,10 @@ fn pyproject_scripts(text: &str) -> Vec<String> {
         .iter()
         .filter_map(|path| at(path)),
     );
-    let mut lines = Vec::new();
+    let mut lines = tool
+        .and_then(|tool| tool.get("tox")?.as_table())
+        .map(tox_commands)
+        .unwrap_or_default();
     for task in tables.iter().flat_map(|table| table.values()) {
         let task = match task {
             toml::Value::Table(table) => table.get("cmd").or_else(|| table.get("shell")),
@@ -255,6 +264,94 @@ fn pyproject_scripts(text: &str) -> Vec<String> {
         }
     }
     lines
+}
+
+/// tox's TOML commands (tox.toml, or pyproject.toml's `[tool.tox]`): each env's `commands`, a
+/// list of commands that are lists of words.
+fn tox_commands(tox: &toml::Table) -> Vec<String> {
+    let envs = tox
+        .get("env")
+        .and_then(toml::Value::as_table)
+        .into_iter()
+        .flat_map(|envs| envs.values())
+        .chain(tox.get("env_run_base"));
+    envs.filter_map(|env| env.get("commands")?.as_array())
+        .flatten()
+        .filter_map(|command| {
+            let words: Option<Vec<String>> = command
+                .as_array()?
+                .iter()
+                .map(|word| word.as_str().map(shell_word))
+                .collect();
+            words.map(|words| words.join(" "))
+        })
+        .collect()
+}
+
+/// pre-commit's hooks as the commands they run: the hook's id as its tool (ruff's `ruff-check`
+/// and `ruff-format` as `ruff check` and `ruff format`), with the hook's `args` (a flow list or
+/// a block one). pre-commit gives the files itself: the commands name none.
+fn hook_commands(text: &str) -> Vec<String> {
+    // (id, entry, args)
+    let mut hooks: Vec<(String, Option<String>, Vec<String>)> = Vec::new();
+    let mut in_args: Option<usize> = None;
+    let scalar = |item: &str| item.trim().trim_matches(['"', '\'']).to_string();
+    for line in text.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let item = line.trim().trim_start_matches("- ").trim();
+        if let Some(id) = item.strip_prefix("id:") {
+            hooks.push((scalar(id), None, Vec::new()));
+            in_args = None;
+        } else if let Some(entry) = item.strip_prefix("entry:")
+            && let Some((_, at, _)) = hooks.last_mut()
+        {
+            *at = Some(scalar(entry));
+            in_args = None;
+        } else if let Some(list) = item.strip_prefix("args:") {
+            let list = list.trim();
+            if let Some(inner) = list.strip_prefix('[').and_then(|l| l.strip_suffix(']'))
+                && let Some((_, _, args)) = hooks.last_mut()
+            {
+                args.extend(flow_items(inner).map(scalar).filter(|a| !a.is_empty()));
+            }
+            in_args = list.is_empty().then_some(indent);
+        } else if let Some(at) = in_args {
+            match (line.trim().strip_prefix("- "), hooks.last_mut()) {
+                (Some(arg), Some((_, _, args))) if indent >= at => args.push(scalar(arg)),
+                _ => in_args = None,
+            }
+        }
+    }
+    hooks
+        .into_iter()
+        .map(|(id, entry, args)| {
+            // A local hook runs its entry; a hook of a tool's own repository, the tool.
+            let tool = match (entry, id.as_str()) {
+                (Some(entry), _) => entry,
+                (None, "ruff" | "ruff-check") => "ruff check".to_string(),
+                (None, "ruff-format") => "ruff format".to_string(),
+                (None, other) => shell_word(other),
+            };
+            let args: Vec<String> = args.iter().map(|a| shell_word(a)).collect();
+            format!("{tool} {}", args.join(" "))
+        })
+        .collect()
+}
+
+/// The items of a YAML flow list's inside (`--fix, '--select=E,W'`): split at the commas no
+/// quote holds.
+fn flow_items(inner: &str) -> impl Iterator<Item = &str> {
+    let mut quote = None;
+    inner
+        .split(move |c: char| {
+            match (quote, c) {
+                (None, '\'' | '"') => quote = Some(c),
+                (Some(q), c) if c == q => quote = None,
+                _ => {}
+            }
+            c == ',' && quote.is_none()
+        })
+        .map(str::trim)
 }
 
 /// nox's `session.run("ruff", "check", "src")` calls as command lines (only their string
@@ -280,17 +377,11 @@ fn nox_runs(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The arguments `command` gives `tool`, as the command quotes them, and whether it runs it as
-/// a Python module; `None` when it does not run the tool, or gives it words init cannot use as
-/// they are.
-fn arguments(command: &str, tool: Tool<'_>) -> Option<(String, bool)> {
-    let (words, position, module) = launch(command, tool)?;
-    let mut rest = words[position + 1..].iter();
-    if let Some(sub) = tool.sub
-        && rest.next().map(|(word, _)| word.as_str()) != Some(sub)
-    {
-        return None;
-    }
+/// What `command` gives `tool` (found in `source`); `None` when it does not run the tool, or
+/// gives it words init cannot use as they are.
+fn arguments(command: &str, tool: Tool<'_>, source: String) -> Option<Invocation> {
+    let (words, first, module) = launch(command, tool)?;
+    let rest = words[first..].iter();
     let mut kept = Vec::new();
     let mut skip_value = false;
     for (word, written) in rest {
@@ -310,21 +401,23 @@ fn arguments(command: &str, tool: Tool<'_>) -> Option<(String, bool)> {
         }
         kept.push((word.as_str(), *written));
     }
-    // A run that asks for the tool's version or help checks nothing; one of options alone
-    // reads what `.` reads.
+    // A run that asks for the tool's version or help checks nothing.
     let asks = |word: &str| matches!(word, "--version" | "-V" | "--help" | "-h");
-    if kept.iter().any(|(word, _)| asks(word))
-        || kept.iter().all(|(word, _)| word.starts_with('-'))
-        || kept.iter().map(|(word, _)| *word).eq(["."])
-    {
+    if kept.iter().any(|(word, _)| asks(word)) {
         return None;
     }
     let args: Vec<&str> = kept.iter().map(|(_, written)| *written).collect();
-    Some((args.join(" "), module))
+    Some(Invocation {
+        args: args.join(" "),
+        source,
+        module,
+        operands: kept.iter().any(|(word, _)| !word.starts_with('-')),
+    })
 }
 
-/// Where `command` runs `tool`: its words (as the tool gets each, and as written), the tool's
-/// place among them, and whether it runs as a Python module (`python -m pytest`).
+/// Where `command` runs `tool` (and its subcommand): its words (as the tool gets each, and as
+/// written), the place of the first argument after them, and whether it runs as a Python
+/// module (`python -m pytest`).
 type Launch<'c> = (Vec<(String, &'c str)>, usize, bool);
 
 fn launch<'c>(command: &'c str, tool: Tool<'_>) -> Option<Launch<'c>> {
@@ -349,7 +442,14 @@ fn launch<'c>(command: &'c str, tool: Tool<'_>) -> Option<Launch<'c>> {
         return None;
     }
     let module = before.last().is_some_and(|(word, _)| word == "-m");
-    Some((words, position, module))
+    let mut first = position + 1;
+    if let Some(sub) = tool.sub {
+        if words.get(first).map(|(word, _)| word.as_str()) != Some(sub) {
+            return None;
+        }
+        first += 1;
+    }
+    Some((words, first, module))
 }
 
 /// `command` split into words as `sh` splits it, each as written (its quotes kept); `None` when
@@ -440,10 +540,10 @@ mod tests {
                 "ruff check --select=E,W 'a dir'",
                 Some(("--select=E,W 'a dir'", false)),
             ),
-            ("ruff check .", None),
+            ("ruff check .", Some((".", false))),
             ("ruff check --version", None),
-            ("ruff check --preview", None),
-            ("ruff check", None),
+            ("ruff check --preview", Some(("--preview", false))),
+            ("ruff check", Some(("", false))),
             ("ruff format src", None),
             ("ruff check $FILES", None),
             ("ruff check src > out.txt", None),
@@ -453,9 +553,9 @@ mod tests {
             ("ruff check \"unterminated", None),
         ];
         for (command, expected) in table {
-            let found = arguments(command, RUFF);
+            let found = arguments(command, RUFF, String::new());
             assert_eq!(
-                found.as_ref().map(|(a, m)| (a.as_str(), *m)),
+                found.as_ref().map(|i| (i.args.as_str(), i.module)),
                 *expected,
                 "{command}"
             );
@@ -527,6 +627,28 @@ mod tests {
                 Some("src"),
             ),
             ("docs/Makefile", "lint:\n\truff check src\n", None),
+            (
+                "pyproject.toml",
+                "[tool.tox.env.lint]\ncommands = [[\"ruff\", \"check\", \"src dir\"]]\n",
+                Some("'src dir'"),
+            ),
+            (
+                "tox.toml",
+                "[env_run_base]\ncommands = [[\"ruff\", \"check\", \"--fix\", \"lib\"]]\n",
+                Some("lib"),
+            ),
+            (
+                ".pre-commit-config.yaml",
+                "repos:\n  - repo: https://github.com/astral-sh/ruff-pre-commit\n    hooks:\n      \
+                 - id: ruff-check\n        args: [--fix, '--select=E,W']\n      - id: ruff-format\n",
+                Some("--select=E,W"),
+            ),
+            (
+                ".pre-commit-config.yaml",
+                "  - repo: x\n    hooks:\n      - id: ruff\n        args:\n          - --exit-zero\n          \
+                 - --extend-select=I\n      - id: other\n        args: [--x]\n",
+                Some("--extend-select=I"),
+            ),
         ];
         for (file, text, expected) in table {
             let (_dir, project) = project(&[(file, text)]);

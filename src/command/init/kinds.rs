@@ -2,7 +2,7 @@
 //! writes for them.
 
 use super::detect::Project;
-use super::invocation::Tool;
+use super::invocation::{Invocation, Tool};
 use super::starter::{Check, Kind};
 
 /// The kinds found in `project`, in a fixed order. A category two kinds share is named after
@@ -52,27 +52,92 @@ fn check(
     }
 }
 
-/// `check`, with the project's own arguments for `tool` where it has them, else `default`:
-/// `command` is the check's command without its paths.
+/// `check`, with the project's own arguments for `tool` where it has them: `command` is the
+/// check's command without its paths, and `default` the paths it reads when the project's own
+/// run names none.
 fn own(project: &Project, tool: Tool<'_>, command: &str, default: &str, base: Check) -> Check {
-    let otherwise = format!("{command} {default}").trim_end().to_string();
-    own_or(project, tool, command, &otherwise, base)
+    let found = project.invocation(tool);
+    let run = match &found {
+        Some(found) if found.operands => words(&[command, &found.args]),
+        Some(found) => words(&[command, &found.args, default]),
+        None => words(&[command, default]),
+    };
+    with_origin(project, tool, found, run, base)
 }
 
-/// `check`, with the project's own arguments for `tool` after `command` where it has them, else
-/// the whole command `otherwise`.
-fn own_or(project: &Project, tool: Tool<'_>, command: &str, otherwise: &str, base: Check) -> Check {
-    match project.invocation(tool) {
-        Some(found) => Check {
-            run: format!("{command} {}", found.args),
-            origin: Some(found.source),
-            ..base
-        },
-        None => Check {
-            run: otherwise.to_string(),
-            ..base
-        },
+/// `check`, with the project's own arguments for `tool` after `command` where they name what it
+/// reads (more than `.`), else the whole command `otherwise` made with the options it gives.
+fn own_or(
+    project: &Project,
+    tool: Tool<'_>,
+    command: &str,
+    otherwise: impl Fn(&str) -> String,
+    base: Check,
+) -> Check {
+    let found = project.invocation(tool);
+    let run = match &found {
+        Some(found) if found.operands && found.args != "." => words(&[command, &found.args]),
+        Some(found) => otherwise(found.args.trim_end_matches('.').trim_end()),
+        None => otherwise(""),
+    };
+    with_origin(project, tool, found, run, base)
+}
+
+/// `base` running `run`, with a note of where its options came from, or of the project's own
+/// run of the tool init could not read (a variable, a matrix), and of its other runs.
+fn with_origin(
+    project: &Project,
+    tool: Tool<'_>,
+    found: Option<Invocation>,
+    run: String,
+    base: Check,
+) -> Check {
+    let mut notes = Vec::new();
+    match &found {
+        Some(found) if !found.args.is_empty() => {
+            notes.push(format!("Taken from the project's own {}.", found.source));
+        }
+        Some(_) => {}
+        None => {
+            if let Some((source, _)) = project.commands_running(tool) {
+                notes.push(format!(
+                    "The project's own run of it ({source}) has values init cannot read (a \
+                     variable, a matrix): this one reads the default; narrow it to what that \
+                     run reads."
+                ));
+            }
+        }
     }
+    if let Some(found) = &found {
+        let mut others: Vec<String> = Vec::new();
+        for other in project.invocations(tool) {
+            let line = format!("`{}` ({})", other.args, other.source);
+            if other.args != found.args && !other.args.is_empty() && !others.contains(&line) {
+                others.push(line);
+            }
+        }
+        if !others.is_empty() {
+            notes.push(format!(
+                "The project also runs it with: {}; add a check for each that matters.",
+                others.join(", ")
+            ));
+        }
+    }
+    Check {
+        run,
+        origin: (!notes.is_empty()).then(|| notes.join(" ")),
+        ..base
+    }
+}
+
+/// The parts that are not empty, one space between each.
+fn words(parts: &[&str]) -> String {
+    parts
+        .iter()
+        .map(|part| part.trim())
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn rust(project: &Project) -> Option<Kind> {
@@ -101,18 +166,19 @@ fn rust(project: &Project) -> Option<Kind> {
             fixes: true,
             ..check("rustfmt", "format", "cargo fmt --check", "rustfmt")
         },
-        Check {
-            program: "cargo-clippy",
-            install: "rustup component add clippy",
-            fixes: true,
-            extra: "timeout = \"20m\"\n".into(),
-            ..check(
-                "clippy",
-                "lint",
-                format!("cargo clippy{locked} {targets} --message-format=short -- -D warnings"),
-                "clippy",
-            )
-        },
+        with_origin(
+            project,
+            CLIPPY,
+            project.invocation(CLIPPY),
+            clippy_run(project, locked, targets),
+            Check {
+                program: "cargo-clippy",
+                install: "rustup component add clippy",
+                fixes: true,
+                extra: "timeout = \"20m\"\n".into(),
+                ..check("clippy", "lint", "", "clippy")
+            },
+        ),
         Check {
             program: "cargo",
             install: "https://rustup.rs",
@@ -131,6 +197,64 @@ fn rust(project: &Project) -> Option<Kind> {
         note,
         checks,
     })
+}
+
+/// cargo clippy as the project runs it, without a fix mode, an output format or a verbosity.
+const CLIPPY: Tool<'static> = Tool {
+    names: &["cargo"],
+    sub: Some("clippy"),
+    dropped: &[
+        "--fix",
+        "--allow-dirty",
+        "--allow-staged",
+        "--allow-no-vcs",
+        "--message-format",
+        "-v",
+        "--verbose",
+        "-q",
+        "--quiet",
+        "--color",
+        "--locked",
+    ],
+    valued: &["--message-format", "--color"],
+};
+
+/// cargo clippy as the project's own run of it is, where it has one: its targets, features and
+/// lint levels, and `-D warnings` only where that run (or its CI's `RUSTFLAGS`) denies warnings;
+/// else every target (`targets`), warnings denied.
+fn clippy_run(project: &Project, locked: &str, targets: &str) -> String {
+    let Some(found) = project.invocation(CLIPPY) else {
+        return format!("cargo clippy{locked} {targets} --message-format=short -- -D warnings");
+    };
+    let args: Vec<&str> = found.args.split(' ').filter(|w| !w.is_empty()).collect();
+    let (before, after) = match args.iter().position(|w| *w == "--") {
+        Some(at) => (&args[..at], args[at + 1..].to_vec()),
+        None => (&args[..], Vec::new()),
+    };
+    let mut after = after;
+    let denies = |text: &str| text.contains("-Dwarnings") || text.contains("-D warnings");
+    let ci_denies = project
+        .files
+        .iter()
+        .filter(|f| f.starts_with(".github/workflows/"))
+        .any(|f| {
+            project
+                .read(f)
+                .lines()
+                .any(|line| line.contains("RUSTFLAGS") && denies(line))
+        });
+    if ci_denies && !denies(&after.join(" ")) {
+        after.extend(["-D", "warnings"]);
+    }
+    let mut run = words(&[
+        &format!("cargo clippy{locked}"),
+        &before.join(" "),
+        "--message-format=short",
+    ]);
+    if !after.is_empty() {
+        run = format!("{run} -- {}", after.join(" "));
+    }
+    run
 }
 
 /// A check on the compiler the crate supports at least: the lib and bins, as an MSRV job builds
@@ -168,7 +292,7 @@ fn msrv(project: &Project, locked: &str) -> Option<Check> {
              missing_tool = \"toolchain '{pattern}[^']*' is not installed\"\ntimeout = \"20m\"\n"
         )
         .into(),
-        origin,
+        origin: origin.map(|file| format!("Taken from the project's own {file}.")),
         ..check("msrv", "build", run, "clippy")
     })
 }
@@ -447,7 +571,11 @@ fn python(project: &Project) -> Option<Kind> {
             )
         });
     }
-    if pyproject.contains("[tool.ruff.format]") || project.read("ruff.toml").contains("[format]") {
+    if pyproject.contains("[tool.ruff.format]")
+        || project.read("ruff.toml").contains("[format]")
+        || project.precommit_hook("ruff-format")
+        || project.commands_running(RUFF_FORMAT).is_some()
+    {
         checks.push(Check {
             program: "ruff",
             install: "pipx install ruff (or: pip install ruff)",
@@ -537,10 +665,9 @@ fn python(project: &Project) -> Option<Kind> {
     if tests {
         // As the project runs it: by its interpreter (`python -m pytest`, the default, which
         // puts the project on the import path) or as the `pytest` on PATH.
-        let own = project.invocation(PYTEST);
         let by_path = project
             .commands_running(PYTEST)
-            .is_some_and(|module| !module);
+            .is_some_and(|(_, module)| !module);
         let launcher = if by_path {
             "pytest"
         } else {
@@ -549,12 +676,13 @@ fn python(project: &Project) -> Option<Kind> {
         checks.push(Check {
             program: "pytest",
             install: "pip install pytest",
-            run: own.as_ref().map_or_else(
-                || launcher.to_string(),
-                |found| format!("{launcher} {}", found.args),
-            ),
-            origin: own.map(|found| found.source),
-            ..check("pytest", "tests", "", "pytest")
+            ..own(
+                project,
+                PYTEST,
+                launcher,
+                "",
+                check("pytest", "tests", "", "pytest"),
+            )
         });
     }
     Some(Kind {
@@ -800,16 +928,22 @@ fn shell(project: &Project) -> Option<Kind> {
     let check = match project.own_script("shellcheck") {
         Some((script, source)) => Check {
             run: format!("SHELLCHECK_OPTS='-f gcc' {script}"),
-            origin: Some(source),
+            origin: Some(format!("Taken from the project's own {source}.")),
             ..base
         },
         None => own_or(
             project,
             SHELLCHECK,
             "shellcheck -f gcc",
-            &format!(
-                "git ls-files -z -- '*.sh' '*.bash' '*.bats'{named} | xargs -0 -r shellcheck -f gcc"
-            ),
+            |flags| {
+                words(&[
+                    &format!(
+                        "git ls-files -z -- '*.sh' '*.bash' '*.bats'{named} | xargs -0 -r \
+                         shellcheck -f gcc"
+                    ),
+                    flags,
+                ])
+            },
             base,
         ),
     };
@@ -884,7 +1018,12 @@ fn yaml(project: &Project) -> Option<Kind> {
                 project,
                 YAMLLINT,
                 "yamllint -f standard",
-                "git ls-files -z -- '*.yml' '*.yaml' | xargs -0 -r yamllint -f standard",
+                |flags| {
+                    words(&[
+                        "git ls-files -z -- '*.yml' '*.yaml' | xargs -0 -r yamllint -f standard",
+                        flags,
+                    ])
+                },
                 check("yamllint", "lint", "", "yamllint"),
             )
         }],
@@ -906,12 +1045,20 @@ fn spelling(project: &Project) -> Option<Kind> {
         note: "codespell, with the project's own word list and skips",
         checks: vec![Check {
             install: "pip install codespell",
-            // Its skips hold for the files named; tracked ones only, never node_modules.
+            // It walks the tree as the project's own run does (its skips are written for the
+            // walk's `./` paths), skipping dot folders and, besides the project's own skips,
+            // installed and built ones.
             ..own_or(
                 project,
                 CODESPELL,
                 "codespell",
-                "git ls-files -z | xargs -0 -r codespell",
+                |flags| {
+                    words(&[
+                        "codespell",
+                        flags,
+                        "--skip './node_modules,./target,./vendor,./.refine-loop'",
+                    ])
+                },
                 check("codespell", "spelling", "", "codespell"),
             )
         }],

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use super::detect::{Project, installed};
+use super::invocation::Tool;
 
 const HEADER: &str = include_str!("../../../templates/init/header.toml");
 const GENERIC: &str = include_str!("../../../templates/init/generic.toml");
@@ -48,7 +49,8 @@ pub struct Check {
     pub optional: Option<&'static str>,
     /// Its fixer rewrites prose people read (markdownlint's): offered commented out.
     pub prose: bool,
-    /// The project's file its paths and options come from (`pyproject.toml`).
+    /// Where its paths and options come from (the project's own run of the tool), and what
+    /// init could not take from there: a comment above it.
     pub origin: Option<String>,
 }
 
@@ -93,9 +95,10 @@ pub fn render(project: &Project, kinds: &[Kind]) -> String {
 }
 
 fn table(check: &Check) -> String {
-    let origin = check.origin.as_ref().map_or(String::new(), |file| {
-        format!("# Taken from the project's own {file}.\n")
-    });
+    let origin = check
+        .origin
+        .as_deref()
+        .map_or(String::new(), comment_wrapped);
     format!(
         "{origin}[[gate.check]]\nname = \"{}\"\ncategory = \"{}\"\nrun = {}\nparser = \"{}\"\n{}",
         check.name,
@@ -129,27 +132,37 @@ fn write_check(text: &mut String, check: &Check, ready: bool) {
     text.push_str(&table);
 }
 
-/// Linters and formatters init writes no check for, looked for among the project's commands.
-const UNKNOWN: &[&str] = &[
-    "xo",
-    "jshint",
-    "tslint",
-    "oxlint",
-    "shfmt",
-    "eclint",
-    "editorconfig-checker",
-    "dockerfile_lint",
-    "actionlint",
-    "typos",
-    "cspell",
-    "vale",
-    "golangci-lint",
-    "staticcheck",
-    "rubocop",
-    "sqlfluff",
-    "taplo",
-    "djlint",
-    "clang-format",
+/// Linters, formatters and checkers init writes no check for, looked for among the project's
+/// commands: a program, and its subcommand where the program is cargo.
+const UNKNOWN: &[(&str, Option<&str>)] = &[
+    ("xo", None),
+    ("jshint", None),
+    ("tslint", None),
+    ("oxlint", None),
+    ("shfmt", None),
+    ("eclint", None),
+    ("editorconfig-checker", None),
+    ("dockerfile_lint", None),
+    ("actionlint", None),
+    ("zizmor", None),
+    ("typos", None),
+    ("cspell", None),
+    ("vale", None),
+    ("golangci-lint", None),
+    ("staticcheck", None),
+    ("rubocop", None),
+    ("sqlfluff", None),
+    ("taplo", None),
+    ("djlint", None),
+    ("clang-format", None),
+    ("cargo", Some("doc")),
+    ("cargo", Some("hack")),
+    ("cargo", Some("deny")),
+    ("cargo", Some("audit")),
+    ("cargo", Some("udeps")),
+    ("cargo", Some("machete")),
+    ("cargo", Some("semver-checks")),
+    ("cargo", Some("miri")),
 ];
 
 /// The tools the project's own commands run that init has no check for: named, so that the
@@ -157,9 +170,17 @@ const UNKNOWN: &[&str] = &[
 fn write_unknown(text: &mut String, project: &Project) {
     let found: Vec<String> = UNKNOWN
         .iter()
-        .filter_map(|tool| {
-            let source = project.runs_command(tool)?;
-            Some(format!("{tool} ({source})"))
+        .filter_map(|(program, sub)| {
+            let names = [*program];
+            let tool = Tool {
+                names: &names,
+                sub: *sub,
+                dropped: &[],
+                valued: &[],
+            };
+            let (source, _) = project.commands_running(tool)?;
+            let name = sub.map_or(program.to_string(), |sub| format!("{program} {sub}"));
+            Some(format!("{name} ({source})"))
         })
         .collect();
     if found.is_empty() {
