@@ -77,9 +77,8 @@ impl Project {
         names.iter().any(|name| self.has(name))
     }
 
-    /// Whether the project runs `tool` itself: its CI workflows, Makefile, task files, package
-    /// scripts or pyproject.toml (its scripts, its dependencies) name it, or a tracked script is
-    /// named after it (`shellcheck.sh`).
+    /// Whether the project runs `tool` itself: its CI workflows, Makefile, task files or
+    /// package scripts name it, or a tracked script is named after it (`shellcheck.sh`).
     pub fn runs(&self, tool: &str) -> bool {
         const RUNNERS: &[&str] = &[
             ".gitlab-ci.yml",
@@ -91,7 +90,6 @@ impl Project {
             "tox.toml",
             "noxfile.py",
             "package.json",
-            "pyproject.toml",
             ".pre-commit-config.yaml",
             ".pre-commit-config.yml",
         ];

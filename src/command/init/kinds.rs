@@ -631,7 +631,7 @@ fn python(project: &Project) -> Option<Kind> {
             || setup_cfg.contains(&format!("[{section}]"))
             || project.has_any(files)
             || project.precommit_hook(section)
-            || project.runs(section)
+            || project.commands_running(Tool::named(&[section], &[])).is_some()
     };
     if configured("isort", &[".isort.cfg"]) {
         checks.push(Check {
@@ -1039,7 +1039,8 @@ fn spelling(project: &Project) -> Option<Kind> {
         || project.read("pyproject.toml").contains("[tool.codespell]")
         || project.read("setup.cfg").contains("[codespell]")
         || project.precommit_hook("codespell")
-        || project.runs("codespell");
+        || project.runs("codespell")
+        || project.commands_running(CODESPELL).is_some();
     used.then(|| Kind {
         name: "Spelling",
         note: "codespell, with the project's own word list and skips",
