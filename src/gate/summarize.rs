@@ -179,7 +179,13 @@ fn record_of(result: &CheckResult) -> CheckRecord {
         signal: end.signal,
         duration_ms: u64::try_from(end.duration.as_millis()).unwrap_or(u64::MAX),
         timed_out: end.stopped == Some(Interruption::Deadline),
-        counts: result.findings.counts,
+        // What the parser read of an environment's failure (rustup's "toolchain not
+        // installed" as an error) is no finding of the code's.
+        counts: if infra_reason.is_some() {
+            SeverityCounts::default()
+        } else {
+            result.findings.counts
+        },
         expected_count: result.findings.expected,
         tests: result.findings.tests,
         unparsed,

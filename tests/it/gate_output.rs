@@ -206,6 +206,11 @@ fn a_check_the_environment_failed_is_infra_by_the_same_rule_for_every_tool() {
             "infra",
         ),
         ("tests/fixtures/infra/npx-no-modules.txt", "eslint", "infra"),
+        (
+            "tests/fixtures/infra/rustup-toolchain-missing.txt",
+            "clippy",
+            "infra",
+        ),
         ("tests/fixtures/parsers/go/vet.txt", "go", "failed"),
     ];
     for (fixture, parser, status) in table {
@@ -237,6 +242,11 @@ fn a_check_the_environment_failed_is_infra_by_the_same_rule_for_every_tool() {
                     .as_u64()
                     .unwrap_or(0),
                 0,
+                "{fixture}: {summary}"
+            );
+            // What the parser read of the environment's words is no finding.
+            assert_eq!(
+                summary["checks"][0]["counts"]["error"], 0,
                 "{fixture}: {summary}"
             );
         }
