@@ -455,3 +455,40 @@ fn a_fixer_that_cannot_take_paths_keeps_to_the_scope_without_a_violation() {
         "{patch}"
     );
 }
+
+/// `init` reads a bats suite run by `npm test` with the TAP parser: the gate counts its tests
+/// (real npm and bats), not one exit code.
+#[test]
+fn npm_test_running_bats_is_read_by_its_tap() {
+    let bats = tool("bats");
+    let repo = Repo::new();
+    repo.write(
+        "package.json",
+        &format!("{{\"name\": \"t\", \"scripts\": {{\"test\": \"{bats} t.bats\"}}}}"),
+    );
+    repo.write(
+        "t.bats",
+        "#!/usr/bin/env bats\n\n@test \"adds\" {\n  [ \"$((1 + 1))\" -eq 2 ]\n}\n\n\
+         @test \"subtracts\" {\n  [ \"$((2 - 1))\" -eq 2 ]\n}\n",
+    );
+    repo.commit("suite");
+    let init = repo.run(&["init"]);
+    assert_eq!(init.status.code(), Some(0), "{init:?}");
+    let config = std::fs::read_to_string(repo.join("refine-loop.toml")).unwrap();
+    assert!(
+        config.contains("run = \"npm test --silent\"\nparser = \"tap\""),
+        "{config}"
+    );
+    let output = repo.run(&["check"]);
+    let summary = repo.summary();
+    let record = summary["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "npm-test")
+        .unwrap_or_else(|| panic!("{summary}\n{output:?}"))
+        .clone();
+    assert_eq!(record["status"], "failed", "{record}");
+    assert_eq!(record["tests"]["failed"], 1, "{record}");
+    assert_eq!(record["tests"]["passed"], 1, "{record}");
+}

@@ -848,15 +848,58 @@ fn javascript(project: &Project) -> Option<Kind> {
         checks.push(Check {
             program: "npm",
             install: "https://nodejs.org",
-            ..check("npm-test", "tests", "npm test --silent", "exit-code")
+            ..check(
+                "npm-test",
+                "tests",
+                "npm test --silent",
+                test_parser(&package),
+            )
         });
     }
     Some(Kind {
         name: "JavaScript/TypeScript",
         note: "the tools come from the project's node_modules (npx --no-install) and read its own \
-               config; with jest, vitest or node's runner, name its parser for npm-test",
+               config; npm-test is read by its runner's parser where init knows the runner (jest, \
+               vitest, mocha, node --test, bats), else by its exit code",
         checks,
     })
+}
+
+/// The parser of the test runner the package's `test` script runs first, in its default
+/// reporter (`bats` prints TAP); `exit-code` when it runs none init knows, or passes a reporter.
+fn test_parser(package: &str) -> &'static str {
+    let script = serde_json::from_str::<serde_json::Value>(package)
+        .ok()
+        .and_then(|manifest| {
+            manifest
+                .get("scripts")?
+                .get("test")?
+                .as_str()
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
+    let runner = script.split(['&', '|', ';']).find_map(|command| {
+        let words = shlex::split(command.trim())?;
+        if words
+            .iter()
+            .any(|w| w.starts_with("--reporter") || w == "-R")
+        {
+            return Some("exit-code");
+        }
+        let mut programs = words
+            .iter()
+            .skip_while(|w| w.contains('=') || matches!(w.as_str(), "npx" | "cross-env"));
+        let program = programs.next()?;
+        match program.rsplit('/').next().unwrap_or(program) {
+            "jest" => Some("jest"),
+            "vitest" => Some("vitest"),
+            "mocha" => Some("mocha"),
+            "bats" => Some("tap"),
+            "node" if words.iter().any(|w| w == "--test") => Some("node-test"),
+            _ => None,
+        }
+    });
+    runner.unwrap_or("exit-code")
 }
 
 /// Whether the INI or TOML section `header` of `text` sets `key`.
@@ -1129,6 +1172,27 @@ fn markdown(project: &Project) -> Option<Kind> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_test_script_s_runner_picks_the_parser() {
+        let table = [
+            ("jest", "jest"),
+            ("jest --coverage", "jest"),
+            ("CI=1 npx vitest run", "vitest"),
+            ("mocha 'test/**/*.js'", "mocha"),
+            ("mocha --reporter tap", "exit-code"),
+            ("bin/bats test", "tap"),
+            ("node --test test/", "node-test"),
+            ("node test.js", "exit-code"),
+            ("tsc && jest", "jest"),
+            ("xo && npm run build && ava", "exit-code"),
+            ("", "exit-code"),
+        ];
+        for (script, parser) in table {
+            let package = serde_json::json!({"scripts": {"test": script}}).to_string();
+            assert_eq!(test_parser(&package), parser, "{script}");
+        }
+    }
 
     #[test]
     fn the_oldest_rust_is_the_declared_one_else_clippys_else_the_cis() {
