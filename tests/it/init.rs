@@ -789,7 +789,9 @@ fn checks_read_the_paths_the_projects_own_commands_give_their_tools() {
                 (
                     ".github/workflows/ci.yml",
                     "    - run: cargo clippy --verbose\n    - run: cargo clippy --verbose \
-                     --manifest-path sub/Cargo.toml\n    - run: cargo doc --verbose\n",
+                     --manifest-path sub/Cargo.toml\n    - run: cargo doc --verbose\n    - run: \
+                     cargo fmt -- --check\n    - run: cargo fmt --manifest-path sub/Cargo.toml -- \
+                     --check\n",
                 ),
             ],
             &[
@@ -797,6 +799,7 @@ fn checks_read_the_paths_the_projects_own_commands_give_their_tools() {
                  (.github/workflows/ci.yml)",
                 "run = \"cargo clippy --message-format=short\"",
                 "also runs cargo doc (.github/workflows/ci.yml)",
+                "for each that matters.\n[[gate.check]]\nname = \"rustfmt\"",
             ],
         ),
         (

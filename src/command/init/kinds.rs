@@ -160,12 +160,20 @@ fn rust(project: &Project) -> Option<Kind> {
         ""
     };
     let mut checks = vec![
-        Check {
-            program: "cargo-fmt",
-            install: "rustup component add rustfmt",
-            fixes: true,
-            ..check("rustfmt", "format", "cargo fmt --check", "rustfmt")
-        },
+        // rustfmt reads the whole crate or workspace: the project's other runs of it (another
+        // crate by --manifest-path) are named.
+        with_origin(
+            project,
+            CARGO_FMT,
+            project.invocation(CARGO_FMT),
+            "cargo fmt --check".into(),
+            Check {
+                program: "cargo-fmt",
+                install: "rustup component add rustfmt",
+                fixes: true,
+                ..check("rustfmt", "format", "", "rustfmt")
+            },
+        ),
         with_origin(
             project,
             CLIPPY,
@@ -198,6 +206,14 @@ fn rust(project: &Project) -> Option<Kind> {
         checks,
     })
 }
+
+/// cargo fmt as the project runs it, in check mode.
+const CARGO_FMT: Tool<'static> = Tool {
+    names: &["cargo"],
+    sub: Some("fmt"),
+    dropped: &["--check", "--", "--all", "-v", "--verbose", "-q", "--quiet"],
+    valued: &[],
+};
 
 /// cargo clippy as the project runs it, without a fix mode, an output format or a verbosity.
 const CLIPPY: Tool<'static> = Tool {
