@@ -297,6 +297,8 @@ fn the_jenkins_nightly_build_restores_what_the_last_build_archived() {
         "post {\n    always {",
         "archiveArtifacts artifacts: '.refine-loop/**', allowEmptyArchive: true",
         "disableConcurrentBuilds()",
+        // Copy Artifact's production mode: a job copies from itself only when it allows it.
+        "copyArtifactPermission(\"${env.JOB_NAME}\")",
     ] {
         assert!(text.contains(needed), "{needed}");
     }
@@ -602,4 +604,41 @@ fn every_pinned_action_is_one_whose_runtime_is_known_and_none_is_node20() {
             );
         }
     }
+}
+
+#[test]
+fn every_github_example_that_runs_the_action_sets_a_time_budget_inside_its_timeout() {
+    let mut checked = 0;
+    for file in yaml_files("ci/examples", "github-") {
+        let relative = file.strip_prefix(root()).unwrap().display().to_string();
+        let workflow = read_yaml(&relative);
+        for (name, job) in workflow["jobs"].as_object().unwrap() {
+            let steps = job["steps"].as_array().cloned().unwrap_or_default();
+            let Some(step) = steps.iter().find(|s| {
+                s["uses"].as_str().is_some_and(|u| {
+                    u.contains("/refine-loop-action@") || u.contains("/refine-loop@")
+                })
+            }) else {
+                continue;
+            };
+            let timeout = job["timeout-minutes"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{relative}: {name} has no timeout-minutes"));
+            let budget = step["with"]["time-budget"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{relative}: {name} sets no time-budget"));
+            let minutes: u64 = budget
+                .strip_suffix('m')
+                .and_then(|m| m.parse().ok())
+                .unwrap_or_else(|| panic!("{relative}: {name}: time-budget {budget}"));
+            // Room for the checkout, the install and the upload, and for the last cycle's
+            // overrun of the estimate.
+            assert!(
+                minutes + 10 <= timeout,
+                "{relative}: {name}: time-budget {budget} does not fit in {timeout} minutes"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "{checked}");
 }
