@@ -356,6 +356,7 @@ fn the_action_takes_inputs_through_the_environment_and_describes_each() {
         "sarif-path",
         "state-dir",
         "artifact-name",
+        "artifact-id",
     ] {
         assert!(action.contains(&format!("\n  {output}:\n")), "{output}");
     }
