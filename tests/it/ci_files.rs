@@ -643,3 +643,19 @@ fn every_github_example_that_runs_the_action_sets_a_time_budget_inside_its_timeo
     }
     assert!(checked >= 4, "{checked}");
 }
+
+#[test]
+fn the_delivery_workflows_take_turns_and_never_force_over_a_branch() {
+    for file in ["github-deliver.yml", "github-nightly.yml"] {
+        let workflow = read_yaml(&format!("ci/examples/{file}"));
+        assert_eq!(
+            workflow["concurrency"]["cancel-in-progress"],
+            serde_json::Value::Bool(false),
+            "{file}: {}",
+            workflow["concurrency"]
+        );
+        let text = std::fs::read_to_string(root().join("ci/examples").join(file)).unwrap();
+        assert!(!text.contains("push --quiet --force origin"), "{file}");
+        assert!(text.contains("--force-with-lease="), "{file}");
+    }
+}
