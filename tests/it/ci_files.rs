@@ -659,3 +659,26 @@ fn the_delivery_workflows_take_turns_and_never_force_over_a_branch() {
         assert!(text.contains("--force-with-lease="), "{file}");
     }
 }
+
+#[test]
+fn the_book_has_the_release_checklist_with_the_names_release_yml_reads() {
+    let summary = std::fs::read_to_string(root().join("docs/src/SUMMARY.md")).unwrap();
+    assert!(summary.contains("[Releasing](releasing.md)"), "{summary}");
+    let page = std::fs::read_to_string(root().join("docs/src/releasing.md")).unwrap();
+    let release = std::fs::read_to_string(root().join(".github/workflows/release.yml")).unwrap();
+    for once in [
+        "Allow GitHub Actions to create and approve pull requests",
+        "Change visibility → Public",
+        "**Workflows: Read and write**",
+    ] {
+        assert!(page.contains(once), "{once}");
+    }
+    // The App's settings, as the workflow reads them and as the page tells a maintainer.
+    for name in ["RELEASE_APP_CLIENT_ID", "RELEASE_APP_PRIVATE_KEY"] {
+        assert!(page.contains(name) && release.contains(name), "{name}");
+    }
+    assert!(release.contains("uses: actions/create-github-app-token@"));
+    assert!(release.contains("permission-workflows: write"));
+    // When the tag cannot be moved, the log says so.
+    assert!(release.contains("::error title=v<major> not moved::"));
+}
