@@ -217,10 +217,13 @@ impl ArtifactStore {
         let artifacts = self.artifacts();
         let chosen: Vec<&(u64, String)> = match what {
             Download::Ids(ids) => {
-                let mut chosen = Vec::new();
-                for id in ids.split(',').map(str::trim).filter(|id| !id.is_empty()) {
-                    let found = artifacts.iter().find(|(known, _)| known.to_string() == id);
-                    chosen.push(found.ok_or(format!("Artifact not found for id {id}"))?);
+                let wanted: Vec<&str> = ids.split(',').map(str::trim).collect();
+                let chosen: Vec<&(u64, String)> = artifacts
+                    .iter()
+                    .filter(|(id, _)| wanted.contains(&id.to_string().as_str()))
+                    .collect();
+                if chosen.is_empty() {
+                    return Err("None of the provided artifact IDs were found".to_string());
                 }
                 chosen
             }
@@ -228,7 +231,7 @@ impl ArtifactStore {
                 artifacts
                     .iter()
                     .find(|(_, known)| known == name)
-                    .ok_or(format!("Artifact not found for name: {name}"))?,
+                    .ok_or(format!("Artifact '{name}' not found"))?,
             ],
             Download::Pattern(pattern) => artifacts
                 .iter()
