@@ -380,3 +380,55 @@ fn the_action_run_twice_in_one_job_uploads_two_artifacts_not_a_conflict() {
     let again = artifacts.upload(&names[0], &repo.join(".refine-loop-a"));
     assert!(again.is_err_and(|e| e.contains("(409) Conflict")));
 }
+
+#[test]
+fn the_matrix_merge_finds_the_legs_in_either_layout_download_artifact_gives() {
+    let workflow = crate::ci_files::read_yaml("ci/examples/github-matrix.yml");
+    let script = workflow["jobs"]["merge"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|step| step["run"].as_str())
+        .expect("a run step")
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    // A stand-in for refine-loop that prints what it was asked.
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("refine-loop"), "#!/bin/sh\necho \"$*\"\n").unwrap();
+    let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(bin.join("refine-loop"), executable).unwrap();
+    let merge = |layout: &[&str]| {
+        let job = tempfile::tempdir().unwrap();
+        for file in layout {
+            let path = job.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "{}").unwrap();
+        }
+        let output = std::process::Command::new("bash")
+            .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &script])
+            .current_dir(job.path())
+            .env(
+                "PATH",
+                format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+            )
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stdout).trim().to_string()
+    };
+    // Three legs: a folder each.
+    assert_eq!(
+        merge(&[
+            "shards/shard-1/manifest.json",
+            "shards/shard-2/manifest.json",
+            "shards/shard-3/manifest.json"
+        ]),
+        "merge shards/shard-1 shards/shard-2 shards/shard-3 --out merged"
+    );
+    // One leg left a record: it is shards/ itself.
+    assert_eq!(
+        merge(&["shards/manifest.json", "shards/cycle-1/findings.json"]),
+        "merge shards --out merged"
+    );
+}
