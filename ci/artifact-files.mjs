@@ -1,6 +1,7 @@
 // Lists the files the action's upload step would put in the artifact, the way
-// actions/upload-artifact v4 finds them: its `with:` read from action.yml (`path`, with the
-// run step's state-dir output put in, and `include-hidden-files`), searched with @actions/glob
+// actions/upload-artifact v4 and later (v6 is pinned; its search is v4's) finds them: its
+// `with:` read from action.yml (`path`, with the run step's state-dir output put in, and
+// `include-hidden-files`), searched with @actions/glob
 // and upload-artifact's own options (symbolic links followed, a folder meaning everything under
 // it, hidden files excluded unless `include-hidden-files` is true). Installed by scripts/test.
 // Usage: node ci/artifact-files.mjs STATE_DIR [--without-hidden-files]; prints the files,

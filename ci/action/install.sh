@@ -11,6 +11,12 @@
 # GITHUB_ACTION_REPOSITORY) empty (actions/runner#2473), and then they are read from the action's
 # path, which the runner lays out as .../_actions/<owner>/<repository>/<ref>.
 #
+# Before that release exists (a commit pinned before the first release, or between a version
+# bump and its tag), the release answers 404: then, for a version the action chose itself (not one
+# the `version` input named, unless it is `latest` or the action's own), `resolve` chooses a build
+# of the action's own checkout (github.action_path), with the cargo cache step, and prints one
+# notice saying so. `version: source` stays the explicit way to build.
+#
 # `install.sh resolve` only decides: it writes `version` (and, for a source build, the
 # `cache-key` of cargo's downloads and build folder) to $GITHUB_OUTPUT, for the cache step.
 set -euo pipefail
@@ -26,6 +32,13 @@ if [[ $action =~ /_actions/([^/]+)/([^/]+)/([^/]+)(/|$) ]]; then
 fi
 
 version=${REFINE_LOOP_ACTION_VERSION:-}
+declared=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$action/Cargo.toml" 2>/dev/null | head -n 1 || true)
+# Whether a missing release may fall back to the action's own source: the version is one the
+# action chose, `latest`, or the one its own Cargo.toml declares.
+may_build=false
+if [[ -z $version || $version == latest || $version == "v$declared" ]]; then
+  may_build=true
+fi
 if [[ -z $version ]]; then
   ref=${REFINE_LOOP_ACTION_REF:-$path_ref}
   workspace=${GITHUB_WORKSPACE:-}
@@ -34,7 +47,6 @@ if [[ -z $version ]]; then
   elif [[ $ref =~ ^v[0-9]+\.[0-9]+\.[0-9]+([-+].*)?$ ]]; then
     version=$ref
   else
-    declared=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$action/Cargo.toml" | head -n 1)
     version=v${declared:?the action has no Cargo.toml version}
   fi
 fi
@@ -48,7 +60,36 @@ sha256_of() {
   fi
 }
 
+# The release's archive for this runner, and where it is: sets triple, base and archive.
+release_location() {
+  case "${RUNNER_OS:-Linux}-${RUNNER_ARCH:-X64}" in
+    Linux-X64) triple=x86_64-unknown-linux-musl ;;
+    Linux-ARM64) triple=aarch64-unknown-linux-musl ;;
+    macOS-X64) triple=x86_64-apple-darwin ;;
+    macOS-ARM64) triple=aarch64-apple-darwin ;;
+    *) echo "refine-loop: no release for ${RUNNER_OS:-?}-${RUNNER_ARCH:-?}; use version: source" >&2; return 1 ;;
+  esac
+  local repo=${REFINE_LOOP_RELEASE_REPO:-${REFINE_LOOP_ACTION_REPOSITORY:-${GITHUB_ACTION_REPOSITORY:-${path_repo:-refine-loop/refine-loop-action}}}}
+  if [[ -n ${REFINE_LOOP_RELEASE_BASE:-} ]]; then
+    base=$REFINE_LOOP_RELEASE_BASE # a mirror (or, in the tests, a local folder or server)
+  elif [[ $version == latest ]]; then
+    base="https://github.com/$repo/releases/latest/download"
+  else
+    base="https://github.com/$repo/releases/download/$version"
+  fi
+  archive="refine-loop-$triple.tar.gz"
+}
+
 if [[ ${1:-} == resolve ]]; then
+  # A release the action chose that does not exist yet (404, not a network failure): a build of
+  # the action's own checkout instead, said once.
+  if [[ $version != source && $may_build == true ]] && release_location 2>/dev/null; then
+    status=$(curl -sSL --retry 2 -o /dev/null -w '%{http_code}' "$base/$archive.sha256" 2>/dev/null || true)
+    if [[ $status == 404 ]]; then
+      echo "::notice title=refine-loop built from source::no refine-loop release $version at $base (404): building it from the action's own source ($action) with cargo, cached between runs. Set version: source to choose this, or version: to an existing release."
+      version=source
+    fi
+  fi
   {
     echo "version=$version"
     if [[ $version == source ]]; then
@@ -66,22 +107,7 @@ if [[ $version == source ]]; then
   cargo build --release --locked --manifest-path "$action/Cargo.toml" --target-dir "$target_dir"
   cp "$target_dir/release/refine-loop" "$bin_dir/"
 else
-  case "${RUNNER_OS:-Linux}-${RUNNER_ARCH:-X64}" in
-    Linux-X64) triple=x86_64-unknown-linux-musl ;;
-    Linux-ARM64) triple=aarch64-unknown-linux-musl ;;
-    macOS-X64) triple=x86_64-apple-darwin ;;
-    macOS-ARM64) triple=aarch64-apple-darwin ;;
-    *) echo "refine-loop: no release for ${RUNNER_OS:-?}-${RUNNER_ARCH:-?}; use version: source" >&2; exit 1 ;;
-  esac
-  repo=${REFINE_LOOP_RELEASE_REPO:-${REFINE_LOOP_ACTION_REPOSITORY:-${GITHUB_ACTION_REPOSITORY:-${path_repo:-refine-loop/refine-loop-action}}}}
-  if [[ -n ${REFINE_LOOP_RELEASE_BASE:-} ]]; then
-    base=$REFINE_LOOP_RELEASE_BASE # a mirror (or, in the tests, a local folder)
-  elif [[ $version == latest ]]; then
-    base="https://github.com/$repo/releases/latest/download"
-  else
-    base="https://github.com/$repo/releases/download/$version"
-  fi
-  archive="refine-loop-$triple.tar.gz"
+  release_location || exit 1
   work=$(mktemp -d)
   for file in "$archive" "$archive.sha256"; do
     if ! curl -fsSL --retry 3 -o "$work/$file" "$base/$file" 2>"$work/curl.err"; then

@@ -2,7 +2,10 @@
 # The action's run step. Inputs arrive as INPUT_* environment variables (never spliced into the
 # script); argv is built from the non-empty ones only. refine-loop itself writes the outcome
 # outputs (the state dir too), the step summary and the annotations; this script adds a
-# unique artifact name, then becomes refine-loop (exec), whose exit code is the step's.
+# unique artifact name, and first writes every output empty (the state dir as the inputs name it),
+# so that an ending where refine-loop writes none (a usage or config error, exit 2) still has all
+# of them, as the docs say: refine-loop's own, written later, take their place. Then it becomes
+# refine-loop (exec), whose exit code is the step's.
 set -uo pipefail
 
 bin=${REFINE_LOOP_BIN:-refine-loop}
@@ -74,11 +77,34 @@ if [[ -z $name ]]; then
 fi
 # One line of safe characters, whatever the inputs held.
 name=$(printf '%s' "$name" | tr -c 'A-Za-z0-9._-' '-')
+# Unique per step: a name this job already used (the action run twice in one job) gets -2, -3;
+# upload-artifact refuses a name the workflow run already has (409 Conflict). $RUNNER_TEMP is
+# the job's own, emptied between jobs.
+if [[ ${INPUT_UPLOAD_ARTIFACT:-true} == true ]]; then
+  used=${RUNNER_TEMP:-/tmp}/refine-loop-artifact-names
+  touch "$used"
+  unique=$name
+  count=1
+  while grep -qxF -- "$unique" "$used"; do
+    count=$((count + 1))
+    unique="$name-$count"
+  done
+  name=$unique
+  printf '%s\n' "$name" >>"$used"
+fi
 
-# refine-loop writes the other outputs (state-dir among them, as its config resolves it), and
-# names the artifact in the step summary.
 if [[ -n ${GITHUB_OUTPUT:-} ]]; then
-  printf 'artifact-name=%s\n' "$name" >>"$GITHUB_OUTPUT"
+  # Every output, empty until refine-loop writes its own; the state dir as the inputs name it
+  # (refine-loop's, as its config resolves it, replaces it).
+  state_dir=${INPUT_STATE_DIR:-${REFINE_LOOP_STATE_DIR:-${INPUT_TARGET:-.}/.refine-loop}}
+  state_dir=${state_dir//$'\n'/}
+  {
+    for output in outcome stop-reason failed-before failed-after cycles patch-path report-path sarif-path; do
+      printf '%s=\n' "$output"
+    done
+    printf 'state-dir=%s\n' "$state_dir"
+    printf 'artifact-name=%s\n' "$name"
+  } >>"$GITHUB_OUTPUT"
 fi
 # Only an artifact that will be uploaded is named in the summary.
 if [[ ${INPUT_UPLOAD_ARTIFACT:-true} == true ]]; then

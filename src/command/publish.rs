@@ -63,3 +63,35 @@ pub fn publish(system: CiSystem, report: &Report, stdout: &mut dyn Write) {
         }
     }
 }
+
+/// The step's outputs for a run that ended before any cycle ran and left no report (a campaign
+/// found finished, or ended): all nine, as after any run, with its outcome and state dir and the
+/// rest empty (cycles 0), so that a workflow reads the same outputs whatever the ending.
+pub fn publish_without_report(
+    system: CiSystem,
+    outcome: crate::model::Outcome,
+    state_dir: &std::path::Path,
+) {
+    if system != CiSystem::GitHub {
+        return;
+    }
+    let files = GitHubFiles::from_lookup(|name| std::env::var(name).ok());
+    let (Some(path), Ok(redactor)) = (&files.output, crate::ci::process_redactor()) else {
+        return;
+    };
+    let state_dir = state_dir.display().to_string();
+    let pairs = [
+        ("outcome", outcome.as_str()),
+        ("stop-reason", ""),
+        ("failed-before", ""),
+        ("failed-after", ""),
+        ("cycles", "0"),
+        ("patch-path", ""),
+        ("report-path", ""),
+        ("sarif-path", ""),
+        ("state-dir", state_dir.as_str()),
+    ];
+    if let Err(error) = append_outputs(path, &pairs, redactor) {
+        tracing::warn!(%error, "could not write the step's outputs");
+    }
+}

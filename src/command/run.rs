@@ -95,8 +95,9 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
         }
         Err(error) => return Err(error),
     };
-    if let Some(report) = &report {
-        super::publish::publish(system, report, stdout);
+    match &report {
+        Some(report) => super::publish::publish(system, report, stdout),
+        None => super::publish::publish_without_report(system, outcome, &settings.state_dir),
     }
     super::print(stdout, &line);
     Ok(if args.exit_zero {

@@ -6,6 +6,7 @@ use std::process::Command;
 
 use crate::support::{Repo, assert_valid_junit, binary, build_repo};
 
+mod endings;
 mod expression;
 mod nightly_delivery;
 mod replay;
@@ -526,8 +527,11 @@ fn the_upload_step_finds_every_file_of_the_default_hidden_state_dir() {
     .unwrap();
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let outputs = std::fs::read_to_string(github.path().join("output")).unwrap();
+    // The last line of a name is its value (run.sh writes every output first, refine-loop its
+    // own after).
     let state_dir = outputs
         .lines()
+        .rev()
         .find_map(|line| line.strip_prefix("state-dir="))
         .expect("a state-dir output");
     let state_dir = std::path::Path::new(state_dir);

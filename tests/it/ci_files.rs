@@ -297,6 +297,8 @@ fn the_jenkins_nightly_build_restores_what_the_last_build_archived() {
         "post {\n    always {",
         "archiveArtifacts artifacts: '.refine-loop/**', allowEmptyArchive: true",
         "disableConcurrentBuilds()",
+        // Copy Artifact's production mode: a job copies from itself only when it allows it.
+        "copyArtifactPermission(\"${env.JOB_NAME}\")",
     ] {
         assert!(text.contains(needed), "{needed}");
     }
@@ -354,6 +356,7 @@ fn the_action_takes_inputs_through_the_environment_and_describes_each() {
         "sarif-path",
         "state-dir",
         "artifact-name",
+        "artifact-id",
     ] {
         assert!(action.contains(&format!("\n  {output}:\n")), "{output}");
     }
@@ -396,4 +399,286 @@ fn the_docker_context_holds_the_prebuilt_binaries_and_not_the_build_output() {
     }
     let dockerfile = std::fs::read_to_string(root().join("Dockerfile")).unwrap();
     assert!(dockerfile.contains("\nCOPY dist/linux-${TARGETARCH}/refine-loop /refine-loop\n"));
+}
+
+/// The runner labels GitHub hosts today, as actions/runner-images' README lists them (its table
+/// of available images, at commit 749514466b4f51b7dc8d9f1cda62257dcf13d183), less the deprecated
+/// images (macOS 14, actions/runner-images#13518, retired November 2026).
+const CURRENT_RUNNERS: &[&str] = &[
+    "ubuntu-latest",
+    "ubuntu-slim",
+    "ubuntu-26.04",
+    "ubuntu-26.04-arm",
+    "ubuntu-24.04",
+    "ubuntu-24.04-arm",
+    "ubuntu-22.04",
+    "ubuntu-22.04-arm",
+    "macos-latest",
+    "macos-latest-large",
+    "macos-26",
+    "macos-26-xlarge",
+    "macos-26-intel",
+    "macos-26-large",
+    "macos-15",
+    "macos-15-xlarge",
+    "macos-15-intel",
+    "macos-15-large",
+    "windows-latest",
+    "windows-2025",
+    "windows-2025-vs2026",
+    "windows-2022",
+    "windows-11-arm",
+    "windows-11-vs2026-arm",
+];
+
+/// Labels runner-images has retired (each announced in its issues; macos-14: #13518): a job on
+/// one of them waits for a runner that never comes.
+const RETIRED_RUNNERS: &[&str] = &[
+    "macos-14",
+    "macos-14-large",
+    "macos-14-xlarge",
+    "macos-13",
+    "macos-13-large",
+    "macos-13-xlarge",
+    "macos-12",
+    "macos-11",
+    "ubuntu-20.04",
+    "ubuntu-18.04",
+    "windows-2019",
+];
+
+/// Every runner label a GitHub file names: `runs-on:` values and the matrix's `runner:` values
+/// (what `runs-on: ${{ matrix.runner }}` takes), with the file they are in.
+fn runner_labels() -> Vec<(String, String)> {
+    let mut labels = Vec::new();
+    for file in github_files() {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        for line in std::fs::read_to_string(&file).unwrap().lines() {
+            let line = line.trim().trim_start_matches("- ");
+            for key in ["runs-on:", "runner:"] {
+                if let Some(value) = line.strip_prefix(key) {
+                    let value = value.trim().trim_matches('"');
+                    if !value.starts_with("${{") {
+                        labels.push((name.clone(), value.to_string()));
+                    }
+                }
+            }
+        }
+    }
+    labels
+}
+
+#[test]
+fn every_workflow_and_example_runs_on_a_runner_github_has_today() {
+    let labels = runner_labels();
+    assert!(labels.iter().any(|(f, _)| f == "release.yml"), "{labels:?}");
+    for (file, label) in &labels {
+        assert!(
+            !RETIRED_RUNNERS.contains(&label.as_str()),
+            "{file}: {label} is a retired runner image"
+        );
+        assert!(
+            CURRENT_RUNNERS.contains(&label.as_str()),
+            "{file}: {label} is not a runner label runner-images lists"
+        );
+    }
+    // The release builds every platform even when one fails.
+    let release = read_yaml(".github/workflows/release.yml");
+    assert_eq!(
+        release["jobs"]["binaries"]["strategy"]["fail-fast"],
+        serde_json::Value::Bool(false)
+    );
+}
+
+/// Each pinned action's runtime, as the `runs.using` of its action.yml at that commit says
+/// (read from the actions' repositories): none of the pins is on node20, which GitHub
+/// deprecated (every job using one shows a warning).
+const PINNED_RUNTIMES: &[(&str, &str, &str)] = &[
+    (
+        "actions/checkout",
+        "08c6903cd8c0fde910a37f88322edcfb5dd907a8",
+        "node24",
+    ),
+    (
+        "actions/cache",
+        "27d5ce7f107fe9357f9df03efb73ab90386fccae",
+        "node24",
+    ),
+    (
+        "actions/cache/restore",
+        "27d5ce7f107fe9357f9df03efb73ab90386fccae",
+        "node24",
+    ),
+    (
+        "actions/cache/save",
+        "27d5ce7f107fe9357f9df03efb73ab90386fccae",
+        "node24",
+    ),
+    (
+        "actions/upload-artifact",
+        "b7c566a772e6b6bfb58ed0dc250532a479d7789f",
+        "node24",
+    ),
+    (
+        "actions/download-artifact",
+        "37930b1c2abaa49bbe596cd826c3c89aef350131",
+        "node24",
+    ),
+    // Composite; its one action, actions/attest@59d89421 (v4.1.0), is node24.
+    (
+        "actions/attest-build-provenance",
+        "a2bbfa25375fe432b6a289bc6b6cd05ecd0c4c32",
+        "composite",
+    ),
+    (
+        "actions/create-github-app-token",
+        "1b10c78c7865c340bc4f6099eb2f838309f1e8c3",
+        "node24",
+    ),
+    (
+        "docker/setup-qemu-action",
+        "96fe6ef7f33517b61c61be40b68a1882f3264fb8",
+        "node24",
+    ),
+    (
+        "docker/setup-buildx-action",
+        "37fe631027851001ddb9b187196cc803df7f5f0e",
+        "node24",
+    ),
+    (
+        "docker/login-action",
+        "4907a6ddec9925e35a0a9e82d7399ccc52663121",
+        "node24",
+    ),
+    (
+        "docker/metadata-action",
+        "dc802804100637a589fabce1cb79ff13a1411302",
+        "node24",
+    ),
+    (
+        "docker/build-push-action",
+        "53b7df96c91f9c12dcc8a07bcb9ccacbed38856a",
+        "node24",
+    ),
+    (
+        "github/codeql-action/upload-sarif",
+        "9e907b5e64f6b83e7804b09294d44122997950d6",
+        "node24",
+    ),
+    // Composite, with no action of its own.
+    (
+        "dtolnay/rust-toolchain",
+        "e97e2d8cc328f1b50210efc529dca0028893a2d9",
+        "composite",
+    ),
+];
+
+#[test]
+fn every_pinned_action_is_one_whose_runtime_is_known_and_none_is_node20() {
+    for file in github_files() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for line in text.lines() {
+            let Some(uses) = line.trim().trim_start_matches("- ").strip_prefix("uses: ") else {
+                continue;
+            };
+            let Some((action, rest)) = uses.split_once('@') else {
+                continue; // ./ (the action itself)
+            };
+            if action.contains("refine-loop") {
+                continue; // the example's placeholder for this action
+            }
+            let sha = rest.split_whitespace().next().unwrap();
+            let known = PINNED_RUNTIMES
+                .iter()
+                .find(|(name, pinned, _)| *name == action && *pinned == sha);
+            let Some((_, _, runtime)) = known else {
+                panic!(
+                    "{}: {action}@{sha}: its runtime is not known",
+                    file.display()
+                );
+            };
+            assert_ne!(*runtime, "node20", "{}: {action}", file.display());
+            assert!(
+                rest.contains(" # v"),
+                "{}: {action}@{sha} has no version comment",
+                file.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn every_github_example_that_runs_the_action_sets_a_time_budget_inside_its_timeout() {
+    let mut checked = 0;
+    for file in yaml_files("ci/examples", "github-") {
+        let relative = file.strip_prefix(root()).unwrap().display().to_string();
+        let workflow = read_yaml(&relative);
+        for (name, job) in workflow["jobs"].as_object().unwrap() {
+            let steps = job["steps"].as_array().cloned().unwrap_or_default();
+            let Some(step) = steps.iter().find(|s| {
+                s["uses"].as_str().is_some_and(|u| {
+                    u.contains("/refine-loop-action@") || u.contains("/refine-loop@")
+                })
+            }) else {
+                continue;
+            };
+            let timeout = job["timeout-minutes"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{relative}: {name} has no timeout-minutes"));
+            let budget = step["with"]["time-budget"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{relative}: {name} sets no time-budget"));
+            let minutes: u64 = budget
+                .strip_suffix('m')
+                .and_then(|m| m.parse().ok())
+                .unwrap_or_else(|| panic!("{relative}: {name}: time-budget {budget}"));
+            // Room for the checkout, the install and the upload, and for the last cycle's
+            // overrun of the estimate.
+            assert!(
+                minutes + 10 <= timeout,
+                "{relative}: {name}: time-budget {budget} does not fit in {timeout} minutes"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "{checked}");
+}
+
+#[test]
+fn the_delivery_workflows_take_turns_and_never_force_over_a_branch() {
+    for file in ["github-deliver.yml", "github-nightly.yml"] {
+        let workflow = read_yaml(&format!("ci/examples/{file}"));
+        assert_eq!(
+            workflow["concurrency"]["cancel-in-progress"],
+            serde_json::Value::Bool(false),
+            "{file}: {}",
+            workflow["concurrency"]
+        );
+        let text = std::fs::read_to_string(root().join("ci/examples").join(file)).unwrap();
+        assert!(!text.contains("push --quiet --force origin"), "{file}");
+        assert!(text.contains("--force-with-lease="), "{file}");
+    }
+}
+
+#[test]
+fn the_book_has_the_release_checklist_with_the_names_release_yml_reads() {
+    let summary = std::fs::read_to_string(root().join("docs/src/SUMMARY.md")).unwrap();
+    assert!(summary.contains("[Releasing](releasing.md)"), "{summary}");
+    let page = std::fs::read_to_string(root().join("docs/src/releasing.md")).unwrap();
+    let release = std::fs::read_to_string(root().join(".github/workflows/release.yml")).unwrap();
+    for once in [
+        "Allow GitHub Actions to create and approve pull requests",
+        "Change visibility → Public",
+        "**Workflows: Read and write**",
+    ] {
+        assert!(page.contains(once), "{once}");
+    }
+    // The App's settings, as the workflow reads them and as the page tells a maintainer.
+    for name in ["RELEASE_APP_CLIENT_ID", "RELEASE_APP_PRIVATE_KEY"] {
+        assert!(page.contains(name) && release.contains(name), "{name}");
+    }
+    assert!(release.contains("uses: actions/create-github-app-token@"));
+    assert!(release.contains("permission-workflows: write"));
+    // When the tag cannot be moved, the log says so.
+    assert!(release.contains("::error title=v<major> not moved::"));
 }

@@ -144,8 +144,23 @@ fn a_major_tag_a_branch_or_a_commit_installs_the_release_the_action_declares() {
     }
 }
 
-/// `install.sh resolve`, as the action's first step runs it: the outputs it writes.
+/// `install.sh resolve`, as the action's first step runs it: the outputs it writes, with
+/// releases that exist (a local server that answers 200).
 fn resolve(version: &str, action_ref: &str, workspace: Option<&str>) -> String {
+    let server = crate::http_server::Server::start(|_, _| {
+        crate::http_server::Response::json(200, "0  refine-loop-x86_64-unknown-linux-musl.tar.gz\n")
+    });
+    resolve_against(version, action_ref, workspace, &server.base).0
+}
+
+/// `install.sh resolve` with the releases at `base`: the outputs it writes and its stdout (where
+/// the runner reads workflow commands).
+fn resolve_against(
+    version: &str,
+    action_ref: &str,
+    workspace: Option<&str>,
+    base: &str,
+) -> (String, String) {
     let runner = tempfile::tempdir().unwrap();
     let outputs = runner.path().join("output");
     let mut command = Command::new("bash");
@@ -158,6 +173,7 @@ fn resolve(version: &str, action_ref: &str, workspace: Option<&str>) -> String {
         .env("RUNNER_OS", "Linux")
         .env("RUNNER_ARCH", "X64")
         .env("RUNNER_TEMP", runner.path())
+        .env("REFINE_LOOP_RELEASE_BASE", base)
         .env("GITHUB_OUTPUT", &outputs);
     match workspace {
         Some(workspace) => command.env("GITHUB_WORKSPACE", workspace),
@@ -169,7 +185,69 @@ fn resolve(version: &str, action_ref: &str, workspace: Option<&str>) -> String {
         !runner.path().join("refine-loop-bin").exists(),
         "resolve installs nothing"
     );
-    std::fs::read_to_string(outputs).unwrap()
+    (
+        std::fs::read_to_string(outputs).unwrap(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn before_its_release_exists_the_action_builds_its_own_source_and_says_so_once() {
+    let missing = crate::http_server::Server::start(|_, _| {
+        crate::http_server::Response::json(404, r#"{"message":"Not Found"}"#)
+    });
+    let declared = concat!("v", env!("CARGO_PKG_VERSION"));
+    // (version input, action ref) → the version resolve chooses when the release answers 404.
+    let cases = [
+        // A tag of the action, a major tag, a branch, a commit: the release the action chose.
+        ("", "v9.9.9", "source"),
+        ("", "v1", "source"),
+        ("", "main", "source"),
+        ("", "0a54f1ff9ec7d5d8fd2e03af38dff7546867c365", "source"),
+        ("latest", "v1", "source"),
+        // The action's own version, named.
+        (declared, "v1", "source"),
+        // Another release, named: that one, and the install says it does not exist.
+        ("v9.9.9", "v1", "v9.9.9"),
+    ];
+    for (version, action_ref, expected) in cases {
+        let before = missing.requests().len();
+        let (outputs, stdout) = resolve_against(version, action_ref, None, &missing.base);
+        let case = format!("{version:?} {action_ref:?}");
+        assert!(
+            outputs.lines().any(|l| l == format!("version={expected}")),
+            "{case}: {outputs}"
+        );
+        let notices: Vec<&str> = stdout.lines().filter(|l| l.starts_with("::")).collect();
+        if expected == "source" {
+            assert!(
+                outputs.contains("cache-key=refine-loop-source-"),
+                "{case}: {outputs}"
+            );
+            assert_eq!(notices.len(), 1, "{case}: {stdout}");
+            assert!(
+                notices[0].starts_with("::notice ")
+                    && notices[0].contains("(404): building it from the action's own source"),
+                "{case}: {stdout}"
+            );
+            assert_eq!(missing.requests().len(), before + 1, "{case}: one request");
+        } else {
+            assert!(notices.is_empty(), "{case}: {stdout}");
+            assert!(!outputs.contains("cache-key="), "{case}: {outputs}");
+        }
+    }
+    // A release that exists, or a server that fails otherwise (not a 404): no source build.
+    for status in [200, 500] {
+        let server = crate::http_server::Server::start(move |_, _| {
+            crate::http_server::Response::json(status, "{}")
+        });
+        let (outputs, stdout) = resolve_against("", "v9.9.9", None, &server.base);
+        assert!(
+            outputs.lines().any(|l| l == "version=v9.9.9"),
+            "{status}: {outputs}"
+        );
+        assert!(!stdout.contains("::notice"), "{status}: {stdout}");
+    }
 }
 
 #[test]
@@ -231,9 +309,12 @@ fn with_no_ref_and_no_repository_from_the_runner_the_action_path_names_them() {
     )
     .unwrap();
     let outputs = runner.path().join("output");
+    let exists =
+        crate::http_server::Server::start(|_, _| crate::http_server::Response::json(200, "{}"));
     let resolved = Command::new("bash")
         .arg(action.join("ci/action/install.sh"))
         .arg("resolve")
+        .env("REFINE_LOOP_RELEASE_BASE", &exists.base)
         .env("REFINE_LOOP_ACTION_PATH", &action)
         .env("REFINE_LOOP_ACTION_VERSION", "")
         .env("REFINE_LOOP_ACTION_REF", "")

@@ -12,6 +12,8 @@ pub struct Contexts {
     pub github: BTreeMap<String, String>,
     /// Each step's outputs, by its id.
     pub steps: BTreeMap<String, BTreeMap<String, String>>,
+    /// Each needed job's outputs, by its id (an example's second job).
+    pub needs: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 impl Contexts {
@@ -22,6 +24,7 @@ impl Contexts {
             ["inputs", name] => self.inputs.get(*name),
             ["github", name] => self.github.get(*name),
             ["steps", id, "outputs", name] => self.steps.get(*id).and_then(|o| o.get(*name)),
+            ["needs", id, "outputs", name] => self.needs.get(*id).and_then(|o| o.get(*name)),
             _ => panic!("the replay does not know the context path {path}"),
         };
         found.cloned().unwrap_or_default()

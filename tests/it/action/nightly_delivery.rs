@@ -1,7 +1,8 @@
 //! The trusted job of ci/examples/github-nightly.yml, its script run as written against a local
 //! origin and a stand-in for `gh`: the first night opens the campaign's pull request, a later
 //! night updates its branch, and a record that is stale, or a branch someone pushed to, changes
-//! nothing.
+//! nothing. And ci/examples/github-deliver.yml's script, with the records as download-artifact
+//! lays them out: one artifact straight in its path, several each in a folder of its name.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -104,6 +105,60 @@ impl Night {
             .env("RUNNER_TEMP", &temp)
             .output()
             .unwrap()
+    }
+
+    /// github-deliver.yml's script in a fresh clone, with the downloaded `records` of a run on
+    /// `commit` (of the workflow `harden`).
+    fn deliver_records(&self, name: &str, records: &Path, commit: &str) -> Output {
+        let workflow = crate::ci_files::read_yaml("ci/examples/github-deliver.yml");
+        let script = workflow["jobs"]["pull-request"]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find_map(|step| step["run"].as_str())
+            .expect("a run step")
+            .to_string();
+        let checkout = self.clone(name);
+        let temp = self.dir.path().join(format!("{name}-temp"));
+        std::fs::create_dir_all(&temp).unwrap();
+        let path = format!(
+            "{}:{}",
+            self.dir.path().join("bin").display(),
+            std::env::var("PATH").unwrap()
+        );
+        Command::new("bash")
+            .args(["--noprofile", "--norc", "-eo", "pipefail", "-c"])
+            .arg(script)
+            .current_dir(&checkout)
+            .env("PATH", path)
+            .env("GH_TOKEN", "not-a-token")
+            .env("GH_LOG", self.dir.path().join("gh.log"))
+            .env("GH_OPEN", self.dir.path().join("gh-open"))
+            .env("RECORDS", records)
+            .env("RUN_COMMIT", commit)
+            .env("BASE_BRANCH", "main")
+            .env("WORKFLOW", "harden")
+            .env("RUNNER_TEMP", &temp)
+            .output()
+            .unwrap()
+    }
+
+    /// The origin's branch `name`, if any.
+    fn branch_named(&self, name: &str) -> Option<String> {
+        let output = Command::new("git")
+            .args([
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("refs/heads/{name}"),
+            ])
+            .current_dir(&self.origin)
+            .output()
+            .unwrap();
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
     }
 
     /// What `gh` was asked, one call a line, and the log emptied.
@@ -261,4 +316,106 @@ fn the_nightly_delivery_keeps_one_pull_request_and_never_overwrites_a_persons_co
         "{stdout}"
     );
     assert_eq!(night.branch(), Some(by_hand));
+}
+
+/// A copy of the folder `from` at `to`.
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    let status = Command::new("cp")
+        .args(["-r", from.to_str().unwrap(), to.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn the_delivery_workflow_finds_records_at_any_depth_and_never_pushes_over_a_persons_commit() {
+    let project =
+        build_repo("[[delegate]]\ncategories = [\"build\"]\nrun = \"echo ok > fixed.txt\"\n");
+    let night = Night::new(&project);
+    let (record, commit) = night.run("run-1");
+    assert!(record.join("manifest.json").exists());
+
+    // One artifact: download-artifact (v5 on) extracts it straight into its path. An earlier
+    // run the record keeps (runs/<id>/, its own manifest) is not delivered.
+    let single = night.dir.path().join("single");
+    copy(&record, &single);
+    std::fs::create_dir_all(single.join("runs/earlier/patches")).unwrap();
+    std::fs::write(
+        single.join("runs/earlier/manifest.json"),
+        format!("{{\"base_commit\": \"{}\"}}", "0".repeat(40)),
+    )
+    .unwrap();
+    std::fs::copy(
+        std::fs::read_dir(record.join("patches"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path(),
+        single.join("runs/earlier/patches/0001-earlier.patch"),
+    )
+    .unwrap();
+    let output = night.deliver_records("deliver-single", &single, &commit);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(starts(&night.gh_calls()), ["pr list", "pr create"]);
+    let delivered = night
+        .branch_named("refine-loop/harden")
+        .expect("the single record's branch");
+
+    // Several artifacts: each in a folder of its name; one without a change delivers nothing.
+    let several = night.dir.path().join("several");
+    copy(&record, &several.join("refine-loop-refine-a-1"));
+    copy(&record, &several.join("refine-loop-refine-b-1"));
+    std::fs::remove_dir_all(several.join("refine-loop-refine-b-1/patches")).unwrap();
+    // `gh`'s stand-in knows one open pull request, whatever its branch: none for this one.
+    std::fs::remove_file(night.dir.path().join("gh-open")).unwrap();
+    let output = night.deliver_records("deliver-several", &several, &commit);
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("refine-loop-refine-b-1: no accepted change"),
+        "{stdout}"
+    );
+    assert!(
+        night
+            .branch_named("refine-loop/refine-loop-refine-a-1")
+            .is_some()
+    );
+    assert_eq!(starts(&night.gh_calls()), ["pr list", "pr create"]);
+
+    // Someone pushed to the delivered branch: it is not forced over, and says so.
+    let person = night.clone("person");
+    git_in(&person, &["switch", "-q", "refine-loop/harden"]);
+    std::fs::write(person.join("fixed.txt"), "by hand\n").unwrap();
+    git_in(
+        &person,
+        &[
+            "-c",
+            "user.email=person@example.com",
+            "commit",
+            "-q",
+            "-am",
+            "by hand",
+        ],
+    );
+    git_in(&person, &["push", "-q", "origin", "refine-loop/harden"]);
+    let by_hand = night.branch_named("refine-loop/harden").unwrap();
+    assert_ne!(by_hand, delivered);
+    let output = night.deliver_records("deliver-again", &single, &commit);
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("::warning::refine-loop/harden ends in a commit that is not refine-loop's"),
+        "{stdout}"
+    );
+    assert_eq!(night.branch_named("refine-loop/harden"), Some(by_hand));
+    assert!(night.gh_calls().is_empty());
+
+    // Nothing the workflow can read: it says so and ends green.
+    let empty = night.dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let output = night.deliver_records("deliver-empty", &empty, &commit);
+    assert!(output.status.success(), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("no record (manifest.json)"));
 }

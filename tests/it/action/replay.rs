@@ -1,8 +1,12 @@
 //! The composite action's steps replayed in order, as read from action.yml: each `if:` and each
 //! value with the contexts substituted, the `run:` steps run by bash with their `env:` and a
 //! fresh `$GITHUB_OUTPUT`, the cache steps carried out by a local stand-in for the Actions cache.
-//! The install step is left out (the tests' binary is the refine-loop run) and so is the upload
-//! (tests/it/action.rs checks what it would find).
+//! The install step is left out (the tests' binary is the refine-loop run); `install.sh resolve`
+//! runs, against the release host the test names (`release_base`; none answers by default). The
+//! upload is carried out by a stand-in for a workflow run's artifacts that behaves as the pinned
+//! actions do: upload-artifact (v6) refuses a name the run already has (409 Conflict) and makes no
+//! artifact when it finds no file, and download-artifact (v7) extracts a single artifact straight
+//! into its `path` and several each into `path/<name>/`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -142,6 +146,125 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// A stand-in for one workflow run's artifacts: numbered folders, each the artifact's name and
+/// a copy of its files. Ids are given in upload order, from 1.
+pub struct ArtifactStore {
+    dir: PathBuf,
+}
+
+/// What download-artifact is asked for.
+pub enum Download<'a> {
+    /// `artifact-ids:` (comma-separated).
+    Ids(&'a str),
+    /// `name:`.
+    Name(&'a str),
+    /// `pattern:` (a glob: `*` only).
+    Pattern(&'a str),
+}
+
+impl ArtifactStore {
+    pub fn new(dir: &Path) -> Self {
+        std::fs::create_dir_all(dir).unwrap();
+        Self {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    /// Every artifact: (id, name), oldest first.
+    pub fn artifacts(&self) -> Vec<(u64, String)> {
+        let mut all: Vec<(u64, String)> = std::fs::read_dir(&self.dir)
+            .unwrap()
+            .flatten()
+            .filter_map(|e| {
+                let id = e.file_name().to_str()?.parse().ok()?;
+                Some((id, std::fs::read_to_string(e.path().join("name")).ok()?))
+            })
+            .collect();
+        all.sort();
+        all
+    }
+
+    /// upload-artifact with `include-hidden-files: true` and `if-no-files-found: warn`: the
+    /// files under `path` as the artifact `name`, and its id; None (a warning) when there is no
+    /// file; an error, as the real one's, when the run already has an artifact of that name.
+    pub fn upload(&self, name: &str, path: &Path) -> Result<Option<u64>, String> {
+        let artifacts = self.artifacts();
+        let has_files = path.is_dir()
+            && std::fs::read_dir(path)
+                .map(|mut d| d.next().is_some())
+                .unwrap_or(false);
+        if !has_files && !path.is_file() {
+            return Ok(None);
+        }
+        if artifacts.iter().any(|(_, taken)| taken == name) {
+            return Err(format!(
+                "Failed to CreateArtifact: Received non-retryable error: Failed request: (409) \
+                 Conflict: an artifact with this name already exists on the workflow run ({name})"
+            ));
+        }
+        let id = artifacts.last().map_or(1, |(id, _)| id + 1);
+        let entry = self.dir.join(id.to_string());
+        std::fs::create_dir_all(&entry).unwrap();
+        std::fs::write(entry.join("name"), name).unwrap();
+        copy_tree(path, &entry.join("content"));
+        Ok(Some(id))
+    }
+
+    /// download-artifact v7 (merge-multiple false): the artifacts chosen, a single one
+    /// extracted straight into `path`, several each into `path/<name>/`; an error when an id or
+    /// a name is not found (a pattern that matches nothing downloads nothing).
+    pub fn download(&self, what: Download<'_>, path: &Path) -> Result<usize, String> {
+        let artifacts = self.artifacts();
+        let chosen: Vec<&(u64, String)> = match what {
+            Download::Ids(ids) => {
+                let wanted: Vec<&str> = ids.split(',').map(str::trim).collect();
+                let chosen: Vec<&(u64, String)> = artifacts
+                    .iter()
+                    .filter(|(id, _)| wanted.contains(&id.to_string().as_str()))
+                    .collect();
+                if chosen.is_empty() {
+                    return Err("None of the provided artifact IDs were found".to_string());
+                }
+                chosen
+            }
+            Download::Name(name) => vec![
+                artifacts
+                    .iter()
+                    .find(|(_, known)| known == name)
+                    .ok_or(format!("Artifact '{name}' not found"))?,
+            ],
+            Download::Pattern(pattern) => artifacts
+                .iter()
+                .filter(|(_, name)| glob_matches(pattern, name))
+                .collect(),
+        };
+        for (id, name) in &chosen {
+            let content = self.dir.join(id.to_string()).join("content");
+            let target = if chosen.len() == 1 {
+                path.to_path_buf()
+            } else {
+                path.join(name)
+            };
+            copy_tree(&content, &target);
+        }
+        Ok(chosen.len())
+    }
+}
+
+/// A glob of literal characters and `*` (any run of characters), as artifact patterns are used.
+fn glob_matches(pattern: &str, text: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == text,
+        Some((head, tail)) => {
+            text.starts_with(head)
+                && (0..=text.len() - head.len()).any(|skip| {
+                    text.is_char_boundary(head.len() + skip)
+                        && glob_matches(tail, &text[head.len() + skip..])
+                })
+        }
+    }
+}
+
 /// What one replay of the action did.
 #[derive(Debug)]
 pub struct Replay {
@@ -153,6 +276,9 @@ pub struct Replay {
     pub restored: Vec<Option<(String, bool)>>,
     /// The key each save step saved under, and whether it saved.
     pub saved: Vec<(String, bool)>,
+    /// The upload step's result, when it ran: the artifact's id (None: no file, a warning), or
+    /// the error that failed the step.
+    pub upload: Option<Result<Option<u64>, String>>,
     pub contexts: Contexts,
 }
 
@@ -165,6 +291,19 @@ pub fn replay(
     inputs: &[(&str, &str)],
     github: &[(&str, &str)],
     cache: &CacheStandIn,
+) -> Replay {
+    let artifacts = ArtifactStore::new(&runner.join("artifacts"));
+    replay_with(workspace, runner, inputs, github, cache, &artifacts)
+}
+
+/// [`replay`], uploading into `artifacts` (one workflow run's, shared by its replays).
+pub fn replay_with(
+    workspace: &Path,
+    runner: &Path,
+    inputs: &[(&str, &str)],
+    github: &[(&str, &str)],
+    cache: &CacheStandIn,
+    artifacts: &ArtifactStore,
 ) -> Replay {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let action = crate::ci_files::read_yaml("action.yml");
@@ -191,6 +330,7 @@ pub fn replay(
         run: None,
         restored: Vec::new(),
         saved: Vec::new(),
+        upload: None,
         contexts: Contexts::default(),
     };
     let mut failed = false;
@@ -218,7 +358,21 @@ pub fn replay(
             let key = with("key");
             let saved = cache.save(workspace, &with("path"), &key);
             replay.saved.push((key, saved));
-        } else if uses.starts_with("actions/upload-artifact@") || name == "Install refine-loop" {
+        } else if uses.starts_with("actions/cache@") {
+            // The source build's cache: restored here (saved at the job's end, not replayed).
+            let (path, key) = (with("path"), with("key"));
+            let restored = cache.restore(workspace, &path, &key, &[]);
+            replay.restored.push(restored);
+        } else if uses.starts_with("actions/upload-artifact@") {
+            assert_eq!(step["with"]["include-hidden-files"], true, "hidden files");
+            let path = workspace.join(with("path"));
+            let uploaded = artifacts.upload(&with("name"), &path);
+            if let Ok(Some(id)) = &uploaded {
+                outputs.insert("artifact-id".to_string(), id.to_string());
+            }
+            failed |= uploaded.is_err();
+            replay.upload = Some(uploaded);
+        } else if name == "Install refine-loop" {
             // Left out: see the module's comment.
         } else if let Some(script) = step["run"].as_str() {
             let output_file = runner.join(format!("output-{index}"));
@@ -277,6 +431,13 @@ fn run_step(
         .env("GITHUB_RUN_ID", github("run_id"))
         .env("GITHUB_RUN_ATTEMPT", github("run_attempt"))
         .env("RUNNER_TEMP", runner)
+        // Where releases are looked for: the test's server, else nowhere that answers.
+        .env(
+            "REFINE_LOOP_RELEASE_BASE",
+            Some(github("release_base"))
+                .filter(|base| !base.is_empty())
+                .unwrap_or_else(|| "file:///nonexistent/refine-loop-release".to_string()),
+        )
         .env_remove("GITLAB_CI")
         .env_remove("CI_PROJECT_DIR")
         .env_remove("JENKINS_URL");
