@@ -631,7 +631,9 @@ fn python(project: &Project) -> Option<Kind> {
             || setup_cfg.contains(&format!("[{section}]"))
             || project.has_any(files)
             || project.precommit_hook(section)
-            || project.commands_running(Tool::named(&[section], &[])).is_some()
+            || project
+                .commands_running(Tool::named(&[section], &[]))
+                .is_some()
     };
     if configured("isort", &[".isort.cfg"]) {
         checks.push(Check {
