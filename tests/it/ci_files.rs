@@ -217,9 +217,11 @@ fn the_gitlab_pipeline_parses_and_runs_its_legs_in_a_parallel_matrix() {
 fn the_gitlab_quickstart_job_parses_and_keeps_the_record() {
     let pipeline = read_yaml("ci/examples/gitlab-quickstart.yml");
     let job = &pipeline["harden"];
+    assert_eq!(job["script"], serde_json::json!(["refine-loop run"]));
+    // Findings and a spent budget warn; an ERROR (a missing tool) and a config error fail.
     assert_eq!(
-        job["script"],
-        serde_json::json!(["refine-loop run --exit-zero"])
+        job["allow_failure"]["exit_codes"],
+        serde_json::json!([1, 3])
     );
     assert_eq!(
         job["artifacts"]["paths"],
@@ -285,6 +287,20 @@ fn the_gitlab_nightly_job_caches_the_campaigns_state_whatever_the_outcome() {
         "{script}"
     );
     assert_eq!(job["rules"][0]["if"], "$CI_PIPELINE_SOURCE == \"schedule\"");
+}
+
+#[test]
+fn the_jenkins_quickstart_marks_findings_unstable_and_fails_on_an_error() {
+    let text = std::fs::read_to_string(root().join("ci/examples/Jenkinsfile")).unwrap();
+    for needed in [
+        "def code = sh(script: 'refine-loop run', returnStatus: true)",
+        "if (code == 1 || code == 3) {\n            unstable(",
+        "} else if (code != 0) {\n            error(",
+    ] {
+        assert!(text.contains(needed), "{needed}");
+    }
+    assert!(!text.contains("--exit-zero"), "{text}");
+    assert_eq!(text.matches('{').count(), text.matches('}').count());
 }
 
 #[test]
