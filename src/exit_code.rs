@@ -80,7 +80,7 @@ pub const TABLE: &[(i32, &str)] = &[
     ),
     (
         USAGE,
-        "usage or configuration error; nothing ran (also: a bad campaign request, `sweep` offline or given a repository that is not `owner/name`, a symlinked state dir or state file, a campaign configuration changed without `--continue`, `merge` of a folder that is not a state dir or a shard with no cycles)",
+        "usage or configuration error; nothing ran (also: a bad campaign request, `sweep` offline or given a repository that is not `owner/name`, a symlinked state dir or state file, a state dir the run's uid cannot create or lock (run as the checkout's owner: `docker run --user`), a campaign configuration changed without `--continue`, `merge` of a folder that is not a state dir or a shard with no cycles)",
     ),
     (
         BUDGET,

@@ -399,4 +399,20 @@ fn without_safe_directory_root_is_refused_and_a_uid_that_does_not_own_it_is_told
         "{message}"
     );
     assert_eq!(files(&repo), before);
+    // `docker run` as the image's user on a host checkout, with the state dir in it: the state
+    // dir cannot be created, and the message says who was refused and how to run.
+    for args in ["check", "run --max-cycles 1"] {
+        let stranger = image.refine_loop(Some(IMAGE_USER), args);
+        assert_eq!(stranger.status.code(), Some(2), "{args}: {stranger:?}");
+        let message = stderr(&stranger);
+        assert!(
+            message.contains("cannot create the state dir /work/repo/.refine-loop")
+                && message.contains(&format!(
+                    "uid {IMAGE_USER} cannot write there (the folder belongs to uid {OWNER})"
+                ))
+                && message.contains("docker run --user \"$(id -u):$(id -g)\""),
+            "{args}: {message}"
+        );
+        assert_eq!(files(&repo), before);
+    }
 }
