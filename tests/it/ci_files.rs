@@ -377,19 +377,47 @@ fn the_action_takes_inputs_through_the_environment_and_describes_each() {
 
 #[test]
 fn the_dockerfile_passes_hadolint_without_a_single_finding() {
-    // Every level fails it, down to style and info; no rule is switched off inline.
-    let output = Command::new(crate::support::tool("hadolint"))
-        .args(["--no-color", "--failure-threshold", "style"])
-        .args(["--disable-ignore-pragma", "Dockerfile"])
-        .current_dir(root())
-        .output()
-        .unwrap();
+    // Every level fails it, down to style and info; no rule is switched off inline. The example
+    // a user copies to build their gate's image with refine-loop in it too.
+    for dockerfile in ["Dockerfile", "ci/examples/refine-loop.Dockerfile"] {
+        let output = Command::new(crate::support::tool("hadolint"))
+            .args(["--no-color", "--failure-threshold", "style"])
+            .args(["--disable-ignore-pragma", dockerfile])
+            .current_dir(root())
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success() && output.stdout.is_empty() && output.stderr.is_empty(),
+            "{dockerfile}: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+#[test]
+fn the_example_dockerfile_copies_the_binary_from_where_the_image_has_it() {
+    let image = std::fs::read_to_string(root().join("Dockerfile")).unwrap();
+    assert!(image.contains(" /usr/local/bin/refine-loop\n"), "{image}");
+    let example =
+        std::fs::read_to_string(root().join("ci/examples/refine-loop.Dockerfile")).unwrap();
+    let copy = example
+        .lines()
+        .find(|line| line.starts_with("COPY --from="))
+        .expect("a COPY --from line");
     assert!(
-        output.status.success() && output.stdout.is_empty() && output.stderr.is_empty(),
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+        copy.starts_with("COPY --from=ghcr.io/")
+            && copy.ends_with(" /usr/local/bin/refine-loop /usr/local/bin/"),
+        "{copy}"
     );
+    // The Jenkinsfiles build their agent from it.
+    for jenkinsfile in ["ci/examples/Jenkinsfile", "ci/examples/Jenkinsfile.nightly"] {
+        let text = std::fs::read_to_string(root().join(jenkinsfile)).unwrap();
+        assert!(
+            text.contains("agent { dockerfile { filename 'refine-loop.Dockerfile' } }"),
+            "{jenkinsfile}"
+        );
+    }
 }
 
 #[test]
