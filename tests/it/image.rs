@@ -532,6 +532,7 @@ impl Base {
                     root.join("lib/ld-musl-x86_64.so.1"),
                 )
                 .unwrap();
+                // The marker Alpine's tools look for (the busybox and musl are Debian's builds).
                 std::fs::write(root.join("etc/alpine-release"), "3.24.2\n").unwrap();
             }
             _ => {
@@ -542,7 +543,8 @@ impl Base {
                     _ => which("grep"),
                 };
                 copy_program(root, &from, tool);
-                std::fs::write(root.join("etc/debian_version"), "13.2\n").unwrap();
+                // The host's: its programs and libraries are what the root holds.
+                std::fs::copy("/etc/debian_version", root.join("etc/debian_version")).unwrap();
             }
         }
         if self == Base::Python {
