@@ -317,9 +317,20 @@ pub struct RunArgs {
     #[arg(long, value_name = "CATEGORY,...", value_delimiter = ',')]
     pub priority: Option<Vec<String>>,
 
-    /// Exit 0 whatever the outcome (for jobs that only want the artifacts).
-    #[arg(long, env = "REFINE_LOOP_EXIT_ZERO")]
-    pub exit_zero: bool,
+    /// Exit 0 on NEEDS-FIX and BUDGET (for jobs that only want the record), but not on an
+    /// ERROR (a missing tool: the gate did not run) or CANCELLED; `--exit-zero=all` exits 0 on
+    /// every outcome. Never on a usage or configuration error (2). The variable takes
+    /// `findings` (or true/1/yes/on), `all`, or false/0/no/off.
+    #[arg(
+        long,
+        env = "REFINE_LOOP_EXIT_ZERO",
+        value_name = "WHICH",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "findings",
+        value_parser = crate::exit_code::ExitZero::parse
+    )]
+    pub exit_zero: Option<crate::exit_code::ExitZero>,
 
     /// No network: a config with an http delegate or `sweep = true` is refused (the variable
     /// takes true/false, 1/0, yes/no, on/off).

@@ -11,6 +11,8 @@
 //! `REFINE_LOOP_JOB`, else the CI system's name, or `local` outside CI. The leg is the matrix
 //! (`REFINE_LOOP_MATRIX`, the JSON the Action exports as `toJSON(matrix)`: one `key:value` part
 //! per entry, keys sorted) and the shard (`--shard K/N` or `REFINE_LOOP_SHARD`: `shard:K-of-N`).
+//! The shard appears once: a matrix entry `shard` that names the same shard (`K`, `K/N`,
+//! `K-of-N`, as a matrix over the shards gives it) is left to the `shard:K-of-N` part.
 
 use sha2::{Digest, Sha256};
 
@@ -55,7 +57,7 @@ pub fn automation_id_from(lookup: impl Fn(&str) -> Option<String>, shard: Option
     };
     let mut parts = vec![PREFIX.to_string(), job];
     if let Some(matrix) = lookup("REFINE_LOOP_MATRIX") {
-        parts.extend(matrix_parts(&matrix));
+        parts.extend(matrix_parts(&matrix, shard));
     }
     if let Some(shard) = shard {
         parts.push(format!("shard:{}-of-{}", shard.index, shard.count));
@@ -67,8 +69,9 @@ pub fn automation_id_from(lookup: impl Fn(&str) -> Option<String>, shard: Option
 
 /// The matrix's entries as `key:value` parts, keys sorted; none for `null` or `{}`. A value
 /// that is not a string, number or boolean is written as compact JSON. What is not a JSON object
-/// is one part of its own.
-fn matrix_parts(matrix: &str) -> Vec<String> {
+/// is one part of its own. An entry `shard` that names `shard` is left out: the shard has a
+/// part of its own.
+fn matrix_parts(matrix: &str, shard: Option<Shard>) -> Vec<String> {
     match serde_json::from_str::<serde_json::Value>(matrix) {
         Ok(serde_json::Value::Null) => Vec::new(),
         Ok(serde_json::Value::Object(entries)) => {
@@ -81,12 +84,30 @@ fn matrix_parts(matrix: &str) -> Vec<String> {
                         serde_json::Value::String(text) => text,
                         other => other.to_string(),
                     };
-                    format!("{}:{}", distinct(&key), distinct(&value))
+                    (key, value)
                 })
+                .filter(|(key, value)| !names_the_shard(key, value, shard))
+                .map(|(key, value)| format!("{}:{}", distinct(&key), distinct(&value)))
                 .collect()
         }
         _ => vec![distinct(matrix.trim())],
     }
+}
+
+/// The matrix entry `key: value` is the shard's own (`shard: K`, `K/N` or `K-of-N`), so its part
+/// would say again what `shard:K-of-N` says.
+fn names_the_shard(key: &str, value: &str, shard: Option<Shard>) -> bool {
+    let Some(Shard { index, count }) = shard else {
+        return false;
+    };
+    key.trim().eq_ignore_ascii_case("shard")
+        && [
+            index.to_string(),
+            format!("{index}/{count}"),
+            format!("{index}-of-{count}"),
+        ]
+        .iter()
+        .any(|same| same == value.trim())
 }
 
 /// `text` in the characters safe in a category (ASCII letters, digits, `.`, `_`, `-`): any run
@@ -242,6 +263,36 @@ mod tests {
                 github.to_vec(),
                 Some((2, 2)),
                 "refine-loop/CI:lint/shard:2-of-2/".into(),
+            ),
+            // A matrix over the shards (`--shard ${{ matrix.shard }}/3`): the shard once.
+            (
+                with(&[("REFINE_LOOP_MATRIX", "{\"shard\": 1}")]),
+                Some((1, 3)),
+                "refine-loop/CI:lint/shard:1-of-3/".into(),
+            ),
+            (
+                with(&[(
+                    "REFINE_LOOP_MATRIX",
+                    "{\"os\": \"linux\", \"shard\": \"2/3\"}",
+                )]),
+                Some((2, 3)),
+                "refine-loop/CI:lint/os:linux/shard:2-of-3/".into(),
+            ),
+            (
+                with(&[("REFINE_LOOP_MATRIX", "{\"Shard\": \"3-of-3\"}")]),
+                Some((3, 3)),
+                "refine-loop/CI:lint/shard:3-of-3/".into(),
+            ),
+            // Not the shard's own: kept, so that legs never share an id.
+            (
+                with(&[("REFINE_LOOP_MATRIX", "{\"shard\": 2}")]),
+                Some((1, 3)),
+                "refine-loop/CI:lint/shard:2/shard:1-of-3/".into(),
+            ),
+            (
+                with(&[("REFINE_LOOP_MATRIX", "{\"shard\": 1}")]),
+                None,
+                "refine-loop/CI:lint/shard:1/".into(),
             ),
             // The Action's REFINE_LOOP_JOB stands in for a missing GITHUB_JOB.
             (

@@ -77,7 +77,7 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
     let (outcome, line, report) = match ended {
         Ok(ended) => ended,
         // A usage error stops before anything runs; any other error ends a run that began: CI
-        // still gets its outputs, its summary and the report, and `--exit-zero` holds.
+        // still gets its outputs, its summary and the report, and `--exit-zero=all` holds.
         Err(error) if error.exit_code() != exit_code::USAGE => {
             let report = error_report(&settings, preset, &error, began);
             // Never into a state dir that is not this run's: another run's (its lock) or
@@ -87,11 +87,10 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
             }
             super::publish::publish(system, &report, stdout);
             let _ = writeln!(std::io::stderr(), "error: {error}");
-            return Ok(if args.exit_zero {
-                exit_code::SUCCESS
-            } else {
-                error.exit_code()
-            });
+            return Ok(exit_code::with_exit_zero(
+                error.exit_code(),
+                args.exit_zero.unwrap_or_default(),
+            ));
         }
         Err(error) => return Err(error),
     };
@@ -100,11 +99,10 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
         None => super::publish::publish_without_report(system, outcome, &settings.state_dir),
     }
     super::print(stdout, &line);
-    Ok(if args.exit_zero {
-        exit_code::SUCCESS
-    } else {
-        exit_code::of_outcome(outcome)
-    })
+    Ok(exit_code::with_exit_zero(
+        exit_code::of_outcome(outcome),
+        args.exit_zero.unwrap_or_default(),
+    ))
 }
 
 /// A refine or improve campaign: its outcome, its line on stdout, its report when it ran.

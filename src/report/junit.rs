@@ -5,8 +5,12 @@
 //!
 //! Written element by element with quick-xml: the schema allows no attribute beyond its own (no
 //! `file` or `line` on a case, no `skipped` on `testsuites`) and no `properties` in a case, so a
-//! finding's place is in its case's name and failure text and a check's exit code or signal in
-//! its `system-out`.
+//! finding's file is in its case's name, its line in the failure text, and a check's exit code or
+//! signal in its `system-out`.
+//!
+//! A finding's case is named `file: rule`, never with its line: Jenkins and GitLab keep a test's
+//! history by its name, and a name with the line would start a new history whenever an edit
+//! above it moved the finding. The findings of one rule in one file are one case.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -22,8 +26,8 @@ use crate::gate::INFRA_CATEGORY;
 use crate::model::{CheckRecord, CheckStatus};
 
 /// Renders the report as JUnit XML. A check's case fails when the check failed (an `<error>`
-/// when it gave no result, under `infra`); every finding is a failed case of its own, named by
-/// its file, line and rule. Every suite and case carries `time` (0 for findings).
+/// when it gave no result, under `infra`); the findings of one check, file and rule are a failed
+/// case named by the file and rule. Every suite and case carries `time` (0 for findings).
 pub fn render_junit(report: &Report) -> Result<Vec<u8>, CiReportError> {
     let mut suites: BTreeMap<&str, Suite> = BTreeMap::new();
     for check in &report.checks {
@@ -33,9 +37,9 @@ pub fn render_junit(report: &Report) -> Result<Vec<u8>, CiReportError> {
         suite.cases.push(case);
     }
     let findings = super::ci::findings(report);
-    for finding in &findings {
-        let suite = suites.entry(finding.category()).or_default();
-        suite.cases.push(finding_case(finding));
+    for group in same_case(&findings) {
+        let suite = suites.entry(group[0].category()).or_default();
+        suite.cases.push(finding_case(&group));
     }
     write_document(&suites).map_err(|source| CiReportError::Junit { source })
 }
@@ -155,40 +159,71 @@ fn failure_message(check: &CheckFindings) -> String {
     )
 }
 
-/// A finding's case: its place and rule as the name, its check as the class, its message as the
-/// failure's, and `severity: file:line:column: code: message` (with the tool's further lines)
-/// as the failure's text.
-fn finding_case(finding: &Finding<'_>) -> Case {
-    let diagnostic = finding.diagnostic;
-    let mut text = format!("{}: {}", diagnostic.severity.as_str(), diagnostic.detail());
-    if let Some(body) = &diagnostic.body {
-        text.push('\n');
-        text.push_str(body);
+/// The findings in report order, those of one case (check, case name) together, in the order
+/// each case first appears.
+fn same_case<'a, 'b>(findings: &'b [Finding<'a>]) -> Vec<Vec<&'b Finding<'a>>> {
+    let mut groups: Vec<Vec<&Finding<'_>>> = Vec::new();
+    let mut index: BTreeMap<(&str, String), usize> = BTreeMap::new();
+    for finding in findings {
+        let key = (finding.check.name.as_str(), case_name(finding));
+        match index.get(&key) {
+            Some(&at) => groups[at].push(finding),
+            None => {
+                index.insert(key, groups.len());
+                groups.push(vec![finding]);
+            }
+        }
+    }
+    groups
+}
+
+/// The case of one rule's findings in one file: the file and rule as the name, the check as the
+/// class, the first message as the failure's (with how many more), and for each finding
+/// `severity: file:line:column: code: message` (with the tool's further lines) as the failure's
+/// text: the line is there, not in the name.
+fn finding_case(group: &[&Finding<'_>]) -> Case {
+    let first = group[0];
+    let mut text = String::new();
+    for finding in group {
+        let diagnostic = finding.diagnostic;
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "{}: {}",
+            diagnostic.severity.as_str(),
+            diagnostic.detail()
+        ));
+        if let Some(body) = &diagnostic.body {
+            text.push('\n');
+            text.push_str(body);
+        }
+    }
+    let mut message = first.message();
+    if group.len() > 1 {
+        message.push_str(&format!(" (and {} more)", group.len() - 1));
     }
     Case {
-        name: case_name(finding),
-        classname: finding.check.name.clone(),
+        name: case_name(first),
+        classname: first.check.name.clone(),
         time: Duration::ZERO,
         outcome: Some(Outcome {
             kind: Kind::Failure,
-            message: finding.message(),
-            ty: finding.rule().into(),
+            message,
+            ty: first.rule().into(),
             text: Some(text),
         }),
         system_out: None,
     }
 }
 
-/// `src/a.py:12:5: E711`: where the finding is and which rule, without its message.
+/// `src/a.py: E711`: which file and which rule, without the line (which moves) or the message.
 fn case_name(finding: &Finding<'_>) -> String {
-    let mut name = finding.path().unwrap_or("(no file)").to_string();
-    for number in [finding.line(), finding.column()]
-        .into_iter()
-        .map_while(|n| n)
-    {
-        name.push_str(&format!(":{number}"));
-    }
-    format!("{name}: {}", finding.rule())
+    format!(
+        "{}: {}",
+        finding.path().unwrap_or("(no file)"),
+        finding.rule()
+    )
 }
 
 fn write_document(suites: &BTreeMap<&str, Suite>) -> io::Result<Vec<u8>> {
@@ -532,10 +567,10 @@ mod tests {
         }
         assert_eq!(system_out(check), Some("exit code: 1"));
 
-        // A finding's place is in its case's name and its failure's text, not in attributes
-        // junit-10.xsd has no room for.
+        // A finding's file is in its case's name and its line in its failure's text, not in
+        // attributes junit-10.xsd has no room for.
         let escaped = &lint.test_cases[1];
-        assert_eq!(escaped.name.as_str(), "src/app.py:12:5: E711");
+        assert_eq!(escaped.name.as_str(), "src/app.py: E711");
         assert_eq!(escaped.classname.as_ref().map(|c| c.as_str()), Some("ruff"));
         assert!(escaped.extra.is_empty() && escaped.properties.is_empty());
         assert_eq!(escaped.time, Some(Duration::ZERO));
@@ -548,7 +583,7 @@ mod tests {
             .iter()
             .map(|case| case.name.as_str())
             .collect();
-        assert_eq!(names, ["docs/grüße.py:7: E501", "pyproject.toml: ruff"]);
+        assert_eq!(names, ["docs/grüße.py: E501", "pyproject.toml: ruff"]);
 
         let passed = &report.test_suites[1].test_cases[0];
         assert_eq!(passed.status, TestCaseStatus::success());
@@ -583,7 +618,8 @@ mod tests {
     #[test]
     fn a_failing_run_keeps_what_the_schema_has_no_room_for_where_readers_see_it() {
         let report = Report::deserialize_from_str(&failing_run_xml()).unwrap();
-        assert_eq!((report.tests, report.failures, report.errors), (12, 11, 1));
+        // The two findings with no file inside the target under one rule are one case.
+        assert_eq!((report.tests, report.failures, report.errors), (11, 10, 1));
         let names: Vec<&str> = report.test_suites.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["infra", "lint", "types", "types & \"checks\""]);
         let [infra, lint, types, killed] = &report.test_suites[..] else {
@@ -609,10 +645,9 @@ mod tests {
         assert_eq!(
             cases,
             [
-                "src/my dir/grüße <&> \"q\" 'a'.py:3:1: F401",
-                "docs/a b.md:9: MD013",
+                "src/my dir/grüße <&> \"q\" 'a'.py: F401",
+                "docs/a b.md: MD013",
                 "setup.cfg: CFG1",
-                "(no file): ruff",
                 "(no file): ruff",
             ]
         );
@@ -623,14 +658,60 @@ mod tests {
             text,
             "error: src/my dir/grüße <&> \"q\" 'a'.py:3:1: F401: `os` imported but unused red  end\n  |\n3 | import os  # <&>\n  | ^^ here"
         );
-        let (message, _, text) = failure(&lint.test_cases[8]);
+        let (message, _, text) = failure(&lint.test_cases[7]);
         assert_eq!(
             message,
-            "outside the target (at /usr/lib/python3/site.py:1:2)"
+            "the gate printed an error with no file (and 1 more)"
         );
         assert_eq!(
             text,
-            "error: /usr/lib/python3/site.py:1:2: outside the target"
+            "error: the gate printed an error with no file\nerror: /usr/lib/python3/site.py:1:2: outside the target"
+        );
+    }
+
+    #[test]
+    fn a_case_is_named_by_file_and_rule_so_moving_lines_keeps_its_name() {
+        let records = fixture::records();
+        let first = fixture::findings()[0].clone();
+        let at = |line: u32, column: u32, message: &str| {
+            let mut diagnostic = first.clone();
+            diagnostic.line = Some(line);
+            diagnostic.column = Some(column);
+            diagnostic.message = message.into();
+            diagnostic.fingerprint = String::new();
+            diagnostic
+        };
+        let xml = |findings: Vec<crate::model::Diagnostic>| {
+            let input = fixture::checks_report(
+                vec![(records[0].clone(), findings)],
+                fixture::parsers(&records),
+            );
+            String::from_utf8(render_junit(&input).unwrap()).unwrap()
+        };
+        let before = xml(vec![at(12, 5, "one"), at(40, 1, "two")]);
+        let after = xml(vec![at(15, 5, "one"), at(43, 1, "two")]);
+        assert_valid_junit(&before);
+        let cases = |xml: &str| {
+            let report = Report::deserialize_from_str(xml).unwrap();
+            report.test_suites[0].test_cases[1..]
+                .iter()
+                .map(|case| (case.name.to_string(), failure(case)))
+                .collect::<Vec<_>>()
+        };
+        let (before, after) = (cases(&before), cases(&after));
+        assert_eq!(before.len(), 1, "{before:?}");
+        assert_eq!(before[0].0, "src/app.py: E711");
+        assert_eq!(
+            after[0].0, before[0].0,
+            "the name did not move with the lines"
+        );
+        let (message, ty, text) = &after[0].1;
+        assert_eq!(message, "one (and 1 more)");
+        assert_eq!(ty, "E711");
+        assert!(
+            text.contains("src/app.py:15:5: E711: one")
+                && text.contains("src/app.py:43:1: E711: two"),
+            "{text}"
         );
     }
 

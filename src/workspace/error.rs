@@ -4,6 +4,10 @@ use std::path::PathBuf;
 
 use super::RepoPath;
 
+/// The way out when the run's uid is not the checkout's owner: every message that meets it ends
+/// with this.
+pub const RUN_AS_THE_OWNER: &str = "run as the user who owns the checkout (a container: docker run --user \"$(id -u):$(id -g)\" ...; Jenkins' docker.inside does this)";
+
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
     #[error(
@@ -17,8 +21,9 @@ pub enum WorkspaceError {
         source: git2::Error,
     },
     #[error(
-        "{}: the repository belongs to another user and git's safe.directory does not name it ({source}); run as its owner (a container: --user \"$(id -u):$(id -g)\"), or name it: git config --global --add safe.directory <folder>",
-        path.display()
+        "{}: the repository belongs to another user and git's safe.directory does not name it ({source}); {}, or name it: git config --global --add safe.directory <folder>",
+        path.display(),
+        RUN_AS_THE_OWNER
     )]
     NotOwned {
         path: PathBuf,
@@ -26,8 +31,9 @@ pub enum WorkspaceError {
         source: git2::Error,
     },
     #[error(
-        "{}: cannot keep the copies rollbacks need in the git folder ({source}); run as the user who owns the repository (a container: --user \"$(id -u):$(id -g)\")",
-        path.display()
+        "{}: cannot keep the copies rollbacks need in the git folder ({source}); {}",
+        path.display(),
+        RUN_AS_THE_OWNER
     )]
     GitFolderNotWritable {
         path: PathBuf,

@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use crate::cancel::Cancel;
 
 pub use change::{Change, Effects, Snapshot, compose};
-pub use error::WorkspaceError;
+pub use error::{RUN_AS_THE_OWNER, WorkspaceError};
 pub use ignored::IgnoredBudget;
 pub use incident::Incident;
 pub use journal::{JOURNAL_FILE, Journal, OWNER_FILE, Owner, journals_in, store_folders};

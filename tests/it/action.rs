@@ -268,7 +268,7 @@ fn a_cancelled_improve_campaign_through_the_action_rolls_back_and_still_publishe
 }
 
 #[test]
-fn a_run_that_ends_in_an_error_still_publishes_and_exit_zero_holds() {
+fn a_run_that_ends_in_an_error_still_publishes_and_exit_zero_keeps_it_red() {
     let repo = Repo::new();
     repo.write(".gitignore", "/.refine-loop\n");
     repo.write(
@@ -277,7 +277,8 @@ fn a_run_that_ends_in_an_error_still_publishes_and_exit_zero_holds() {
          [[delegate]]\ncategories = [\"lint\"]\nrun = \"true\"\n",
     );
     repo.commit("a gate whose tool is missing");
-    for (exit_zero, code) in [("true", 0), ("false", 4)] {
+    // `exit-zero: true` passes `--exit-zero`, which keeps an ERROR red; `all` would hide it.
+    for (exit_zero, code) in [("true", 4), ("false", 4)] {
         let github = tempfile::tempdir().unwrap();
         let output = action_run(&repo, github.path(), &[("INPUT_EXIT_ZERO", exit_zero)])
             .output()

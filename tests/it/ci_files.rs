@@ -217,9 +217,11 @@ fn the_gitlab_pipeline_parses_and_runs_its_legs_in_a_parallel_matrix() {
 fn the_gitlab_quickstart_job_parses_and_keeps_the_record() {
     let pipeline = read_yaml("ci/examples/gitlab-quickstart.yml");
     let job = &pipeline["harden"];
+    assert_eq!(job["script"], serde_json::json!(["refine-loop run"]));
+    // Findings and a spent budget warn; an ERROR (a missing tool) and a config error fail.
     assert_eq!(
-        job["script"],
-        serde_json::json!(["refine-loop run --exit-zero"])
+        job["allow_failure"]["exit_codes"],
+        serde_json::json!([1, 3])
     );
     assert_eq!(
         job["artifacts"]["paths"],
@@ -285,6 +287,20 @@ fn the_gitlab_nightly_job_caches_the_campaigns_state_whatever_the_outcome() {
         "{script}"
     );
     assert_eq!(job["rules"][0]["if"], "$CI_PIPELINE_SOURCE == \"schedule\"");
+}
+
+#[test]
+fn the_jenkins_quickstart_marks_findings_unstable_and_fails_on_an_error() {
+    let text = std::fs::read_to_string(root().join("ci/examples/Jenkinsfile")).unwrap();
+    for needed in [
+        "def code = sh(script: 'refine-loop run', returnStatus: true)",
+        "if (code == 1 || code == 3) {\n            unstable(",
+        "} else if (code != 0) {\n            error(",
+    ] {
+        assert!(text.contains(needed), "{needed}");
+    }
+    assert!(!text.contains("--exit-zero"), "{text}");
+    assert_eq!(text.matches('{').count(), text.matches('}').count());
 }
 
 #[test]
@@ -364,19 +380,47 @@ fn the_action_takes_inputs_through_the_environment_and_describes_each() {
 
 #[test]
 fn the_dockerfile_passes_hadolint_without_a_single_finding() {
-    // Every level fails it, down to style and info; no rule is switched off inline.
-    let output = Command::new(crate::support::tool("hadolint"))
-        .args(["--no-color", "--failure-threshold", "style"])
-        .args(["--disable-ignore-pragma", "Dockerfile"])
-        .current_dir(root())
-        .output()
-        .unwrap();
+    // Every level fails it, down to style and info; no rule is switched off inline. The example
+    // a user copies to build their gate's image with refine-loop in it too.
+    for dockerfile in ["Dockerfile", "ci/examples/refine-loop.Dockerfile"] {
+        let output = Command::new(crate::support::tool("hadolint"))
+            .args(["--no-color", "--failure-threshold", "style"])
+            .args(["--disable-ignore-pragma", dockerfile])
+            .current_dir(root())
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success() && output.stdout.is_empty() && output.stderr.is_empty(),
+            "{dockerfile}: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+#[test]
+fn the_example_dockerfile_copies_the_binary_from_where_the_image_has_it() {
+    let image = std::fs::read_to_string(root().join("Dockerfile")).unwrap();
+    assert!(image.contains(" /usr/local/bin/refine-loop\n"), "{image}");
+    let example =
+        std::fs::read_to_string(root().join("ci/examples/refine-loop.Dockerfile")).unwrap();
+    let copy = example
+        .lines()
+        .find(|line| line.starts_with("COPY --from="))
+        .expect("a COPY --from line");
     assert!(
-        output.status.success() && output.stdout.is_empty() && output.stderr.is_empty(),
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+        copy.starts_with("COPY --from=ghcr.io/")
+            && copy.ends_with(" /usr/local/bin/refine-loop /usr/local/bin/"),
+        "{copy}"
     );
+    // The Jenkinsfiles build their agent from it.
+    for jenkinsfile in ["ci/examples/Jenkinsfile", "ci/examples/Jenkinsfile.nightly"] {
+        let text = std::fs::read_to_string(root().join(jenkinsfile)).unwrap();
+        assert!(
+            text.contains("agent { dockerfile { filename 'refine-loop.Dockerfile' } }"),
+            "{jenkinsfile}"
+        );
+    }
 }
 
 #[test]

@@ -92,12 +92,12 @@ fn a_real_ruff_and_pytest_run_writes_junit_xml_the_junit_10_xsd_accepts() {
                 Some("exited with code 1: 1 error, 0 warnings")
             ),
             (
-                "src/my app/grüße & <co>.py:1:8: F401",
+                "src/my app/grüße & <co>.py: F401",
                 "ruff",
                 Some("`os` imported but unused")
             ),
             (
-                "src/my app/grüße & <co>.py:4:12: E711",
+                "src/my app/grüße & <co>.py: E711",
                 "ruff",
                 Some("Comparison to `None` should be `cond is None`")
             ),

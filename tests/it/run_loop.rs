@@ -239,6 +239,45 @@ fn exit_zero_keeps_the_outcome_in_the_files() {
 }
 
 #[test]
+fn exit_zero_keeps_a_missing_tool_red_and_exit_zero_all_does_not() {
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write(
+        "refine-loop.toml",
+        "[[gate.check]]\nname = \"lint\"\ncategory = \"lint\"\nrun = \"refine-loop-no-such-linter .\"\n\n\
+         [[delegate]]\ncategories = [\"lint\"]\nrun = \"true\"\n",
+    );
+    repo.commit("a gate whose tool is missing");
+    for (flags, env, code) in [
+        (&["--exit-zero"][..], None, 4),
+        (&[], Some("true"), 4),
+        (&["--exit-zero=findings"], None, 4),
+        (&["--exit-zero=all"], None, 0),
+        (&[], Some("all"), 0),
+        (&[], None, 4),
+    ] {
+        let mut command = repo.command(&["run"]);
+        command.args(flags).env_remove("REFINE_LOOP_EXIT_ZERO");
+        if let Some(value) = env {
+            command.env("REFINE_LOOP_EXIT_ZERO", value);
+        }
+        let output = command.output().unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(code),
+            "{flags:?} {env:?}: {output:?}"
+        );
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("refine-loop-no-such-linter"),
+            "{output:?}"
+        );
+        let report =
+            std::fs::read_to_string(repo.join(".refine-loop/REFINE-LOOP-FINAL.md")).unwrap();
+        assert!(report.contains("ERROR"), "{flags:?}: {report}");
+    }
+}
+
+#[test]
 fn per_delegate_verification_keeps_one_delegate_and_undoes_the_other() {
     // Two categories, two delegates: the lint fixer helps, the tests "fixer" breaks lint.
     let repo = Repo::new();

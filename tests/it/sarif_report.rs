@@ -113,6 +113,13 @@ fn a_real_gate_links_each_rule_to_its_page_and_names_its_job_and_leg() {
         "refine-loop/Quality-gate:lint/node:20/os:windows-latest/shard:1-of-1/"
     );
     assert_eq!(other["runs"][0]["tool"], log["runs"][0]["tool"]);
+
+    // A matrix over the shards (`--shard ${{ matrix.shard }}/N`): the shard appears once.
+    let sharded = sarif_of_leg(&repo, "{\"shard\": 1}");
+    assert_eq!(
+        sharded["runs"][0]["automationDetails"]["id"],
+        "refine-loop/Quality-gate:lint/shard:1-of-1/"
+    );
 }
 
 #[test]

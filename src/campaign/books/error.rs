@@ -76,6 +76,21 @@ pub enum CampaignError {
         segment: u32,
         changes: String,
     },
+    #[error(
+        "cannot {action} {}: {source}; uid {uid} cannot write there{}: {}, or give --state-dir a folder this user can write",
+        path.display(),
+        owner.map(|owner| format!(" (the folder belongs to uid {owner})")).unwrap_or_default(),
+        crate::workspace::RUN_AS_THE_OWNER
+    )]
+    NotWritable {
+        path: PathBuf,
+        action: &'static str,
+        uid: u32,
+        /// The owner of the nearest folder on the way that exists.
+        owner: Option<u32>,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot {action} {}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -94,7 +109,7 @@ pub enum CampaignError {
 impl CampaignError {
     /// Usage (2) for what the invocation got wrong and can fix by itself: a state dir that is a
     /// link or no folder, a state file that is a link or no regular file, a configuration changed
-    /// without `--continue`. ERROR (4) for state that cannot be used as it is (a partial set, a
+    /// without `--continue`, a state dir the run's uid cannot create or lock (run as the owner). ERROR (4) for state that cannot be used as it is (a partial set, a
     /// corrupt or unknown block, another campaign's provenance, which the refine-loop seed
     /// makes `ERROR`), a lock held by another run, and failed file operations.
     pub fn exit_code(&self) -> i32 {
@@ -104,7 +119,8 @@ impl CampaignError {
             | Self::SymlinkedStateDir { .. }
             | Self::NotADirectory { .. }
             | Self::StateFileNotRegular { .. }
-            | Self::ConfigChanged { .. } => USAGE,
+            | Self::ConfigChanged { .. }
+            | Self::NotWritable { .. } => USAGE,
             Self::LockHeld { .. }
             | Self::PartialSet { .. }
             | Self::Corrupt { .. }

@@ -44,6 +44,28 @@ fn io_error(path: &Path, action: &'static str) -> impl FnOnce(std::io::Error) ->
     }
 }
 
+/// Like [`io_error`], for setting up the state dir before anything runs: a permission denied
+/// there says which uid was refused and how to run as the checkout's owner.
+fn setup_error(path: &Path, action: &'static str) -> impl FnOnce(std::io::Error) -> CampaignError {
+    let path = path.to_path_buf();
+    move |source| {
+        if source.kind() != ErrorKind::PermissionDenied {
+            return io_error(&path, action)(source);
+        }
+        let owner = path
+            .ancestors()
+            .find_map(|folder| std::fs::metadata(folder).ok())
+            .map(|metadata| std::os::unix::fs::MetadataExt::uid(&metadata));
+        CampaignError::NotWritable {
+            uid: nix::unistd::geteuid().as_raw(),
+            owner,
+            path,
+            action,
+            source,
+        }
+    }
+}
+
 /// The canonical state dir: its parent canonicalized (and created if missing), the dir itself
 /// created owner-only if missing, refused if it is a symbolic link or not a folder.
 pub(super) fn prepare_dir(state_dir: &Path) -> Result<PathBuf, CampaignError> {
@@ -58,7 +80,7 @@ pub(super) fn prepare_dir(state_dir: &Path) -> Result<PathBuf, CampaignError> {
         .recursive(true)
         .mode(DIR_MODE)
         .create(parent)
-        .map_err(io_error(parent, "create the parent of the state dir"))?;
+        .map_err(setup_error(parent, "create the parent of the state dir"))?;
     let parent = parent
         .canonicalize()
         .map_err(io_error(parent, "canonicalize the parent of the state dir"))?;
@@ -78,7 +100,7 @@ pub(super) fn prepare_dir(state_dir: &Path) -> Result<PathBuf, CampaignError> {
                 match DirBuilder::new().mode(DIR_MODE).create(&dir) {
                     Ok(()) => return Ok(dir),
                     Err(error) if error.kind() == ErrorKind::AlreadyExists => continue,
-                    Err(error) => return Err(io_error(&dir, "create the state dir")(error)),
+                    Err(error) => return Err(setup_error(&dir, "create the state dir")(error)),
                 }
             }
             Err(error) => return Err(io_error(&dir, "inspect the state dir")(error)),
@@ -99,7 +121,7 @@ pub(super) fn lock(dir: &Path) -> Result<(File, PathBuf), CampaignError> {
         .mode(FILE_MODE)
         .custom_flags(no_follow())
         .open(&path)
-        .map_err(io_error(&path, "open the lock file"))?;
+        .map_err(setup_error(&path, "open the lock file"))?;
     require_regular(&file, &path)?;
     for attempt in 1..=LOCK_ATTEMPTS {
         match file.try_lock() {
@@ -202,4 +224,32 @@ pub(super) fn replace(path: &Path, text: &str) -> Result<(), CampaignError> {
     exists(path)?;
     crate::files::write_atomic(path, text.as_bytes(), crate::files::WriteOptions::PRIVATE)
         .map_err(io_error(path, "replace"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_dir_the_uid_cannot_create_names_the_uid_the_owner_and_docker_run_user() {
+        let folder = tempfile::tempdir().unwrap();
+        let dir = folder.path().join(".refine-loop");
+        let denied = std::io::Error::from(ErrorKind::PermissionDenied);
+        let error = setup_error(&dir, "create the state dir")(denied);
+        let message = error.to_string();
+        let uid = nix::unistd::geteuid().as_raw();
+        assert!(
+            message.starts_with(&format!("cannot create the state dir {}: ", dir.display()))
+                && message.contains(&format!("uid {uid} cannot write there"))
+                && message.contains(&format!("(the folder belongs to uid {uid})"))
+                && message.contains("docker run --user \"$(id -u):$(id -g)\"")
+                && message.contains("--state-dir"),
+            "{message}"
+        );
+        assert_eq!(error.exit_code(), crate::exit_code::USAGE);
+        // Anything else stays an I/O error (ERROR).
+        let full = std::io::Error::from(ErrorKind::StorageFull);
+        let error = setup_error(&dir, "create the state dir")(full);
+        assert!(matches!(error, CampaignError::Io { .. }), "{error}");
+    }
 }
