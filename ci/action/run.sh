@@ -42,7 +42,17 @@ esac
 [[ -n ${INPUT_MAX_CYCLES:-} ]] && args+=(--max-cycles "$INPUT_MAX_CYCLES")
 [[ -n ${INPUT_TIME_BUDGET:-} ]] && args+=(--time-budget "$INPUT_TIME_BUDGET")
 [[ -n ${INPUT_VERIFY:-} ]] && args+=(--verify "$INPUT_VERIFY")
-[[ ${INPUT_EXIT_ZERO:-false} == true ]] && args+=(--exit-zero)
+# exit-zero: "true" turns findings left and a spent budget into exit 0, not an ERROR (a tool
+# missing, a crash) nor a config error; "all" turns every ending into 0.
+case ${INPUT_EXIT_ZERO:-false} in
+  true) args+=(--exit-zero) ;;
+  all) args+=(--exit-zero=all) ;;
+  false | "") ;;
+  *)
+    printf 'refine-loop: the exit-zero input is true, all or false, not %q\n' "$INPUT_EXIT_ZERO" >&2
+    exit 2
+    ;;
+esac
 # The scope: paths or globs, one per line or separated by spaces.
 if [[ -n ${INPUT_SCOPE:-} ]]; then
   read -r -d '' -a scope <<<"$INPUT_SCOPE" || true

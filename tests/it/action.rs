@@ -277,8 +277,8 @@ fn a_run_that_ends_in_an_error_still_publishes_and_exit_zero_keeps_it_red() {
          [[delegate]]\ncategories = [\"lint\"]\nrun = \"true\"\n",
     );
     repo.commit("a gate whose tool is missing");
-    // `exit-zero: true` passes `--exit-zero`, which keeps an ERROR red; `all` would hide it.
-    for (exit_zero, code) in [("true", 4), ("false", 4)] {
+    // `exit-zero: true` passes `--exit-zero`, which keeps an ERROR red; `all` hides it.
+    for (exit_zero, code) in [("true", 4), ("false", 4), ("all", 0)] {
         let github = tempfile::tempdir().unwrap();
         let output = action_run(&repo, github.path(), &[("INPUT_EXIT_ZERO", exit_zero)])
             .output()
