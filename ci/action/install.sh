@@ -69,7 +69,7 @@ release_location() {
     macOS-ARM64) triple=aarch64-apple-darwin ;;
     *) echo "refine-loop: no release for ${RUNNER_OS:-?}-${RUNNER_ARCH:-?}; use version: source" >&2; return 1 ;;
   esac
-  local repo=${REFINE_LOOP_RELEASE_REPO:-${REFINE_LOOP_ACTION_REPOSITORY:-${GITHUB_ACTION_REPOSITORY:-${path_repo:-refine-loop/refine-loop-action}}}}
+  local repo=${REFINE_LOOP_RELEASE_REPO:-${REFINE_LOOP_ACTION_REPOSITORY:-${GITHUB_ACTION_REPOSITORY:-${path_repo:-org/refine-loop-action}}}}
   if [[ -n ${REFINE_LOOP_RELEASE_BASE:-} ]]; then
     base=$REFINE_LOOP_RELEASE_BASE # a mirror (or, in the tests, a local folder or server)
   elif [[ $version == latest ]]; then

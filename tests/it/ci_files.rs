@@ -726,3 +726,81 @@ fn the_book_has_the_release_checklist_with_the_names_release_yml_reads() {
     // When the tag cannot be moved, the log says so.
     assert!(release.contains("::error title=v<major> not moved::"));
 }
+
+/// The files that name the project (its Action, its releases, its image), for the one-name test.
+fn files_naming_the_project() -> Vec<PathBuf> {
+    let mut files = vec![
+        root().join("README.md"),
+        root().join("action.yml"),
+        root().join("install/action.yml"),
+        root().join("Dockerfile"),
+    ];
+    for folder in ["ci/examples", "ci/action", "docs/src", ".github/workflows"] {
+        for entry in std::fs::read_dir(root().join(folder)).unwrap().flatten() {
+            if entry.path().is_file() {
+                files.push(entry.path());
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The project's name is one setting, Cargo.toml's `repository`: every Action `uses:`, release
+/// URL and image that names the project names it the same, an image tag is one the release
+/// workflow pushes for the declared version (no `:1` or `:latest` before 1.0), and a
+/// placeholder commit SHA a user must replace says so on its line.
+#[test]
+fn the_project_is_named_once_and_the_same_everywhere() {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let setting = regex::Regex::new(r#"(?m)^repository = "https://github\.com/([^"]+)"$"#)
+        .unwrap()
+        .captures(&manifest)
+        .expect("Cargo.toml's repository names the project")[1]
+        .to_string();
+    let version = regex::Regex::new(r#"(?m)^version = "([^"]+)"$"#)
+        .unwrap()
+        .captures(&manifest)
+        .unwrap()[1]
+        .to_string();
+    let action = regex::Regex::new(r"([A-Za-z0-9][\w.-]*/refine-loop-action)\b").unwrap();
+    let image = regex::Regex::new(r"ghcr\.io/([\w.-]+/[\w.-]+)(?::([\w.-]+))?").unwrap();
+    let releases = regex::Regex::new(r"github\.com/([\w.-]+/[\w.-]+)/releases").unwrap();
+    let placeholder = "0123456789abcdef0123456789abcdef01234567";
+    let mut wrong = Vec::new();
+    let mut named = 0;
+    for file in files_naming_the_project() {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        let shown = file.strip_prefix(root()).unwrap().display().to_string();
+        for (number, line) in text.lines().enumerate() {
+            let at = format!("{shown}:{}", number + 1);
+            let mut names: Vec<String> = action
+                .captures_iter(line)
+                .map(|c| c[1].to_string())
+                .collect();
+            names.extend(releases.captures_iter(line).map(|c| c[1].to_string()));
+            for found in image.captures_iter(line) {
+                names.push(found[1].to_string());
+                if let Some(tag) = found.get(2).map(|m| m.as_str())
+                    && tag != version
+                    && (version.starts_with("0.") || !version.starts_with(&format!("{tag}.")))
+                {
+                    wrong.push(format!(
+                        "{at}: the image tag :{tag} (Cargo.toml: {version})"
+                    ));
+                }
+            }
+            for name in names {
+                named += 1;
+                if name != setting {
+                    wrong.push(format!("{at}: {name}, not {setting}"));
+                }
+            }
+            if line.contains(placeholder) && !line.contains("REPLACE") {
+                wrong.push(format!("{at}: a placeholder SHA not marked REPLACE"));
+            }
+        }
+    }
+    assert!(named > 10, "the files name the project {named} times");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
