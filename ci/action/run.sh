@@ -3,10 +3,23 @@
 # script); argv is built from the non-empty ones only. refine-loop itself writes the outcome
 # outputs (the state dir too), the step summary and the annotations; this script adds a
 # unique artifact name, and first writes every output empty (the state dir as the inputs name it),
-# so that an ending where refine-loop writes none (a usage or config error, exit 2) still has all
-# of them, as the docs say: refine-loop's own, written later, take their place. Then it becomes
-# refine-loop (exec), whose exit code is the step's.
+# so that an ending where refine-loop writes none (an input refused here, a usage or config
+# error, exit 2) still has all of them, as the docs say: refine-loop's own, written later, take
+# their place. Then it becomes refine-loop (exec), whose exit code is the step's.
 set -uo pipefail
+
+# Every output, empty, before anything can end the step; the state dir as the inputs name it
+# (refine-loop's, as its config resolves it, replaces it).
+if [[ -n ${GITHUB_OUTPUT:-} ]]; then
+  state_dir=${INPUT_STATE_DIR:-${REFINE_LOOP_STATE_DIR:-${INPUT_TARGET:-.}/.refine-loop}}
+  state_dir=${state_dir//$'\n'/}
+  {
+    for output in outcome stop-reason failed-before failed-after cycles patch-path report-path sarif-path artifact-name; do
+      printf '%s=\n' "$output"
+    done
+    printf 'state-dir=%s\n' "$state_dir"
+  } >>"$GITHUB_OUTPUT"
+fi
 
 bin=${REFINE_LOOP_BIN:-refine-loop}
 args=(run --ci github)
@@ -42,14 +55,15 @@ esac
 [[ -n ${INPUT_MAX_CYCLES:-} ]] && args+=(--max-cycles "$INPUT_MAX_CYCLES")
 [[ -n ${INPUT_TIME_BUDGET:-} ]] && args+=(--time-budget "$INPUT_TIME_BUDGET")
 [[ -n ${INPUT_VERIFY:-} ]] && args+=(--verify "$INPUT_VERIFY")
-# exit-zero: "true" turns findings left and a spent budget into exit 0, not an ERROR (a tool
-# missing, a crash) nor a config error; "all" turns every ending into 0.
+# exit-zero: "true" (or "findings") turns findings left and a spent budget into exit 0, not an
+# ERROR (a tool missing, a crash) nor a cancellation; "all" turns every ending but a config
+# error into 0.
 case ${INPUT_EXIT_ZERO:-false} in
-  true) args+=(--exit-zero) ;;
+  true | findings) args+=(--exit-zero) ;;
   all) args+=(--exit-zero=all) ;;
   false | "") ;;
   *)
-    printf 'refine-loop: the exit-zero input is true, all or false, not %q\n' "$INPUT_EXIT_ZERO" >&2
+    printf 'refine-loop: the exit-zero input is true, findings, all or false, not %q\n' "$INPUT_EXIT_ZERO" >&2
     exit 2
     ;;
 esac
@@ -103,18 +117,9 @@ if [[ ${INPUT_UPLOAD_ARTIFACT:-true} == true ]]; then
   printf '%s\n' "$name" >>"$used"
 fi
 
-if [[ -n ${GITHUB_OUTPUT:-} ]]; then
-  # Every output, empty until refine-loop writes its own; the state dir as the inputs name it
-  # (refine-loop's, as its config resolves it, replaces it).
-  state_dir=${INPUT_STATE_DIR:-${REFINE_LOOP_STATE_DIR:-${INPUT_TARGET:-.}/.refine-loop}}
-  state_dir=${state_dir//$'\n'/}
-  {
-    for output in outcome stop-reason failed-before failed-after cycles patch-path report-path sarif-path; do
-      printf '%s=\n' "$output"
-    done
-    printf 'state-dir=%s\n' "$state_dir"
-    printf 'artifact-name=%s\n' "$name"
-  } >>"$GITHUB_OUTPUT"
+# The artifact's name, for the upload step, only when there is one to upload.
+if [[ -n ${GITHUB_OUTPUT:-} && ${INPUT_UPLOAD_ARTIFACT:-true} == true ]]; then
+  printf 'artifact-name=%s\n' "$name" >>"$GITHUB_OUTPUT"
 fi
 # Only an artifact that will be uploaded is named in the summary.
 if [[ ${INPUT_UPLOAD_ARTIFACT:-true} == true ]]; then
