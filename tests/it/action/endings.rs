@@ -118,10 +118,31 @@ const SECOND_JOBS: [(&str, &str, &str, &str); 2] = [
 /// A second job's download, when the job runs: what download-artifact answered, and the folder.
 type SecondJob = Option<(Result<usize, String>, tempfile::TempDir)>;
 
-/// Each example's second job after this ending of the action: None when its `if:` does not
-/// hold, else its download of the record from `artifacts` (as download-artifact v7 does it)
-/// into a fresh folder, and that folder.
-fn second_jobs(replay: &Replay, artifacts: &ArtifactStore) -> Vec<(&'static str, SecondJob)> {
+/// Whether the example's first job failed when refine-loop exited `code`: its action step's
+/// own `exit-zero` input decides, as run.sh passes it (`true`: findings and budgets are 0).
+fn first_job_failed(workflow: &serde_json::Value, first: &str, code: i32) -> bool {
+    let exit_zero = workflow["jobs"][first]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|step| step["with"]["exit-zero"].as_str())
+        .unwrap_or("false");
+    match exit_zero {
+        "true" | "findings" => !matches!(code, 0 | 1 | 3),
+        "all" => code == 2,
+        _ => code != 0,
+    }
+}
+
+/// Each example's second job after this ending of the action (refine-loop's exit `code`): None
+/// when its `if:` does not hold (a failed first job skips it unless the `if:` says
+/// `always()`), else its download of the record from `artifacts` (as download-artifact v7 does
+/// it) into a fresh folder, and that folder; and whether the first job failed.
+fn second_jobs(
+    replay: &Replay,
+    artifacts: &ArtifactStore,
+    code: i32,
+) -> Vec<(&'static str, bool, SecondJob)> {
     let action = action_outputs(replay);
     SECOND_JOBS
         .iter()
@@ -138,8 +159,9 @@ fn second_jobs(replay: &Replay, artifacts: &ArtifactStore) -> Vec<(&'static str,
             let mut contexts = Contexts::default();
             contexts.needs.insert((*first).to_string(), job_outputs);
             let job = &workflow["jobs"][*second];
-            if !contexts.runs(job["if"].as_str(), false) {
-                return (*file, None);
+            let failed = first_job_failed(&workflow, first, code);
+            if !contexts.runs(job["if"].as_str(), failed) {
+                return (*file, failed, None);
             }
             let download = job["steps"]
                 .as_array()
@@ -164,23 +186,36 @@ fn second_jobs(replay: &Replay, artifacts: &ArtifactStore) -> Vec<(&'static str,
                 (None, None, Some(pattern)) => Download::Pattern(pattern),
                 _ => panic!("{file}: ids, a name or a pattern"),
             };
-            (*file, Some((artifacts.download(what, into.path()), into)))
+            (
+                *file,
+                failed,
+                Some((artifacts.download(what, into.path()), into)),
+            )
         })
         .collect()
 }
 
 /// The examples' second jobs run exactly when there is what they read (the record; for code
-/// scanning, its SARIF file too: not after an error or a campaign found finished), and then find
-/// it at the top of their download's path.
-fn assert_second_jobs(ending: &str, replay: &Replay, artifacts: &ArtifactStore, uploaded: bool) {
+/// scanning, its SARIF file too: not after an error or a campaign found finished) and their
+/// first job did not fail (the nightly's pull request waits for a run that ended; code
+/// scanning reads any record), and then find it at the top of their download's path.
+fn assert_second_jobs(
+    ending: &str,
+    replay: &Replay,
+    artifacts: &ArtifactStore,
+    uploaded: bool,
+    code: i32,
+) {
     let sarif = !action_outputs(replay)["sarif-path"].is_empty();
-    for (file, job) in second_jobs(replay, artifacts) {
+    for (file, failed, job) in second_jobs(replay, artifacts, code) {
         let needed = if file == "github-workflow.yml" {
             "report.sarif"
         } else {
             "manifest.json"
         };
-        let expected = uploaded && (sarif || needed == "manifest.json");
+        let after_failure = file == "github-workflow.yml";
+        let expected =
+            uploaded && (sarif || needed == "manifest.json") && (!failed || after_failure);
         match job {
             None => assert!(!expected, "{ending}: {file}'s second job did not run"),
             Some((downloaded, into)) => {
@@ -255,7 +290,7 @@ fn every_ending_writes_every_output_and_uploads_whenever_there_is_a_record() {
         assert_eq!(outputs["outcome"], outcome, "{ending}: {outputs:?}");
         let id = artifact_id(&replay, &artifacts);
         assert_eq!(!id.is_empty(), uploaded, "{ending}: {:?}", replay.upload);
-        assert_second_jobs(ending, &replay, &artifacts, uploaded);
+        assert_second_jobs(ending, &replay, &artifacts, uploaded, code);
     }
 }
 
@@ -301,7 +336,7 @@ fn a_campaign_found_finished_still_writes_every_output_and_uploads_its_state() {
         let outputs = run_outputs(&replay).clone();
         let id = artifact_id(&replay, &artifacts);
         assert!(!id.is_empty(), "night {night}: {:?}", replay.upload);
-        assert_second_jobs(&format!("night {night}"), &replay, &artifacts, true);
+        assert_second_jobs(&format!("night {night}"), &replay, &artifacts, true, 0);
         let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
         if stderr.contains("campaign finished") {
             assert_eq!(outputs["outcome"], "SUCCESS", "{outputs:?}");
