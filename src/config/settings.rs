@@ -190,6 +190,36 @@ pub struct GateSettings {
     pub shard: Option<Shard>,
 }
 
+impl GateSettings {
+    /// `sha256:` and 16 hex digits over what decides the gate's verdict: each check's name,
+    /// category, command, parser, working directory, environment and success codes, in order.
+    /// The tools' versions are not known to the loop, so they are not in it.
+    pub fn fingerprint(&self) -> String {
+        use sha2::Digest as _;
+        let mut hasher = sha2::Sha256::new();
+        let mut field = |bytes: &[u8]| {
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        };
+        for check in &self.checks {
+            field(check.name.as_bytes());
+            field(check.category.as_bytes());
+            field(check.run.as_bytes());
+            field(check.parser.as_bytes());
+            field(check.cwd_relative.as_bytes());
+            field(check.env.len().to_string().as_bytes());
+            for (name, value) in &check.env {
+                field(name.as_bytes());
+                field(value.as_bytes());
+            }
+            field(format!("{:?}", check.success_codes).as_bytes());
+            field(b"end of check");
+        }
+        let digest = crate::encoding::hex_digest(hasher);
+        format!("sha256:{}", &digest[..16])
+    }
+}
+
 /// One check of the gate, ready to run.
 #[derive(Debug, Clone)]
 pub struct CheckSettings {
