@@ -41,7 +41,7 @@ fn two_findings() -> Repo {
 }
 
 /// `git interpret-trailers --parse` of the file at `path`, as (key, value) pairs in order.
-fn parsed_trailers(dir: &Path, path: &Path) -> Vec<(String, String)> {
+pub fn parsed_trailers(dir: &Path, path: &Path) -> Vec<(String, String)> {
     let output = Command::new("git")
         .args(["interpret-trailers", "--parse"])
         .arg(path)
