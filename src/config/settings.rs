@@ -190,6 +190,36 @@ pub struct GateSettings {
     pub shard: Option<Shard>,
 }
 
+impl GateSettings {
+    /// `sha256:` and 16 hex digits over what decides the gate's verdict: each check's name,
+    /// category, command, parser, working directory, environment and success codes, in order.
+    /// The tools' versions are not known to the loop, so they are not in it.
+    pub fn fingerprint(&self) -> String {
+        use sha2::Digest as _;
+        let mut hasher = sha2::Sha256::new();
+        let mut field = |bytes: &[u8]| {
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        };
+        for check in &self.checks {
+            field(check.name.as_bytes());
+            field(check.category.as_bytes());
+            field(check.run.as_bytes());
+            field(check.parser.as_bytes());
+            field(check.cwd_relative.as_bytes());
+            field(check.env.len().to_string().as_bytes());
+            for (name, value) in &check.env {
+                field(name.as_bytes());
+                field(value.as_bytes());
+            }
+            field(format!("{:?}", check.success_codes).as_bytes());
+            field(b"end of check");
+        }
+        let digest = crate::encoding::hex_digest(hasher);
+        format!("sha256:{}", &digest[..16])
+    }
+}
+
 /// One check of the gate, ready to run.
 #[derive(Debug, Clone)]
 pub struct CheckSettings {
@@ -259,6 +289,70 @@ mod shard_tests {
                     .count();
                 assert_eq!(holders, 1, "check {position} of {count} slices");
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod fingerprint_tests {
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    use super::{CheckSettings, GateSettings};
+
+    fn check(name: &str, run: &str) -> CheckSettings {
+        CheckSettings {
+            name: name.to_string(),
+            category: "lint".to_string(),
+            run: run.to_string(),
+            parser: "clippy".to_string(),
+            timeout: Duration::from_secs(60),
+            cwd: PathBuf::from("/somewhere"),
+            cwd_relative: String::new(),
+            env: Vec::new(),
+            success_codes: vec![0],
+            install: None,
+            missing_tool: None,
+            rerun: None,
+        }
+    }
+
+    fn gate(checks: Vec<CheckSettings>) -> GateSettings {
+        GateSettings {
+            checks,
+            kill_grace: Duration::from_secs(5),
+            log_limit: 1024,
+            confirm_runs: 0,
+            shard: None,
+        }
+    }
+
+    #[test]
+    fn the_fingerprint_follows_what_decides_the_verdict_only() {
+        let plain = gate(vec![check("lint", "cargo clippy")]).fingerprint();
+        assert!(
+            plain.starts_with("sha256:") && plain.len() == 7 + 16,
+            "{plain}"
+        );
+        // Where the target lies, timeouts and the log limit do not change the gate.
+        let mut moved = gate(vec![check("lint", "cargo clippy")]);
+        moved.checks[0].cwd = PathBuf::from("/elsewhere");
+        moved.checks[0].timeout = Duration::from_secs(1);
+        moved.log_limit = 1;
+        assert_eq!(moved.fingerprint(), plain);
+        // The command, the parser, the environment and the order do.
+        let mut changed = vec![gate(vec![check("lint", "cargo clippy -- -D warnings")])];
+        let mut parser = gate(vec![check("lint", "cargo clippy")]);
+        parser.checks[0].parser = "generic".to_string();
+        changed.push(parser);
+        let mut env = gate(vec![check("lint", "cargo clippy")]);
+        env.checks[0].env = vec![("A".to_string(), "B".to_string())];
+        changed.push(env);
+        let two = gate(vec![check("a", "x"), check("b", "y")]);
+        let swapped = gate(vec![check("b", "y"), check("a", "x")]);
+        assert_ne!(two.fingerprint(), swapped.fingerprint());
+        for other in changed {
+            assert_ne!(other.fingerprint(), plain, "{other:?}");
         }
     }
 }

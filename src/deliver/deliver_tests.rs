@@ -340,18 +340,27 @@ fn iterations(store: &SnapshotStore, files: &mut Files) -> Vec<Iteration> {
             cycle: 1,
             summary: "failed 12\u{2192}7 (lint 5\u{2192}0)".to_string(),
             ledger: sample(1),
+            provenance: Provenance::default(),
             changes: first_changes,
         },
         Iteration {
             cycle: 3,
             summary: "failed 7\u{2192}3".to_string(),
             ledger: sample(3),
+            provenance: Provenance::default(),
             changes: second,
         },
         Iteration {
             cycle: 4,
             summary: "failed 3\u{2192}0\n(all green)".to_string(),
             ledger: tricky(),
+            provenance: Provenance {
+                run: "https://ci.example/runs/7".to_string(),
+                gate: "sha256:0123".to_string(),
+                delegates: vec!["fixer\n\nRefine-Loop-Cost: 0 USD".to_string()],
+                cost: "tokens 12, cost unknown".to_string(),
+                findings: "fixed 3, new 0, pre-existing 0".to_string(),
+            },
             changes: third,
         },
     ]
@@ -490,6 +499,13 @@ fn the_series_applies_with_git_am_on_a_fresh_clone_of_the_base() {
         assert_eq!(
             Ledger::parse(&message).unwrap(),
             iteration.ledger.normalized(),
+            "{message}"
+        );
+        // The trailers survive `git am` whole, and only they are trailers.
+        let trailers = git(&clone, &["log", "-1", "--format=%(trailers:only)", commit]);
+        assert_eq!(
+            format!("{trailers}\n"),
+            iteration.provenance.trailers(),
             "{message}"
         );
     }
@@ -650,6 +666,7 @@ fn a_detached_head_in_a_shallow_clone_works_too() {
         cycle: 1,
         summary: "failed 1\u{2192}0".to_string(),
         ledger: sample(1),
+        provenance: Provenance::default(),
         changes,
     };
     let tip = recorder.record(&iteration, &run.store).unwrap();
@@ -687,6 +704,7 @@ fn the_secret_scan_refuses_patches_and_writes_nothing() {
                 cycle: 1,
                 summary: "clean".to_string(),
                 ledger: sample(1),
+                provenance: Provenance::default(),
                 changes: clean,
             },
             &run.store,
@@ -710,6 +728,7 @@ fn the_secret_scan_refuses_patches_and_writes_nothing() {
                 cycle: 2,
                 summary: "leaks".to_string(),
                 ledger: sample(2),
+                provenance: Provenance::default(),
                 changes: leaking,
             },
             &run.store,
@@ -758,6 +777,7 @@ fn a_secret_in_text_is_found_in_the_patch_text_and_the_blob() {
         cycle: 1,
         summary: "config".to_string(),
         ledger: sample(1),
+        provenance: Provenance::default(),
         changes,
     };
     recorder.record(&iteration, &run.store).unwrap();
@@ -810,6 +830,7 @@ fn bad_run_ids_paths_and_empty_iterations_are_refused() {
             cycle: 1,
             summary: String::new(),
             ledger: Ledger::default(),
+            provenance: Provenance::default(),
             changes: edit(
                 &run.store,
                 &mut run.files.clone(),
@@ -828,6 +849,7 @@ fn bad_run_ids_paths_and_empty_iterations_are_refused() {
         cycle: 1,
         summary: String::new(),
         ledger: Ledger::default(),
+        provenance: Provenance::default(),
         changes: [None, Some((0o100644, b"x".to_vec()))]
             .into_iter()
             .flat_map(|after| {
@@ -851,6 +873,7 @@ fn bad_run_ids_paths_and_empty_iterations_are_refused() {
         cycle: 1,
         summary: String::new(),
         ledger: Ledger::default(),
+        provenance: Provenance::default(),
         changes: edit(
             &run.store,
             &mut run.files.clone(),
@@ -867,6 +890,7 @@ fn bad_run_ids_paths_and_empty_iterations_are_refused() {
         cycle: 2,
         summary: String::new(),
         ledger: Ledger::default(),
+        provenance: Provenance::default(),
         changes: edit(
             &run.store,
             &mut run.files,
@@ -899,6 +923,7 @@ fn a_corrupt_store_entry_is_refused() {
         cycle: 1,
         summary: String::new(),
         ledger: Ledger::default(),
+        provenance: Provenance::default(),
         changes,
     };
     assert!(matches!(

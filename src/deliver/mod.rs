@@ -8,6 +8,7 @@ mod email;
 mod ledger;
 mod manifest;
 mod patch;
+mod provenance;
 mod secrets;
 mod tree;
 
@@ -19,6 +20,7 @@ use crate::workspace::{PathState, SnapshotStore};
 pub use ledger::Ledger;
 pub use manifest::{EntryKind, Manifest};
 pub use patch::PatchFile;
+pub use provenance::{Provenance, run_locator};
 pub use secrets::SecretScan;
 
 /// The namespace of the private refs, one per run.
@@ -93,6 +95,8 @@ pub struct Iteration {
     pub summary: String,
     /// The commit body sections.
     pub ledger: Ledger,
+    /// The trailers that end the message, after the ledger.
+    pub provenance: Provenance,
     /// What this cycle changed, relative to the previous iteration's tree.
     pub changes: Vec<PathChange>,
 }
@@ -166,6 +170,11 @@ impl<'repo> Recorder<'repo> {
         })
     }
 
+    /// The run's id, as in its ref.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
     /// `refs/refine-loop/<run-id>`.
     pub fn reference(&self) -> &str {
         &self.reference
@@ -206,7 +215,12 @@ impl<'repo> Recorder<'repo> {
             .find_tree(tree_id)
             .map_err(git(format!("find tree {tree_id}")))?;
         let subject = subject(iteration.cycle, &iteration.summary);
-        let message = format!("{subject}\n\n{}", iteration.ledger.to_body());
+        // The trailers come last, after a blank line: nothing in the ledger can join them.
+        let message = format!(
+            "{subject}\n\n{}\n{}",
+            iteration.ledger.to_body(),
+            iteration.provenance.trailers()
+        );
         let signature = match &self.signature {
             Some(signature) => signature.clone(),
             None => git2::Signature::now(AUTHOR_NAME, AUTHOR_EMAIL)

@@ -6,8 +6,10 @@ use std::fmt::Write as _;
 
 use super::Attempt;
 use crate::config::Settings;
-use crate::deliver::{DeliverError, DeliveryNote, Iteration, Ledger, PathChange, Recorder};
-use crate::model::GateSummary;
+use crate::deliver::{
+    DeliverError, DeliveryNote, Iteration, Ledger, PathChange, Provenance, Recorder,
+};
+use crate::model::{GateSummary, TokenUsage};
 use crate::stop::StopReason;
 use crate::workspace::{Change, SnapshotStore, compose};
 
@@ -61,12 +63,91 @@ pub fn record_cycle(
             }
             ledger
         },
+        provenance: provenance(recorder.run_id(), settings, story),
         changes,
     };
     match recorder.record(&iteration, store) {
         Ok(_) | Err(DeliverError::NothingToRecord { .. }) => Ok(()),
         Err(error) => Err(error),
     }
+}
+
+/// The commit's trailers: the CI run (its URL where the environment gives one), the gate's
+/// fingerprint, the delegates whose changes it keeps, what the cycle's turns cost, and the
+/// findings it fixed and left. Until a base to compare with exists, every finding that is left
+/// counts as pre-existing.
+fn provenance(run_id: &str, settings: &Settings, story: &CycleStory<'_>) -> Provenance {
+    let mut delegates: Vec<usize> = story
+        .attempts
+        .iter()
+        .filter(|a| a.kept)
+        .map(|a| a.delegate)
+        .collect();
+    delegates.sort_unstable();
+    delegates.dedup();
+    let fixed = story
+        .before
+        .failed_count
+        .saturating_sub(story.after.failed_count);
+    Provenance {
+        run: crate::deliver::run_locator(|name| std::env::var(name).ok(), run_id),
+        gate: settings.gate.fingerprint(),
+        delegates: delegates
+            .into_iter()
+            .map(|index| delegate_name(&settings.delegates[index]))
+            .collect(),
+        cost: cost(story.attempts),
+        findings: format!(
+            "fixed {fixed}, new 0, pre-existing {}",
+            story.after.failed_count
+        ),
+    }
+}
+
+/// The longest command shown as a delegate's name, in characters.
+const COMMAND_SUMMARY: usize = 60;
+
+/// A delegate as its trailer names it: `command <its command, cut short>; model unknown` (a
+/// command delegate does not say which model it runs), `http <endpoint>; model <model>`.
+fn delegate_name(spec: &crate::delegate::DelegateSpec) -> String {
+    match &spec.launch {
+        crate::delegate::Launch::Command(run) => {
+            let line = run.split_whitespace().collect::<Vec<_>>().join(" ");
+            let short = if line.chars().count() > COMMAND_SUMMARY {
+                let cut: String = line.chars().take(COMMAND_SUMMARY - 1).collect();
+                format!("{}\u{2026}", cut.trim_end())
+            } else {
+                line
+            };
+            format!("command `{short}`; model unknown")
+        }
+        crate::delegate::Launch::Http(http) => {
+            format!("http {}; model {}", http.endpoint, http.model)
+        }
+        crate::delegate::Launch::Reapply(_) => format!("{}; model none", spec.describe()),
+    }
+}
+
+/// The tokens the cycle's turns report, kept or not: `unknown` when none reports any, the sum
+/// and how many turns did not report when some do; the cost in money is not known yet.
+fn cost(attempts: &[Attempt]) -> String {
+    let reported: Vec<&TokenUsage> = attempts
+        .iter()
+        .filter_map(|a| a.run.usage.as_ref())
+        .collect();
+    let Some(total) = TokenUsage::total(reported.iter().copied()) else {
+        return "unknown".to_string();
+    };
+    let silent = attempts.len() - reported.len();
+    let mut text = format!(
+        "tokens {} (prompt {}, completion {})",
+        total.total_tokens, total.prompt_tokens, total.completion_tokens
+    );
+    if silent > 0 {
+        let _ = write!(text, " plus {silent} turn(s) unknown");
+    }
+    text.push_str(", cost unknown");
+    text
 }
 
 /// `failed 12→7 (lint 5→0, types 7→7)`: the categories that moved.

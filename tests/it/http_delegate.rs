@@ -142,6 +142,27 @@ fn a_good_diff_is_applied_verified_by_the_gate_and_its_tokens_recorded() {
         serde_json::from_slice(&std::fs::read(repo.join(".refine-loop/trend.json")).unwrap())
             .unwrap();
     assert_eq!(trend["cycles"][1]["tokens"]["total_tokens"], 366);
+    // The commit names the endpoint and its model, and what the turn cost.
+    let patch =
+        repo.join(".refine-loop/patches/0001-refine-loop-iteration-1-failed-1-0-lint-1-0.patch");
+    let trailers = crate::provenance::parsed_trailers(repo.path(), &patch);
+    let endpoint = format!("{}/v1/chat/completions", server.base);
+    for (key, value) in [
+        (
+            "Refine-Loop-Delegate",
+            format!("http {endpoint}; model local-coder"),
+        ),
+        (
+            "Refine-Loop-Cost",
+            "tokens 366 (prompt 321, completion 45), cost unknown".to_string(),
+        ),
+        (
+            "Refine-Loop-Findings",
+            "fixed 1, new 0, pre-existing 0".to_string(),
+        ),
+    ] {
+        assert!(trailers.contains(&(key.to_string(), value)), "{trailers:?}");
+    }
     assert_key_written_nowhere(&repo, &output);
 }
 

@@ -43,6 +43,7 @@ mod parser_catalogue;
 mod parser_fixtures;
 mod parser_generic;
 mod problem_matchers;
+mod provenance;
 mod readme;
 mod real_tools;
 mod recover;
