@@ -44,6 +44,15 @@ fn a_claude_stand_in_reports_its_tokens_cost_turns_and_text() {
     assert_eq!(cycle["tokens"]["cost_usd"], 0.0283541, "{cycle}");
     assert_eq!(cycle["tokens"]["turns"], 3, "{cycle}");
     assert!(cycle.get("usage_unknown").is_none(), "{cycle}");
+    let last = final_report(&repo);
+    assert!(
+        last.contains("Spent, as the delegates reported it: 37376 prompt + 137 completion"),
+        "{last}"
+    );
+}
+
+fn final_report(repo: &Repo) -> String {
+    std::fs::read_to_string(repo.join(".refine-loop/REFINE-LOOP-FINAL.md")).unwrap()
 }
 
 #[test]
@@ -81,6 +90,11 @@ fn a_delegate_without_a_reader_reports_its_usage_unknown_never_free() {
     let cycle = &json(&repo, "trend.json")["cycles"][1];
     assert_eq!(cycle["usage_unknown"], 1, "{cycle}");
     assert!(cycle.get("tokens").is_none(), "{cycle}");
+    let last = final_report(&repo);
+    assert!(
+        last.contains("Spent: unknown; the usage of 1 delegate run(s) is unknown"),
+        "{last}"
+    );
 
     // A reader that finds nothing says so too; `none` is no account, on purpose.
     let repo = agent("aider-no-cost.out", "claude-json");
