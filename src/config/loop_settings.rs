@@ -8,7 +8,7 @@ use super::loop_guards as guards;
 use super::overrides::Overrides;
 use super::settings::{Accept, Isolate, LENSES, RunSettings, Verify, defaults};
 use super::wire::{DelegateFile, LoopFile};
-use crate::delegate::{DEFAULT_TEMPLATE, DelegateSpec, HttpSpec, Launch, Role};
+use crate::delegate::{DEFAULT_TEMPLATE, DelegateSpec, HttpSpec, Launch, Role, UsageReader};
 
 /// `per-cycle` or `per-delegate`.
 pub fn parse_verify(text: &str) -> Result<Verify, String> {
@@ -196,6 +196,7 @@ fn resolve_delegate(
     let launch = resolve_launch(at, &delegate, role)?;
     let lens = resolve_lens(at, delegate.lens, role)?;
     let prompt_on_stdin = parse_stdin(at, delegate.stdin.as_deref())?;
+    let usage = parse_usage(at, delegate.usage.as_deref())?;
     let template = read_template(config_dir, delegate.template)?;
     crate::delegate::check_template(&template)
         .map_err(|error| at.invalid("template", error.to_string()))?;
@@ -215,6 +216,27 @@ fn resolve_delegate(
         env: delegate.env.into_iter().collect(),
         on_paths: None,
         whole_tree: false,
+        usage,
+    })
+}
+
+/// A command delegate's `usage` reader, by name; a name that is none of them is refused, with
+/// the nearest one when it looks like a typo.
+fn parse_usage(at: Entry<'_>, usage: Option<&str>) -> Result<Option<UsageReader>, ConfigError> {
+    let Some(name) = usage else {
+        return Ok(None);
+    };
+    UsageReader::named(name).map(Some).ok_or_else(|| {
+        let guess = crate::delegate::nearest_reader(name).map_or(String::new(), |reader| {
+            format!("; did you mean \"{reader}\"?")
+        });
+        at.invalid(
+            "usage",
+            format!(
+                "\"{name}\" is not a usage reader{guess} (the readers: {})",
+                crate::delegate::USAGE_READERS.join(", ")
+            ),
+        )
     })
 }
 
@@ -330,6 +352,7 @@ fn first_command_field(delegate: &DelegateFile) -> Option<&'static str> {
         ("stdin", delegate.stdin.is_some()),
         ("idle_timeout", delegate.idle_timeout.is_some()),
         ("env", !delegate.env.is_empty()),
+        ("usage", delegate.usage.is_some()),
     ]
     .into_iter()
     .find(|(_, set)| *set)

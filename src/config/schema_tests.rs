@@ -236,6 +236,12 @@ const FORMS: &[(&str, bool)] = &[
     ("[[delegate]]\nkind = \"grpc\"\nrun = \"true\"", false),
     ("[[delegate]]\nrun = \"true\"\nstdin = \"file\"", false),
     (
+        "[[delegate]]\nrun = \"true\"\nusage = \"claude-stream-json\"",
+        true,
+    ),
+    ("[[delegate]]\nrun = \"true\"\nusage = \"none\"", true),
+    ("[[delegate]]\nrun = \"true\"\nusage = \"claude\"", false),
+    (
         "[[delegate]]\nrun = \"true\"\nrole = \"discover\"\nlens = \"speed\"",
         false,
     ),
@@ -289,4 +295,25 @@ fn the_schema_takes_what_the_loader_takes() {
             "the loader on\n{text}\nsays {loaded:?}"
         );
     }
+}
+
+#[test]
+fn an_unknown_usage_reader_is_refused_with_the_nearest_one() {
+    let error = loads(&format!(
+        "{GATE}\n[[delegate]]\nrun = \"claude -p\"\nusage = \"claude-jsn\"\n"
+    ))
+    .expect_err("an unknown reader is refused");
+    assert!(error.contains("usage"), "{error}");
+    assert!(error.contains("did you mean \"claude-json\"?"), "{error}");
+    assert!(
+        error.contains("claude-json, claude-stream-json, codex-json, aider, none"),
+        "{error}"
+    );
+    // An http delegate's endpoint reports its usage: the key is for commands.
+    let error = loads(&format!(
+        "{GATE}\n[[delegate]]\nkind = \"http\"\nendpoint = \"https://e/v1\"\nmodel = \"m\"\n\
+         usage = \"none\"\n"
+    ))
+    .expect_err("usage is for a command");
+    assert!(error.contains("usage"), "{error}");
 }

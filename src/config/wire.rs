@@ -193,6 +193,11 @@ pub struct DelegateFile {
     /// Environment variables set for the command.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// How the command's output tells what it spent (tokens, cost, turns): `"claude-json"`,
+    /// `"claude-stream-json"`, `"codex-json"`, `"aider"`, or `"none"` (it reports nothing, on
+    /// purpose). Left out, its usage is unknown.
+    #[cfg_attr(test, schemars(extend("enum" = crate::delegate::USAGE_READERS)))]
+    pub usage: Option<String>,
 }
 
 /// The quality gate: its checks, and the limits every check shares.

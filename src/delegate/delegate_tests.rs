@@ -19,6 +19,7 @@ fn spec(run: &str) -> DelegateSpec {
         env: vec![("EXTRA".into(), "yes".into())],
         on_paths: None,
         whole_tree: false,
+        usage: None,
     }
 }
 

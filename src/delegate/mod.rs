@@ -8,6 +8,7 @@ mod http;
 mod on_paths;
 mod prompt;
 mod reapply;
+mod usage;
 mod verdict;
 
 use std::collections::BTreeMap;
@@ -16,6 +17,7 @@ use std::time::Duration;
 
 pub use on_paths::OnPaths;
 pub use prompt::{DEFAULT_TEMPLATE, check_template, render_prompt};
+pub use usage::{READERS as USAGE_READERS, UsageReader, nearest_reader};
 pub use verdict::Verdict;
 pub(crate) use verdict::read_verdict;
 
@@ -64,6 +66,9 @@ pub struct DelegateSpec {
     /// `cargo fmt`, golangci-lint): in a run with a scope, what it changes outside the scope is
     /// left out, and not held against it; it did what its tool does.
     pub whole_tree: bool,
+    /// How a command delegate's usage is read from its output; `None` when the config names no
+    /// reader (its usage is unknown).
+    pub usage: Option<UsageReader>,
 }
 
 /// How a delegate runs.
@@ -231,8 +236,13 @@ pub struct DelegateRun {
     /// Why its verdict file was not read (a symlink, a FIFO, a device, too long).
     pub verdict_refused: Option<String>,
     pub files: DelegateFiles,
-    /// Tokens the endpoint reported (an http delegate).
+    /// What it spent, as it reported it: an http delegate's endpoint, or a command delegate's
+    /// output read by its `usage` reader.
     pub usage: Option<TokenUsage>,
+    /// Why its usage is unknown, when it is: it is then never counted as free.
+    pub usage_unknown: Option<String>,
+    /// The agent's closing text, taken out of its JSON output by its `usage` reader.
+    pub answer: Option<String>,
     /// Why an http delegate's answer was not applied.
     pub note: Option<String>,
     /// Its own files the loop had to cut or remove (see [`DelegateFiles::settle`]).
@@ -376,6 +386,8 @@ impl Transcript {
             verdict_refused: None,
             files: self.files,
             usage,
+            usage_unknown: None,
+            answer: None,
             note,
             own_files: Vec::new(),
             kernel_refused: Vec::new(),
@@ -463,8 +475,12 @@ fn run_command(
     };
     let mut output = HeadTail::default();
     let mut refusals = crate::confine::Refusals::default();
+    let mut tally = spec.usage.map(usage::UsageTally::new);
     let ran = confined::run(process, confinement, cancel, &mut |chunk| {
         output.push(chunk);
+        if let Some(tally) = &mut tally {
+            tally.push(chunk);
+        }
         if limits.confiner.is_some() {
             refusals.push(chunk);
         }
@@ -490,6 +506,19 @@ fn run_command(
     });
     // Its own files stay in the state dir: bounded, and without the secrets they may hold.
     let own_files = files.settle();
+    let (usage, answer) = tally.map_or((None, None), usage::UsageTally::finish);
+    let usage_unknown = match spec.usage {
+        _ if usage.is_some() || spawn_error.is_some() => None,
+        Some(UsageReader::None) => None,
+        Some(reader) => Some(format!(
+            "its output held nothing the `{}` reader could read",
+            reader.name()
+        )),
+        None => Some("no `usage` reader is configured for it".to_string()),
+    };
+    let answer = answer.map(|text| {
+        String::from_utf8_lossy(&crate::secrets::redacted(text.as_bytes())).into_owned()
+    });
     Ok(DelegateRun {
         end,
         spawn_error,
@@ -497,7 +526,9 @@ fn run_command(
         verdict,
         verdict_refused,
         files,
-        usage: None,
+        usage,
+        usage_unknown,
+        answer,
         note: None,
         own_files,
         kernel_refused,
@@ -514,6 +545,8 @@ fn not_started(files: DelegateFiles, why: String) -> DelegateRun {
         verdict: None,
         files,
         usage: None,
+        usage_unknown: None,
+        answer: None,
         note: None,
         verdict_refused: None,
         own_files: Vec::new(),

@@ -166,6 +166,10 @@ fn record_trend(engine: &mut Engine<'_>, record: &CycleRecord<'_>) -> Result<(),
         last.unmasked = (unmasked > 0).then_some(unmasked);
         last.tokens =
             TokenUsage::total(record.attempts.iter().filter_map(|a| a.run.usage.as_ref()));
+        let unknown = (record.attempts.iter())
+            .filter(|attempt| attempt.run.usage_unknown.is_some())
+            .count();
+        last.usage_unknown = (unknown > 0).then_some(unknown as u64);
         if engine.settings.run.integrity != crate::integrity::Mode::Off {
             last.integrity = Some(engine.integrity.take_cycle());
         }

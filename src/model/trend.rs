@@ -8,7 +8,7 @@ use super::{GateSummary, Outcome, StopReason, is_breakthrough};
 use crate::state::format;
 
 /// The failed and warning counts per cycle, and how the run ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Trend {
     pub format_version: u32,
     #[serde(default)]
@@ -19,7 +19,7 @@ pub struct Trend {
 }
 
 /// One cycle of the trend (cycle 0 is the baseline).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TrendCycle {
     pub cycle: u32,
     pub failed_count: u64,
@@ -51,9 +51,14 @@ pub struct TrendCycle {
     pub gate_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delegate_ms: Option<u64>,
-    /// The tokens the cycle's http delegates used, as their endpoints reported them.
+    /// What the cycle's delegates spent, as they reported it: an http delegate's endpoint, a
+    /// command delegate's output read by its `usage` reader.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TokenUsage>,
+    /// The cycle's delegate runs whose usage is unknown (no `usage` reader, or nothing it could
+    /// read): `tokens` leaves them out, so it is a floor, never their cost of zero.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_unknown: Option<u64>,
     /// Moves of the cycle's changes that made the gate see less: refused (their change rolled
     /// back), allowed by `[[integrity.allow]]`, or only reported (`integrity = "report"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,27 +81,89 @@ fn is_zero(value: &u64) -> bool {
     *value == 0
 }
 
-/// Tokens an endpoint reports for a request (an http delegate's).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// What a delegate spent, as it reported it: an http delegate's endpoint, or a command
+/// delegate's own output read by its `usage` reader. The cache and cost fields are there when
+/// the tool gives them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct TokenUsage {
+    /// The tokens in, cached ones included.
     pub prompt_tokens: u64,
+    /// The tokens out.
     pub completion_tokens: u64,
     pub total_tokens: u64,
+    /// Of `prompt_tokens`, those read from the model's prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_tokens: Option<u64>,
+    /// Of `prompt_tokens`, those written to the model's prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_tokens: Option<u64>,
+    /// The cost in US dollars, as the tool computed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// The model's turns (requests), as the tool counted them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<u64>,
 }
 
 impl TokenUsage {
     /// The sum of `usages`; `None` when none was reported.
     pub fn total<'a>(usages: impl IntoIterator<Item = &'a TokenUsage>) -> Option<TokenUsage> {
-        usages.into_iter().fold(None, |sum, usage| {
-            let sum = sum.unwrap_or_default();
-            Some(TokenUsage {
-                prompt_tokens: sum.prompt_tokens.saturating_add(usage.prompt_tokens),
-                completion_tokens: sum
-                    .completion_tokens
-                    .saturating_add(usage.completion_tokens),
-                total_tokens: sum.total_tokens.saturating_add(usage.total_tokens),
+        usages
+            .into_iter()
+            .fold(None, |sum: Option<TokenUsage>, usage| {
+                Some(sum.map_or(*usage, |sum| sum.plus(usage)))
             })
-        })
+    }
+
+    /// This and `other` together; a figure only one of them gives is kept as it is.
+    #[must_use]
+    pub fn plus(&self, other: &TokenUsage) -> TokenUsage {
+        fn either<T>(a: Option<T>, b: Option<T>, add: impl Fn(T, T) -> T) -> Option<T> {
+            match (a, b) {
+                (Some(a), Some(b)) => Some(add(a, b)),
+                (a, b) => a.or(b),
+            }
+        }
+        TokenUsage {
+            prompt_tokens: self.prompt_tokens.saturating_add(other.prompt_tokens),
+            completion_tokens: self
+                .completion_tokens
+                .saturating_add(other.completion_tokens),
+            total_tokens: self.total_tokens.saturating_add(other.total_tokens),
+            cache_read_tokens: either(
+                self.cache_read_tokens,
+                other.cache_read_tokens,
+                u64::saturating_add,
+            ),
+            cache_write_tokens: either(
+                self.cache_write_tokens,
+                other.cache_write_tokens,
+                u64::saturating_add,
+            ),
+            cost_usd: either(self.cost_usd, other.cost_usd, |a, b| a + b),
+            turns: either(self.turns, other.turns, u64::saturating_add),
+        }
+    }
+
+    /// One line: the tokens, and the cache, cost and turns where known.
+    pub fn describe(&self) -> String {
+        let mut text = format!(
+            "{} prompt + {} completion = {}",
+            self.prompt_tokens, self.completion_tokens, self.total_tokens
+        );
+        if let Some(read) = self.cache_read_tokens {
+            text.push_str(&format!("; {read} read from cache"));
+        }
+        if let Some(written) = self.cache_write_tokens {
+            text.push_str(&format!("; {written} written to cache"));
+        }
+        if let Some(cost) = self.cost_usd {
+            text.push_str(&format!("; cost {cost:.4} USD"));
+        }
+        if let Some(turns) = self.turns {
+            text.push_str(&format!("; {turns} turn(s)"));
+        }
+        text
     }
 }
 

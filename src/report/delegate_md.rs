@@ -70,11 +70,9 @@ pub fn delegate_report(attempt: &DelegateReport<'_>) -> String {
         let _ = writeln!(text, "- the kernel refused a write: {line}");
     }
     if let Some(usage) = &run.usage {
-        let _ = writeln!(
-            text,
-            "- tokens: {} prompt + {} completion = {}",
-            usage.prompt_tokens, usage.completion_tokens, usage.total_tokens
-        );
+        let _ = writeln!(text, "- tokens: {}", usage.describe());
+    } else if let Some(why) = &run.usage_unknown {
+        let _ = writeln!(text, "- tokens: usage unknown ({why}); not counted as free");
     }
     let _ = writeln!(text, "\n## What it changed (from git)\n");
     if attempt.changes.is_empty() {
@@ -103,6 +101,13 @@ pub fn delegate_report(attempt: &DelegateReport<'_>) -> String {
         for finding in findings {
             let _ = writeln!(text, "- {}", crate::markdown::inline(finding));
         }
+    }
+    if let Some(answer) = &run.answer {
+        let _ = write!(
+            text,
+            "\n## Its answer\n\n```text\n{}\n```\n",
+            crate::markdown::code_block(answer.trim_end())
+        );
     }
     let tail = run.output.tail();
     let start = tail.len().saturating_sub(REPORT_OUTPUT);
@@ -202,6 +207,8 @@ mod tests {
             ])),
             files: DelegateFiles::for_category(std::path::Path::new("/s"), "lint"),
             usage: None,
+            usage_unknown: None,
+            answer: None,
             note: None,
             own_files: Vec::new(),
             kernel_refused: Vec::new(),

@@ -30,6 +30,7 @@ pub(super) fn refactoring_report(report: &Report, run: &RunPart) -> String {
         "Failures: {} at the baseline, {} now.\n",
         report.baseline.failed_count, report.last.failed_count
     );
+    spent_line(&mut text, report);
     let unmasked: u64 = report.trend.cycles.iter().filter_map(|c| c.unmasked).sum();
     if unmasked > 0 {
         let _ = writeln!(
@@ -81,6 +82,35 @@ pub(super) fn refactoring_report(report: &Report, run: &RunPart) -> String {
     changes_section(&mut text, report, run);
     next_steps(&mut text, report, run);
     text
+}
+
+/// What the delegates spent, as they reported it; the runs whose usage is unknown are named as
+/// such, never taken as free. Nothing when no delegate ran.
+fn spent_line(text: &mut String, report: &Report) {
+    let cycles = &report.trend.cycles;
+    let spent = crate::model::TokenUsage::total(cycles.iter().filter_map(|c| c.tokens.as_ref()));
+    let unknown: u64 = cycles.iter().filter_map(|c| c.usage_unknown).sum();
+    let unknown_note = format!(
+        "the usage of {unknown} delegate run(s) is unknown (no `usage` reader, or nothing it \
+         could read): not counted as free"
+    );
+    match (spent, unknown) {
+        (None, 0) => {}
+        (None, _) => {
+            let _ = writeln!(text, "Spent: unknown; {unknown_note}.\n");
+        }
+        (Some(spent), _) => {
+            let _ = write!(
+                text,
+                "Spent, as the delegates reported it: {}",
+                spent.describe()
+            );
+            if unknown > 0 {
+                let _ = write!(text, "; at least, since {unknown_note}");
+            }
+            text.push_str(".\n\n");
+        }
+    }
 }
 
 fn cycles_table(text: &mut String, report: &Report) {

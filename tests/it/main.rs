@@ -19,6 +19,7 @@ mod ci_framing;
 mod config_errors;
 mod config_layers;
 mod confine;
+mod delegate_usage;
 mod delivery;
 mod fault_injection;
 mod file_kinds;

@@ -95,7 +95,11 @@ pub fn ask(
         Ok(answer) => answer,
         Err(note) => return transcript.end(None, 1, None, None, Some(note)),
     };
-    apply_answer(transcript, &answer, &root, assignment, protected)
+    let mut run = apply_answer(transcript, &answer, &root, assignment, protected);
+    if answer.usage.is_none() {
+        run.usage_unknown = Some("the endpoint's answer held no usage".to_string());
+    }
+    run
 }
 
 /// The chat request: the system text and the prompt with the files, redacted.

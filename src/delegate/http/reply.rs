@@ -36,7 +36,7 @@ struct WireUsage {
 }
 
 /// The model's answer, read from a chat-completions body.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 pub struct Answer {
     pub content: String,
     pub usage: Option<TokenUsage>,
@@ -54,6 +54,8 @@ pub fn read_completion(body: &[u8]) -> Result<Answer, String> {
         total_tokens: usage
             .total_tokens
             .unwrap_or(usage.prompt_tokens.saturating_add(usage.completion_tokens)),
+        turns: Some(1),
+        ..TokenUsage::default()
     });
     let choice = completion
         .choices
@@ -206,7 +208,9 @@ mod tests {
             Some(TokenUsage {
                 prompt_tokens: 12,
                 completion_tokens: 3,
-                total_tokens: 15
+                total_tokens: 15,
+                turns: Some(1),
+                ..TokenUsage::default()
             })
         );
         let no_usage = br#"{"choices":[{"message":{"content":"x"}}]}"#;

@@ -160,6 +160,7 @@ fn reapply_delegate(patches: Vec<std::path::PathBuf>) -> crate::delegate::Delega
         env: Vec::new(),
         on_paths: None,
         whole_tree: false,
+        usage: None,
     }
 }
 
