@@ -146,7 +146,14 @@ fn cost(attempts: &[Attempt]) -> String {
     if silent > 0 {
         let _ = write!(text, " plus {silent} turn(s) unknown");
     }
-    text.push_str(", cost unknown");
+    // Money only where every turn's tool said what it cost (Claude Code, aider); a sum of
+    // some turns' costs would read as the whole.
+    match total.cost_usd {
+        Some(usd) if silent == 0 && reported.iter().all(|u| u.cost_usd.is_some()) => {
+            let _ = write!(text, ", cost {usd:.4} USD");
+        }
+        _ => text.push_str(", cost unknown"),
+    }
     text
 }
 

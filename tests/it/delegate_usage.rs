@@ -49,6 +49,26 @@ fn a_claude_stand_in_reports_its_tokens_cost_turns_and_text() {
         last.contains("Spent, as the delegates reported it: 37376 prompt + 137 completion"),
         "{last}"
     );
+    // The commit of the kept change says what it cost, read by real `git interpret-trailers`.
+    let patches = repo.join(".refine-loop/patches");
+    let patch = std::fs::read_dir(&patches)
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().extension().is_some_and(|x| x == "patch"))
+        .expect("a patch")
+        .path();
+    let trailers = std::process::Command::new("git")
+        .args(["interpret-trailers", "--parse"])
+        .arg(&patch)
+        .output()
+        .unwrap();
+    let trailers = String::from_utf8_lossy(&trailers.stdout);
+    assert!(
+        trailers.contains(
+            "Refine-Loop-Cost: tokens 37513 (prompt 37376, completion 137), cost 0.0284 USD"
+        ),
+        "{trailers}"
+    );
 }
 
 fn final_report(repo: &Repo) -> String {
