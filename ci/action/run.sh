@@ -94,28 +94,33 @@ esac
 ((${#request[@]})) && args+=(-- "${request[@]}")
 
 name=${INPUT_ARTIFACT_NAME:-}
+attempt=
 if [[ -z $name ]]; then
-  # Unique per job and matrix leg: the job id and a short hash of the matrix values.
+  # Unique per job and matrix leg: the job id and a short hash of the matrix values; the run
+  # attempt last, so that a delivery after a re-run takes only its own attempt's records
+  # (github-deliver.yml downloads refine-loop-*-<attempt>).
   leg=$(printf '%s' "${REFINE_LOOP_MATRIX:-null}" | { sha256sum 2>/dev/null || shasum -a 256; } | cut -c1-8)
-  name="refine-loop-${REFINE_LOOP_JOB:-job}-${leg}-${GITHUB_RUN_ATTEMPT:-1}"
+  name="refine-loop-${REFINE_LOOP_JOB:-job}-${leg}"
+  attempt=-${GITHUB_RUN_ATTEMPT:-1}
 fi
 # One line of safe characters, whatever the inputs held.
 name=$(printf '%s' "$name" | tr -c 'A-Za-z0-9._-' '-')
-# Unique per step: a name this job already used (the action run twice in one job) gets -2, -3;
-# upload-artifact refuses a name the workflow run already has (409 Conflict). $RUNNER_TEMP is
-# the job's own, emptied between jobs.
+attempt=$(printf '%s' "$attempt" | tr -c 'A-Za-z0-9._-' '-')
+# Unique per step: a name this job already used (the action run twice in one job) gets -2, -3
+# (before the attempt); upload-artifact refuses a name the workflow run already has (409
+# Conflict). $RUNNER_TEMP is the job's own, emptied between jobs.
+unique=$name$attempt
 if [[ ${INPUT_UPLOAD_ARTIFACT:-true} == true ]]; then
   used=${RUNNER_TEMP:-/tmp}/refine-loop-artifact-names
   touch "$used"
-  unique=$name
   count=1
   while grep -qxF -- "$unique" "$used"; do
     count=$((count + 1))
-    unique="$name-$count"
+    unique="$name-$count$attempt"
   done
-  name=$unique
-  printf '%s\n' "$name" >>"$used"
+  printf '%s\n' "$unique" >>"$used"
 fi
+name=$unique
 
 # The artifact's name, for the upload step, only when there is one to upload.
 if [[ -n ${GITHUB_OUTPUT:-} && ${INPUT_UPLOAD_ARTIFACT:-true} == true ]]; then

@@ -409,7 +409,9 @@ fn the_action_run_twice_in_one_job_uploads_two_artifacts_not_a_conflict() {
         names.push(run_outputs(&replay)["artifact-name"].clone());
     }
     assert_ne!(names[0], names[1]);
-    assert_eq!(names[1], format!("{}-2", names[0]));
+    // The step's count goes before the run attempt, which stays last.
+    let base = names[0].strip_suffix("-1").expect("the attempt last");
+    assert_eq!(names[1], format!("{base}-2-1"));
     assert_eq!(artifacts.artifacts().len(), 2);
     // The same name twice is what upload-artifact refuses.
     let again = artifacts.upload(&names[0], &repo.join(".refine-loop-a"));
@@ -465,5 +467,59 @@ fn the_matrix_merge_finds_the_legs_in_either_layout_download_artifact_gives() {
     assert_eq!(
         merge(&["shards/manifest.json", "shards/cycle-1/findings.json"]),
         "merge shards --out merged"
+    );
+}
+
+/// After a re-run, the delivery takes only the latest attempt's record: the default artifact
+/// name ends in the run attempt, and github-deliver.yml's download pattern names it; a failed
+/// attempt's record (same commit, same job) would open a second pull request.
+#[test]
+fn a_delivery_after_a_re_run_downloads_only_that_attempts_record() {
+    let repo =
+        build_repo("[[delegate]]\ncategories = [\"build\"]\nrun = \"echo ok > fixed.txt\"\n");
+    let dir = tempfile::tempdir().unwrap();
+    let cache = CacheStandIn::new(&dir.path().join("cache"));
+    // One workflow run's artifacts, two attempts of its job.
+    let artifacts = ArtifactStore::new(&dir.path().join("artifacts"));
+    for attempt in ["1", "2"] {
+        let runner = dir.path().join(format!("runner-{attempt}"));
+        std::fs::create_dir_all(&runner).unwrap();
+        let replay = replay::replay_with(
+            repo.path(),
+            &runner,
+            &[("max-cycles", "1")],
+            &[
+                ("repository", "octo/shop"),
+                ("ref_name", "main"),
+                ("head_ref", ""),
+                ("run_id", "7"),
+                ("run_attempt", attempt),
+                ("job", "refine"),
+                ("release_base", "file:///nonexistent/refine-loop-release"),
+            ],
+            &cache,
+            &artifacts,
+        );
+        assert!(
+            matches!(replay.upload, Some(Ok(Some(_)))),
+            "{:?}",
+            replay.upload
+        );
+    }
+    assert_eq!(artifacts.artifacts().len(), 2);
+    let deliver = crate::ci_files::read_yaml("ci/examples/github-deliver.yml");
+    let pattern = deliver["jobs"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|job| job["steps"].as_array().cloned().unwrap_or_default())
+        .find_map(|step| step["with"]["pattern"].as_str().map(str::to_string))
+        .expect("the deliver workflow downloads by a pattern")
+        .replace("${{ github.event.workflow_run.run_attempt }}", "2");
+    let into = tempfile::tempdir().unwrap();
+    assert_eq!(
+        artifacts.download(Download::Pattern(&pattern), into.path()),
+        Ok(1),
+        "{pattern}"
     );
 }
