@@ -42,18 +42,23 @@ fn replay_in(
         workspace,
         runner,
         inputs,
-        &[
-            ("repository", "octo/shop"),
-            ("ref_name", "main"),
-            ("head_ref", ""),
-            ("run_id", run_id),
-            ("run_attempt", "1"),
-            ("job", "refine"),
-            ("release_base", release_base),
-        ],
+        &github(run_id, "1", release_base),
         cache,
         artifacts,
     )
+}
+
+/// The `github` context of job `refine` in attempt `attempt` of workflow run `run_id`.
+fn github<'a>(run_id: &'a str, attempt: &'a str, release_base: &'a str) -> [(&'a str, &'a str); 7] {
+    [
+        ("repository", "octo/shop"),
+        ("ref_name", "main"),
+        ("head_ref", ""),
+        ("run_id", run_id),
+        ("run_attempt", attempt),
+        ("job", "refine"),
+        ("release_base", release_base),
+    ]
 }
 
 /// The run step's outputs: every one the docs name is there, whatever the ending.
@@ -488,15 +493,7 @@ fn a_delivery_after_a_re_run_downloads_only_that_attempts_record() {
             repo.path(),
             &runner,
             &[("max-cycles", "1")],
-            &[
-                ("repository", "octo/shop"),
-                ("ref_name", "main"),
-                ("head_ref", ""),
-                ("run_id", "7"),
-                ("run_attempt", attempt),
-                ("job", "refine"),
-                ("release_base", "file:///nonexistent/refine-loop-release"),
-            ],
+            &github("7", attempt, "file:///nonexistent/refine-loop-release"),
             &cache,
             &artifacts,
         );
