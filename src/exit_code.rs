@@ -7,7 +7,7 @@ pub const SUCCESS: i32 = 0;
 pub const NEEDS_FIX: i32 = 1;
 /// Usage or configuration error: nothing ran.
 pub const USAGE: i32 = 2;
-/// A budget (cycles or time) ran out.
+/// A budget (cycles, time, rounds or a spending cap) ran out.
 pub const BUDGET: i32 = 3;
 /// The gate could not run, or a check could not give a result (infrastructure failure).
 pub const ERROR: i32 = 4;
@@ -80,11 +80,11 @@ pub const TABLE: &[(i32, &str)] = &[
     ),
     (
         USAGE,
-        "usage or configuration error; nothing ran (also: a bad campaign request, `sweep` offline or given a repository that is not `owner/name`, a symlinked state dir or state file, a state dir the run's uid cannot create or lock (run as the checkout's owner: `docker run --user`), a campaign configuration changed without `--continue`, `merge` of a folder that is not a state dir or a shard with no cycles)",
+        "usage or configuration error; nothing ran (also: a bad campaign request, `sweep` offline or given a repository that is not `owner/name`, a symlinked state dir or state file, a state dir the run's uid cannot create or lock (run as the checkout's owner: `docker run --user`), a campaign configuration changed without `--continue`, `merge` of a folder that is not a state dir or a shard with no cycles, a delegate whose spending a cap cannot read: no `usage` reader, or one without cost under a cost cap)",
     ),
     (
         BUDGET,
-        "`run`: BUDGET: a budget ran out (cycles, time or rounds)",
+        "`run`: BUDGET: a budget ran out (cycles, time, rounds, or a spending cap: `cost-budget`)",
     ),
     (
         ERROR,

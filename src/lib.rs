@@ -30,6 +30,7 @@ pub(crate) mod process;
 pub(crate) mod report;
 pub(crate) mod scope;
 pub(crate) mod secrets;
+pub(crate) mod spending;
 pub(crate) mod state;
 pub(crate) mod stop;
 pub mod sweep;

@@ -14,7 +14,7 @@ if [[ -n ${GITHUB_OUTPUT:-} ]]; then
   state_dir=${INPUT_STATE_DIR:-${REFINE_LOOP_STATE_DIR:-${INPUT_TARGET:-.}/.refine-loop}}
   state_dir=${state_dir//$'\n'/}
   {
-    for output in outcome stop-reason failed-before failed-after cycles patch-path report-path sarif-path artifact-name; do
+    for output in outcome stop-reason failed-before failed-after cycles patch-path report-path sarif-path artifact-name tokens cost; do
       printf '%s=\n' "$output"
     done
     printf 'state-dir=%s\n' "$state_dir"

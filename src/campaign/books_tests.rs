@@ -148,6 +148,8 @@ fn sample_backlog() -> Backlog {
             last_error_signature: Some("E0308|clippy::needless".to_owned()),
             outcome: None,
             stop_reason: None,
+            segment_spent: crate::model::Spend::default(),
+            lifetime_spent: crate::model::Spend::default(),
             round_in_progress: true,
         },
         config: Some(config("2.0")),

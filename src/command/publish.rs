@@ -90,6 +90,8 @@ pub fn publish_without_report(
         ("report-path", ""),
         ("sarif-path", ""),
         ("state-dir", state_dir.as_str()),
+        ("tokens", ""),
+        ("cost", ""),
     ];
     if let Err(error) = append_outputs(path, &pairs, redactor) {
         tracing::warn!(%error, "could not write the step's outputs");

@@ -143,6 +143,10 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
     for ((delegate, on_paths), derived) in delegates.iter_mut().zip(on_paths).zip(derived) {
         delegate.whole_tree = derived && on_paths.is_none();
         delegate.on_paths = on_paths;
+        // The check's own tool in its fix mode runs here, and spends nothing.
+        if derived && delegate.usage.is_none() {
+            delegate.usage = Some(crate::delegate::UsageReader::None);
+        }
     }
     let loop_file = file.loop_settings.unwrap_or_default();
     let confirm_runs = resolve_confirm_runs(&config_file, loop_file.baseline_confirm_runs)?;
@@ -154,6 +158,12 @@ pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
     }
 
     let campaign = resolve_campaign(&config_file, file.campaign.unwrap_or_default())?;
+    refuse_uncapped(
+        &config_file,
+        &delegates,
+        run.spending,
+        campaign.lifetime_cap,
+    )?;
     let state_dir = resolve_state_dir(
         &target,
         overrides.state_dir.as_deref(),
@@ -274,6 +284,70 @@ fn refuse_network(
     Ok(())
 }
 
+/// A cap can hold only what the delegates report: under a cap in US dollars every delegate must
+/// report its cost, under one in tokens its tokens, unless it says `usage = "none"` (it spends
+/// nothing, on purpose). Caps of 0 tokens are refused as typos.
+fn refuse_uncapped(
+    config_file: &Path,
+    delegates: &[crate::delegate::DelegateSpec],
+    run: crate::spending::Cap,
+    lifetime: crate::spending::Cap,
+) -> Result<(), ConfigError> {
+    use crate::delegate::{Launch, UsageReader};
+    if run.tokens == Some(0) {
+        return Err(invalid(
+            config_file,
+            "loop.max_tokens",
+            "must be at least 1",
+        ));
+    }
+    let caps = [run, lifetime];
+    for (index, delegate) in delegates.iter().enumerate() {
+        if delegate.cap.tokens == Some(0) {
+            return Err(invalid(
+                config_file,
+                format!("delegate[{index}].max_tokens"),
+                "must be at least 1",
+            ));
+        }
+        let on_cost =
+            delegate.cap.cost_usd.is_some() || caps.iter().any(|cap| cap.cost_usd.is_some());
+        let on_tokens =
+            delegate.cap.tokens.is_some() || caps.iter().any(|cap| cap.tokens.is_some());
+        if !(on_cost || on_tokens) {
+            continue;
+        }
+        let cap = if on_cost { "a cost cap" } else { "a token cap" };
+        let reason = match (&delegate.launch, delegate.usage) {
+            (Launch::Reapply(_), _) | (_, Some(UsageReader::None)) => continue,
+            (Launch::Http(_), _) if on_cost => format!(
+                "an endpoint reports tokens, not cost, so {cap} cannot hold it; cap it with [loop] max_tokens instead"
+            ),
+            (Launch::Http(_), _) => continue,
+            (Launch::Command(_), None) => format!(
+                "it reports nothing the loop can read, so {cap} cannot hold it: set `usage` to the reader of its output ({}), or usage = \"none\" if it spends nothing",
+                crate::delegate::USAGE_READERS.join(", ")
+            ),
+            (Launch::Command(_), Some(reader)) if on_cost && !reader.reads_cost() => format!(
+                "the `{}` reader reads tokens, not cost, so {cap} cannot hold it; cap it with max_tokens instead",
+                reader.name()
+            ),
+            (Launch::Command(_), Some(_)) => continue,
+        };
+        let key = if matches!(delegate.launch, Launch::Http(_)) {
+            "kind"
+        } else {
+            "usage"
+        };
+        return Err(invalid(
+            config_file,
+            format!("delegate[{index}].{key}"),
+            reason,
+        ));
+    }
+    Ok(())
+}
+
 /// The target: the one given, else the current folder, or (when no config is named either) the
 /// nearest folder above it with a config, up to the repository's root, as git and cargo find
 /// theirs.
@@ -347,8 +421,12 @@ fn resolve_campaign(
     file: super::wire::CampaignFile,
 ) -> Result<CampaignSettings, ConfigError> {
     for (key, value) in [
-        ("campaign.max_segments", file.max_segments),
-        ("campaign.max_lifetime_rounds", file.max_lifetime_rounds),
+        ("campaign.max_segments", file.max_segments.map(u64::from)),
+        (
+            "campaign.max_lifetime_rounds",
+            file.max_lifetime_rounds.map(u64::from),
+        ),
+        ("campaign.max_lifetime_tokens", file.max_lifetime_tokens),
     ] {
         if value == Some(0) {
             return Err(invalid(config_file, key, "must be at least 1"));
@@ -358,5 +436,9 @@ fn resolve_campaign(
         pending: file.pending.unwrap_or_default(),
         max_segments: file.max_segments,
         max_lifetime_rounds: file.max_lifetime_rounds,
+        lifetime_cap: crate::spending::Cap {
+            cost_usd: file.max_lifetime_cost.map(|cost| cost.0),
+            tokens: file.max_lifetime_tokens,
+        },
     })
 }

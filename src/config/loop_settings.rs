@@ -150,6 +150,10 @@ pub(super) fn resolve_run(
             .improve_max_cycles
             .unwrap_or(crate::stop::IMPROVE_MAX_CYCLES),
         time_budget: overrides.time_budget.or(file.time_budget).map(|d| d.0),
+        spending: crate::spending::Cap {
+            cost_usd: file.max_cost.map(|cost| cost.0),
+            tokens: file.max_tokens,
+        },
         verify,
         accept,
         integrity,
@@ -197,6 +201,14 @@ fn resolve_delegate(
     let lens = resolve_lens(at, delegate.lens, role)?;
     let prompt_on_stdin = parse_stdin(at, delegate.stdin.as_deref())?;
     let usage = parse_usage(at, delegate.usage.as_deref())?;
+    let cap = crate::spending::Cap {
+        cost_usd: delegate.max_cost.map(|cost| cost.0),
+        // An http delegate's `max_tokens` is each reply's.
+        tokens: matches!(launch, Launch::Command(_))
+            .then_some(delegate.max_tokens)
+            .flatten()
+            .map(u64::from),
+    };
     let template = read_template(config_dir, delegate.template)?;
     crate::delegate::check_template(&template)
         .map_err(|error| at.invalid("template", error.to_string()))?;
@@ -217,6 +229,7 @@ fn resolve_delegate(
         on_paths: None,
         whole_tree: false,
         usage,
+        cap,
     })
 }
 
@@ -336,7 +349,6 @@ fn first_http_field(delegate: &DelegateFile) -> Option<&'static str> {
         ("endpoint", delegate.endpoint.is_some()),
         ("model", delegate.model.is_some()),
         ("api_key_env", delegate.api_key_env.is_some()),
-        ("max_tokens", delegate.max_tokens.is_some()),
         ("max_files", delegate.max_files.is_some()),
         ("max_file_bytes", delegate.max_file_bytes.is_some()),
     ]

@@ -95,11 +95,13 @@ pub struct IntegritySettings {
 }
 
 /// `[campaign]`: earlier work that is not in HEAD, and the budget across runs.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CampaignSettings {
     pub pending: crate::campaign::history::PendingMode,
     pub max_segments: Option<u32>,
     pub max_lifetime_rounds: Option<u32>,
+    /// `max_lifetime_cost` / `max_lifetime_tokens`.
+    pub lifetime_cap: crate::spending::Cap,
 }
 
 impl Settings {
@@ -154,6 +156,8 @@ pub struct RunSettings {
     /// The improve campaign's cycle limit (`IMPROVE_LOOP_MAX_CYCLES`).
     pub improve_max_cycles: u32,
     pub time_budget: Option<Duration>,
+    /// `[loop] max_cost` / `max_tokens`: what the delegates may spend in the run (segment).
+    pub spending: crate::spending::Cap,
     pub verify: Verify,
     /// How a verifying gate run is judged (`[loop] accept`).
     pub accept: Accept,

@@ -1,4 +1,5 @@
-//! Strict readers for the units written in config: durations like `"90s"` and sizes like `"64MiB"`.
+//! Strict readers for the units written in config: durations like `"90s"`, sizes like `"64MiB"`
+//! and costs like `"5 USD"`.
 
 use std::fmt;
 use std::time::Duration;
@@ -84,6 +85,50 @@ impl<'de> Deserialize<'de> for ByteSize {
     }
 }
 
+/// An amount of money in US dollars, the currency the agents report their cost in: `"5 USD"`,
+/// `"0.50 USD"`, `"$5"`, `"$0.50"`. A bare number, another currency or a negative amount is
+/// refused rather than guessed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Usd(pub f64);
+
+pub const COST_EXPECTED: &str = "expected an amount in US dollars, like \"5 USD\" or \"$0.50\" (the agents report their cost in USD)";
+
+impl Usd {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let refuse = || format!("invalid cost \"{text}\": {COST_EXPECTED}");
+        let trimmed = text.trim();
+        let (amount, marked) = match (trimmed.strip_prefix('$'), trimmed.strip_suffix("USD")) {
+            (Some(amount), None) => (amount, true),
+            (None, Some(amount)) => (amount.trim_end(), true),
+            _ => (trimmed, false),
+        };
+        let (whole, fraction) = amount.split_once('.').unwrap_or((amount, "0"));
+        let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+        if !marked || !digits(whole) || !digits(fraction) {
+            return Err(refuse());
+        }
+        amount
+            .parse::<f64>()
+            .ok()
+            .filter(|value| value.is_finite())
+            .map(Self)
+            .ok_or_else(refuse)
+    }
+}
+
+impl<'de> Deserialize<'de> for Usd {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+impl fmt::Display for Usd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", crate::model::format_usd(self.0))
+    }
+}
+
 impl fmt::Display for ConfigDuration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:?}", self.0)
@@ -94,7 +139,29 @@ impl fmt::Display for ConfigDuration {
 /// the pattern an editor checks them by.
 #[cfg(test)]
 mod schema {
-    use super::{ByteSize, ConfigDuration};
+    use super::{ByteSize, ConfigDuration, Usd};
+
+    /// What [`Usd::parse`] takes, as a regex.
+    pub const COST_PATTERN: &str = r"^\s*(\$[0-9]+(\.[0-9]+)?|[0-9]+(\.[0-9]+)? *USD)\s*$";
+
+    /// A string of the form [`Usd::parse`] reads, inlined like a duration.
+    impl schemars::JsonSchema for Usd {
+        fn inline_schema() -> bool {
+            true
+        }
+
+        fn schema_name() -> std::borrow::Cow<'static, str> {
+            "Cost".into()
+        }
+
+        fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+            schemars::json_schema!({
+                "type": "string",
+                "pattern": COST_PATTERN,
+                "examples": ["5 USD", "$0.50"],
+            })
+        }
+    }
 
     /// What [`ConfigDuration::parse`] takes, as a regex (but for overflow).
     pub const DURATION_PATTERN: &str = "^([0-9]+(ms|s|m|h))+$";
@@ -199,6 +266,36 @@ mod tests {
                 "{text:?}"
             );
         }
+    }
+
+    #[test]
+    fn costs() {
+        let table: [(&str, Option<f64>); 14] = [
+            ("5 USD", Some(5.0)),
+            ("0.50 USD", Some(0.5)),
+            ("5USD", Some(5.0)),
+            ("$5", Some(5.0)),
+            ("$0.25", Some(0.25)),
+            (" 12.5 USD ", Some(12.5)),
+            ("0 USD", Some(0.0)),
+            ("5", None),
+            ("5 EUR", None),
+            ("$-1", None),
+            ("-1 USD", None),
+            ("$5 USD", None),
+            ("1e3 USD", None),
+            ("USD", None),
+        ];
+        let pattern = regex::Regex::new(schema::COST_PATTERN).unwrap();
+        for (text, expected) in table {
+            assert_eq!(Usd::parse(text).ok().map(|c| c.0), expected, "{text:?}");
+            assert_eq!(pattern.is_match(text), expected.is_some(), "{text:?}");
+        }
+        let error = Usd::parse("5 EUR").unwrap_err();
+        assert!(
+            error.contains("\"5 EUR\"") && error.contains("\"5 USD\""),
+            "{error}"
+        );
     }
 
     #[test]

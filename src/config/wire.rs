@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::units::{ByteSize, ConfigDuration};
+use super::units::{ByteSize, ConfigDuration, Usd};
 
 /// refine-loop's configuration: the quality gate it runs, the delegates that fix what the gate
 /// finds, and the loop's limits. Unknown keys are errors.
@@ -88,6 +88,12 @@ pub struct CampaignFile {
     pub max_segments: Option<u32>,
     /// Rounds (cycles) at most over the campaign's whole life, all segments together.
     pub max_lifetime_rounds: Option<u32>,
+    /// What the delegates may spend over the campaign's whole life, like `"20 USD"`; once
+    /// spent, the run ends `cost-budget` and a continuation finds the campaign finished.
+    pub max_lifetime_cost: Option<Usd>,
+    /// Tokens the delegates may spend over the campaign's whole life.
+    #[cfg_attr(test, schemars(range(min = 1)))]
+    pub max_lifetime_tokens: Option<u64>,
 }
 
 /// The loop's limits.
@@ -100,6 +106,13 @@ pub struct LoopFile {
     pub max_cycles: Option<u32>,
     /// No cycle starts that would not fit in this time, like `"45m"`; no limit when left out.
     pub time_budget: Option<ConfigDuration>,
+    /// What the delegates may spend in a run (a campaign's segment), like `"5 USD"`, as their
+    /// `usage` readers report it: a streaming reader's delegate is stopped as soon as it passes
+    /// it, and no turn starts after it is spent (the run ends BUDGET, `cost-budget`).
+    pub max_cost: Option<Usd>,
+    /// Tokens the delegates may spend in a run (a campaign's segment), held as `max_cost` is.
+    #[cfg_attr(test, schemars(range(min = 1)))]
+    pub max_tokens: Option<u64>,
     /// When the gate runs again: `"per-cycle"` (default), or `"per-delegate"` after each one.
     #[cfg_attr(test, schemars(extend("enum" = ["per-cycle", "per-delegate"])))]
     pub verify: Option<String>,
@@ -167,9 +180,12 @@ pub struct DelegateFile {
     pub model: Option<String>,
     /// Kind `http`: the name of the variable holding the API key (never the key itself).
     pub api_key_env: Option<String>,
-    /// Kind `http`: the most tokens the reply may use (default 4096).
+    /// Kind `http`: the most tokens each reply may use (default 4096). Kind `command`: the
+    /// tokens this delegate may spend in a run, as its `usage` reader reports them.
     #[cfg_attr(test, schemars(range(min = 1)))]
     pub max_tokens: Option<u32>,
+    /// What this delegate may spend in a run, like `"1 USD"`, as its `usage` reader reports it.
+    pub max_cost: Option<Usd>,
     /// Kind `http`: the most files (named by the findings) sent along (default 8).
     #[cfg_attr(test, schemars(range(min = 1)))]
     pub max_files: Option<usize>,

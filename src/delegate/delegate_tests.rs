@@ -20,6 +20,7 @@ fn spec(run: &str) -> DelegateSpec {
         on_paths: None,
         whole_tree: false,
         usage: None,
+        cap: crate::spending::Cap::default(),
     }
 }
 
@@ -64,6 +65,7 @@ fn run(spec: &DelegateSpec, dir: &Path) -> DelegateRun {
             protected: &BTreeMap::new(),
             private: &[],
             confiner: None,
+            allowance: crate::spending::Allowance::default(),
         },
         &Cancel::default(),
     )

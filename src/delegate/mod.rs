@@ -69,6 +69,8 @@ pub struct DelegateSpec {
     /// How a command delegate's usage is read from its output; `None` when the config names no
     /// reader (its usage is unknown).
     pub usage: Option<UsageReader>,
+    /// What it may spend in a run (`max_cost`, and `max_tokens` for a command).
+    pub cap: crate::spending::Cap,
 }
 
 /// How a delegate runs.
@@ -298,6 +300,9 @@ pub struct Limits<'a> {
     pub private: &'a [String],
     /// The kernel's hold on a command delegate, when the run confines them.
     pub confiner: Option<&'a crate::confine::Confiner>,
+    /// What this turn may spend: a command delegate whose reader streams is stopped as soon as
+    /// what it reported passes it.
+    pub allowance: crate::spending::Allowance,
 }
 
 /// Runs `spec` on `assignment` and waits for it (or its deadline, idle timeout, or a cancel).
@@ -446,6 +451,7 @@ fn run_command(
     cancel: &Cancel,
 ) -> Result<DelegateRun, DelegateError> {
     let mut env = environment::of(spec, assignment, &files);
+    let over_allowance = std::sync::atomic::AtomicBool::new(false);
     let confinement = match limits.confiner.map(|c| {
         let own = [&*files.verdict, &*files.report, &*files.candidates];
         confined::Confinement::prepare(c, &own, &env)
@@ -472,6 +478,7 @@ fn run_command(
         idle_timeout: spec.idle_timeout,
         stdin: spec.prompt_on_stdin.then_some(files.prompt.as_path()),
         launcher: &[],
+        stop: Some(&over_allowance),
     };
     let mut output = HeadTail::default();
     let mut refusals = crate::confine::Refusals::default();
@@ -480,6 +487,13 @@ fn run_command(
         output.push(chunk);
         if let Some(tally) = &mut tally {
             tally.push(chunk);
+            if !limits.allowance.is_unlimited()
+                && tally
+                    .in_flight()
+                    .is_some_and(|spent| limits.allowance.passed_by(&spent))
+            {
+                over_allowance.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
         }
         if limits.confiner.is_some() {
             refusals.push(chunk);

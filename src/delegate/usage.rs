@@ -42,6 +42,14 @@ impl UsageReader {
         }
     }
 
+    /// Its output gives the cost in US dollars (or, for `none`, there is none).
+    pub fn reads_cost(self) -> bool {
+        match self {
+            Self::Json(shape) => shape.cost_usd.is_some(),
+            Self::Aider | Self::None => true,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Self::Json(shape) => shape.name,
@@ -82,6 +90,10 @@ pub struct JsonShape {
     pub cache_write: Option<&'static str>,
     pub cost_usd: Option<&'static str>,
     pub turns: Turns,
+    /// While it runs, before the line with the figures: lines whose `type` is `live.event` each
+    /// carry one model message's `usage` at `live.usage` (read with the `/usage/…` pointers
+    /// above), the message named at `live.id` (a message printed again counts once).
+    pub live: Option<Live>,
     /// The agent's text: the string at `text.2` in lines whose `type` is `text.0` and, when
     /// `text.1` is given, whose pointer holds that value.
     pub text: (
@@ -89,6 +101,14 @@ pub struct JsonShape {
         Option<(&'static str, &'static str)>,
         &'static str,
     ),
+}
+
+/// Where a streaming output gives each message's usage while the agent runs.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Live {
+    pub event: &'static str,
+    pub usage: &'static str,
+    pub id: &'static str,
 }
 
 /// Claude Code's `--output-format json`: one `result` object at the end, its `usage` counting
@@ -107,13 +127,20 @@ pub const CLAUDE_JSON: JsonShape = JsonShape {
     cache_write: Some("/usage/cache_creation_input_tokens"),
     cost_usd: Some("/total_cost_usd"),
     turns: Turns::At("/num_turns"),
+    live: None,
     text: ("result", None, "/result"),
 };
 
 /// Claude Code's `--output-format stream-json`: one message a line, ending with the same
-/// `result` object as `json`.
+/// `result` object as `json`; each `assistant` message carries its own `usage` (tokens, no
+/// cost) as it comes.
 pub const CLAUDE_STREAM_JSON: JsonShape = JsonShape {
     name: "claude-stream-json",
+    live: Some(Live {
+        event: "assistant",
+        usage: "/message/usage",
+        id: "/message/id",
+    }),
     ..CLAUDE_JSON
 };
 
@@ -129,6 +156,7 @@ pub const CODEX_JSON: JsonShape = JsonShape {
     cache_write: None,
     cost_usd: None,
     turns: Turns::Lines,
+    live: None,
     text: (
         "item.completed",
         Some(("/item/type", "agent_message")),
@@ -149,6 +177,8 @@ pub struct UsageTally {
     /// The line being read passed [`MAX_LINE`]: skipped to its end.
     skipping: bool,
     usage: Option<TokenUsage>,
+    /// Before the figures' line: each live message's usage, by its id, in order.
+    live: Vec<(String, TokenUsage)>,
     text: Option<String>,
 }
 
@@ -159,8 +189,32 @@ impl UsageTally {
             line: Vec::new(),
             skipping: false,
             usage: None,
+            live: Vec::new(),
             text: None,
         }
+    }
+
+    /// What the output has reported while the agent still works, to hold it to a cap: the
+    /// running sums of a streaming output (live messages, each turn's or reply's figures); not a
+    /// closing figures' line (Claude Code's `result`), which comes when its work is done.
+    pub fn in_flight(&self) -> Option<TokenUsage> {
+        match self.reader {
+            UsageReader::Json(shape) if shape.fold == Fold::Last && self.usage.is_some() => None,
+            _ => self.so_far(),
+        }
+    }
+
+    /// What the output has reported so far: the figures' line once read, else the sum of the
+    /// live messages (tokens only: their cost comes with the figures' line).
+    pub fn so_far(&self) -> Option<TokenUsage> {
+        self.usage.or_else(|| {
+            let turns = self.live.len() as u64;
+            TokenUsage::total(self.live.iter().map(|(_, usage)| usage)).map(|sum| TokenUsage {
+                cost_usd: None,
+                turns: Some(turns),
+                ..sum
+            })
+        })
     }
 
     /// Reads what the delegate printed next.
@@ -222,6 +276,12 @@ impl UsageTally {
         {
             self.text = Some(bounded(text));
         }
+        if let Some(live) = &shape.live
+            && kind == Some(live.event)
+        {
+            self.read_live(shape, live, &value);
+            return;
+        }
         if kind != Some(shape.event) {
             return;
         }
@@ -251,6 +311,34 @@ impl UsageTally {
             (Fold::Sum, Some(sum)) => sum.plus(&line_usage),
             _ => line_usage,
         });
+    }
+
+    /// One live message's usage: its figures under `/usage/…`, as the shape reads them.
+    fn read_live(&mut self, shape: &JsonShape, live: &Live, value: &Value) {
+        let Some(usage) = value.pointer(live.usage) else {
+            return;
+        };
+        let wrapped = serde_json::json!({ "usage": usage });
+        let count = |pointer: &str| wrapped.pointer(pointer).and_then(Value::as_u64);
+        let Some(completion) = count(shape.output) else {
+            return;
+        };
+        let prompt = shape.input.iter().filter_map(|p| count(p)).sum::<u64>();
+        let message = TokenUsage {
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+            total_tokens: prompt.saturating_add(completion),
+            cache_read_tokens: shape.cache_read.and_then(count),
+            cache_write_tokens: shape.cache_write.and_then(count),
+            cost_usd: None,
+            turns: Some(1),
+        };
+        let id = (value.pointer(live.id).and_then(Value::as_str))
+            .map_or_else(|| format!("#{}", self.live.len()), str::to_string);
+        match self.live.iter_mut().find(|(seen, _)| *seen == id) {
+            Some((_, seen)) => *seen = message,
+            None => self.live.push((id, message)),
+        }
     }
 
     fn read_aider(&mut self, line: &str) {
@@ -288,7 +376,8 @@ impl UsageTally {
         if !self.line.is_empty() {
             self.end_line();
         }
-        (self.usage, self.text)
+        // Stopped before its figures' line: what its messages reported is what is known.
+        (self.so_far(), self.text)
     }
 }
 

@@ -9,7 +9,7 @@ use super::record::{Finished, close};
 use super::{Attempt, Engine, Event, Kept, RunError, record};
 use crate::delegate::Assignment;
 use crate::deliver::Recorder;
-use crate::model::{GateSummary, StopReason};
+use crate::model::{GateSummary, Outcome, StopReason};
 
 /// Runs cycles until a stop rule holds; returns it.
 pub(super) fn run_cycles(
@@ -19,9 +19,18 @@ pub(super) fn run_cycles(
 ) -> Result<StopReason, RunError> {
     engine.counted_until = Instant::now();
     loop {
-        if let Some(reason) = policy.stop(engine)? {
-            return Ok(reason);
+        // A spent cap ends the run before another turn; a better ending (the gate passed) and
+        // a cancel come first, and among the budgets the spending cap is named.
+        let stop = policy.stop(engine)?;
+        match (stop, engine.ledger.spent_cap()) {
+            (Some(reason), Some(why)) if reason.outcome() == Outcome::Budget => {
+                return Ok(spending_stop(engine, why));
+            }
+            (Some(reason), _) => return Ok(reason),
+            (None, Some(why)) => return Ok(spending_stop(engine, why)),
+            (None, None) => {}
         }
+        engine.capped_out = false;
         let cycle = policy.open_cycle(engine)?;
         let cycle_started = Instant::now();
         engine.emit(Event::CycleStarted { cycle: cycle.index });
@@ -44,7 +53,20 @@ pub(super) fn run_cycles(
         if let Some(reason) = close(engine, policy, recorder, &finished)? {
             return Ok(reason);
         }
+        // Every delegate that could take the work is at its own cap.
+        if attempts.is_empty() && engine.capped_out {
+            let why = "every delegate that could take the work has spent its own cap";
+            return Ok(spending_stop(engine, why.to_string()));
+        }
     }
+}
+
+/// The run ends at a spending cap: said, and kept in `run.json`.
+fn spending_stop(engine: &mut Engine<'_>, why: String) -> StopReason {
+    let line = format!("refine-loop: no further turn starts: {why}");
+    engine.emit(Event::Note(&line));
+    engine.notes.spending_cap = Some(why);
+    StopReason::CostBudget
 }
 
 /// A cycle without delegates: the gate runs again and its result is the kept state (unless a
@@ -72,7 +94,7 @@ fn work(
     let mut attempts: Vec<(usize, Attempt)> = Vec::new();
     let mut measured = None;
     for (index, item) in items.iter().enumerate() {
-        if engine.cancel.is_requested() {
+        if engine.cancel.is_requested() || engine.ledger.spent_cap().is_some() {
             break;
         }
         // A fix delegate is given its category's findings as the kept state has them now (an
@@ -158,6 +180,15 @@ fn turn(
     let Some(delegate) = delegate else {
         return Ok(None);
     };
+    if let Some(why) = engine.ledger.refuses(delegate) {
+        let line = format!(
+            "refine-loop: cycle {}: {}: not started: {why}",
+            cycle.index, item.category
+        );
+        engine.emit(Event::Note(&line));
+        engine.capped_out = true;
+        return Ok(None);
+    }
     let mut spec = settings.delegates[delegate].clone();
     if let Some(template) = item.template
         && spec.template == crate::delegate::DEFAULT_TEMPLATE

@@ -118,6 +118,8 @@ pub struct EngineEnd {
     pub remaining: Vec<crate::report::Remaining>,
     /// Changes that made the gate see less, and what came of them.
     pub integrity: crate::report::IntegrityPart,
+    /// What the delegates spent in this run.
+    pub spent: crate::model::Spend,
 }
 
 /// Runs `run` in the workspace of `target` (its state in `state_dir`, the tree watched or not),
@@ -198,6 +200,10 @@ pub struct Engine<'a> {
     gate_confiner: Option<crate::confine::Confiner>,
     /// Moves that made the gate see less, found in the changes so far.
     integrity: integrity::IntegrityLog,
+    /// What the delegates spent, against the caps.
+    pub(crate) ledger: crate::spending::Ledger,
+    /// A delegate was not started in the current cycle because its own cap is spent.
+    capped_out: bool,
 }
 
 impl<'a> Engine<'a> {
@@ -285,6 +291,8 @@ impl<'a> Engine<'a> {
             confiner,
             gate_confiner,
             integrity: integrity::IntegrityLog::default(),
+            ledger: crate::spending::Ledger::new(caps_of(settings)),
+            capped_out: false,
         })
     }
 
@@ -312,6 +320,8 @@ impl<'a> Engine<'a> {
         }
         self.emit(Event::Stopped(reason));
         self.trend.finish(reason);
+        self.notes.spent = Some(self.ledger.spent());
+        state::write_json(&self.settings.state_dir.join(state::RUN_FILE), &self.notes)?;
         let remaining = end::remaining(&self);
         Ok(EngineEnd {
             reason,
@@ -326,6 +336,7 @@ impl<'a> Engine<'a> {
             ignored_not_protected: self.workspace.ignored_not_protected(),
             remaining,
             integrity: self.integrity.part(self.settings.run.integrity),
+            spent: self.ledger.spent(),
         })
     }
 
@@ -494,6 +505,15 @@ impl<'a> Engine<'a> {
             [&mut self.confiner, &mut self.gate_confiner],
         );
         Ok(())
+    }
+}
+
+/// The run's spending caps: the config's, the campaign's lifetime ones for a campaign.
+fn caps_of(settings: &Settings) -> crate::spending::Caps {
+    crate::spending::Caps {
+        run: settings.run.spending,
+        lifetime: settings.campaign.lifetime_cap,
+        delegates: settings.delegates.iter().map(|d| d.cap).collect(),
     }
 }
 

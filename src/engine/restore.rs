@@ -68,6 +68,7 @@ impl Engine<'_> {
                 delegate,
                 spec,
                 assignment,
+                allowance: self.ledger.allowance(delegate),
             },
             self.confiner.as_ref(),
             self.cancel,
@@ -75,6 +76,11 @@ impl Engine<'_> {
         );
         if let Ok(attempt) = &attempt {
             self.delegate_time += attempt.ran_for;
+            let run = &attempt.run;
+            let free = spec.usage == Some(crate::delegate::UsageReader::None)
+                || matches!(spec.launch, crate::delegate::Launch::Reapply(_))
+                || run.spawn_error.is_some();
+            self.ledger.record(delegate, run.usage.as_ref(), free);
         }
         attempt
     }

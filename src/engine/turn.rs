@@ -45,6 +45,8 @@ pub struct Turn<'a> {
     pub delegate: usize,
     pub spec: &'a DelegateSpec,
     pub assignment: &'a Assignment<'a>,
+    /// What it may spend before it passes a cap.
+    pub allowance: crate::spending::Allowance,
 }
 
 /// Runs one delegate under watch and finds what it did. Its changes to the user's own work are
@@ -63,6 +65,7 @@ pub(super) fn take_turn(
         delegate,
         spec,
         assignment,
+        allowance,
     } = *turn;
     let files = DelegateFiles::for_category(assignment.reports_dir, assignment.category);
     let own = [
@@ -81,6 +84,7 @@ pub(super) fn take_turn(
         protected: workspace.protected(),
         private: &private,
         confiner,
+        allowance,
     };
     let started = std::time::Instant::now();
     let run = run_delegate(spec, assignment, limits, cancel)?;
@@ -104,6 +108,8 @@ pub(super) fn take_turn(
     undo_out_of_scope(settings, workspace, &mut effects, watch.started(), spec)?;
     let hostile = effects.hostile();
     let vetoed = effects.incidents.iter().any(Incident::is_veto);
+    // Stopped half-way at its spending cap: what it wrote is no finished change.
+    let stopped_at_cap = run.end.stopped == Some(crate::process::Interruption::SpendingCap);
     let mut attempt = Attempt {
         delegate,
         category: assignment.category.to_string(),
@@ -118,7 +124,7 @@ pub(super) fn take_turn(
         unmasked: Vec::new(),
         integrity: Vec::new(),
     };
-    if hostile || vetoed {
+    if hostile || vetoed || stopped_at_cap {
         workspace.roll_back_attempts(&attempt.changes, attempt.started)?;
         attempt.settled = true;
         attempt.rejected_because = attempt
@@ -127,6 +133,12 @@ pub(super) fn take_turn(
             .filter(|i| i.is_hostile() || i.is_veto())
             .map(Incident::describe)
             .collect();
+        if stopped_at_cap {
+            attempt.rejected_because.push(
+                "it was stopped at its spending cap: its unfinished change is undone, not judged"
+                    .to_string(),
+            );
+        }
     }
     Ok(attempt)
 }

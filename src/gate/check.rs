@@ -210,6 +210,7 @@ fn process_spec<'a>(
         idle_timeout: None,
         stdin: None,
         launcher: &[],
+        stop: None,
     }
 }
 

@@ -4,6 +4,7 @@ mod diagnostic;
 mod findings;
 mod outcome;
 mod run;
+mod spend;
 mod summary;
 mod trend;
 
@@ -14,6 +15,7 @@ pub use run::{
     BaselineNotes, ConfinementNote, ConfinementState, FlakyTestNote, Installed, Preset,
     SignalBoundary,
 };
+pub use spend::{Spend, format_usd};
 pub use summary::{
     CategorySummary, CheckRecord, CheckStatus, ExpectedCount, GateResult, GateSummary,
 };

@@ -58,6 +58,9 @@ pub enum StopReason {
     NoProgress,
     MaxCycles,
     TimeBudget,
+    /// A spending cap (`max_cost`, `max_tokens`, a campaign's lifetime ones) is spent, or a
+    /// delegate was stopped at it.
+    CostBudget,
     /// `improve`: two cycles in a row with nothing material open and a green gate.
     Complete,
     /// `refine`: no qualified candidate for several rounds.
@@ -86,7 +89,9 @@ impl StopReason {
             | Self::SameError
             | Self::DiminishingReturns
             | Self::NoProgress => Outcome::NeedsFix,
-            Self::MaxCycles | Self::TimeBudget | Self::MaxRounds => Outcome::Budget,
+            Self::MaxCycles | Self::TimeBudget | Self::CostBudget | Self::MaxRounds => {
+                Outcome::Budget
+            }
             Self::Complete | Self::Plateau => Outcome::Success,
             Self::PlateauWithHandoffs | Self::MaxRoundsWithHandoffs | Self::PendingWork => {
                 Outcome::NeedsFix
@@ -107,6 +112,7 @@ impl StopReason {
             Self::NoProgress => "no-progress",
             Self::MaxCycles => "max-cycles",
             Self::TimeBudget => "time-budget",
+            Self::CostBudget => "cost-budget",
             Self::Complete => "complete",
             Self::Plateau => "plateau",
             Self::PlateauWithHandoffs => "plateau with handoffs",
@@ -131,6 +137,7 @@ impl StopReason {
             Self::NoProgress => "no change was accepted for several cycles",
             Self::MaxCycles => "the cycle budget is spent",
             Self::TimeBudget => "the next cycle would not fit in the time budget",
+            Self::CostBudget => "the spending cap is spent",
             Self::Complete => "nothing material is open and the gate passed twice in a row",
             Self::Plateau => "no candidate qualified for several rounds",
             Self::PlateauWithHandoffs => {
@@ -147,7 +154,7 @@ impl StopReason {
 
 impl StopReason {
     /// Every stop reason.
-    pub const ALL: [Self; 16] = [
+    pub const ALL: [Self; 17] = [
         Self::Cancelled,
         Self::FailureLimit,
         Self::Critical,
@@ -158,6 +165,7 @@ impl StopReason {
         Self::NoProgress,
         Self::MaxCycles,
         Self::TimeBudget,
+        Self::CostBudget,
         Self::Complete,
         Self::Plateau,
         Self::PlateauWithHandoffs,

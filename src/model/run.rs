@@ -50,6 +50,13 @@ pub struct BaselineNotes {
     /// while the gate ran (put back, or at the baseline taken as the gate's own output).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after_gate: Vec<String>,
+    /// What the delegates spent in this run, as their readers reported it (written when the
+    /// run ends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spent: Option<super::Spend>,
+    /// Why a spending cap ended the run (`cost-budget`): which cap, and what was spent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spending_cap: Option<String>,
     /// How the kernel held the command delegates (left out by runs before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confinement: Option<ConfinementNote>,

@@ -26,6 +26,9 @@ pub fn describe_end(end: &ProcessEnd, spawn_error: Option<&str>, timeout: Durati
         Some(Interruption::Idle) => {
             " (stopped: it printed nothing for its idle timeout)".to_string()
         }
+        Some(Interruption::SpendingCap) => {
+            " (stopped at once: it passed its spending cap)".to_string()
+        }
         None => String::new(),
     };
     let abandoned = if end.output_abandoned {

@@ -59,6 +59,9 @@ pub struct ProcessSpec<'a> {
     pub stdin: Option<&'a Path>,
     /// A program and its arguments that start the shell (the confining launcher); empty: none.
     pub launcher: &'a [OsString],
+    /// Set (by the output handler) to stop the group at once, without a grace: a delegate that
+    /// passed its spending cap.
+    pub stop: Option<&'a std::sync::atomic::AtomicBool>,
 }
 
 /// Why the supervisor stopped the group before the command ended on its own.
@@ -70,6 +73,8 @@ pub enum Interruption {
     LeftoverProcesses,
     /// Nothing was printed for the idle timeout.
     Idle,
+    /// It passed its spending cap (see [`ProcessSpec::stop`]).
+    SpendingCap,
 }
 
 /// How the process ended (the default: it never started).
@@ -215,7 +220,12 @@ fn supervise(
         let now = Instant::now();
         match &mut stopping {
             None => {
-                let reason = if cancel.is_requested() {
+                let reason = if spec
+                    .stop
+                    .is_some_and(|stop| stop.load(std::sync::atomic::Ordering::Relaxed))
+                {
+                    Some(Interruption::SpendingCap)
+                } else if cancel.is_requested() {
                     Some(Interruption::Cancelled)
                 } else if now - started >= spec.timeout {
                     Some(Interruption::Deadline)
@@ -268,7 +278,7 @@ impl Drop for GroupGuard {
 /// The time between SIGTERM and SIGKILL: the check's own, shortened when the run is cancelled,
 /// and none at all when cancelled twice.
 fn grace(reason: Interruption, spec: ProcessSpec<'_>, cancel: &Cancel) -> Duration {
-    if cancel.is_urgent() {
+    if cancel.is_urgent() || reason == Interruption::SpendingCap {
         Duration::ZERO
     } else if reason == Interruption::Cancelled || cancel.is_requested() {
         spec.kill_grace.min(CANCEL_GRACE)

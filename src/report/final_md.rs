@@ -87,6 +87,13 @@ pub(super) fn refactoring_report(report: &Report, run: &RunPart) -> String {
 /// What the delegates spent, as they reported it; the runs whose usage is unknown are named as
 /// such, never taken as free. Nothing when no delegate ran.
 fn spent_line(text: &mut String, report: &Report) {
+    if let Some(cap) = report
+        .run
+        .as_ref()
+        .and_then(|run| run.notes.spending_cap.as_ref())
+    {
+        let _ = writeln!(text, "Stopped at the spending cap: {cap}.\n");
+    }
     let cycles = &report.trend.cycles;
     let spent = crate::model::TokenUsage::total(cycles.iter().filter_map(|c| c.tokens.as_ref()));
     let unknown: u64 = cycles.iter().filter_map(|c| c.usage_unknown).sum();

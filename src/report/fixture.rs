@@ -260,6 +260,13 @@ fn run_part() -> RunPart {
         checks_configured: 2,
         max_cycles: 2,
         notes: BaselineNotes {
+            spent: Some(crate::model::Spend {
+                tokens: 37_513,
+                cost_usd: 0.028_354_1,
+                turns: 2,
+                ..crate::model::Spend::default()
+            }),
+            spending_cap: None,
             format_version: 1,
             recorded_at: "2026-12-01T12:00:00Z".into(),
             load_average: Some([0.52, 0.41, 0.3]),

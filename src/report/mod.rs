@@ -92,6 +92,11 @@ pub struct Report {
 }
 
 impl Report {
+    /// What the run's delegates spent, as its ledger has it (`None` for `check` and `merge`).
+    pub fn spent(&self) -> Option<crate::model::Spend> {
+        self.run.as_ref().and_then(|run| run.notes.spent)
+    }
+
     /// A report of `mode` for the gate `settings` describe, at `baseline` (also its last state)
     /// and nothing more yet: no trend, no findings, no run, campaign or shards. The caller
     /// fills in what it has.

@@ -1,6 +1,7 @@
 //! The step's outputs (`$GITHUB_OUTPUT`), the same names for every mode: `outcome`,
 //! `stop-reason`, `failed-before`, `failed-after`, `cycles`, `patch-path`, `report-path`,
-//! `sarif-path`, `state-dir`.
+//! `sarif-path`, `state-dir`, and what the delegates spent: `tokens`, `cost` (in US dollars;
+//! `unknown` when a turn's figure is unknown, empty when no run).
 
 use super::Report;
 
@@ -52,6 +53,26 @@ pub fn outputs(report: &Report) -> Vec<(&'static str, String)> {
             },
         ),
         ("state-dir", report.layout.dir().display().to_string()),
+        (
+            "tokens",
+            report.spent().map_or(String::new(), |spent| {
+                if spent.tokens_unknown > 0 {
+                    "unknown".to_string()
+                } else {
+                    spent.tokens.to_string()
+                }
+            }),
+        ),
+        (
+            "cost",
+            report.spent().map_or(String::new(), |spent| {
+                if spent.cost_unknown > 0 {
+                    "unknown".to_string()
+                } else {
+                    format!("{:.4}", spent.cost_usd)
+                }
+            }),
+        ),
     ]
 }
 

@@ -45,6 +45,16 @@ fn render(report: &Report, artifact: Option<&str>, redactor: &Redactor) -> Strin
     if let Some(error) = &report.error {
         out.push_str(&format!("- **Error:** {}\n", text(error)));
     }
+    if let Some(spent) = report.spent().filter(|spent| spent.turns > 0) {
+        out.push_str(&format!("- **Spent:** {}\n", text(&spent.describe())));
+    }
+    if let Some(cap) = report
+        .run
+        .as_ref()
+        .and_then(|run| run.notes.spending_cap.as_ref())
+    {
+        out.push_str(&format!("- **Spending cap:** {}\n", text(cap)));
+    }
     if let (Some(first), Some(last)) = (trend.first(), trend.last()) {
         let cycles = trend.len() - 1;
         let plural = if cycles == 1 { "" } else { "s" };

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use crate::support::Repo;
 
 /// The campaign's machine-readable state, from REFINE-BACKLOG.md.
-fn backlog(repo: &Repo) -> serde_json::Value {
+pub fn backlog(repo: &Repo) -> serde_json::Value {
     let text = std::fs::read_to_string(repo.join(".refine-loop/REFINE-BACKLOG.md")).unwrap();
     let start = text.find("```json\n").expect("a json block") + "```json\n".len();
     let end = start + text[start..].find("\n```").expect("closed block");

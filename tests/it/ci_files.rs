@@ -373,6 +373,8 @@ fn the_action_takes_inputs_through_the_environment_and_describes_each() {
         "state-dir",
         "artifact-name",
         "artifact-id",
+        "tokens",
+        "cost",
     ] {
         assert!(action.contains(&format!("\n  {output}:\n")), "{output}");
     }

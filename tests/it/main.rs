@@ -55,6 +55,7 @@ mod run_loop;
 mod runs_follow;
 mod sarif_report;
 mod secrets;
+mod spending;
 mod support;
 mod sweep;
 mod tree_watch;

@@ -54,6 +54,10 @@ pub struct Counters {
     /// Set when a round starts, cleared when its counters are recorded: a killed run resumes
     /// that round.
     pub round_in_progress: bool,
+    /// What the delegates spent in this segment, and over the campaign's life, as their
+    /// readers reported it (booked when a run ends).
+    pub segment_spent: crate::model::Spend,
+    pub lifetime_spent: crate::model::Spend,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

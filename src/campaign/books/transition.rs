@@ -47,10 +47,12 @@ pub enum Continue {
 }
 
 /// The budget of a campaign across its runs (`[campaign]`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Limits {
     pub max_segments: Option<u32>,
     pub max_lifetime_rounds: Option<u32>,
+    /// `max_lifetime_cost` / `max_lifetime_tokens`.
+    pub lifetime_cap: crate::spending::Cap,
 }
 
 /// The stop reasons that leave nothing to do: a later segment with the same intent would find
@@ -87,6 +89,12 @@ pub(super) fn finished(
             "its {max} lifetime round(s) are spent (max_lifetime_rounds)"
         ));
     }
+    if let Some(spent) = limits.lifetime_cap.spent_by(
+        &counters.lifetime_spent,
+        ("max_lifetime_cost", "max_lifetime_tokens"),
+    ) {
+        return Some(format!("its lifetime spending cap: {spent}"));
+    }
     let reason = counters.stop_reason.as_deref().unwrap_or_default();
     (mode == Continue::Auto && same_intent && !unsettled && DONE.contains(&reason)).then(|| {
         format!(
@@ -116,6 +124,7 @@ pub(super) fn continue_segment(
     *counters = Counters {
         segment: counters.segment + 1,
         lifetime_rounds: counters.lifetime_rounds,
+        lifetime_spent: counters.lifetime_spent,
         ..Counters::default()
     };
     let segment = counters.segment;
@@ -196,6 +205,7 @@ mod tests {
         let limits = Limits {
             max_segments: Some(3),
             max_lifetime_rounds: Some(20),
+            lifetime_cap: crate::spending::Cap::default(),
         };
         let none = Limits::default();
         let done = counters(1, 4, Some("SUCCESS"), "complete");

@@ -214,6 +214,7 @@ fn run_install(
         idle_timeout: None,
         stdin: None,
         launcher: &[],
+        stop: None,
     };
     let mut output = HeadTail::default();
     let end = match process::run_in_group(spec, cancel, &mut |chunk| {

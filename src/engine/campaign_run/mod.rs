@@ -80,7 +80,10 @@ fn run_in(
     options.earlier_work = (campaign.backlog.earlier.iter())
         .flat_map(|work| work.files.iter().cloned())
         .collect();
-    let engine = Engine::start(settings, workspace, options)?;
+    let mut engine = Engine::start(settings, workspace, options)?;
+    let counters = &campaign.backlog.counters;
+    let (segment_before, lifetime_before) = (counters.segment_spent, counters.lifetime_spent);
+    engine.ledger.carry(segment_before, lifetime_before);
     let end = match preset {
         Preset::Refine => {
             let mut policy = refine::Refine::new(&mut campaign, sweep_proposals);
@@ -91,6 +94,10 @@ fn run_in(
             engine.drive(&mut policy, &mut recorder)?
         }
     };
+    let counters = &mut campaign.backlog.counters;
+    counters.segment_spent = segment_before.plus(&end.spent);
+    counters.lifetime_spent = lifetime_before.plus(&end.spent);
+    campaign.save()?;
     let (outcome, reason) = (end.reason.outcome(), end.reason.as_str().to_string());
     let delivery = keep_record(
         &mut campaign,
@@ -160,7 +167,9 @@ fn reapply_delegate(patches: Vec<std::path::PathBuf>) -> crate::delegate::Delega
         env: Vec::new(),
         on_paths: None,
         whole_tree: false,
-        usage: None,
+        // It applies patches: it spends nothing.
+        usage: Some(crate::delegate::UsageReader::None),
+        cap: crate::spending::Cap::default(),
     }
 }
 

@@ -70,6 +70,7 @@ pub(super) fn open(
         limits: Limits {
             max_segments: settings.campaign.max_segments,
             max_lifetime_rounds: settings.campaign.max_lifetime_rounds,
+            lifetime_cap: settings.campaign.lifetime_cap,
         },
     };
     let (mut campaign, opened) =

@@ -14,7 +14,7 @@ use super::replay::{self, ArtifactStore, CacheStandIn, Download, Replay};
 use crate::support::{Repo, build_repo};
 
 /// The outputs the action's docs name, each written on every ending.
-const OUTPUTS: [&str; 10] = [
+const OUTPUTS: [&str; 12] = [
     "outcome",
     "stop-reason",
     "failed-before",
@@ -25,6 +25,8 @@ const OUTPUTS: [&str; 10] = [
     "sarif-path",
     "state-dir",
     "artifact-name",
+    "tokens",
+    "cost",
 ];
 
 /// One replay of the action on `workspace`, as job `job` of workflow run `run_id`.
