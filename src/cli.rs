@@ -313,6 +313,18 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH", action = clap::ArgAction::Append)]
     pub scope: Option<Vec<String>>,
 
+    /// Pull-request mode: only findings new since REF (its merge-base with HEAD) are worked
+    /// and counted, delegates change only the files changed since; `auto` reads the base from
+    /// a GitHub, GitLab or Jenkins pull request (a full run outside one)
+    /// [env: REFINE_LOOP_NEW_SINCE=].
+    #[arg(
+        long,
+        value_name = "REF",
+        env = "REFINE_LOOP_NEW_SINCE",
+        hide_env = true
+    )]
+    pub new_since: Option<String>,
+
     /// The order categories are worked in, like `types,tests,lint` (replaces `[loop] priority`).
     #[arg(long, value_name = "CATEGORY,...", value_delimiter = ',')]
     pub priority: Option<Vec<String>>,

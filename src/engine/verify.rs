@@ -88,15 +88,18 @@ pub fn measure(
 }
 
 /// Every kept diagnostic of a gate run, with its category settled, and beside it the name of
-/// the check it comes from; not those the baseline excused as flaky.
+/// the check it comes from; not those the baseline excused as flaky, nor (pull-request mode)
+/// those that were there before the change.
 pub fn diagnostics_of(run: &gate::GateRun) -> (Vec<Diagnostic>, Vec<String>) {
     run.checks
         .iter()
         .flat_map(|check| {
             let name = &check.check.name;
-            (check.findings.diagnostics().iter())
-                .filter(move |d| !run.flaky.excuses(name, d))
-                .map(|d| {
+            let diagnostics = check.findings.diagnostics();
+            let before = run.flaky.preexisting(name, diagnostics);
+            (diagnostics.iter().zip(before))
+                .filter(move |(d, before)| !before && !run.flaky.excuses(name, d))
+                .map(|(d, _)| {
                     let mut d = d.clone();
                     d.category = d.category.or_else(|| Some(check.check.category.clone()));
                     (d, name.clone())

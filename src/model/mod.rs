@@ -11,8 +11,8 @@ pub use diagnostic::{Diagnostic, Severity, SeverityCounts, TestCounts};
 pub use findings::FindingsFile;
 pub use outcome::{Outcome, StopReason, is_breakthrough};
 pub use run::{
-    BaselineNotes, ConfinementNote, ConfinementState, FlakyTestNote, Installed, Preset,
-    SignalBoundary,
+    BaselineNotes, ConfinementNote, ConfinementState, FlakyTestNote, Installed, NewSinceNote,
+    Preset, SignalBoundary,
 };
 pub use summary::{
     CategorySummary, CheckRecord, CheckStatus, ExpectedCount, GateResult, GateSummary,

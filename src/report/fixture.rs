@@ -290,6 +290,8 @@ fn run_part() -> RunPart {
                 private: vec!["/home/runner/.cargo".into()],
                 earlier_work: Vec::new(),
             }),
+            new_since: None,
+            new_since_skipped: None,
         },
         ignored: super::IgnoredPart::default(),
         scope: ScopePart {
