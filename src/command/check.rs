@@ -95,7 +95,7 @@ fn report_of(settings: &Settings, layout: Layout, run: &gate::GateRun) -> Report
         trend,
         history,
         findings: crate::engine::diagnostics_of(run).0,
-        checks: crate::engine::check_findings(summary, &run.checks),
+        checks: crate::engine::check_findings(summary, &run.checks, &run.flaky),
         ..Report::new(Mode::Check, outcome, settings, summary.clone())
     }
 }

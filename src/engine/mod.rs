@@ -120,6 +120,8 @@ pub struct EngineEnd {
     pub remaining: Vec<crate::report::Remaining>,
     /// Changes that made the gate see less, and what came of them.
     pub integrity: crate::report::IntegrityPart,
+    /// What the baseline excused: flaky findings, and (pull-request mode) pre-existing ones.
+    pub flaky: Flaky,
 }
 
 /// Runs `run` in the workspace of `target` (its state in `state_dir`, the tree watched or not),
@@ -328,6 +330,7 @@ impl<'a> Engine<'a> {
             ignored_not_protected: self.workspace.ignored_not_protected(),
             remaining,
             integrity: self.integrity.part(self.settings.run.integrity),
+            flaky: self.flaky,
         })
     }
 

@@ -30,6 +30,7 @@ pub(super) fn refactoring_report(report: &Report, run: &RunPart) -> String {
         "Failures: {} at the baseline, {} now.\n",
         report.baseline.failed_count, report.last.failed_count
     );
+    new_since_section(&mut text, report, run);
     spent_line(&mut text, report);
     let unmasked: u64 = report.trend.cycles.iter().filter_map(|c| c.unmasked).sum();
     if unmasked > 0 {
@@ -138,6 +139,67 @@ fn cycles_table(text: &mut String, report: &Report) {
             "| {} | {} | {:+} | {kept} | {note} |",
             cycle.cycle, cycle.failed_count, cycle.delta
         );
+    }
+}
+
+/// Findings listed in each part of the pull-request section, at most.
+const NEW_SINCE_SHOWN: usize = 20;
+
+/// Pull-request mode (`--new-since`): the base, and the findings new since it first, then the
+/// pre-existing ones, counted apart; or why `auto` made a full run.
+fn new_since_section(text: &mut String, report: &Report, run: &RunPart) {
+    let Some(since) = &run.notes.new_since else {
+        if let Some(reason) = &run.notes.new_since_skipped {
+            let _ = writeln!(
+                text,
+                "{}
+",
+                inline(reason)
+            );
+        }
+        return;
+    };
+    let short = since.base.get(..12).unwrap_or(&since.base);
+    let _ = writeln!(
+        text,
+        "## Findings new since {}
+
+Pull-request mode: only findings new since {} (base `{short}`, from {}, judged by {}) count and were worked; delegates could change only the {} file(s) the change touched. New: {} at the baseline, {} now. Pre-existing: {} pre-existing failure(s), left as they were and not counted.
+",
+        inline(&since.reference),
+        inline(&since.reference),
+        since.source,
+        match since.mode.as_str() {
+            "gate" => "the gate run on the base",
+            _ => "the lines the change added or modified",
+        },
+        since.changed_files.len(),
+        since.new_count,
+        report.last.failed_count,
+        report.last.preexisting_count.unwrap_or(since.preexisting_count),
+    );
+    let mut new = Vec::new();
+    let mut before = Vec::new();
+    for check in &report.checks {
+        for (index, finding) in check.findings.iter().enumerate() {
+            match check.preexisting.get(index).copied().unwrap_or(false) {
+                true => before.push(finding),
+                false => new.push(finding),
+            }
+        }
+    }
+    for (title, findings) in [("New", &new), ("Pre-existing (not worked)", &before)] {
+        if findings.is_empty() {
+            continue;
+        }
+        let _ = writeln!(text, "{title}:\n");
+        for finding in findings.iter().take(NEW_SINCE_SHOWN) {
+            let _ = writeln!(text, "- {}", inline(&finding.detail()));
+        }
+        if findings.len() > NEW_SINCE_SHOWN {
+            let _ = writeln!(text, "- and {} more", findings.len() - NEW_SINCE_SHOWN);
+        }
+        text.push('\n');
     }
 }
 

@@ -113,7 +113,11 @@ pub fn checks_report(checks: Vec<(CheckRecord, Vec<Diagnostic>)>, parsers: Parse
     Report {
         checks: checks
             .into_iter()
-            .map(|(record, findings)| CheckFindings { record, findings })
+            .map(|(record, findings)| CheckFindings {
+                record,
+                findings,
+                preexisting: Vec::new(),
+            })
             .collect(),
         parsers,
         automation_id: AUTOMATION_ID.into(),
@@ -199,10 +203,12 @@ pub fn report(mode: Mode) -> Report {
             CheckFindings {
                 record: records()[0].clone(),
                 findings: findings.clone(),
+                preexisting: Vec::new(),
             },
             CheckFindings {
                 record: records()[1].clone(),
                 findings: Vec::new(),
+                preexisting: Vec::new(),
             },
         ],
         findings,

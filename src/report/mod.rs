@@ -155,6 +155,18 @@ impl Report {
 pub struct CheckFindings {
     pub record: CheckRecord,
     pub findings: Vec<Diagnostic>,
+    /// Pull-request mode: beside each finding, whether it was there before the change; empty
+    /// in a full run.
+    pub preexisting: Vec<bool>,
+}
+
+impl Report {
+    /// The run is in pull-request mode (`--new-since`): its findings are new or pre-existing.
+    pub fn new_since(&self) -> Option<&crate::model::NewSinceNote> {
+        self.run
+            .as_ref()
+            .and_then(|run| run.notes.new_since.as_ref())
+    }
 }
 
 /// What only a run has.
