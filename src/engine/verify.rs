@@ -60,9 +60,23 @@ pub fn judged(
         },
         changed,
     );
+    let mut reasons = verdict.reasons;
+    // Pull-request mode: a pre-existing finding that gets worse is a regression, even when a
+    // fix elsewhere keeps the count.
+    if let Some(preexisting) = &run.flaky.preexisting {
+        reasons.extend(
+            preexisting.worse(
+                kept.origins
+                    .iter()
+                    .map(String::as_str)
+                    .zip(&kept.diagnostics),
+                checks.iter().map(String::as_str).zip(&findings),
+            ),
+        );
+    }
     Verified {
         run,
-        reasons: verdict.reasons,
+        reasons,
         unmasked: verdict.unmasked,
         incidents: Vec::new(),
         integrity: Vec::new(),

@@ -224,3 +224,155 @@ impl Since {
             .any(|&(first, last)| first <= end && line <= last)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Severity;
+    use crate::test_git::git;
+
+    fn finding(file: Option<&str>, line: Option<u32>, end_line: Option<u32>) -> Diagnostic {
+        Diagnostic {
+            file: file.map(str::to_string),
+            line,
+            column: None,
+            end_line,
+            end_column: None,
+            severity: Severity::Error,
+            code: None,
+            message: "m".into(),
+            category: None,
+            fingerprint: String::new(),
+            outside_target: false,
+            body: None,
+        }
+    }
+
+    /// A changed file as the tests write it: its path, whether it is new, its changed lines.
+    type Changed<'a> = (&'a str, bool, &'a [(u32, u32)]);
+
+    fn since(files: &[Changed<'_>]) -> Since {
+        Since {
+            given: "main".into(),
+            base: "0".repeat(40),
+            source: BaseSource::Given,
+            mode: Mode::Lines,
+            files: files
+                .iter()
+                .map(|(path, added, lines)| {
+                    let file = ChangedFile {
+                        added: *added,
+                        lines: lines.to_vec(),
+                    };
+                    ((*path).to_string(), file)
+                })
+                .collect(),
+            renames: BTreeMap::new(),
+            at_base: None,
+            base_summary: None,
+        }
+    }
+
+    #[test]
+    fn a_finding_is_new_on_the_lines_the_change_added_or_modified() {
+        let since = since(&[
+            ("new.py", true, &[(1, 3)]),
+            ("app.py", false, &[(4, 5), (10, 10)]),
+        ]);
+        // (file, line, end line, new)
+        let cases = [
+            (Some("app.py"), Some(4), None, true),
+            (Some("app.py"), Some(5), None, true),
+            (Some("./app.py"), Some(10), None, true),
+            (Some("app.py"), Some(3), None, false),
+            (Some("app.py"), Some(6), None, false),
+            // Spanning a changed line.
+            (Some("app.py"), Some(7), Some(11), true),
+            (Some("app.py"), Some(1), Some(3), false),
+            // No line in a file that was there before: cannot be placed in the change.
+            (Some("app.py"), None, None, false),
+            // A new file: all of it is the change's, with or without a line.
+            (Some("new.py"), Some(40), None, true),
+            (Some("new.py"), None, None, true),
+            // A file the change did not touch, and no file at all.
+            (Some("old.py"), Some(4), None, false),
+            (None, Some(4), None, false),
+        ];
+        for (file, line, end_line, new) in cases {
+            assert_eq!(
+                since.on_changed_lines(&finding(file, line, end_line)),
+                new,
+                "{file:?}:{line:?}-{end_line:?}"
+            );
+        }
+        assert_eq!(since.changed_files(), ["app.py", "new.py"]);
+    }
+
+    #[test]
+    fn the_change_is_read_from_git_with_renames_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q", "-b", "main"]);
+        let numbered =
+            |count: u32| -> String { (1..=count).map(|n| format!("line {n}\n")).collect() };
+        std::fs::write(root.join("edited.txt"), numbered(10)).unwrap();
+        std::fs::write(root.join("trimmed.txt"), numbered(10)).unwrap();
+        std::fs::write(root.join("moved.txt"), numbered(20)).unwrap();
+        std::fs::write(root.join("moved_edited.txt"), numbered(20)).unwrap();
+        std::fs::write(root.join("gone.txt"), "bye\n").unwrap();
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-q", "-m", "base"]);
+        // Line 3 modified, a line added after line 7.
+        let edited = numbered(10)
+            .replace("line 3\n", "line three\n")
+            .replace("line 7\n", "line 7\nline 7b\n");
+        std::fs::write(root.join("edited.txt"), edited).unwrap();
+        // Only deletions: no line of the new side is the change's.
+        std::fs::write(
+            root.join("trimmed.txt"),
+            numbered(10).replace("line 5\n", ""),
+        )
+        .unwrap();
+        git(root, &["mv", "moved.txt", "renamed.txt"]);
+        git(root, &["mv", "moved_edited.txt", "renamed_edited.txt"]);
+        let renamed_edited = numbered(20).replace("line 20\n", "line twenty\n");
+        std::fs::write(root.join("renamed_edited.txt"), renamed_edited).unwrap();
+        std::fs::remove_file(root.join("gone.txt")).unwrap();
+        std::fs::write(root.join("fresh.txt"), "hello\n").unwrap();
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-q", "-m", "branch"]);
+        let since =
+            Since::resolve(root, "HEAD~1", Mode::Lines, &AskedBase::given("HEAD~1")).unwrap();
+        let lines = |path: &str| {
+            since
+                .files
+                .get(path)
+                .map(|file| (file.added, file.lines.clone()))
+        };
+        assert_eq!(lines("edited.txt"), Some((false, vec![(3, 3), (8, 8)])));
+        assert_eq!(lines("trimmed.txt"), None);
+        assert_eq!(lines("renamed.txt"), None);
+        assert_eq!(lines("renamed_edited.txt"), Some((false, vec![(20, 20)])));
+        assert_eq!(lines("fresh.txt"), Some((true, vec![(1, 1)])));
+        assert_eq!(lines("gone.txt"), None);
+        assert_eq!(
+            since.renames.get("moved_edited.txt").map(String::as_str),
+            Some("renamed_edited.txt")
+        );
+        assert_eq!(
+            since.renames.get("moved.txt").map(String::as_str),
+            Some("renamed.txt")
+        );
+        assert_eq!(since.base.len(), 40);
+        // A ref git cannot resolve is an error that says what to fetch.
+        let error = Since::resolve(
+            root,
+            "origin/main",
+            Mode::Lines,
+            &AskedBase::given("origin/main"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("fetch-depth: 0"), "{error}");
+    }
+}
