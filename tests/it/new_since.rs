@@ -207,3 +207,97 @@ fn new_since_lines_misses_a_finding_the_change_caused_off_its_lines_and_gate_fin
     let base = json(&repo, "cycle-0/new-since-base/gate-summary.json");
     assert_eq!(base["failed_count"], 0, "{base}");
 }
+
+/// The pull-request variables of every CI system the mode reads, removed.
+const PULL_REQUEST_VARIABLES: [&str; 6] = [
+    "GITHUB_EVENT_NAME",
+    "GITHUB_BASE_REF",
+    "CI_MERGE_REQUEST_DIFF_BASE_SHA",
+    "CI_MERGE_REQUEST_TARGET_BRANCH_NAME",
+    "CHANGE_TARGET",
+    "GITHUB_ACTIONS",
+];
+
+fn run_with(repo: &Repo, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut command = repo.command(&["run"]);
+    command.args(args);
+    for name in PULL_REQUEST_VARIABLES {
+        command.env_remove(name);
+    }
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn new_since_auto_reads_the_base_of_a_pull_request_from_the_environment() {
+    let repo = repository_where_the_change_causes_a_finding_elsewhere("gate");
+    // GitHub's pull_request event; `origin/main` is not in the clone, `main` is.
+    let output = run_with(
+        &repo,
+        &["--new-since", "auto"],
+        &[
+            ("GITHUB_EVENT_NAME", "pull_request"),
+            ("GITHUB_BASE_REF", "main"),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let since = &json(&repo, "run.json")["new_since"];
+    assert_eq!(since["ref"], "auto");
+    assert_eq!(since["source"], "github");
+    assert_eq!(since["changed_files"], serde_json::json!(["pkg/codec.py"]));
+    // GitLab's merge request pipeline names the base commit itself.
+    let repo = repository_where_the_change_causes_a_finding_elsewhere("lines");
+    let main = crate::support::git_in(repo.path(), &["rev-parse", "main"]);
+    let output = run_with(
+        &repo,
+        &[],
+        &[
+            ("REFINE_LOOP_NEW_SINCE", "auto"),
+            ("CI_MERGE_REQUEST_DIFF_BASE_SHA", main.as_str()),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let since = &json(&repo, "run.json")["new_since"];
+    assert_eq!(since["source"], "gitlab");
+    assert_eq!(since["base"], main.as_str());
+}
+
+#[test]
+fn new_since_auto_outside_a_pull_request_is_a_full_run_that_says_so() {
+    let repo = repository_where_the_change_causes_a_finding_elsewhere("lines");
+    let output = run_with(&repo, &["--new-since", "auto"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let notes = json(&repo, "run.json");
+    assert!(notes.get("new_since").is_none(), "{notes}");
+    assert!(
+        notes["new_since_skipped"]
+            .as_str()
+            .unwrap()
+            .contains("a full run"),
+        "{notes}"
+    );
+    // Every finding counted, and worked: the unused import is gone.
+    assert_eq!(json(&repo, "cycle-0/gate-summary.json")["failed_count"], 1);
+    assert!(!read(&repo, "pkg/codec.py").contains("import json"));
+    let report = read(&repo, ".refine-loop/REFINE-LOOP-FINAL.md");
+    assert!(report.contains("a full run"), "{report}");
+}
+
+#[test]
+fn new_since_a_base_the_clone_does_not_hold_is_a_usage_error_naming_the_fetch() {
+    let repo = repository_where_the_change_causes_a_finding_elsewhere("lines");
+    let output = run_with(
+        &repo,
+        &["--new-since", "auto"],
+        &[("CHANGE_TARGET", "release")],
+    );
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let err = crate::support::stderr(&output);
+    assert!(
+        err.contains("git fetch origin release") && err.contains("fetch-depth: 0"),
+        "{err}"
+    );
+    assert!(!repo.join(".refine-loop/cycle-0").exists());
+}
