@@ -258,6 +258,18 @@ pub struct GateArgs {
     /// then cannot change how it is judged).
     #[arg(long, value_name = "REF", env = "REFINE_LOOP_CONFIG_FROM_REF")]
     pub config_from_ref: Option<String>,
+
+    /// Pull-request mode: only findings new since REF (its merge-base with HEAD) count and, in
+    /// a run, are worked, by delegates that change only the files changed since; `auto` reads
+    /// the base of a GitHub, GitLab or Jenkins pull request (a full run outside one)
+    /// [env: REFINE_LOOP_NEW_SINCE=].
+    #[arg(
+        long,
+        value_name = "REF",
+        env = "REFINE_LOOP_NEW_SINCE",
+        hide_env = true
+    )]
+    pub new_since: Option<String>,
 }
 
 fn parse_ci(text: &str) -> Result<crate::ci::CiChoice, String> {
@@ -312,18 +324,6 @@ pub struct RunArgs {
     /// Repeatable: `--scope src --scope 'tests/**/*.py'`.
     #[arg(long, value_name = "PATH", action = clap::ArgAction::Append)]
     pub scope: Option<Vec<String>>,
-
-    /// Pull-request mode: only findings new since REF (its merge-base with HEAD) are worked
-    /// and counted, delegates change only the files changed since; `auto` reads the base from
-    /// a GitHub, GitLab or Jenkins pull request (a full run outside one)
-    /// [env: REFINE_LOOP_NEW_SINCE=].
-    #[arg(
-        long,
-        value_name = "REF",
-        env = "REFINE_LOOP_NEW_SINCE",
-        hide_env = true
-    )]
-    pub new_since: Option<String>,
 
     /// The order categories are worked in, like `types,tests,lint` (replaces `[loop] priority`).
     #[arg(long, value_name = "CATEGORY,...", value_delimiter = ',')]

@@ -255,7 +255,6 @@ fn load_settings(args: &RunArgs, request: &Request) -> Result<Settings, CommandE
         isolate: args.isolate,
         offline: args.offline,
         scope: args.scope.clone(),
-        new_since: args.new_since.clone(),
         priority: args.priority.clone(),
         ..overrides(&gate)
     };

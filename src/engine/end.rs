@@ -78,6 +78,7 @@ impl EngineEnd {
                 integrity: self.integrity.clone(),
                 earlier: Vec::new(),
             }),
+            new_since: self.notes.new_since.clone(),
             ..Report::new(
                 Mode::Run(preset),
                 self.reason.outcome(),

@@ -38,7 +38,7 @@ pub use error::RunError;
 pub use event::{Event, Observer};
 pub use heuristics::Heuristics;
 pub use isolate::Isolation;
-pub use new_since::resolve_new_since;
+pub use new_since::{note_of, preexisting_at_baseline, resolve_new_since};
 pub(crate) use policy::{CycleNumber, Policy};
 pub use refactoring::run_loop;
 pub use turn::Attempt;

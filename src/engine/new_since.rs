@@ -66,6 +66,19 @@ pub fn resolve_new_since(
     Ok(None)
 }
 
+/// Pull-request mode as `run.json` and the reports keep it, with the counts of `summary`.
+pub fn note_of(since: &Since, summary: &GateSummary) -> crate::model::NewSinceNote {
+    crate::model::NewSinceNote {
+        reference: since.given.clone(),
+        base: since.base.clone(),
+        source: since.source.as_str().to_string(),
+        mode: since.mode.as_str().to_string(),
+        changed_files: since.changed_files(),
+        new_count: summary.failed_count,
+        preexisting_count: summary.preexisting_count.unwrap_or(0),
+    }
+}
+
 /// Why `--new-since auto` made a full run.
 pub fn skipped_reason() -> String {
     "--new-since auto: no pull request, merge request or change request in the environment \

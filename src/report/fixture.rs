@@ -236,6 +236,7 @@ pub fn report(mode: Mode) -> Report {
         error: None,
         parsers: parsers(&records()),
         automation_id: AUTOMATION_ID.into(),
+        new_since: None,
     }
 }
 

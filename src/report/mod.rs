@@ -89,6 +89,8 @@ pub struct Report {
     pub parsers: ParserDocs,
     /// SARIF's `automationDetails.id`: the job and matrix leg.
     pub automation_id: String,
+    /// Pull-request mode (`--new-since`): the base its findings are new or pre-existing by.
+    pub new_since: Option<crate::model::NewSinceNote>,
 }
 
 impl Report {
@@ -146,6 +148,7 @@ impl Report {
             error: None,
             parsers: ParserDocs::new(),
             automation_id: crate::ci::automation_id(None),
+            new_since: None,
         }
     }
 }
@@ -163,9 +166,7 @@ pub struct CheckFindings {
 impl Report {
     /// The run is in pull-request mode (`--new-since`): its findings are new or pre-existing.
     pub fn new_since(&self) -> Option<&crate::model::NewSinceNote> {
-        self.run
-            .as_ref()
-            .and_then(|run| run.notes.new_since.as_ref())
+        self.new_since.as_ref()
     }
 }
 

@@ -54,7 +54,7 @@ fn render(report: &Report, artifact: Option<&str>, redactor: &Redactor) -> Strin
     }
     if let Some(since) = report.new_since() {
         out.push_str(&format!(
-            "- **New since {}:** only these count and were worked; {} pre-existing failure(s) left as they were, not counted\n",
+            "- **New since {}:** only these count; {} pre-existing failure(s) left as they were, not counted\n",
             text(&since.reference),
             report.last.preexisting_count.unwrap_or(since.preexisting_count)
         ));

@@ -146,6 +146,14 @@ fn only_the_branch_findings_are_worked(mode: &str) -> Value {
         .map(|result| result["baselineState"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(states, BTreeSet::from(["unchanged".to_string()]), "{sarif}");
+    // JUnit: what was there before is skipped, not failed.
+    let junit = repo.join(".refine-loop/junit.xml");
+    crate::support::assert_valid_junit(&junit);
+    let junit = std::fs::read_to_string(junit).unwrap();
+    assert!(
+        junit.contains("<skipped message=\"pre-existing, there before the change: "),
+        "{junit}"
+    );
     since.clone()
 }
 
@@ -300,4 +308,34 @@ fn new_since_a_base_the_clone_does_not_hold_is_a_usage_error_naming_the_fetch() 
         "{err}"
     );
     assert!(!repo.join(".refine-loop/cycle-0").exists());
+}
+
+#[test]
+fn check_new_since_counts_only_the_new_findings() {
+    let repo = repository_with_a_branch("lines");
+    // Only the ruff half: the check needs no build.
+    let ruff = tool("ruff");
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "[[gate.check]]\nname = \"ruff\"\ncategory = \"lint\"\nrun = \"{ruff} check --no-cache --output-format=concise .\"\nparser = \"ruff\"\n"
+        ),
+    );
+    let mut command = repo.command(&["check", "--new-since", "main"]);
+    for name in PULL_REQUEST_VARIABLES {
+        command.env_remove(name);
+    }
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let summary = json(&repo, "cycle-0/gate-summary.json");
+    assert_eq!(summary["failed_count"], 1, "{summary}");
+    assert_eq!(summary["preexisting_count"], 1);
+    let sarif = json(&repo, "report.sarif");
+    let states: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|result| result["baselineState"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["new", "unchanged"], "{sarif}");
 }

@@ -105,15 +105,7 @@ pub fn measure_baseline(
     }
     run.flaky = flaky;
     if let Some(since) = &settings.run.since {
-        notes.new_since = Some(crate::model::NewSinceNote {
-            reference: since.given.clone(),
-            base: since.base.clone(),
-            source: since.source.as_str().to_string(),
-            mode: since.mode.as_str().to_string(),
-            changed_files: since.changed_files(),
-            new_count: run.summary.failed_count,
-            preexisting_count: run.summary.preexisting_count.unwrap_or(0),
-        });
+        notes.new_since = Some(super::new_since::note_of(since, &run.summary));
     } else if settings.run.new_since.is_some() {
         notes.new_since_skipped = Some(super::new_since::skipped_reason());
     }
