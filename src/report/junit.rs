@@ -109,8 +109,14 @@ fn check_category(record: &CheckRecord) -> &str {
 
 fn check_case(check: &CheckFindings) -> Case {
     let record = &check.record;
+    // Pull-request mode: a check that failed only on what was there before the change passes.
+    let only_preexisting = !check.preexisting.is_empty()
+        && !record.unparsed
+        && (check.findings.iter().zip(&check.preexisting))
+            .all(|(finding, &before)| before || finding.severity != crate::model::Severity::Error);
     let outcome = match record.status {
         CheckStatus::Passed => None,
+        CheckStatus::Failed if only_preexisting => None,
         CheckStatus::Failed => Some(Outcome {
             kind: Kind::Failure,
             message: failure_message(check),

@@ -154,6 +154,8 @@ fn only_the_branch_findings_are_worked(mode: &str) -> Value {
         junit.contains("<skipped message=\"pre-existing, there before the change: "),
         "{junit}"
     );
+    // And a check that fails only on those is no failure either.
+    assert!(!junit.contains("<failure"), "{junit}");
     since.clone()
 }
 
