@@ -89,35 +89,8 @@ pub fn summarize(cycle: u32, results: &[CheckResult], flaky: Option<&Flaky>) -> 
                 add_detail(entry, format!("{}: {reason}", record.name));
             }
             _ => {
-                let excused = flaky.checks.get(&record.name);
-                if excused.is_some() {
-                    record.flaky = true;
-                }
-                // A flaky check's unparsed failure is excused only when the baseline had one.
-                if record.unparsed && excused.is_some_and(|e| e.unparsed) {
-                    record.unparsed = false;
-                    notes.push(format!(
-                        "{}: failed as it did at the baseline, where it was flaky: not counted",
-                        record.name
-                    ));
-                }
-                let excuse = |d: &crate::model::Diagnostic| flaky.excuses(&record.name, d);
-                let before = flaky.preexisting(&record.name, result.findings.diagnostics());
-                let not = NotCounted {
-                    flaky: &excuse,
-                    preexisting: &before,
-                };
-                let (skipped, preexisting) = add_findings(&mut categories, result, &record, &not);
-                preexisting_count += preexisting;
-                if !skipped.is_empty() {
-                    notes.push(format!(
-                        "{}: {} finding(s) flaky at the baseline, not counted: {}",
-                        record.name,
-                        skipped.len(),
-                        skipped.join(", ")
-                    ));
-                    record.excused = skipped;
-                }
+                preexisting_count +=
+                    count_findings(&mut categories, result, (&mut record, &mut notes), flaky);
             }
         }
         if let Some(exit) = &record.failing_exit {
@@ -160,6 +133,46 @@ pub fn summarize(cycle: u32, results: &[CheckResult], flaky: Option<&Flaky>) -> 
         preexisting_count: in_pull_request.then_some(preexisting_count),
         ..summary
     }
+}
+
+/// Counts the findings of a check that gave a result into their categories, but those `flaky`
+/// excuses (named in the record and a note) and the pre-existing ones; returns how many
+/// pre-existing failures it left out.
+fn count_findings(
+    categories: &mut BTreeMap<String, CategorySummary>,
+    result: &CheckResult,
+    (record, notes): (&mut CheckRecord, &mut Vec<String>),
+    flaky: &Flaky,
+) -> u64 {
+    let excused = flaky.checks.get(&record.name);
+    if excused.is_some() {
+        record.flaky = true;
+    }
+    // A flaky check's unparsed failure is excused only when the baseline had one.
+    if record.unparsed && excused.is_some_and(|e| e.unparsed) {
+        record.unparsed = false;
+        notes.push(format!(
+            "{}: failed as it did at the baseline, where it was flaky: not counted",
+            record.name
+        ));
+    }
+    let excuse = |d: &crate::model::Diagnostic| flaky.excuses(&record.name, d);
+    let before = flaky.preexisting(&record.name, result.findings.diagnostics());
+    let not = NotCounted {
+        flaky: &excuse,
+        preexisting: &before,
+    };
+    let (skipped, preexisting) = add_findings(categories, result, record, &not);
+    if !skipped.is_empty() {
+        notes.push(format!(
+            "{}: {} finding(s) flaky at the baseline, not counted: {}",
+            record.name,
+            skipped.len(),
+            skipped.join(", ")
+        ));
+        record.excused = skipped;
+    }
+    preexisting
 }
 
 /// The note on the processes a check left running (outside its group), which were killed.
