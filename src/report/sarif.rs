@@ -465,6 +465,39 @@ mod tests {
     }
 
     #[test]
+    fn in_pull_request_mode_new_results_come_first_and_say_so() {
+        let records = fixture::records();
+        let findings = fixture::findings();
+        let mut input = fixture::input(&records, &findings);
+        input.new_since = Some(crate::model::NewSinceNote::default());
+        // The first finding was there before the change.
+        let count = input.checks[0].findings.len();
+        assert!(count >= 2, "the fixture has findings to split");
+        input.checks[0].preexisting = (0..count).map(|index| index == 0).collect();
+        let text = String::from_utf8(render_with_limit(&input, MAX_RESULTS).unwrap()).unwrap();
+        assert_valid(std::slice::from_ref(&text));
+        let log: Value = serde_json::from_str(&text).unwrap();
+        let results = log["runs"][0]["results"].as_array().unwrap();
+        let states: Vec<&str> = results
+            .iter()
+            .map(|result| result["baselineState"].as_str().unwrap())
+            .collect();
+        assert_eq!(states.last(), Some(&"unchanged"), "{states:?}");
+        assert_eq!(
+            states.iter().filter(|state| **state == "unchanged").count(),
+            1
+        );
+        assert!(
+            states[..states.len() - 1]
+                .iter()
+                .all(|state| *state == "new")
+        );
+        // Without the mode there is no baselineState.
+        let text = render(&findings, MAX_RESULTS);
+        assert!(!text.contains("baselineState"));
+    }
+
+    #[test]
     fn the_schema_rejects_what_it_should() {
         // The validator is live, formats included: a `$schema` that is no URI, a region at line
         // 0 and a log without `runs` all fail. (`uri-reference`, the format of artifact URIs, is
