@@ -159,6 +159,12 @@ fn new_since_section(text: &mut String, report: &Report, skipped: Option<&str>) 
         "gate" => "the gate run on the base",
         _ => "the lines the change added or modified",
     };
+    let source = match since.source.as_str() {
+        "github" => "GitHub's pull request",
+        "gitlab" => "GitLab's merge request",
+        "jenkins" => "Jenkins' change request",
+        _ => "given on the command line",
+    };
     let worked = match report.run {
         Some(_) => format!(
             " and were worked; delegates could change only the {} file(s) the change touched",
@@ -169,14 +175,13 @@ fn new_since_section(text: &mut String, report: &Report, skipped: Option<&str>) 
     let _ = writeln!(
         text,
         "## Findings new since {reference}\n\nPull-request mode: only findings new since \
-         {reference} (base `{short}`, from {source}, judged by {judged}) count{worked}. New: {} \
+         {reference} (base `{short}`, {source}, judged by {judged}) count{worked}. New: {} \
          at the baseline, {} now. Pre-existing: {} pre-existing failure(s), left as they were \
          and not counted.\n",
         since.new_count,
         report.last.failed_count,
         (report.last.preexisting_count).unwrap_or(since.preexisting_count),
         reference = inline(&since.reference),
-        source = since.source,
     );
     let mut new = Vec::new();
     let mut before = Vec::new();
