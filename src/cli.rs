@@ -258,6 +258,18 @@ pub struct GateArgs {
     /// then cannot change how it is judged).
     #[arg(long, value_name = "REF", env = "REFINE_LOOP_CONFIG_FROM_REF")]
     pub config_from_ref: Option<String>,
+
+    /// Pull-request mode: only findings new since REF (its merge-base with HEAD) count and, in
+    /// a run, are worked, by delegates that change only the files changed since; `auto` reads
+    /// the base of a GitHub, GitLab or Jenkins pull request (a full run outside one)
+    /// [env: REFINE_LOOP_NEW_SINCE=].
+    #[arg(
+        long,
+        value_name = "REF",
+        env = "REFINE_LOOP_NEW_SINCE",
+        hide_env = true
+    )]
+    pub new_since: Option<String>,
 }
 
 fn parse_ci(text: &str) -> Result<crate::ci::CiChoice, String> {

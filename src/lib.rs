@@ -25,6 +25,7 @@ pub mod integrity;
 mod markdown;
 pub mod model;
 pub(crate) mod net;
+pub(crate) mod new_since;
 pub mod parse;
 pub(crate) mod process;
 pub(crate) mod report;

@@ -75,6 +75,21 @@ impl Scope {
         })
     }
 
+    /// Pull-request mode: the files the change touched (relative to `target`), and beside them
+    /// what this scope names when it is not the whole target. No file and no pattern: nothing.
+    pub fn with_changed_files(&self, target: &Path, files: &[String]) -> Result<Self, String> {
+        let mut patterns: Vec<String> = self.patterns.clone();
+        patterns.extend(files.iter().map(|file| globset::escape(file)));
+        if patterns.is_empty() {
+            return Ok(Self {
+                patterns,
+                set: Some(GlobSet::empty()),
+                prefix: Vec::new(),
+            });
+        }
+        Self::new(target, &patterns)
+    }
+
     /// The whole target.
     pub fn is_everything(&self) -> bool {
         self.set.is_none()
@@ -105,6 +120,8 @@ impl Scope {
     pub fn describe(&self) -> String {
         if self.is_everything() {
             "the whole repository".to_string()
+        } else if self.patterns.is_empty() {
+            "no path (the change touched none)".to_string()
         } else {
             format!("only these paths: {}", self.patterns.join(", "))
         }

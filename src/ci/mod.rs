@@ -6,6 +6,7 @@
 mod automation;
 mod detect;
 pub mod github;
+pub mod pr_base;
 
 use std::path::PathBuf;
 

@@ -20,7 +20,7 @@ pub fn check(
     cancel: &Cancel,
     stdout: &mut dyn Write,
 ) -> Result<i32, CommandError> {
-    let settings = config::load(&overrides(&args.gate).with_environment()?)?;
+    let mut settings = config::load(&overrides(&args.gate).with_environment()?)?;
     if let Some(reason) = crate::workspace::refuse_state_dir(&settings.target, &settings.state_dir)
     {
         return Err(CommandError::Usage(reason));
@@ -28,11 +28,18 @@ pub fn check(
     let _lock = crate::campaign::books::lock_state_dir(&settings.state_dir)
         .map_err(CommandError::Campaign)?;
     super::recover::refuse_interrupted(&settings.target)?;
+    // Pull-request mode: only the findings new since the base count.
+    let skipped =
+        crate::engine::resolve_new_since(&mut settings, &|name| std::env::var(name).ok(), cancel)
+            .map_err(|error| match error {
+            crate::engine::RunError::NewSince(error) => CommandError::Usage(error.to_string()),
+            error => CommandError::Run(error),
+        })?;
     let layout = Layout::new(&settings.state_dir);
     // The files of the run or check before this one go first: the folder holds this check's.
     crate::engine::set_aside_last(&layout)?;
     let cycle_dir = state::cycle_dir(layout.dir(), 0)?;
-    let run = gate::run_gate(
+    let mut run = gate::run_gate(
         &settings,
         &gate::Flaky::default(),
         (0, &cycle_dir),
@@ -40,6 +47,21 @@ pub fn check(
         None,
         None,
     )?;
+    if let Some(since) = &settings.run.since
+        && !run.cancelled
+    {
+        let preexisting = crate::engine::preexisting_at_baseline(since, &run.checks, &run.flaky)?;
+        run.flaky.preexisting = Some(preexisting);
+        let summary = gate::summarize(0, &run.checks, Some(&run.flaky));
+        run.summary = crate::model::GateSummary {
+            cancelled: run.summary.cancelled,
+            not_run: std::mem::take(&mut run.summary.not_run),
+            ..summary
+        };
+    }
+    if let Some(reason) = skipped {
+        run.summary.notes.push(reason);
+    }
     state::write_json(&layout.cycle_summary(0), &run.summary)?;
     for note in &run.summary.notes {
         tracing::warn!("{note}");
@@ -95,7 +117,9 @@ fn report_of(settings: &Settings, layout: Layout, run: &gate::GateRun) -> Report
         trend,
         history,
         findings: crate::engine::diagnostics_of(run).0,
-        checks: crate::engine::check_findings(summary, &run.checks),
+        checks: crate::engine::check_findings(summary, &run.checks, &run.flaky),
+        new_since: (settings.run.since.as_ref())
+            .map(|since| crate::engine::note_of(since, summary)),
         ..Report::new(Mode::Check, outcome, settings, summary.clone())
     }
 }
@@ -121,6 +145,7 @@ pub fn overrides(args: &GateArgs) -> Overrides {
         log_limit: args.log_limit,
         shard: args.shard,
         config_from_ref: args.config_from_ref.clone(),
+        new_since: args.new_since.clone(),
         ..Overrides::default()
     }
 }

@@ -88,6 +88,7 @@ impl CommandError {
     pub fn exit_code(&self) -> i32 {
         match self {
             Self::Run(error) if error.is_cancelled() => exit_code::CANCELLED,
+            Self::Run(crate::engine::RunError::NewSince(_)) => exit_code::USAGE,
             Self::Config(_) | Self::Usage(_) | Self::Input { .. } => exit_code::USAGE,
             Self::Gate(_) | Self::State(_) | Self::Run(_) => exit_code::ERROR,
             Self::Interrupted { .. } | Self::Recover(_) => exit_code::ERROR,

@@ -24,7 +24,13 @@ use crate::report::Report;
 /// Runs the loop; returns the exit code.
 pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i32, CommandError> {
     let (preset, request) = preset_and_request(args)?;
-    let loaded = load_settings(args, &request)?;
+    let mut loaded = load_settings(args, &request)?;
+    if preset.is_campaign() && loaded.run.new_since.is_some() {
+        return Err(CommandError::Usage(
+            "--new-since is for the refactoring loop; a campaign (--preset refine or improve) works the whole tree".to_string(),
+        ));
+    }
+
     if let Some(reason) = crate::workspace::refuse_state_dir(&loaded.target, &loaded.state_dir) {
         return Err(CommandError::Usage(reason));
     }
@@ -37,6 +43,12 @@ pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i3
         ),
     };
     super::recover::refuse_interrupted(&loaded.target)?;
+    // Before anything runs: a base git cannot resolve is a usage error.
+    crate::engine::resolve_new_since(&mut loaded, &|name| std::env::var(name).ok(), cancel)
+        .map_err(|error| match error {
+            crate::engine::RunError::NewSince(error) => CommandError::Usage(error.to_string()),
+            error => CommandError::Run(error),
+        })?;
     if preset.is_campaign() && loaded.run.isolate == Isolate::Worktree {
         return Err(CommandError::Usage(
             "a campaign (--preset refine or improve) works in the target itself, where its state and its earlier changes are; --isolate worktree (or [loop] isolate) is for the refactoring loop".to_string(),

@@ -116,6 +116,16 @@ pub(super) fn resolve_run(
         };
         invalid(config_file, key, reason)
     })?;
+    let new_since_mode = match file.new_since.as_deref() {
+        None => crate::new_since::Mode::default(),
+        Some(text) => crate::new_since::Mode::parse(text).ok_or_else(|| {
+            invalid(
+                config_file,
+                "loop.new_since",
+                format!("\"{text}\" is not a way to judge findings new; expected lines or gate"),
+            )
+        })?,
+    };
     let isolate = match (overrides.isolate, file.isolate) {
         (Some(isolate), _) => isolate,
         (None, Some(text)) => {
@@ -161,6 +171,12 @@ pub(super) fn resolve_run(
         isolate,
         share,
         scope,
+        new_since: overrides
+            .new_since
+            .clone()
+            .filter(|given| !given.trim().is_empty()),
+        new_since_mode,
+        since: None,
         confine,
         writable,
         keep_runs,

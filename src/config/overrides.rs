@@ -25,6 +25,8 @@ pub struct Overrides {
     pub isolate: Option<Isolate>,
     /// `--scope`: replaces `[loop] scope`.
     pub scope: Option<Vec<String>>,
+    /// `--new-since REF`: pull-request mode against REF (or `auto`).
+    pub new_since: Option<String>,
     /// `--priority`: replaces `[loop] priority`.
     pub priority: Option<Vec<String>>,
     /// No network: what needs it is refused.

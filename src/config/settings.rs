@@ -169,6 +169,13 @@ pub struct RunSettings {
     pub share: Vec<String>,
     /// What the delegates may change.
     pub scope: crate::scope::Scope,
+    /// `--new-since REF` as given (`auto` too); `None`: a full run.
+    pub new_since: Option<String>,
+    /// How a finding is judged new (`[loop] new_since`).
+    pub new_since_mode: crate::new_since::Mode,
+    /// The change since the base, once resolved at the start of the run (see
+    /// `crate::engine::resolve_new_since`); `None`: a full run.
+    pub since: Option<crate::new_since::Since>,
     /// How the kernel confines command delegates.
     pub confine: crate::confine::ConfineMode,
     /// Folders a confined delegate may write beside the work tree, as written (`~/`, `$NAME`);

@@ -128,6 +128,11 @@ pub struct LoopFile {
     pub isolate: Option<String>,
     /// Paths and globs (relative to the target) the delegates may change; all when left out.
     pub scope: Option<Vec<String>>,
+    /// With `--new-since REF`, how a finding is judged new: `"lines"` (default), when it lies on
+    /// a line the change added or modified; `"gate"`, when the gate run once on REF did not
+    /// report it.
+    #[cfg_attr(test, schemars(extend("enum" = ["lines", "gate"])))]
+    pub new_since: Option<String>,
     /// Earlier runs whose private ref (`refs/refine-loop/<run-id>`) and folder in the state
     /// dir's `runs/` are kept, this run counted, 1 to 1000 (default 10); older ones are pruned,
     /// never one whose changes the work tree still holds uncommitted.

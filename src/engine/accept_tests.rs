@@ -301,3 +301,53 @@ fn a_check_that_fails_with_nothing_to_read_where_it_had_findings_is_no_improveme
         );
     }
 }
+
+/// Pull-request mode: the findings of `specs` that count, those the baseline held pre-existing
+/// (`before`, by key) left out, as the gate's summary and the engine's findings leave them out.
+fn counted_side(
+    specs: &[&str],
+    before: &crate::new_since::Preexisting,
+) -> (GateSummary, Vec<Diagnostic>) {
+    let all = side(specs, &["lint"]).1;
+    let marks = before.mark("lint", &all, &|_| false);
+    let counted: Vec<&str> = specs
+        .iter()
+        .zip(marks)
+        .filter(|(_, preexisting)| !preexisting)
+        .map(|(spec, _)| *spec)
+        .collect();
+    side(&counted, &["lint"])
+}
+
+#[test]
+fn in_pull_request_mode_only_new_findings_count_and_a_worse_preexisting_one_is_a_regression() {
+    let old = "lint:old.py:`os` imported but unused";
+    let new = "lint:new.py:`sys` imported but unused";
+    let preexisting =
+        crate::new_since::Preexisting::of([crate::new_since::finding_key("lint", &finding(old))]);
+    let baseline = counted_side(&[old, new], &preexisting);
+    assert_eq!(baseline.0.failed_count, 1, "only the new one counts");
+    let everything = |_: &str| true;
+    // (after the change, kept)
+    let cases: [(&[&str], bool); 4] = [
+        // The new one fixed, the pre-existing one left: kept, and the gate passes.
+        (&[old], true),
+        // The pre-existing one fixed too (out of scope: undone elsewhere, not judged here).
+        (&[], true),
+        // The new one fixed, but the pre-existing one now twice: the count holds (the judge
+        // keeps it; `Preexisting::worse` refuses it in `verify::judged`).
+        (&[old, old], true),
+        // Nothing fixed, the pre-existing one worse: a regression.
+        (&[old, old, new], false),
+    ];
+    for (after, kept) in cases {
+        let after = counted_side(after, &preexisting);
+        let verdict = judged(Accept::Unmask, &baseline, &after, &everything);
+        assert_eq!(
+            verdict.reasons.is_empty(),
+            kept,
+            "{after:?}: {:?}",
+            verdict.reasons
+        );
+    }
+}

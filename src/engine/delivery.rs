@@ -74,8 +74,7 @@ pub fn record_cycle(
 
 /// The commit's trailers: the CI run (its URL where the environment gives one), the gate's
 /// fingerprint, the delegates whose changes it keeps, what the cycle's turns cost, and the
-/// findings it fixed and left. Until a base to compare with exists, every finding that is left
-/// counts as pre-existing.
+/// findings it fixed and left (see [`findings_trailer`]).
 fn provenance(run_id: &str, settings: &Settings, story: &CycleStory<'_>) -> Provenance {
     let mut delegates: Vec<usize> = story
         .attempts
@@ -85,10 +84,6 @@ fn provenance(run_id: &str, settings: &Settings, story: &CycleStory<'_>) -> Prov
         .collect();
     delegates.sort_unstable();
     delegates.dedup();
-    let fixed = story
-        .before
-        .failed_count
-        .saturating_sub(story.after.failed_count);
     Provenance {
         run: crate::deliver::run_locator(|name| std::env::var(name).ok(), run_id),
         gate: settings.gate.fingerprint(),
@@ -97,10 +92,21 @@ fn provenance(run_id: &str, settings: &Settings, story: &CycleStory<'_>) -> Prov
             .map(|index| delegate_name(&settings.delegates[index]))
             .collect(),
         cost: cost(story.attempts),
-        findings: format!(
-            "fixed {fixed}, new 0, pre-existing {}",
-            story.after.failed_count
+        findings: findings_trailer(story.before, story.after),
+    }
+}
+
+/// `fixed N, new N, pre-existing N` of a cycle that went from `before` to `after`. In
+/// pull-request mode (`--new-since`) the failures left are new since the base, and those there
+/// before it are pre-existing; without a base, every failure left counts as pre-existing.
+fn findings_trailer(before: &GateSummary, after: &GateSummary) -> String {
+    let fixed = before.failed_count.saturating_sub(after.failed_count);
+    match after.preexisting_count {
+        Some(preexisting) => format!(
+            "fixed {fixed}, new {}, pre-existing {preexisting}",
+            after.failed_count
         ),
+        None => format!("fixed {fixed}, new 0, pre-existing {}", after.failed_count),
     }
 }
 
@@ -326,4 +332,40 @@ pub fn write_delivery(
     }
     recorder.write_manifest(&layout.manifest(), outcome, stop_reason)?;
     Ok(note)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_findings_trailer_counts_new_ones_only_in_pull_request_mode() {
+        let summary = |failed: u64, preexisting: Option<u64>| GateSummary {
+            failed_count: failed,
+            preexisting_count: preexisting,
+            new_count: preexisting.map(|_| failed),
+            ..GateSummary::empty(1)
+        };
+        // (before, after, trailer)
+        let cases = [
+            (
+                summary(5, None),
+                summary(2, None),
+                "fixed 3, new 0, pre-existing 2",
+            ),
+            (
+                summary(2, Some(4)),
+                summary(1, Some(4)),
+                "fixed 1, new 1, pre-existing 4",
+            ),
+            (
+                summary(2, Some(0)),
+                summary(0, Some(0)),
+                "fixed 2, new 0, pre-existing 0",
+            ),
+        ];
+        for (before, after, trailer) in cases {
+            assert_eq!(findings_trailer(&before, &after), trailer);
+        }
+    }
 }

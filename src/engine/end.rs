@@ -44,7 +44,7 @@ impl EngineEnd {
             trend: self.trend.clone(),
             history: self.history.clone(),
             findings: self.kept.diagnostics.clone(),
-            checks: check_findings(&self.kept.summary, &self.kept.checks),
+            checks: check_findings(&self.kept.summary, &self.kept.checks, &self.flaky),
             run: Some(RunPart {
                 checks_configured: settings.gate.checks.len(),
                 max_cycles: settings.run.max_cycles,
@@ -78,6 +78,7 @@ impl EngineEnd {
                 integrity: self.integrity.clone(),
                 earlier: Vec::new(),
             }),
+            new_since: self.notes.new_since.clone(),
             ..Report::new(
                 Mode::Run(preset),
                 self.reason.outcome(),
@@ -134,8 +135,13 @@ pub fn write_findings(
     state::write_json(path, &FindingsFile::new(findings.to_vec(), complete))
 }
 
-/// Each check of a summary with the findings of the result it was made from.
-pub fn check_findings(summary: &GateSummary, results: &[CheckResult]) -> Vec<CheckFindings> {
+/// Each check of a summary with the findings of the result it was made from, and (pull-request
+/// mode) which of them `flaky` holds pre-existing.
+pub fn check_findings(
+    summary: &GateSummary,
+    results: &[CheckResult],
+    flaky: &crate::gate::Flaky,
+) -> Vec<CheckFindings> {
     summary
         .checks
         .iter()
@@ -143,6 +149,10 @@ pub fn check_findings(summary: &GateSummary, results: &[CheckResult]) -> Vec<Che
         .map(|(record, result)| CheckFindings {
             record: record.clone(),
             findings: result.findings.diagnostics().to_vec(),
+            preexisting: match flaky.preexisting {
+                Some(_) => flaky.preexisting(&record.name, result.findings.diagnostics()),
+                None => Vec::new(),
+            },
         })
         .collect()
 }

@@ -22,6 +22,9 @@ pub enum RunError {
     /// `confine = "required"` on a kernel that cannot confine the delegates.
     #[error("{0}")]
     Confine(String),
+    /// `--new-since`: the base cannot be resolved (a usage error).
+    #[error(transparent)]
+    NewSince(#[from] crate::new_since::SinceError),
     #[error("the CI reports: {0}")]
     Reports(#[from] crate::report::CiReportError),
     #[error("an internal error (a panic, a bug of refine-loop): {0}")]

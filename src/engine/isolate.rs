@@ -23,11 +23,29 @@ impl Isolation {
     /// Makes the worktree; returns it with the settings for a run in it (the target and the
     /// checks' folders inside the worktree).
     pub fn enter(settings: Settings) -> Result<(Self, Settings), RunError> {
+        let (isolation, target) = Self::at(&settings, None, "refine-loop")?;
+        let mut moved = settings;
+        for check in &mut moved.gate.checks {
+            check.cwd = target.join(&check.cwd_relative);
+        }
+        moved.target = target;
+        Ok((isolation, moved))
+    }
+
+    /// Makes a worktree of `commit` (HEAD when `None`) on a private branch named after
+    /// `purpose`; returns it with the target's place in it.
+    pub fn at(
+        settings: &Settings,
+        commit: Option<git2::Oid>,
+        purpose: &str,
+    ) -> Result<(Self, PathBuf), RunError> {
         let (repo, root, head) = crate::workspace::Workspace::open_repository(&settings.target)?;
-        let head = repo.find_commit(head).map_err(WorkspaceError::from)?;
+        let head = repo
+            .find_commit(commit.unwrap_or(head))
+            .map_err(WorkspaceError::from)?;
         let id = crate::clock::new_run_id();
-        let name = format!("refine-loop-{id}");
-        let branch_name = format!("refine-loop/{id}");
+        let name = format!("{purpose}-{id}");
+        let branch_name = format!("{purpose}/{id}");
         let folder = tempfile::Builder::new()
             .prefix("refine-loop-worktree-")
             .tempdir()
@@ -66,13 +84,7 @@ impl Isolation {
             }
         }
         let relative = settings.target.strip_prefix(&root).unwrap_or(Path::new(""));
-        let target = tree.join(relative);
-        let mut moved = settings;
-        for check in &mut moved.gate.checks {
-            check.cwd = target.join(&check.cwd_relative);
-        }
-        moved.target = target;
-        Ok((isolation, moved))
+        Ok((isolation, tree.join(relative)))
     }
 }
 

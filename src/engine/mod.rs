@@ -19,6 +19,7 @@ mod heuristics;
 mod integrity;
 mod isolate;
 mod judge;
+mod new_since;
 mod policy;
 mod record;
 pub mod refactoring;
@@ -37,6 +38,7 @@ pub use error::RunError;
 pub use event::{Event, Observer};
 pub use heuristics::Heuristics;
 pub use isolate::Isolation;
+pub use new_since::{note_of, preexisting_at_baseline, resolve_new_since};
 pub(crate) use policy::{CycleNumber, Policy};
 pub use refactoring::run_loop;
 pub use turn::Attempt;
@@ -120,6 +122,8 @@ pub struct EngineEnd {
     pub integrity: crate::report::IntegrityPart,
     /// What the delegates spent in this run.
     pub spent: crate::model::Spend,
+    /// What the baseline excused: flaky findings, and (pull-request mode) pre-existing ones.
+    pub flaky: Flaky,
 }
 
 /// Runs `run` in the workspace of `target` (its state in `state_dir`, the tree watched or not),
@@ -337,6 +341,7 @@ impl<'a> Engine<'a> {
             remaining,
             integrity: self.integrity.part(self.settings.run.integrity),
             spent: self.ledger.spent(),
+            flaky: self.flaky,
         })
     }
 

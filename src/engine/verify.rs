@@ -60,9 +60,23 @@ pub fn judged(
         },
         changed,
     );
+    let mut reasons = verdict.reasons;
+    // Pull-request mode: a pre-existing finding that gets worse is a regression, even when a
+    // fix elsewhere keeps the count.
+    if let Some(preexisting) = &run.flaky.preexisting {
+        reasons.extend(
+            preexisting.worse(
+                kept.origins
+                    .iter()
+                    .map(String::as_str)
+                    .zip(&kept.diagnostics),
+                checks.iter().map(String::as_str).zip(&findings),
+            ),
+        );
+    }
     Verified {
         run,
-        reasons: verdict.reasons,
+        reasons,
         unmasked: verdict.unmasked,
         incidents: Vec::new(),
         integrity: Vec::new(),
@@ -88,15 +102,18 @@ pub fn measure(
 }
 
 /// Every kept diagnostic of a gate run, with its category settled, and beside it the name of
-/// the check it comes from; not those the baseline excused as flaky.
+/// the check it comes from; not those the baseline excused as flaky, nor (pull-request mode)
+/// those that were there before the change.
 pub fn diagnostics_of(run: &gate::GateRun) -> (Vec<Diagnostic>, Vec<String>) {
     run.checks
         .iter()
         .flat_map(|check| {
             let name = &check.check.name;
-            (check.findings.diagnostics().iter())
-                .filter(move |d| !run.flaky.excuses(name, d))
-                .map(|d| {
+            let diagnostics = check.findings.diagnostics();
+            let before = run.flaky.preexisting(name, diagnostics);
+            (diagnostics.iter().zip(before))
+                .filter(move |(d, before)| !before && !run.flaky.excuses(name, d))
+                .map(|(d, _)| {
                     let mut d = d.clone();
                     d.category = d.category.or_else(|| Some(check.check.category.clone()));
                     (d, name.clone())

@@ -20,10 +20,15 @@ const MAX_DETAIL_CHARS: usize = 500;
 /// between runs, exactly the failures the baseline saw (their fingerprints, and an unparsed
 /// failure if there was one), never a new one; and tests that failed in their suite but passed
 /// alone, by check, file and test id.
+///
+/// In pull-request mode (`--new-since`) the baseline also excuses the findings that were there
+/// before the change: they are counted apart, as pre-existing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Flaky {
     pub checks: BTreeMap<String, Excused>,
     pub tests: BTreeSet<FlakyTest>,
+    /// Pull-request mode: the pre-existing findings; `None` in a full run.
+    pub preexisting: Option<crate::new_since::Preexisting>,
 }
 
 /// A flaky check's baseline failures.
@@ -38,7 +43,18 @@ pub type FlakyTest = (String, Option<String>, String);
 
 impl Flaky {
     pub fn is_empty(&self) -> bool {
-        self.checks.is_empty() && self.tests.is_empty()
+        self.checks.is_empty() && self.tests.is_empty() && self.preexisting.is_none()
+    }
+
+    /// For each of `check`'s findings, in order, whether it was there before the change
+    /// (pull-request mode; never one excused as flaky).
+    pub fn preexisting(&self, check: &str, findings: &[crate::model::Diagnostic]) -> Vec<bool> {
+        match &self.preexisting {
+            Some(preexisting) => {
+                preexisting.mark(check, findings, &|finding| self.excuses(check, finding))
+            }
+            None => vec![false; findings.len()],
+        }
     }
 
     /// Whether a finding of `check` is one the baseline excused.
@@ -63,6 +79,7 @@ pub fn summarize(cycle: u32, results: &[CheckResult], flaky: Option<&Flaky>) -> 
     let mut categories: BTreeMap<String, CategorySummary> = BTreeMap::new();
     let mut checks = Vec::with_capacity(results.len());
     let mut notes = Vec::new();
+    let mut preexisting_count = 0;
     for result in results {
         let mut record = record_of(result);
         match (&record.status, &record.infra_reason) {
@@ -72,29 +89,8 @@ pub fn summarize(cycle: u32, results: &[CheckResult], flaky: Option<&Flaky>) -> 
                 add_detail(entry, format!("{}: {reason}", record.name));
             }
             _ => {
-                let excused = flaky.checks.get(&record.name);
-                if excused.is_some() {
-                    record.flaky = true;
-                }
-                // A flaky check's unparsed failure is excused only when the baseline had one.
-                if record.unparsed && excused.is_some_and(|e| e.unparsed) {
-                    record.unparsed = false;
-                    notes.push(format!(
-                        "{}: failed as it did at the baseline, where it was flaky: not counted",
-                        record.name
-                    ));
-                }
-                let excuse = |d: &crate::model::Diagnostic| flaky.excuses(&record.name, d);
-                let skipped = add_findings(&mut categories, result, &record, &excuse);
-                if !skipped.is_empty() {
-                    notes.push(format!(
-                        "{}: {} finding(s) flaky at the baseline, not counted: {}",
-                        record.name,
-                        skipped.len(),
-                        skipped.join(", ")
-                    ));
-                    record.excused = skipped;
-                }
+                preexisting_count +=
+                    count_findings(&mut categories, result, (&mut record, &mut notes), flaky);
             }
         }
         if let Some(exit) = &record.failing_exit {
@@ -128,11 +124,55 @@ pub fn summarize(cycle: u32, results: &[CheckResult], flaky: Option<&Flaky>) -> 
     for summary in categories.values_mut() {
         summary.passed = summary.failures == 0;
     }
+    let summary = GateSummary::of_categories(cycle, categories);
+    let in_pull_request = flaky.preexisting.is_some();
     GateSummary {
         checks,
         notes,
-        ..GateSummary::of_categories(cycle, categories)
+        new_count: in_pull_request.then_some(summary.failed_count),
+        preexisting_count: in_pull_request.then_some(preexisting_count),
+        ..summary
     }
+}
+
+/// Counts the findings of a check that gave a result into their categories, but those `flaky`
+/// excuses (named in the record and a note) and the pre-existing ones; returns how many
+/// pre-existing failures it left out.
+fn count_findings(
+    categories: &mut BTreeMap<String, CategorySummary>,
+    result: &CheckResult,
+    (record, notes): (&mut CheckRecord, &mut Vec<String>),
+    flaky: &Flaky,
+) -> u64 {
+    let excused = flaky.checks.get(&record.name);
+    if excused.is_some() {
+        record.flaky = true;
+    }
+    // A flaky check's unparsed failure is excused only when the baseline had one.
+    if record.unparsed && excused.is_some_and(|e| e.unparsed) {
+        record.unparsed = false;
+        notes.push(format!(
+            "{}: failed as it did at the baseline, where it was flaky: not counted",
+            record.name
+        ));
+    }
+    let excuse = |d: &crate::model::Diagnostic| flaky.excuses(&record.name, d);
+    let before = flaky.preexisting(&record.name, result.findings.diagnostics());
+    let not = NotCounted {
+        flaky: &excuse,
+        preexisting: &before,
+    };
+    let (skipped, preexisting) = add_findings(categories, result, record, &not);
+    if !skipped.is_empty() {
+        notes.push(format!(
+            "{}: {} finding(s) flaky at the baseline, not counted: {}",
+            record.name,
+            skipped.len(),
+            skipped.join(", ")
+        ));
+        record.excused = skipped;
+    }
+    preexisting
 }
 
 /// The note on the processes a check left running (outside its group), which were killed.
@@ -279,14 +319,23 @@ fn infra_reason(result: &CheckResult) -> Option<String> {
     }
 }
 
-/// Adds the check's findings to their categories, but those `skip` says not to count; returns
-/// the codes of the ones skipped.
+/// What a check's findings are not counted for: `flaky` says which the baseline excused, and
+/// `preexisting` marks (by index) those there before the change.
+struct NotCounted<'a> {
+    flaky: &'a dyn Fn(&crate::model::Diagnostic) -> bool,
+    preexisting: &'a [bool],
+}
+
+/// Adds the check's findings to their categories, but those `not` says not to count; returns
+/// the codes of the ones skipped as flaky, and the number of pre-existing failures.
 fn add_findings(
     categories: &mut BTreeMap<String, CategorySummary>,
     result: &CheckResult,
     record: &CheckRecord,
-    skip: &dyn Fn(&crate::model::Diagnostic) -> bool,
-) -> Vec<String> {
+    not: &NotCounted<'_>,
+) -> (Vec<String>, u64) {
+    let (skip, preexisting) = (not.flaky, not.preexisting);
+    let mut before = 0;
     let mut skipped = Vec::new();
     let own = categories.entry(record.category.clone()).or_default();
     if record.unparsed {
@@ -316,7 +365,14 @@ fn add_findings(
     let diagnostics = result.findings.diagnostics();
     // Errors first, then warnings, so that the kept details are the ones that fail the gate.
     for severity in [Severity::Error, Severity::Warning] {
-        for diagnostic in diagnostics.iter().filter(|d| d.severity == severity) {
+        for (index, diagnostic) in diagnostics.iter().enumerate() {
+            if diagnostic.severity != severity {
+                continue;
+            }
+            if preexisting.get(index).copied().unwrap_or(false) {
+                before += u64::from(severity == Severity::Error);
+                continue;
+            }
             if skip(diagnostic) {
                 skipped.push(
                     diagnostic
@@ -343,7 +399,7 @@ fn add_findings(
         entry.failures += counts.error;
         entry.warnings += counts.warning;
     }
-    skipped
+    (skipped, before)
 }
 
 /// What a parser read beside errors, for a sentence about its check: ` (it read 1 note)`, or

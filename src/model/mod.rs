@@ -12,8 +12,8 @@ pub use diagnostic::{Diagnostic, Severity, SeverityCounts, TestCounts};
 pub use findings::FindingsFile;
 pub use outcome::{Outcome, StopReason, is_breakthrough};
 pub use run::{
-    BaselineNotes, ConfinementNote, ConfinementState, FlakyTestNote, Installed, Preset,
-    SignalBoundary,
+    BaselineNotes, ConfinementNote, ConfinementState, FlakyTestNote, Installed, NewSinceNote,
+    Preset, SignalBoundary,
 };
 pub use spend::{Spend, format_usd};
 pub use summary::{

@@ -60,6 +60,33 @@ pub struct BaselineNotes {
     /// How the kernel held the command delegates (left out by runs before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confinement: Option<ConfinementNote>,
+    /// Pull-request mode (`--new-since`): the base and the change the findings were split by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_since: Option<NewSinceNote>,
+    /// `--new-since auto` found no pull request in the environment: why the run was a full one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_since_skipped: Option<String>,
+}
+
+/// Pull-request mode, as `run.json` keeps it (CI examples read these keys).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewSinceNote {
+    /// What the user gave: `auto`, a branch, a commit.
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// The base commit it resolved to.
+    pub base: String,
+    /// `given`, `github`, `gitlab` or `jenkins`.
+    pub source: String,
+    /// `lines` or `gate`.
+    pub mode: String,
+    /// The files changed since the base, relative to the target: the delegates' scope.
+    pub changed_files: Vec<String>,
+    /// The baseline's failures new since the base, and those there before.
+    #[serde(default)]
+    pub new_count: u64,
+    #[serde(default)]
+    pub preexisting_count: u64,
 }
 
 /// How the command delegates were confined, as `run.json` keeps it.

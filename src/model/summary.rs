@@ -34,6 +34,13 @@ pub struct GateSummary {
     /// Checks a cancellation kept from running.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_run: Vec<String>,
+    /// Pull-request mode (`--new-since`): the failures new since the base, which are all that
+    /// `failed_count` counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_count: Option<u64>,
+    /// Pull-request mode: the failures that were there before the change, not counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preexisting_count: Option<u64>,
 }
 
 impl GateSummary {
@@ -50,6 +57,8 @@ impl GateSummary {
             notes: Vec::new(),
             cancelled: false,
             not_run: Vec::new(),
+            new_count: None,
+            preexisting_count: None,
         }
     }
 

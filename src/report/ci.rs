@@ -75,19 +75,23 @@ pub(crate) fn docs_of<'n>(
 
 /// Every finding of `report`'s checks in order (check by check), with what the CI renderers
 /// need beside it.
+/// In pull-request mode the new findings come first, the pre-existing ones after them.
 pub(crate) fn findings(report: &Report) -> Vec<Finding<'_>> {
     let mut seen = Seen::default();
     let mut out = Vec::new();
     for check in &report.checks {
-        for diagnostic in &check.findings {
+        for (index, diagnostic) in check.findings.iter().enumerate() {
             let fingerprint = unique_fingerprint(&mut seen, &check.record, diagnostic);
             out.push(Finding {
                 check: &check.record,
                 diagnostic,
                 fingerprint,
+                preexisting: check.preexisting.get(index).copied().unwrap_or(false),
             });
         }
     }
+    // Stable: each part keeps the order its findings were found in.
+    out.sort_by_key(|finding| finding.preexisting);
     out
 }
 
@@ -162,6 +166,8 @@ pub(crate) struct Finding<'a> {
     pub diagnostic: &'a Diagnostic,
     /// The finding's fingerprint, made unique within the report.
     pub fingerprint: String,
+    /// Pull-request mode: it was there before the change.
+    pub preexisting: bool,
 }
 
 impl Finding<'_> {

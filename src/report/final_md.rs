@@ -30,6 +30,7 @@ pub(super) fn refactoring_report(report: &Report, run: &RunPart) -> String {
         "Failures: {} at the baseline, {} now.\n",
         report.baseline.failed_count, report.last.failed_count
     );
+    new_since_section(&mut text, report, run.notes.new_since_skipped.as_deref());
     spent_line(&mut text, report);
     let unmasked: u64 = report.trend.cycles.iter().filter_map(|c| c.unmasked).sum();
     if unmasked > 0 {
@@ -145,6 +146,72 @@ fn cycles_table(text: &mut String, report: &Report) {
             "| {} | {} | {:+} | {kept} | {note} |",
             cycle.cycle, cycle.failed_count, cycle.delta
         );
+    }
+}
+
+/// Findings listed in each part of the pull-request section, at most.
+const NEW_SINCE_SHOWN: usize = 20;
+
+/// Pull-request mode (`--new-since`): the base, and the findings new since it first, then the
+/// pre-existing ones, counted apart; or (`skipped`) why `auto` made a full run.
+fn new_since_section(text: &mut String, report: &Report, skipped: Option<&str>) {
+    let Some(since) = report.new_since() else {
+        if let Some(reason) = skipped {
+            let _ = writeln!(text, "{}\n", inline(reason));
+        }
+        return;
+    };
+    let short = since.base.get(..12).unwrap_or(&since.base);
+    let judged = match since.mode.as_str() {
+        "gate" => "the gate run on the base",
+        _ => "the lines the change added or modified",
+    };
+    let source = match since.source.as_str() {
+        "github" => "GitHub's pull request",
+        "gitlab" => "GitLab's merge request",
+        "jenkins" => "Jenkins' change request",
+        _ => "given on the command line",
+    };
+    let worked = match report.run {
+        Some(_) => format!(
+            " and were worked; delegates could change only the {} file(s) the change touched",
+            since.changed_files.len()
+        ),
+        None => String::new(),
+    };
+    let _ = writeln!(
+        text,
+        "## Findings new since {reference}\n\nPull-request mode: only findings new since \
+         {reference} (base `{short}`, {source}, judged by {judged}) count{worked}. New: {} \
+         at the baseline, {} now. Pre-existing: {} pre-existing failure(s), left as they were \
+         and not counted.\n",
+        since.new_count,
+        report.last.failed_count,
+        (report.last.preexisting_count).unwrap_or(since.preexisting_count),
+        reference = inline(&since.reference),
+    );
+    let mut new = Vec::new();
+    let mut before = Vec::new();
+    for check in &report.checks {
+        for (index, finding) in check.findings.iter().enumerate() {
+            match check.preexisting.get(index).copied().unwrap_or(false) {
+                true => before.push(finding),
+                false => new.push(finding),
+            }
+        }
+    }
+    for (title, findings) in [("New", &new), ("Pre-existing (not worked)", &before)] {
+        if findings.is_empty() {
+            continue;
+        }
+        let _ = writeln!(text, "{title}:\n");
+        for finding in findings.iter().take(NEW_SINCE_SHOWN) {
+            let _ = writeln!(text, "- {}", inline(&finding.detail()));
+        }
+        if findings.len() > NEW_SINCE_SHOWN {
+            let _ = writeln!(text, "- and {} more", findings.len() - NEW_SINCE_SHOWN);
+        }
+        text.push('\n');
     }
 }
 
@@ -449,6 +516,7 @@ pub(super) fn gate_report(report: &Report) -> String {
         report.last.failed_count,
         report.last.warning_count
     );
+    new_since_section(&mut text, report, None);
     text.push_str(&merge_md::categories_section(&report.last));
     text
 }

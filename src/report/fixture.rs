@@ -113,7 +113,11 @@ pub fn checks_report(checks: Vec<(CheckRecord, Vec<Diagnostic>)>, parsers: Parse
     Report {
         checks: checks
             .into_iter()
-            .map(|(record, findings)| CheckFindings { record, findings })
+            .map(|(record, findings)| CheckFindings {
+                record,
+                findings,
+                preexisting: Vec::new(),
+            })
             .collect(),
         parsers,
         automation_id: AUTOMATION_ID.into(),
@@ -199,10 +203,12 @@ pub fn report(mode: Mode) -> Report {
             CheckFindings {
                 record: records()[0].clone(),
                 findings: findings.clone(),
+                preexisting: Vec::new(),
             },
             CheckFindings {
                 record: records()[1].clone(),
                 findings: Vec::new(),
+                preexisting: Vec::new(),
             },
         ],
         findings,
@@ -230,6 +236,7 @@ pub fn report(mode: Mode) -> Report {
         error: None,
         parsers: parsers(&records()),
         automation_id: AUTOMATION_ID.into(),
+        new_since: None,
     }
 }
 
@@ -297,6 +304,8 @@ fn run_part() -> RunPart {
                 private: vec!["/home/runner/.cargo".into()],
                 earlier_work: Vec::new(),
             }),
+            new_since: None,
+            new_since_skipped: None,
         },
         ignored: super::IgnoredPart::default(),
         scope: ScopePart {

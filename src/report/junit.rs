@@ -85,6 +85,8 @@ struct Outcome {
 enum Kind {
     Failure,
     Error,
+    /// Pull-request mode: findings there before the change, not counted.
+    Skipped,
 }
 
 impl Kind {
@@ -92,6 +94,7 @@ impl Kind {
         match self {
             Kind::Failure => "failure",
             Kind::Error => "error",
+            Kind::Skipped => "skipped",
         }
     }
 }
@@ -106,8 +109,14 @@ fn check_category(record: &CheckRecord) -> &str {
 
 fn check_case(check: &CheckFindings) -> Case {
     let record = &check.record;
+    // Pull-request mode: a check that failed only on what was there before the change passes.
+    let only_preexisting = !check.preexisting.is_empty()
+        && !record.unparsed
+        && (check.findings.iter().zip(&check.preexisting))
+            .all(|(finding, &before)| before || finding.severity != crate::model::Severity::Error);
     let outcome = match record.status {
         CheckStatus::Passed => None,
+        CheckStatus::Failed if only_preexisting => None,
         CheckStatus::Failed => Some(Outcome {
             kind: Kind::Failure,
             message: failure_message(check),
@@ -163,9 +172,13 @@ fn failure_message(check: &CheckFindings) -> String {
 /// each case first appears.
 fn same_case<'a, 'b>(findings: &'b [Finding<'a>]) -> Vec<Vec<&'b Finding<'a>>> {
     let mut groups: Vec<Vec<&Finding<'_>>> = Vec::new();
-    let mut index: BTreeMap<(&str, String), usize> = BTreeMap::new();
+    let mut index: BTreeMap<(&str, String, bool), usize> = BTreeMap::new();
     for finding in findings {
-        let key = (finding.check.name.as_str(), case_name(finding));
+        let key = (
+            finding.check.name.as_str(),
+            case_name(finding),
+            finding.preexisting,
+        );
         match index.get(&key) {
             Some(&at) => groups[at].push(finding),
             None => {
@@ -203,12 +216,19 @@ fn finding_case(group: &[&Finding<'_>]) -> Case {
     if group.len() > 1 {
         message.push_str(&format!(" (and {} more)", group.len() - 1));
     }
+    // Pull-request mode: findings there before the change are skipped, not failed.
+    let kind = if first.preexisting {
+        message = format!("pre-existing, there before the change: {message}");
+        Kind::Skipped
+    } else {
+        Kind::Failure
+    };
     Case {
         name: case_name(first),
         classname: first.check.name.clone(),
         time: Duration::ZERO,
         outcome: Some(Outcome {
-            kind: Kind::Failure,
+            kind,
             message,
             ty: first.rule().into(),
             text: Some(text),
@@ -262,7 +282,7 @@ fn write_suite(writer: &mut Writer<Vec<u8>>, name: &str, suite: &Suite) -> io::R
         .with_attributes([
             ("name", xml_text(name).as_ref()),
             ("tests", &suite.cases.len().to_string()),
-            ("skipped", "0"),
+            ("skipped", &suite.count(Kind::Skipped).to_string()),
             ("errors", &suite.count(Kind::Error).to_string()),
             ("failures", &suite.count(Kind::Failure).to_string()),
             ("time", &seconds(suite.time)),
@@ -290,10 +310,12 @@ fn write_case(writer: &mut Writer<Vec<u8>>, case: &Case) -> io::Result<()> {
         if let Some(outcome) = &case.outcome {
             let element = writer
                 .create_element(outcome.kind.element())
-                .with_attributes([
-                    ("message", xml_text(&outcome.message).as_ref()),
-                    ("type", xml_text(&outcome.ty).as_ref()),
-                ]);
+                .with_attribute(("message", xml_text(&outcome.message).as_ref()));
+            // `skipped` takes a message alone.
+            let element = match outcome.kind {
+                Kind::Skipped => element,
+                _ => element.with_attribute(("type", xml_text(&outcome.ty).as_ref())),
+            };
             match &outcome.text {
                 Some(text) => element.write_text_content(BytesText::new(&xml_text(text)))?,
                 None => element.write_empty()?,

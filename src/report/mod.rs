@@ -89,6 +89,8 @@ pub struct Report {
     pub parsers: ParserDocs,
     /// SARIF's `automationDetails.id`: the job and matrix leg.
     pub automation_id: String,
+    /// Pull-request mode (`--new-since`): the base its findings are new or pre-existing by.
+    pub new_since: Option<crate::model::NewSinceNote>,
 }
 
 impl Report {
@@ -151,6 +153,7 @@ impl Report {
             error: None,
             parsers: ParserDocs::new(),
             automation_id: crate::ci::automation_id(None),
+            new_since: None,
         }
     }
 }
@@ -160,6 +163,16 @@ impl Report {
 pub struct CheckFindings {
     pub record: CheckRecord,
     pub findings: Vec<Diagnostic>,
+    /// Pull-request mode: beside each finding, whether it was there before the change; empty
+    /// in a full run.
+    pub preexisting: Vec<bool>,
+}
+
+impl Report {
+    /// The run is in pull-request mode (`--new-since`): its findings are new or pre-existing.
+    pub fn new_since(&self) -> Option<&crate::model::NewSinceNote> {
+        self.new_since.as_ref()
+    }
 }
 
 /// What only a run has.

@@ -26,7 +26,8 @@ fn render_with_limit(input: &Report, limit: usize) -> Result<Vec<u8>, CiReportEr
     let mut findings = super::ci::findings(input);
     let total = findings.len();
     // Stable: within a severity the findings keep the order they were found in.
-    findings.sort_by_key(|finding| finding.diagnostic.severity);
+    // New findings first (pull-request mode), then by severity.
+    findings.sort_by_key(|finding| (finding.preexisting, finding.diagnostic.severity));
     findings.truncate(limit);
 
     let mut rule_index: BTreeMap<&str, usize> = BTreeMap::new();
@@ -39,7 +40,15 @@ fn render_with_limit(input: &Report, limit: usize) -> Result<Vec<u8>, CiReportEr
             facts.len() - 1
         });
         facts[index].add(finding, &input.parsers);
-        results.push(result(finding, index, &input.anchor));
+        let mut result = result(finding, index, &input.anchor);
+        if input.new_since().is_some() {
+            result.baseline_state = Some(if finding.preexisting {
+                "unchanged"
+            } else {
+                "new"
+            });
+        }
+        results.push(result);
     }
     let rules = facts
         .iter()
@@ -106,6 +115,7 @@ fn result<'a>(finding: &Finding<'a>, rule_index: usize, anchor: &str) -> SarifRe
             },
         }],
         partial_fingerprints: BTreeMap::from([(FINGERPRINT_KEY, finding.fingerprint.clone())]),
+        baseline_state: None,
         properties: ResultProperties {
             check: &finding.check.name,
             category: finding.category().to_string(),
@@ -179,6 +189,9 @@ struct SarifResult<'a> {
     message: Text,
     locations: [Location; 1],
     partial_fingerprints: BTreeMap<&'static str, String>,
+    /// Pull-request mode: `new`, or `unchanged` for a finding there before the change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline_state: Option<&'static str>,
     properties: ResultProperties<'a>,
 }
 
@@ -449,6 +462,39 @@ mod tests {
             render(&[], MAX_RESULTS),
             render(&fixture::findings(), 1),
         ]);
+    }
+
+    #[test]
+    fn in_pull_request_mode_new_results_come_first_and_say_so() {
+        let records = fixture::records();
+        let findings = fixture::findings();
+        let mut input = fixture::input(&records, &findings);
+        input.new_since = Some(crate::model::NewSinceNote::default());
+        // The first finding was there before the change.
+        let count = input.checks[0].findings.len();
+        assert!(count >= 2, "the fixture has findings to split");
+        input.checks[0].preexisting = (0..count).map(|index| index == 0).collect();
+        let text = String::from_utf8(render_with_limit(&input, MAX_RESULTS).unwrap()).unwrap();
+        assert_valid(std::slice::from_ref(&text));
+        let log: Value = serde_json::from_str(&text).unwrap();
+        let results = log["runs"][0]["results"].as_array().unwrap();
+        let states: Vec<&str> = results
+            .iter()
+            .map(|result| result["baselineState"].as_str().unwrap())
+            .collect();
+        assert_eq!(states.last(), Some(&"unchanged"), "{states:?}");
+        assert_eq!(
+            states.iter().filter(|state| **state == "unchanged").count(),
+            1
+        );
+        assert!(
+            states[..states.len() - 1]
+                .iter()
+                .all(|state| *state == "new")
+        );
+        // Without the mode there is no baselineState.
+        let text = render(&findings, MAX_RESULTS);
+        assert!(!text.contains("baselineState"));
     }
 
     #[test]

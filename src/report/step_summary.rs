@@ -62,6 +62,19 @@ fn render(report: &Report, artifact: Option<&str>, redactor: &Redactor) -> Strin
             "- **Failures:** {first} → {last} over {cycles} cycle{plural}\n"
         ));
     }
+    if let Some(since) = report.new_since() {
+        out.push_str(&format!(
+            "- **New since {}:** only these count; {} pre-existing failure(s) left as they were, not counted\n",
+            text(&since.reference),
+            report.last.preexisting_count.unwrap_or(since.preexisting_count)
+        ));
+    } else if let Some(reason) = report
+        .run
+        .as_ref()
+        .and_then(|run| run.notes.new_since_skipped.as_ref())
+    {
+        out.push_str(&format!("- **Full run:** {}\n", text(reason)));
+    }
     let path = report.main_file();
     match artifact {
         Some(artifact) => {
@@ -111,10 +124,11 @@ fn render(report: &Report, artifact: Option<&str>, redactor: &Redactor) -> Strin
         out.push_str("\n### Failures per cycle\n\n");
         out.push_str(&trend_chart(&trend));
     }
-    out.push_str(&format!(
-        "\n### Remaining findings ({})\n\n",
-        report.findings.len()
-    ));
+    let heading = match report.new_since() {
+        Some(_) => "Remaining new findings",
+        None => "Remaining findings",
+    };
+    out.push_str(&format!("\n### {heading} ({})\n\n", report.findings.len()));
     out.push_str(&findings(&report.findings, &text));
     out
 }

@@ -343,3 +343,22 @@ fn the_artifact_and_the_patch_in_it_are_named() {
     );
     assert!(!summary.contains("/work/shop"), "{summary}");
 }
+
+#[test]
+fn in_pull_request_mode_the_summary_counts_the_preexisting_failures_apart() {
+    let mut input = report(Outcome::Success, &[("lint", 2, 0)], &[2, 0], Vec::new());
+    input.last.preexisting_count = Some(3);
+    input.new_since = Some(crate::model::NewSinceNote {
+        reference: "main".into(),
+        preexisting_count: 3,
+        ..crate::model::NewSinceNote::default()
+    });
+    let text = render(&input, None, &redactor());
+    assert!(
+        text.contains(
+            "- **New since main:** only these count; 3 pre-existing failure(s) left as they were, not counted\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("### Remaining new findings (0)"), "{text}");
+}

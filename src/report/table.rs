@@ -83,6 +83,8 @@ mod tests {
             notes: Vec::new(),
             cancelled: false,
             not_run: Vec::new(),
+            new_count: None,
+            preexisting_count: None,
         };
         assert_eq!(
             render_table(&summary),

@@ -286,6 +286,18 @@ const CASES: &[Case] = &[
         ],
     },
     Case {
+        name: "pull-request mode judged neither by lines nor by the gate",
+        config: Some(
+            "[loop]\nnew_since = \"diff\"\n[[gate.check]]\nname = \"t\"\nrun = \"touch ran\"\n",
+        ),
+        args: &[],
+        env: &[],
+        expected: &[
+            "loop.new_since",
+            "\"diff\" is not a way to judge findings new; expected lines or gate",
+        ],
+    },
+    Case {
         name: "a broken integrity entry",
         config: Some(
             "[integrity]\ndirs = [\"integrity\"]\n[[gate.check]]\nname = \"t\"\nrun = \"touch ran\"\n",

@@ -38,6 +38,7 @@ mod isolate;
 mod junit_xml;
 mod leftovers;
 mod merge;
+mod new_since;
 mod nightly;
 mod parse_command;
 mod parser_catalogue;

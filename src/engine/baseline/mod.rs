@@ -65,11 +65,25 @@ pub fn measure_baseline(
         run = install_missing(settings, (&run, &mut notes), cancel, confiner)?;
         super::contain::refuse_gate_writes(&run)?;
     }
-    let flaky = if run.cancelled {
+    let mut flaky = if run.cancelled {
         Flaky::default()
     } else {
         confirm(settings, &run, cancel, confiner)?
     };
+    if let Some(since) = &settings.run.since
+        && !run.cancelled
+    {
+        let split = super::new_since::preexisting_at_baseline(since, &run.checks, &flaky)?;
+        flaky.preexisting = Some(split);
+        if let Some(summary) = &since.base_summary {
+            let dir = state::cycle_dir(&settings.state_dir, 0)?.join("new-since-base");
+            std::fs::create_dir_all(&dir).map_err(|source| state::StateError {
+                path: dir.clone(),
+                source,
+            })?;
+            state::write_json(&dir.join(SUMMARY_FILE), summary)?;
+        }
+    }
     notes.flaky_checks = flaky.checks.keys().cloned().collect();
     notes.flaky_tests = flaky
         .tests
@@ -90,6 +104,11 @@ pub fn measure_baseline(
         state::write_json(&dir.join(SUMMARY_FILE), &run.summary)?;
     }
     run.flaky = flaky;
+    if let Some(since) = &settings.run.since {
+        notes.new_since = Some(super::new_since::note_of(since, &run.summary));
+    } else if settings.run.new_since.is_some() {
+        notes.new_since_skipped = Some(super::new_since::skipped_reason());
+    }
     state::write_json(&settings.state_dir.join(RUN_FILE), &notes)?;
     Ok(Baseline { run, notes })
 }
