@@ -346,6 +346,7 @@ fn the_action_takes_inputs_through_the_environment_and_describes_each() {
             "continue",
             "campaign",
             "scope",
+            "new-since",
             "priority",
             "args",
             "target",
