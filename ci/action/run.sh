@@ -38,7 +38,13 @@ case ${INPUT_CONFIG_FROM:-} in
       printf '::notice::config-from: base applies to pull requests; the config of the checked-out tree is used.\n'
     else
       base="refs/remotes/origin/$GITHUB_BASE_REF"
-      if ! git -C "${INPUT_TARGET:-.}" fetch --quiet --depth=1 origin "+refs/heads/$GITHUB_BASE_REF:$base"; then
+      # One commit into a shallow checkout; into a whole one, no depth (--depth would make it
+      # shallow, and new-since could no longer find where the branches part).
+      depth=()
+      if [[ $(git -C "${INPUT_TARGET:-.}" rev-parse --is-shallow-repository 2>/dev/null) == true ]]; then
+        depth=(--depth=1)
+      fi
+      if ! git -C "${INPUT_TARGET:-.}" fetch --quiet ${depth[@]+"${depth[@]}"} origin "+refs/heads/$GITHUB_BASE_REF:$base"; then
         printf 'refine-loop: could not fetch the base branch %q for config-from: base\n' "$GITHUB_BASE_REF" >&2
         exit 2
       fi
@@ -73,6 +79,26 @@ if [[ -n ${INPUT_SCOPE:-} ]]; then
   for pattern in ${scope[@]+"${scope[@]}"}; do args+=(--scope "$pattern"); done
 fi
 [[ -n ${INPUT_PRIORITY:-} ]] && args+=(--priority "$INPUT_PRIORITY")
+# new-since: empty is auto on a pull request's events (refine-loop finds the base from
+# GITHUB_BASE_REF) and off on any other; false or off is off; any other value is refine-loop's.
+new_since=${INPUT_NEW_SINCE:-}
+if [[ -z $new_since ]]; then
+  case ${GITHUB_EVENT_NAME:-} in
+    pull_request | pull_request_target) new_since=auto ;;
+  esac
+fi
+case $new_since in
+  '' | false | off) ;;
+  *)
+    args+=("--new-since=$new_since")
+    # The base and the history back to it are needed: a shallow checkout has neither (auto
+    # outside a pull request needs no base).
+    if [[ $new_since != auto || -n ${GITHUB_BASE_REF:-} ]] &&
+      [[ $(git -C "${INPUT_TARGET:-.}" rev-parse --is-shallow-repository 2>/dev/null) == true ]]; then
+      printf '::warning::new-since needs the history back to the base, and this checkout is shallow: set fetch-depth: 0 on actions/checkout.\n'
+    fi
+    ;;
+esac
 # Extra flags, split on white space only: no quotes, globs or expansions are interpreted.
 if [[ -n ${INPUT_ARGS:-} ]]; then
   read -r -d '' -a extra <<<"$INPUT_ARGS" || true

@@ -9,6 +9,7 @@ use crate::support::{Repo, assert_valid_junit, binary, build_repo};
 mod endings;
 mod expression;
 mod nightly_delivery;
+mod pull_requests;
 mod replay;
 
 #[test]

@@ -1,6 +1,7 @@
 //! The files CI systems read: every workflow (the project's own in .github/workflows, the
 //! examples in ci/examples) and both composite actions pass actionlint and zizmor (installed,
-//! pinned, by scripts/test); the book shows every example and the README's snippets are examples;
+//! pinned, by scripts/test), and every GitLab example GitLab's own CI schema; the book shows
+//! every example and the README's snippets are examples;
 //! the action takes its inputs through the environment only, and describes each; the Dockerfile
 //! passes hadolint without a finding, and its context lets the prebuilt binaries in.
 
@@ -199,6 +200,72 @@ pub fn read_yaml(file: &str) -> serde_json::Value {
 }
 
 #[test]
+fn every_gitlab_pipeline_is_valid_against_gitlabs_ci_schema() {
+    // GitLab's own schema of .gitlab-ci.yml (installed, pinned, by scripts/test).
+    let schema = root().join(".tools/schemas/gitlab-ci.json");
+    assert!(
+        schema.is_file(),
+        "{} is missing: run scripts/test, which fetches it",
+        schema.display()
+    );
+    let files: Vec<String> = std::fs::read_dir(root().join("ci/examples"))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("gitlab-") && name.ends_with(".yml"))
+        .map(|name| format!("ci/examples/{name}"))
+        .collect();
+    assert!(
+        files.contains(&"ci/examples/gitlab-merge-request.yml".to_string()),
+        "{files:?}"
+    );
+    let documents: Vec<serde_json::Value> = files.iter().map(|file| read_yaml(file)).collect();
+    let mut child = Command::new("python3")
+        .arg(root().join("scripts/tools/json_schema_errors.py"))
+        .arg(&schema)
+        .env("PYTHONPATH", crate::support::python_path_with_tools())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    serde_json::to_writer(child.stdin.take().unwrap(), &documents).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let errors: Vec<Vec<String>> = serde_json::from_slice(&output.stdout).unwrap();
+    for (file, errors) in files.iter().zip(&errors) {
+        assert!(errors.is_empty(), "{file}: {errors:#?}");
+    }
+}
+
+#[test]
+fn the_gitlab_merge_request_job_installs_as_the_quickstart_does_and_keeps_the_record() {
+    let quickstart = read_yaml("ci/examples/gitlab-quickstart.yml");
+    let quickstart = &quickstart["harden"];
+    let pipeline = read_yaml("ci/examples/gitlab-merge-request.yml");
+    let job = &pipeline["refine-merge-request"];
+    assert_eq!(
+        job["rules"],
+        serde_json::json!([{ "if": "$CI_PIPELINE_SOURCE == \"merge_request_event\"" }])
+    );
+    assert_eq!(
+        job["script"],
+        serde_json::json!(["refine-loop run --new-since auto"])
+    );
+    // The base is in the clone: the whole history.
+    assert_eq!(job["variables"]["GIT_DEPTH"], "0");
+    // The same checked download, the same exit codes, the same record.
+    for key in ["image", "before_script", "allow_failure", "artifacts"] {
+        assert_eq!(job[key], quickstart[key], "{key}");
+    }
+    let mut variables = job["variables"].as_object().unwrap().clone();
+    variables.remove("GIT_DEPTH");
+    assert_eq!(
+        serde_json::Value::Object(variables),
+        quickstart["variables"]
+    );
+}
+
+#[test]
 fn the_gitlab_pipeline_parses_and_runs_its_legs_in_a_parallel_matrix() {
     let pipeline = read_yaml("ci/examples/gitlab-ci.yml");
     let legs = &pipeline["harden"]["parallel"]["matrix"][0]["REFINE_LOOP_SHARD"];
@@ -290,17 +357,46 @@ fn the_gitlab_nightly_job_caches_the_campaigns_state_whatever_the_outcome() {
 }
 
 #[test]
-fn the_jenkins_quickstart_marks_findings_unstable_and_fails_on_an_error() {
-    let text = std::fs::read_to_string(root().join("ci/examples/Jenkinsfile")).unwrap();
-    for needed in [
-        "def code = sh(script: 'refine-loop run', returnStatus: true)",
-        "if (code == 1 || code == 3) {\n            unstable(",
-        "} else if (code != 0) {\n            error(",
+fn the_jenkins_quickstart_and_pull_request_mark_findings_unstable_and_fail_on_an_error() {
+    for (file, run) in [
+        ("Jenkinsfile", "refine-loop run"),
+        (
+            "Jenkinsfile.pull-request",
+            "refine-loop run --new-since auto",
+        ),
     ] {
-        assert!(text.contains(needed), "{needed}");
+        let text = std::fs::read_to_string(root().join("ci/examples").join(file)).unwrap();
+        for needed in [
+            format!("def code = sh(script: '{run}', returnStatus: true)"),
+            "if (code == 1 || code == 3) {\n            unstable(".to_string(),
+            "} else if (code != 0) {\n            error(".to_string(),
+        ] {
+            assert!(text.contains(&needed), "{file}: {needed}");
+        }
+        assert!(!text.contains("--exit-zero"), "{file}");
+        assert_eq!(
+            text.matches('{').count(),
+            text.matches('}').count(),
+            "{file}"
+        );
     }
-    assert!(!text.contains("--exit-zero"), "{text}");
-    assert_eq!(text.matches('{').count(), text.matches('}').count());
+    // The pull request's build: its stages run on pull requests only, and the target branch is
+    // fetched before the run (the shell expands CHANGE_TARGET, not Groovy).
+    let text =
+        std::fs::read_to_string(root().join("ci/examples/Jenkinsfile.pull-request")).unwrap();
+    assert_eq!(
+        text.matches("when { changeRequest() }").count(),
+        1,
+        "{text}"
+    );
+    assert!(text.contains("when {\n        beforeAgent true\n        changeRequest()\n      }"));
+    let fetch = text.find("sh 'git fetch --no-tags origin \"+refs/heads/$CHANGE_TARGET:refs/remotes/origin/$CHANGE_TARGET\"'");
+    let run = text.find("refine-loop run --new-since auto");
+    assert!(fetch.is_some() && fetch < run, "{text}");
+    assert!(
+        !text.contains("${env.CHANGE_TARGET}") && !text.contains("\"git "),
+        "{text}"
+    );
 }
 
 #[test]
@@ -346,6 +442,7 @@ fn the_action_takes_inputs_through_the_environment_and_describes_each() {
             "continue",
             "campaign",
             "scope",
+            "new-since",
             "priority",
             "args",
             "target",
@@ -415,13 +512,20 @@ fn the_example_dockerfile_copies_the_binary_from_where_the_image_has_it() {
             && copy.ends_with(" /usr/local/bin/refine-loop /usr/local/bin/"),
         "{copy}"
     );
-    // The Jenkinsfiles build their agent from it.
-    for jenkinsfile in ["ci/examples/Jenkinsfile", "ci/examples/Jenkinsfile.nightly"] {
-        let text = std::fs::read_to_string(root().join(jenkinsfile)).unwrap();
-        assert!(
-            text.contains("agent { dockerfile { filename 'refine-loop.Dockerfile' } }"),
-            "{jenkinsfile}"
-        );
+    // The Jenkinsfiles build their agent from it (the pull request's, for its second stage, in
+    // the first stage's workspace).
+    let jenkinsfiles: Vec<(String, String)> = ci_examples()
+        .into_iter()
+        .filter(|(name, _)| name.starts_with("Jenkinsfile"))
+        .collect();
+    assert_eq!(jenkinsfiles.len(), 3, "{jenkinsfiles:?}");
+    for (name, text) in jenkinsfiles {
+        let agent = if name.ends_with(".pull-request") {
+            "agent { dockerfile { filename 'refine-loop.Dockerfile'; reuseNode true } }"
+        } else {
+            "agent { dockerfile { filename 'refine-loop.Dockerfile' } }"
+        };
+        assert!(text.contains(agent), "{name}");
     }
 }
 

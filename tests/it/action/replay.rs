@@ -284,7 +284,9 @@ pub struct Replay {
 
 /// Replays action.yml's steps in `workspace` with `inputs` (over the inputs' defaults) and the
 /// `github` context, against `cache`; `runner` is the job's own folder ($GITHUB_STEP_SUMMARY,
-/// each step's $GITHUB_OUTPUT, $RUNNER_TEMP).
+/// each step's $GITHUB_OUTPUT, $RUNNER_TEMP). Two entries of `github` are the test's, not
+/// GitHub's: `release_base` (where releases are looked for) and `refine_loop_bin` (a wrapper the
+/// run step starts in place of the binary).
 pub fn replay(
     workspace: &Path,
     runner: &Path,
@@ -420,14 +422,22 @@ fn run_step(
         }
     }
     let github = |name: &str| contexts.github.get(name).cloned().unwrap_or_default();
+    // The refine-loop the step runs: the test's own wrapper of it, when it names one.
+    let bin = Some(github("refine_loop_bin"))
+        .filter(|bin| !bin.is_empty())
+        .unwrap_or_else(|| binary().to_string());
     command
-        .env("REFINE_LOOP_BIN", binary())
+        .env("REFINE_LOOP_BIN", bin)
         .env("GITHUB_ACTIONS", "true")
         .env("GITHUB_WORKSPACE", workspace)
         .env("GITHUB_OUTPUT", output_file)
         .env("GITHUB_STEP_SUMMARY", runner.join("summary"))
         .env("GITHUB_REPOSITORY", github("repository"))
         .env("GITHUB_REF_NAME", github("ref_name"))
+        .env("GITHUB_EVENT_NAME", github("event_name"))
+        // Set on a pull request's events only (empty on any other), as the runner does.
+        .env("GITHUB_BASE_REF", github("base_ref"))
+        .env("GITHUB_HEAD_REF", github("head_ref"))
         .env("GITHUB_RUN_ID", github("run_id"))
         .env("GITHUB_RUN_ATTEMPT", github("run_attempt"))
         .env("RUNNER_TEMP", runner)
