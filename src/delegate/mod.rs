@@ -122,6 +122,12 @@ impl HttpSpec {
 }
 
 impl DelegateSpec {
+    /// It spends nothing the loop counts: `usage = "none"` on purpose, or the loop's own
+    /// applying of earlier patches.
+    pub fn spends_nothing(&self) -> bool {
+        self.usage == Some(UsageReader::None) || matches!(self.launch, Launch::Reapply(_))
+    }
+
     /// What the reports call it: the command, or the model and its endpoint.
     pub fn describe(&self) -> String {
         match &self.launch {

@@ -91,7 +91,7 @@ fn provenance(run_id: &str, settings: &Settings, story: &CycleStory<'_>) -> Prov
             .into_iter()
             .map(|index| delegate_name(&settings.delegates[index]))
             .collect(),
-        cost: cost(story.attempts),
+        cost: cost(settings, story.attempts),
         findings: findings_trailer(story.before, story.after),
     }
 }
@@ -134,17 +134,21 @@ fn delegate_name(spec: &crate::delegate::DelegateSpec) -> String {
     }
 }
 
-/// The tokens the cycle's turns report, kept or not: `unknown` when none reports any, the sum
-/// and how many turns did not report when some do; the cost in money is not known yet.
-fn cost(attempts: &[Attempt]) -> String {
-    let reported: Vec<&TokenUsage> = attempts
-        .iter()
-        .filter_map(|a| a.run.usage.as_ref())
+/// The tokens the cycle's turns report, kept or not: `none` when no turn spends (`usage =
+/// "none"`), `unknown` when none that spends reports any, else the sum and how many turns did
+/// not report; the cost in money where every turn gave it.
+fn cost(settings: &Settings, attempts: &[Attempt]) -> String {
+    let paying: Vec<&Attempt> = (attempts.iter())
+        .filter(|a| !settings.delegates[a.delegate].spends_nothing() && a.run.spawn_error.is_none())
         .collect();
+    if paying.is_empty() {
+        return "none (its delegates say usage = \"none\")".to_string();
+    }
+    let reported: Vec<&TokenUsage> = paying.iter().filter_map(|a| a.run.usage.as_ref()).collect();
     let Some(total) = TokenUsage::total(reported.iter().copied()) else {
         return "unknown".to_string();
     };
-    let silent = attempts.len() - reported.len();
+    let silent = paying.len() - reported.len();
     let mut text = format!(
         "tokens {} (prompt {}, completion {})",
         total.total_tokens, total.prompt_tokens, total.completion_tokens

@@ -77,9 +77,7 @@ impl Engine<'_> {
         if let Ok(attempt) = &attempt {
             self.delegate_time += attempt.ran_for;
             let run = &attempt.run;
-            let free = spec.usage == Some(crate::delegate::UsageReader::None)
-                || matches!(spec.launch, crate::delegate::Launch::Reapply(_))
-                || run.spawn_error.is_some();
+            let free = spec.spends_nothing() || run.spawn_error.is_some();
             self.ledger.record(delegate, run.usage.as_ref(), free);
         }
         attempt

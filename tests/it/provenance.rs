@@ -172,3 +172,29 @@ fn outside_ci_the_run_is_named_by_its_id() {
     );
     assert_eq!(trailers.len(), 5, "{trailers:?}");
 }
+
+#[test]
+fn a_fixer_that_spends_nothing_on_purpose_costs_none_not_unknown() {
+    let repo = two_findings();
+    let config = std::fs::read_to_string(repo.join("refine-loop.toml")).unwrap();
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "{}usage = \"none\"\n",
+            config.trim_end_matches('\n').to_owned() + "\n"
+        ),
+    );
+    repo.commit("a local fixer");
+    let output = repo.command(&["run"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let patch = repo.join(".refine-loop/patches");
+    for entry in std::fs::read_dir(&patch).unwrap() {
+        let trailers = parsed_trailers(repo.path(), &entry.unwrap().path());
+        let cost = trailers.iter().find(|(key, _)| key == "Refine-Loop-Cost");
+        assert_eq!(
+            cost.map(|(_, value)| value.as_str()),
+            Some("none (its delegates say usage = \"none\")"),
+            "{trailers:?}"
+        );
+    }
+}
