@@ -44,7 +44,12 @@ case ${INPUT_CONFIG_FROM:-} in
       if [[ $(git -C "${INPUT_TARGET:-.}" rev-parse --is-shallow-repository 2>/dev/null) == true ]]; then
         depth=(--depth=1)
       fi
-      if ! git -C "${INPUT_TARGET:-.}" fetch --quiet ${depth[@]+"${depth[@]}"} origin "+refs/heads/$GITHUB_BASE_REF:$base"; then
+      # A whole checkout (fetch-depth: 0) holds the base already: no fetch, so none needs the
+      # credentials a checkout with persist-credentials: false did not keep.
+      if git -C "${INPUT_TARGET:-.}" rev-parse --verify --quiet "$base^{commit}" >/dev/null &&
+        [[ ${#depth[@]} -eq 0 ]]; then
+        :
+      elif ! git -C "${INPUT_TARGET:-.}" fetch --quiet ${depth[@]+"${depth[@]}"} origin "+refs/heads/$GITHUB_BASE_REF:$base"; then
         printf 'refine-loop: could not fetch the base branch %q for config-from: base\n' "$GITHUB_BASE_REF" >&2
         exit 2
       fi
@@ -80,9 +85,11 @@ if [[ -n ${INPUT_SCOPE:-} ]]; then
 fi
 [[ -n ${INPUT_PRIORITY:-} ]] && args+=(--priority "$INPUT_PRIORITY")
 # new-since: empty is auto on a pull request's events (refine-loop finds the base from
-# GITHUB_BASE_REF) and off on any other; false or off is off; any other value is refine-loop's.
+# GITHUB_BASE_REF; a checkout without it is a full run) for the refactoring loop, and off on any
+# other event or preset (a campaign works the whole tree); false or off is off; any other value
+# is refine-loop's.
 new_since=${INPUT_NEW_SINCE:-}
-if [[ -z $new_since ]]; then
+if [[ -z $new_since && ${INPUT_PRESET:-refactoring} == refactoring ]]; then
   case ${GITHUB_EVENT_NAME:-} in
     pull_request | pull_request_target) new_since=auto ;;
   esac

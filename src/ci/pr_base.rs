@@ -32,6 +32,16 @@ pub fn detect(lookup: &dyn Fn(&str) -> Option<String>) -> Option<AskedBase> {
     {
         return Some(merge_base(BaseSource::GitHub, base));
     }
+    // A merged results pipeline runs on the merge of the merge request into the target's tip
+    // (`CI_MERGE_REQUEST_TARGET_BRANCH_SHA`, a parent of HEAD): its change is what HEAD holds
+    // beyond that tip, not beyond the older diff base, past which the target moved on.
+    if let Some(sha) = value("CI_MERGE_REQUEST_TARGET_BRANCH_SHA") {
+        return Some(AskedBase {
+            source: BaseSource::GitLab,
+            spec: BaseSpec::MergeBaseWith(vec![sha]),
+            branch: value("CI_MERGE_REQUEST_TARGET_BRANCH_NAME"),
+        });
+    }
     if let Some(sha) = value("CI_MERGE_REQUEST_DIFF_BASE_SHA") {
         return Some(AskedBase {
             source: BaseSource::GitLab,
@@ -65,6 +75,18 @@ mod tests {
         type Variables<'a> = Vec<(&'a str, &'a str)>;
         let cases: Vec<(Variables<'_>, Option<AskedBase>)> = vec![
             (vec![], None),
+            (
+                vec![
+                    ("CI_MERGE_REQUEST_DIFF_BASE_SHA", "1111111"),
+                    ("CI_MERGE_REQUEST_TARGET_BRANCH_SHA", "2222222"),
+                    ("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "main"),
+                ],
+                Some(AskedBase {
+                    source: BaseSource::GitLab,
+                    spec: BaseSpec::MergeBaseWith(vec!["2222222".to_string()]),
+                    branch: Some("main".to_string()),
+                }),
+            ),
             (
                 vec![
                     ("GITHUB_EVENT_NAME", "pull_request"),

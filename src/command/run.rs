@@ -25,6 +25,11 @@ use crate::report::Report;
 pub fn run(args: &RunArgs, cancel: &Cancel, stdout: &mut dyn Write) -> Result<i32, CommandError> {
     let (preset, request) = preset_and_request(args)?;
     let mut loaded = load_settings(args, &request)?;
+    if preset.is_campaign() && loaded.run.new_since.as_deref().map(str::trim) == Some("auto") {
+        // `auto` asks for the pull request's base where there is one; a campaign has none.
+        loaded.run.new_since = None;
+        loaded.run.new_since_skipped = Some(crate::engine::new_since_campaign_reason());
+    }
     if preset.is_campaign() && loaded.run.new_since.is_some() {
         return Err(CommandError::Usage(
             "--new-since is for the refactoring loop; a campaign (--preset refine or improve) works the whole tree".to_string(),

@@ -177,6 +177,7 @@ pub(super) fn resolve_run(
             .filter(|given| !given.trim().is_empty()),
         new_since_mode,
         since: None,
+        new_since_skipped: None,
         confine,
         writable,
         keep_runs,

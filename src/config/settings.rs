@@ -176,6 +176,9 @@ pub struct RunSettings {
     /// The change since the base, once resolved at the start of the run (see
     /// `crate::engine::resolve_new_since`); `None`: a full run.
     pub since: Option<crate::new_since::Since>,
+    /// Why `--new-since auto` left a full run (no pull request in the environment, its base not
+    /// in the clone, a campaign).
+    pub new_since_skipped: Option<String>,
     /// How the kernel confines command delegates.
     pub confine: crate::confine::ConfineMode,
     /// Folders a confined delegate may write beside the work tree, as written (`~/`, `$NAME`);

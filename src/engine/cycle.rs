@@ -24,10 +24,10 @@ pub(super) fn run_cycles(
         let stop = policy.stop(engine)?;
         match (stop, engine.ledger.spent_cap()) {
             (Some(reason), Some(why)) if reason.outcome() == Outcome::Budget => {
-                return Ok(spending_stop(engine, why));
+                return spending_stop(engine, policy, why);
             }
             (Some(reason), _) => return Ok(reason),
-            (None, Some(why)) => return Ok(spending_stop(engine, why)),
+            (None, Some(why)) => return spending_stop(engine, policy, why),
             (None, None) => {}
         }
         engine.capped_out = false;
@@ -56,17 +56,23 @@ pub(super) fn run_cycles(
         // Every delegate that could take the work is at its own cap.
         if attempts.is_empty() && engine.capped_out {
             let why = "every delegate that could take the work has spent its own cap";
-            return Ok(spending_stop(engine, why.to_string()));
+            return spending_stop(engine, policy, why.to_string());
         }
     }
 }
 
-/// The run ends at a spending cap: said, and kept in `run.json`.
-fn spending_stop(engine: &mut Engine<'_>, why: String) -> StopReason {
+/// The run ends at a spending cap: said, kept in `run.json`, and recorded by the policy as its
+/// ending (a campaign's segment ends with it).
+fn spending_stop(
+    engine: &mut Engine<'_>,
+    policy: &mut dyn Policy,
+    why: String,
+) -> Result<StopReason, RunError> {
     let line = format!("refine-loop: no further turn starts: {why}");
     engine.emit(Event::Note(&line));
     engine.notes.spending_cap = Some(why);
-    StopReason::CostBudget
+    policy.ended_by_engine(StopReason::CostBudget)?;
+    Ok(StopReason::CostBudget)
 }
 
 /// A cycle without delegates: the gate runs again and its result is the kept state (unless a
@@ -116,6 +122,8 @@ fn work(
             }
             break;
         };
+        // On the books at once: a run killed later in the cycle has still spent it.
+        policy.book_spending(engine.ledger.segment(), engine.ledger.lifetime())?;
         let strikes = item.staff == Staff::ForCategory;
         engine.standing.judge_conduct(&attempt, strikes);
         engine
@@ -178,6 +186,9 @@ fn turn(
         Staff::Role(role) => engine.standing.with_role(&settings.delegates, role),
     };
     let Some(delegate) = delegate else {
+        // Nobody may take it, and some who could sit out for their spent caps.
+        engine.capped_out |=
+            (engine.standing).capped_for(&settings.delegates, item.staff, &item.category);
         return Ok(None);
     };
     if let Some(why) = engine.ledger.refuses(delegate) {

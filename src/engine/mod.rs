@@ -38,7 +38,10 @@ pub use error::RunError;
 pub use event::{Event, Observer};
 pub use heuristics::Heuristics;
 pub use isolate::Isolation;
-pub use new_since::{note_of, preexisting_at_baseline, resolve_new_since};
+pub use new_since::{
+    campaign_reason as new_since_campaign_reason, note_of, preexisting_at_baseline,
+    resolve_new_since,
+};
 pub(crate) use policy::{CycleNumber, Policy};
 pub use refactoring::run_loop;
 pub use turn::Attempt;
@@ -120,8 +123,6 @@ pub struct EngineEnd {
     pub remaining: Vec<crate::report::Remaining>,
     /// Changes that made the gate see less, and what came of them.
     pub integrity: crate::report::IntegrityPart,
-    /// What the delegates spent in this run.
-    pub spent: crate::model::Spend,
     /// What the baseline excused: flaky findings, and (pull-request mode) pre-existing ones.
     pub flaky: Flaky,
 }
@@ -313,6 +314,9 @@ impl<'a> Engine<'a> {
             cycle::run_cycles(&mut self, policy, recorder)
         }))
         .unwrap_or_else(|panic| Err(RunError::Panicked(restore::panic_message(panic.as_ref()))));
+        // What was spent stays on the books however the run ends.
+        let booked = policy.book_spending(self.ledger.segment(), self.ledger.lifetime());
+        let driven = driven.and_then(|reason| booked.map(|()| reason));
         let reason = match driven {
             Ok(reason) => reason,
             Err(error) => return Err(self.restore_pending(error)),
@@ -340,7 +344,6 @@ impl<'a> Engine<'a> {
             ignored_not_protected: self.workspace.ignored_not_protected(),
             remaining,
             integrity: self.integrity.part(self.settings.run.integrity),
-            spent: self.ledger.spent(),
             flaky: self.flaky,
         })
     }

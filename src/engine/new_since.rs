@@ -21,24 +21,37 @@ pub fn resolve_new_since(
     let Some(given) = settings.run.new_since.clone() else {
         return Ok(None);
     };
-    let asked = if given.trim() == "auto" {
+    let auto = given.trim() == "auto";
+    let skip = |settings: &mut Settings, reason: String| {
+        tracing::warn!("{reason}");
+        settings.run.new_since_skipped = Some(reason.clone());
+        Ok(Some(reason))
+    };
+    let asked = if auto {
         match crate::ci::pr_base::detect(lookup) {
             Some(asked) => asked,
-            None => {
-                let reason = skipped_reason();
-                tracing::warn!("{reason}");
-                return Ok(Some(reason));
-            }
+            None => return skip(settings, skipped_reason()),
         }
     } else {
         AskedBase::given(given.trim())
     };
-    let mut since = Since::resolve(
+    let resolved = Since::resolve(
         &settings.target,
         &given,
         settings.run.new_since_mode,
         &asked,
-    )?;
+    );
+    let mut since = match resolved {
+        // `auto` is the CI system's base where it can be had: a checkout without it (a shallow
+        // one) is a full run, said, not a failed job. A REF the user names must resolve.
+        Err(error @ SinceError::Unresolved { .. }) if auto => {
+            return skip(
+                settings,
+                format!("{error}: a full run, every finding counted"),
+            );
+        }
+        resolved => resolved?,
+    };
     if since.mode == Mode::Gate {
         let (keys, summary) = gate_on_base(settings, &since, cancel)?;
         since.at_base = Some(keys);
@@ -64,6 +77,13 @@ pub fn resolve_new_since(
     );
     settings.run.since = Some(since);
     Ok(None)
+}
+
+/// `--new-since auto` in a campaign, which works the whole tree: a full run.
+pub fn campaign_reason() -> String {
+    "--new-since auto: a campaign (--preset refine or improve) works the whole tree: a full run, \
+     every finding counted"
+        .to_string()
 }
 
 /// Pull-request mode as `run.json` and the reports keep it, with the counts of `summary`.
@@ -142,10 +162,15 @@ fn gate_on_base(
         check.cwd = folder;
     }
     let run = run?;
+    let worktree_root = target.to_string_lossy().into_owned();
+    let home_root = settings.target.to_string_lossy().into_owned();
+    let (worktree_root, home_root) = (worktree_root.as_str(), home_root.as_str());
     let keys = Preexisting::of(run.checks.iter().flat_map(|result| {
         let name = &result.check.name;
         result.findings.diagnostics().iter().map(move |finding| {
             let mut finding = finding.clone();
+            // A message that names the checkout names the worktree: said of the target.
+            finding.message = finding.message.replace(worktree_root, home_root);
             if let Some(file) = &finding.file
                 && let Some(renamed) = since.renames.get(file.trim_start_matches("./"))
             {

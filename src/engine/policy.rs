@@ -184,6 +184,22 @@ pub trait Policy {
         record: &CycleRecord<'_>,
     ) -> Result<Settled, RunError>;
 
+    /// The engine ends the run for a reason of its own (a spending cap): the policy records it
+    /// as the run's ending, as it would one of its own rules.
+    fn ended_by_engine(&mut self, _reason: StopReason) -> Result<(), RunError> {
+        Ok(())
+    }
+
+    /// What the delegates spent so far, in this segment and over the campaign's life: a
+    /// campaign keeps it in its books (after each cycle and at the end).
+    fn book_spending(
+        &mut self,
+        _segment: crate::model::Spend,
+        _lifetime: crate::model::Spend,
+    ) -> Result<(), RunError> {
+        Ok(())
+    }
+
     /// A campaign's open backlog and stop-condition state, for the ledger of an accepted cycle.
     fn ledger_notes(&self) -> Option<(Vec<String>, String)> {
         None

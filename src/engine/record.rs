@@ -110,6 +110,7 @@ pub(super) fn close(
         return Ok(Some(StopReason::Cancelled));
     }
     record_trend(engine, &cycle_record)?;
+    policy.book_spending(engine.ledger.segment(), engine.ledger.lifetime())?;
     let settled = policy.settle(engine, &cycle_record)?;
     if cycle_record.accepted {
         let notes = policy.ledger_notes();

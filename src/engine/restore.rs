@@ -79,6 +79,14 @@ impl Engine<'_> {
             let run = &attempt.run;
             let free = spec.spends_nothing() || run.spawn_error.is_some();
             self.ledger.record(delegate, run.usage.as_ref(), free);
+            if let (Some(why), None) = (self.ledger.refuses(delegate), self.ledger.spent_cap()) {
+                self.standing.cap(delegate);
+                let line = format!(
+                    "refine-loop: `{}` sits out the rest of the run: {why}",
+                    spec.describe()
+                );
+                self.emit(super::Event::Note(&line));
+            }
         }
         attempt
     }

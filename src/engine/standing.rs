@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::heuristics::Heuristics;
+use super::policy::Staff;
 use super::{Attempt, STRIKES_FOR_COOLDOWN};
 use crate::delegate::{DelegateSpec, Role};
 use crate::workspace::Incident;
@@ -15,11 +16,15 @@ pub struct Standing {
     pub(super) strikes: HashMap<(usize, String), u32>,
     /// Delegates that acted against the repository: not run again.
     barred: HashSet<usize>,
+    /// Delegates that have spent their own cap (`[[delegate]] max_cost`, `max_tokens`): they sit
+    /// out the rest of the run.
+    capped: HashSet<usize>,
 }
 
 impl Standing {
     pub fn may_run(&self, delegate: usize, category: &str) -> bool {
         !self.barred.contains(&delegate)
+            && !self.capped.contains(&delegate)
             && self
                 .strikes
                 .get(&(delegate, category.to_string()))
@@ -83,7 +88,25 @@ impl Standing {
 
     /// The first delegate of `role` that is not barred.
     pub fn with_role(&self, delegates: &[DelegateSpec], role: Role) -> Option<usize> {
-        (0..delegates.len())
-            .find(|&index| delegates[index].role == role && !self.barred.contains(&index))
+        (0..delegates.len()).find(|&index| {
+            delegates[index].role == role
+                && !self.barred.contains(&index)
+                && !self.capped.contains(&index)
+        })
+    }
+
+    /// `delegate` has spent its own cap: it sits out the rest of the run.
+    pub fn cap(&mut self, delegate: usize) {
+        self.capped.insert(delegate);
+    }
+
+    /// A delegate that could take `staff`'s work sits out for its spent cap.
+    pub fn capped_for(&self, delegates: &[DelegateSpec], staff: Staff, category: &str) -> bool {
+        (self.capped.iter()).any(|&index| {
+            delegates.get(index).is_some_and(|d| match staff {
+                Staff::ForCategory => d.handles(category),
+                Staff::Role(role) => d.role == role,
+            })
+        })
     }
 }

@@ -5,8 +5,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::model::Diagnostic;
 
-/// The key a finding is matched by across commits: its check, file, code and message (digits
-/// made `0`), never its line, so a finding the change only moved is the same finding.
+/// The key a finding is matched by across commits: its check, file, code, severity and message
+/// (digits made `0`), never its line, so a finding the change only moved is the same finding,
+/// and one it made more severe (a warning now an error) is not.
 pub fn finding_key(check: &str, finding: &Diagnostic) -> String {
     let message: String = finding
         .message
@@ -17,13 +18,14 @@ pub fn finding_key(check: &str, finding: &Diagnostic) -> String {
         .map(|c| if c.is_ascii_digit() { '0' } else { c })
         .collect();
     format!(
-        "{check}\0{}\0{}\0{message}",
+        "{check}\0{}\0{}\0{:?}\0{message}",
         finding
             .file
             .as_deref()
             .unwrap_or_default()
             .trim_start_matches("./"),
-        finding.code.as_deref().unwrap_or_default()
+        finding.code.as_deref().unwrap_or_default(),
+        finding.severity
     )
 }
 
@@ -149,6 +151,12 @@ mod tests {
             finding_key("ruff", &finding("./a.py", 9, "`os` imported but unused"))
         );
         assert_ne!(finding_key("ruff", &os), finding_key("other", &os));
+        // A warning the change made an error is not the finding that was there.
+        let warning = Diagnostic {
+            severity: Severity::Warning,
+            ..os.clone()
+        };
+        assert_ne!(finding_key("ruff", &os), finding_key("ruff", &warning));
         let before = Preexisting::of([finding_key("ruff", &os)]);
         assert_eq!(before.total(), 1);
         let sys = finding("a.py", 2, "`sys` imported but unused");

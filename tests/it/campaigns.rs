@@ -52,10 +52,10 @@ run = '''{reviewer}'''
     repo
 }
 
-const DISCOVER: &str = r#"while read -r item; do
+pub const DISCOVER: &str = r#"while read -r item; do
   printf '{"title":"%s","family":"tidy/%s","evidence":"todo.txt lists %s","paths":["done.txt"],"impact":4,"confidence":4,"effort":2,"behaviour_changing":false}\n' "$item" "$item" "$item"
 done < todo.txt > "$REFINE_LOOP_CANDIDATES_FILE""#;
-const EXECUTE: &str = r#"head -n 1 todo.txt >> done.txt; sed -i 1d todo.txt"#;
+pub const EXECUTE: &str = r#"head -n 1 todo.txt >> done.txt; sed -i 1d todo.txt"#;
 const APPROVE: &str = r#"echo approve > "$REFINE_LOOP_VERDICT_FILE""#;
 
 #[test]

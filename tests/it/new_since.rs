@@ -296,20 +296,31 @@ fn new_since_auto_outside_a_pull_request_is_a_full_run_that_says_so() {
 }
 
 #[test]
-fn new_since_a_base_the_clone_does_not_hold_is_a_usage_error_naming_the_fetch() {
+fn a_base_the_clone_does_not_hold_is_a_usage_error_by_name_and_a_full_run_for_auto() {
+    // Named: the user asked for that base; nothing ran.
+    let repo = repository_where_the_change_causes_a_finding_elsewhere("lines");
+    let output = run_with(&repo, &["--new-since", "release"], &[]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let err = crate::support::stderr(&output);
+    assert!(err.contains("fetch-depth: 0"), "{err}");
+    assert!(!repo.join(".refine-loop/cycle-0").exists());
+
+    // `auto`: the CI system's base where the checkout has it; a shallow one still gets its
+    // verdict, as a full run that says why and what to fetch.
     let repo = repository_where_the_change_causes_a_finding_elsewhere("lines");
     let output = run_with(
         &repo,
         &["--new-since", "auto"],
         &[("CHANGE_TARGET", "release")],
     );
-    assert_eq!(output.status.code(), Some(2), "{output:?}");
-    let err = crate::support::stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let notes = json(&repo, "run.json");
+    let skipped = notes["new_since_skipped"].as_str().unwrap();
     assert!(
-        err.contains("git fetch origin release") && err.contains("fetch-depth: 0"),
-        "{err}"
+        skipped.contains("git fetch origin release") && skipped.contains("a full run"),
+        "{notes}"
     );
-    assert!(!repo.join(".refine-loop/cycle-0").exists());
+    assert!(notes.get("new_since").is_none(), "{notes}");
 }
 
 #[test]
@@ -340,4 +351,31 @@ fn check_new_since_counts_only_the_new_findings() {
         .map(|result| result["baselineState"].as_str().unwrap())
         .collect();
     assert_eq!(states, ["new", "unchanged"], "{sarif}");
+}
+
+#[test]
+fn a_campaign_takes_auto_as_a_full_run_and_refuses_a_named_base() {
+    // (new-since, exit code)
+    for (given, code) in [("auto", 0), ("main", 2)] {
+        let repo = crate::support::build_repo(
+            "[[delegate]]\ncategories = [\"build\"]\nrun = \"echo ok > fixed.txt\"\nusage = \"none\"\n",
+        );
+        let mut command =
+            repo.command(&["run", "--preset", "improve", "--new-since", given, "harden"]);
+        command
+            .env("GITHUB_EVENT_NAME", "pull_request")
+            .env("GITHUB_BASE_REF", "main");
+        let output = command.output().unwrap();
+        assert_eq!(output.status.code(), Some(code), "{given}: {output:?}");
+        if code == 0 {
+            let notes = json(&repo, "run.json");
+            assert!(
+                notes["new_since_skipped"]
+                    .as_str()
+                    .unwrap()
+                    .contains("a campaign"),
+                "{notes}"
+            );
+        }
+    }
 }

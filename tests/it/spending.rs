@@ -228,7 +228,8 @@ fn a_delegate_at_its_own_cap_sits_out_while_the_others_work() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("not started: delegate[0] max_cost = \"0.01 USD\" is spent"),
+        stderr
+            .contains("sits out the rest of the run: delegate[0] max_cost = \"0.01 USD\" is spent"),
         "{stderr}"
     );
 }
@@ -329,4 +330,95 @@ fn a_campaign_lifetime_cap_stops_the_second_night() {
     );
     let books = crate::campaigns::backlog(&repo);
     assert_eq!(books["counters"]["lifetime_spent"]["turns"], 2, "{books}");
+}
+
+#[test]
+fn a_campaign_segment_ends_at_its_cap_and_the_next_segment_starts_afresh() {
+    let scripts = tempfile::tempdir().unwrap();
+    // 0.0734 USD a turn, nothing fixed: the segment's cap of 0.10 is reached at its second turn.
+    let agent = stand_in(scripts.path(), "claude", "claude-json.out", "line 1\n");
+    let repo = build_repo(&format!(
+        "[loop]\nmax_cost = \"0.10 USD\"\n\n[[delegate]]\n\
+         run = \"sh '{}'\"\nusage = \"claude-json\"\n",
+        agent.display()
+    ));
+    let night = |args: &[&str]| {
+        let mut command = repo.command(&["run", "--preset", "improve"]);
+        command.args(args).env("IMPROVE_LOOP_MAX_CYCLES", "5");
+        command.output().unwrap()
+    };
+    let first = night(&["harden"]);
+    assert_eq!(first.status.code(), Some(3), "{first:?}");
+    let books = crate::campaigns::backlog(&repo);
+    let counters = &books["counters"];
+    assert_eq!(counters["stop_reason"], "cost-budget", "{books}");
+    assert_eq!(counters["outcome"], "BUDGET", "{books}");
+    assert_eq!(counters["segment_spent"]["turns"], 2, "{books}");
+
+    // The next segment has its own cap: two more turns, then cost-budget again.
+    let second = night(&["--continue"]);
+    assert_eq!(second.status.code(), Some(3), "{second:?}");
+    let books = crate::campaigns::backlog(&repo);
+    let counters = &books["counters"];
+    assert_eq!(counters["segment"], 2, "{books}");
+    assert_eq!(counters["stop_reason"], "cost-budget", "{books}");
+    assert_eq!(counters["segment_spent"]["turns"], 2, "{books}");
+    assert_eq!(counters["lifetime_spent"]["turns"], 4, "{books}");
+}
+
+#[test]
+fn another_delegate_for_the_category_takes_over_from_one_at_its_cap() {
+    let scripts = tempfile::tempdir().unwrap();
+    let agent = stand_in(scripts.path(), "claude", "claude-json.out", "line 1\n");
+    let repo = build_repo(&format!(
+        "[[delegate]]\ncategories = [\"build\"]\nrun = \"sh '{}'\"\nusage = \"claude-json\"\n\
+         max_cost = \"0.01 USD\"\n\n\
+         [[delegate]]\ncategories = [\"build\"]\nrun = \"echo ok > fixed.txt\"\nusage = \"none\"\n",
+        agent.display()
+    ));
+    let output = run(&repo, &[]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(repo.join("fixed.txt").exists());
+    assert_eq!(spent(&repo)["turns"], 2);
+}
+
+#[test]
+fn in_a_refine_round_no_role_starts_once_the_cap_is_reached() {
+    // Discover, execute and review each print claude-json's result (0.0734 USD): the cap of
+    // 0.10 is reached by the executor, so no reviewer starts, and nothing unreviewed is kept.
+    let print = format!("; cat '{}'", fixture("claude-json.out").display());
+    let repo = Repo::new();
+    repo.write(".gitignore", "/.refine-loop\n");
+    repo.write("todo.txt", "rename-helpers\nsplit-parser\n");
+    repo.write("done.txt", "");
+    let role = |role: &str, run: &str| {
+        format!(
+            "[[delegate]]\nrole = \"{role}\"\nrun = '''{run}{print}'''\nusage = \"claude-json\"\n"
+        )
+    };
+    repo.write(
+        "refine-loop.toml",
+        &format!(
+            "[loop]\nmax_cost = \"0.10 USD\"\n\n[[gate.check]]\nname = \"build\"\ncategory = \"build\"\n\
+             run = \"test -f done.txt\"\n\n{}\nlens = \"refactoring\"\n\n{}\n{}",
+            role("discover", crate::campaigns::DISCOVER),
+            role("execute", crate::campaigns::EXECUTE),
+            role("reviewer", "touch reviewed.txt; echo approve > \"$REFINE_LOOP_VERDICT_FILE\"")
+        ),
+    );
+    repo.commit("refine project");
+    let output = repo.run(&["run", "--preset", "refine", "tidy"]);
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    let books = crate::campaigns::backlog(&repo);
+    assert_eq!(books["counters"]["stop_reason"], "cost-budget", "{books}");
+    assert_eq!(books["counters"]["segment_spent"]["turns"], 2, "{books}");
+    assert!(
+        !repo.join("reviewed.txt").exists(),
+        "the reviewer started past the cap"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("done.txt")).unwrap(),
+        "",
+        "an unreviewed change was kept"
+    );
 }

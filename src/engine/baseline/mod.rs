@@ -106,8 +106,10 @@ pub fn measure_baseline(
     run.flaky = flaky;
     if let Some(since) = &settings.run.since {
         notes.new_since = Some(super::new_since::note_of(since, &run.summary));
-    } else if settings.run.new_since.is_some() {
-        notes.new_since_skipped = Some(super::new_since::skipped_reason());
+    } else {
+        notes
+            .new_since_skipped
+            .clone_from(&settings.run.new_since_skipped);
     }
     state::write_json(&settings.state_dir.join(RUN_FILE), &notes)?;
     Ok(Baseline { run, notes })

@@ -152,6 +152,18 @@ impl Policy for Improve<'_> {
         Ok(Some(reason))
     }
 
+    fn ended_by_engine(&mut self, reason: StopReason) -> Result<(), RunError> {
+        super::conclude(self.campaign, reason)
+    }
+
+    fn book_spending(
+        &mut self,
+        segment: crate::model::Spend,
+        lifetime: crate::model::Spend,
+    ) -> Result<(), RunError> {
+        super::book_spending(self.campaign, segment, lifetime)
+    }
+
     fn open_cycle(&mut self, _engine: &Engine<'_>) -> Result<CycleNumber, RunError> {
         super::open_round(self.campaign)
     }

@@ -82,8 +82,9 @@ fn run_in(
         .collect();
     let mut engine = Engine::start(settings, workspace, options)?;
     let counters = &campaign.backlog.counters;
-    let (segment_before, lifetime_before) = (counters.segment_spent, counters.lifetime_spent);
-    engine.ledger.carry(segment_before, lifetime_before);
+    engine
+        .ledger
+        .carry(counters.segment_spent, counters.lifetime_spent);
     let end = match preset {
         Preset::Refine => {
             let mut policy = refine::Refine::new(&mut campaign, sweep_proposals);
@@ -94,10 +95,6 @@ fn run_in(
             engine.drive(&mut policy, &mut recorder)?
         }
     };
-    let counters = &mut campaign.backlog.counters;
-    counters.segment_spent = segment_before.plus(&end.spent);
-    counters.lifetime_spent = lifetime_before.plus(&end.spent);
-    campaign.save()?;
     let (outcome, reason) = (end.reason.outcome(), end.reason.as_str().to_string());
     let delivery = keep_record(
         &mut campaign,
@@ -171,6 +168,21 @@ fn reapply_delegate(patches: Vec<std::path::PathBuf>) -> crate::delegate::Delega
         usage: Some(crate::delegate::UsageReader::None),
         cap: crate::spending::Cap::default(),
     }
+}
+
+/// Keeps what the delegates spent in the campaign's books: in this segment and over its life.
+pub(in crate::engine) fn book_spending(
+    campaign: &mut Campaign,
+    segment: crate::model::Spend,
+    lifetime: crate::model::Spend,
+) -> Result<(), RunError> {
+    let counters = &mut campaign.backlog.counters;
+    if counters.segment_spent != segment || counters.lifetime_spent != lifetime {
+        counters.segment_spent = segment;
+        counters.lifetime_spent = lifetime;
+        campaign.save()?;
+    }
+    Ok(())
 }
 
 /// The families of the candidates this run accepted (from index `first` on).

@@ -334,20 +334,35 @@ fn the_action_passes_new_since_as_given_and_false_or_off_turns_it_off() {
         ("base_ref", "main"),
         ("head_ref", "feature"),
     ];
-    for (given, passed) in [
-        ("false", None),
-        ("off", None),
-        ("origin/main", Some("--new-since=origin/main")),
+    // (new-since, preset) → the flag passed
+    for (index, (given, preset, passed)) in [
+        ("", "refactoring", Some("--new-since=auto")),
+        // A campaign works the whole tree: no default.
+        ("", "improve", None),
+        ("false", "refactoring", None),
+        ("off", "refactoring", None),
+        (
+            "origin/main",
+            "refactoring",
+            Some("--new-since=origin/main"),
+        ),
         // A value that reads like a flag stays the value.
-        ("--help", Some("--new-since=--help")),
-    ] {
-        let runner = pull_request.folder(&format!("given/runner-{given}"));
+        ("--help", "refactoring", Some("--new-since=--help")),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let runner = pull_request.folder(&format!("given/runner-{index}"));
         let cache = CacheStandIn::new(&runner.join("cache"));
         let _ = std::fs::remove_file(&wrapper.argv);
         replay::replay(
             &workspace,
             &runner,
-            &[("new-since", given), ("exit-zero", "all")],
+            &[
+                ("new-since", given),
+                ("preset", preset),
+                ("exit-zero", "all"),
+            ],
             &github_context(&event, &wrapper),
             &cache,
         );
@@ -357,7 +372,11 @@ fn the_action_passes_new_since_as_given_and_false_or_off_turns_it_off() {
             .map(String::as_str)
             .filter(|a| a.starts_with("--new-since"))
             .collect();
-        assert_eq!(found, Vec::from_iter(passed), "{given}: {arguments:?}");
+        assert_eq!(
+            found,
+            Vec::from_iter(passed),
+            "{given} {preset}: {arguments:?}"
+        );
     }
 }
 

@@ -36,7 +36,11 @@ pub(super) fn discover(
     let settings = engine.settings;
     for (index, spec) in settings.delegates.iter().enumerate() {
         let in_focus = spec.lens.as_ref().is_none_or(|lens| focus.contains(lens));
-        if spec.role != Role::Discover || !in_focus || engine.cancel.is_requested() {
+        if spec.role != Role::Discover
+            || !in_focus
+            || engine.cancel.is_requested()
+            || engine.ledger.refuses(index).is_some()
+        {
             continue;
         }
         let lens = spec.lens.clone().unwrap_or_else(|| "architecture".into());

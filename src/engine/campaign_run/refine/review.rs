@@ -85,6 +85,11 @@ pub fn review(
         reports_dir,
         refused: &[],
     };
+    if let Some(why) = engine.ledger.refuses(reviewer) {
+        return Ok(Decision::Reject(format!(
+            "no review, so not kept: the reviewer may not start ({why})"
+        )));
+    }
     // The reviewer reads the tree with the candidate's change in it.
     if engine.consult(reviewer, &spec, &assignment)?.changed {
         return Ok(Decision::Reject(
