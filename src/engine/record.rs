@@ -143,7 +143,15 @@ pub(super) fn close(
     engine.counted_until = now;
     engine.gate_time = std::time::Duration::ZERO;
     engine.delegate_time = std::time::Duration::ZERO;
-    let line = policy.close_cycle(engine, &cycle_record, settled.next)?;
+    // The cycle's line says the run stops when a spending cap ends it next (see `run_cycles`).
+    let next = match (settled.next, engine.ledger.spent_cap()) {
+        (Some(reason), Some(_)) if reason.outcome() == crate::model::Outcome::Budget => {
+            Some(StopReason::CostBudget)
+        }
+        (None, Some(_)) => Some(StopReason::CostBudget),
+        (next, _) => next,
+    };
+    let line = policy.close_cycle(engine, &cycle_record, next)?;
     engine.emit(Event::CycleClosed {
         cycle: cycle.index,
         line: &line,

@@ -172,6 +172,11 @@ fn a_non_streaming_agent_ends_the_run_after_the_turn_that_passed_the_cap() {
     let output = run(&repo, &[]);
     assert_eq!(output.status.code(), Some(3), "{output:?}");
     assert_eq!(json(&repo, "trend.json")["stop_reason"], "cost-budget");
+    assert!(
+        stderr(&output).contains("stopping: cost-budget"),
+        "{}",
+        stderr(&output)
+    );
     // Its turn finished: verified under the run's rules, and kept; no further turn started.
     assert!(repo.join("fixed.txt").exists(), "{}", stderr(&output));
     assert!(
