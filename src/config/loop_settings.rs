@@ -116,16 +116,7 @@ pub(super) fn resolve_run(
         };
         invalid(config_file, key, reason)
     })?;
-    let new_since_mode = match file.new_since.as_deref() {
-        None => crate::new_since::Mode::default(),
-        Some(text) => crate::new_since::Mode::parse(text).ok_or_else(|| {
-            invalid(
-                config_file,
-                "loop.new_since",
-                format!("\"{text}\" is not a way to judge findings new; expected lines or gate"),
-            )
-        })?,
-    };
+    let new_since_mode = parse_new_since(config_file, file.new_since.as_deref())?;
     let isolate = match (overrides.isolate, file.isolate) {
         (Some(isolate), _) => isolate,
         (None, Some(text)) => {
@@ -182,6 +173,23 @@ pub(super) fn resolve_run(
         writable,
         keep_runs,
     })
+}
+
+/// `[loop] new_since`: how a finding is judged new (`lines` when left out).
+fn parse_new_since(
+    config_file: &Path,
+    text: Option<&str>,
+) -> Result<crate::new_since::Mode, ConfigError> {
+    match text {
+        None => Ok(crate::new_since::Mode::default()),
+        Some(text) => crate::new_since::Mode::parse(text).ok_or_else(|| {
+            invalid(
+                config_file,
+                "loop.new_since",
+                format!("\"{text}\" is not a way to judge findings new; expected lines or gate"),
+            )
+        }),
+    }
 }
 
 /// Resolves the `[[delegate]]` tables in the order written; the first wrong one stops with its

@@ -31,6 +31,29 @@ fn stand_in(dir: &Path, name: &str, output: &str, body: &str) -> PathBuf {
     script
 }
 
+/// A run of a stand-in `agent` read by `reader` under the `[loop]` cap `cap`, which it passes in
+/// flight: stopped (exit 3, `cost-budget`), its later write (`late.txt`) never made, its earlier
+/// one (`fixed.txt`) undone. Returns the repository and the run's output.
+fn stopped_in_flight(agent: &Path, reader: &str, cap: &str) -> (Repo, std::process::Output) {
+    let repo = build_repo(&format!(
+        "[loop]\n{cap}\n\n[[delegate]]\ncategories = [\"build\"]\n\
+         run = \"sh '{}'\"\nusage = \"{reader}\"\n",
+        agent.display()
+    ));
+    let output = run(&repo, &[]);
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    assert_eq!(json(&repo, "trend.json")["stop_reason"], "cost-budget");
+    assert!(
+        !repo.join("late.txt").exists(),
+        "a write after the cap landed"
+    );
+    assert!(
+        !repo.join("fixed.txt").exists(),
+        "the stopped change was kept"
+    );
+    (repo, output)
+}
+
 fn spent(repo: &Repo) -> serde_json::Value {
     json(repo, "run.json")["spent"].clone()
 }
@@ -52,23 +75,7 @@ fn a_streaming_agent_past_the_token_cap_is_stopped_and_its_writes_never_land() {
          line 3; line 4; sleep 3; echo late > late.txt\n\
          line 5\n",
     );
-    let repo = build_repo(&format!(
-        "[loop]\nmax_tokens = 30000\n\n[[delegate]]\ncategories = [\"build\"]\n\
-         run = \"sh '{}'\"\nusage = \"claude-stream-json\"\n",
-        agent.display()
-    ));
-    let output = run(&repo, &[]);
-    assert_eq!(output.status.code(), Some(3), "{output:?}");
-    assert_eq!(json(&repo, "trend.json")["stop_reason"], "cost-budget");
-    // Stopped before its later write; what it wrote before is undone.
-    assert!(
-        !repo.join("late.txt").exists(),
-        "a write after the cap landed"
-    );
-    assert!(
-        !repo.join("fixed.txt").exists(),
-        "the stopped change was kept"
-    );
+    let (repo, _) = stopped_in_flight(&agent, "claude-stream-json", "max_tokens = 30000");
     // The ledger is the reader's: two messages' tokens, their cost unknown (no result line).
     let spent = spent(&repo);
     assert_eq!(spent["tokens"], 18628 + 18885, "{spent}");
@@ -99,22 +106,7 @@ fn an_aider_stand_in_past_the_cost_cap_is_stopped_at_the_cost_line() {
         "sed -n 1,15p \"$OUT\"; echo ok > fixed.txt\n\
          sed -n '16,$p' \"$OUT\"; sleep 3; echo late > late.txt\n",
     );
-    let repo = build_repo(&format!(
-        "[loop]\nmax_cost = \"0.06 USD\"\n\n[[delegate]]\ncategories = [\"build\"]\n\
-         run = \"sh '{}'\"\nusage = \"aider\"\n",
-        agent.display()
-    ));
-    let output = run(&repo, &[]);
-    assert_eq!(output.status.code(), Some(3), "{output:?}");
-    assert_eq!(json(&repo, "trend.json")["stop_reason"], "cost-budget");
-    assert!(
-        !repo.join("late.txt").exists(),
-        "a write after the cap landed"
-    );
-    assert!(
-        !repo.join("fixed.txt").exists(),
-        "the stopped change was kept"
-    );
+    let (repo, output) = stopped_in_flight(&agent, "aider", "max_cost = \"0.06 USD\"");
     let spent = spent(&repo);
     assert_eq!(spent["cost_usd"], 0.07, "{spent}");
     assert_eq!(spent["cost_unknown"], 0, "{spent}");
